@@ -1,0 +1,26 @@
+"""dpax: JAX-accelerated numerical privacy accounting.
+
+Exact trade-off curves of the best membership-inference attack from privacy loss random
+variables, calibration of noise to attack risk, for whole batches of configurations.
+"""
+
+try:
+    from . import targets
+    from .calibrate import CalibrationResult, calibrate_dpsgd
+except ImportError:  # pragma: no cover - during bootstrap
+    pass
+from .mechanisms import dpsgd, gaussian, subsampled_gaussian
+from .privacy_loss import PrivacyLoss, compose
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "PrivacyLoss",
+    "CalibrationResult",
+    "calibrate_dpsgd",
+    "compose",
+    "dpsgd",
+    "gaussian",
+    "subsampled_gaussian",
+    "targets",
+]

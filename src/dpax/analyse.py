@@ -1,0 +1,145 @@
+"""Risk from a discrete dominating pair: trade-off curve, advantage, privacy profile.
+
+Kernels take the PLRV arrays of a batch, shaped ``(rows, n)``: ``pmf_x[r, i]`` and
+``pmf_y[r, i]`` are Pr[X = x_i] and Pr[Y = x_i] at the loss ``x_i = (offset[r] + i) * grid_step``,
+with the atoms Pr[X = -inf] and Pr[Y = +inf] beside them.
+
+Breakpoints (seed paper, Theorem 3.4 and Appendix E.2): for threshold index i = -1..n-1
+(i = -1 being x = -inf) the curve passes through (Pr[X > x_i], Pr[Y <= x_i]) and is linear
+in between (Algorithm 1's gamma). Add/remove neighbouring makes the pair asymmetric; every
+reported number is for the symmetrised curve, the convex hull of min(f, f^-1) (Dong, Roth
+& Su, Def. F.1), where f^-1 is the curve of the reversed pair (-Y, -X).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+
+def _reverse_cumsum(a):
+    return jnp.flip(jnp.cumsum(jnp.flip(a, -1), -1), -1)
+
+
+def breakpoints(pmf_x, pmf_y, inf_y):
+    """Tables over k = 0..n (threshold index i = k - 1) for one direction of the pair.
+
+    Returns ``(ccdf_x, cdf_y, ccdf_y)``: Pr[X > x_i], Pr[Y <= x_i] and Pr[Y > x_i]
+    (the last including the +inf atom), each shaped ``(rows, n + 1)``. Tails are summed
+    from the small end so that Pr[X > x] keeps its relative precision at tiny alpha.
+    """
+    zeros = jnp.zeros(pmf_x.shape[:-1] + (1,), pmf_x.dtype)
+    ccdf_x = jnp.concatenate([_reverse_cumsum(pmf_x), zeros], -1)
+    cdf_y = jnp.concatenate([zeros, jnp.cumsum(pmf_y, -1)], -1)
+    ccdf_y = jnp.concatenate([_reverse_cumsum(pmf_y), zeros], -1) + inf_y[:, None]
+    return ccdf_x, cdf_y, ccdf_y
+
+
+def reverse_pair(pmf_x, pmf_y, offset, inf_y, neginf_x):
+    """PLRVs of the swapped pair (Q, P): X' = -Y and Y' = -X on the mirrored grid."""
+    n = pmf_x.shape[-1]
+    return jnp.flip(pmf_y, -1), jnp.flip(pmf_x, -1), -(offset + n - 1), neginf_x, inf_y
+
+
+def _curve(ccdf_x, cdf_y, alpha):
+    """Algorithm 1 for one direction: beta at each alpha (rows, m), by breakpoint interpolation."""
+    n1 = ccdf_x.shape[-1]
+
+    def one(cx, cy, a):
+        # number of breakpoints with Pr[X > x_i] <= alpha; ccdf_x is non-increasing
+        count = jnp.searchsorted(jnp.flip(cx), a, side="right")
+        k = n1 - count  # smallest k with ccdf_x[k] <= alpha
+        kk = jnp.clip(k, 1, n1 - 1)
+        a_right, a_left = cx[kk], cx[kk - 1]
+        b_right, b_left = cy[kk], cy[kk - 1]
+        width = a_left - a_right
+        gamma = jnp.where(width > 0, (a - a_right) / jnp.where(width > 0, width, 1.0), 0.0)
+        gamma = jnp.clip(gamma, 0.0, 1.0)
+        beta = b_right - gamma * (b_right - b_left)
+        return jnp.where(k <= 0, 0.0, beta)
+
+    return jax.vmap(one)(ccdf_x, cdf_y, alpha)
+
+
+def _zero_index(offset, n):
+    """Index k of the threshold x = 0 in the breakpoint tables (clipped to the support)."""
+    return jnp.clip(1 - offset, 0, n)
+
+
+def _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x):
+    fwd = breakpoints(pmf_x, pmf_y, inf_y)
+    rx, ry, roff, rinf, _ = reverse_pair(pmf_x, pmf_y, offset, inf_y, neginf_x)
+    rev = breakpoints(rx, ry, rinf)
+    return (fwd, offset), (rev, roff)
+
+
+@jax.jit
+def beta_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, alpha):
+    """Symmetrised trade-off curve at ``alpha`` (rows, m): Algorithm 1 + Def. F.1 of Dong et al.
+
+    With alpha_bar = Pr[X > 0] and beta_bar = Pr[Y <= 0] (the ends of the slope -1 piece of
+    f), the symmetrised curve is the line alpha_bar + beta_bar - alpha between the two, and
+    min(f, f^-1) outside.
+    """
+    n = pmf_x.shape[-1]
+    ((cx, cy, _), off), ((rcx, rcy, _), _) = _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x)
+    f = _curve(cx, cy, alpha)
+    f_inv = _curve(rcx, rcy, alpha)
+    k0 = _zero_index(offset, n)
+    rows = jnp.arange(pmf_x.shape[0])
+    a_bar = cx[rows, k0][:, None]
+    b_bar = cy[rows, k0][:, None]
+    lo, hi = jnp.minimum(a_bar, b_bar), jnp.maximum(a_bar, b_bar)
+    line = a_bar + b_bar - alpha
+    beta = jnp.where((alpha > lo) & (alpha < hi), line, jnp.minimum(f, f_inv))
+    return jnp.clip(beta, 0.0, 1.0)
+
+
+@jax.jit
+def advantage_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x):
+    """Maximal TPR - FPR (Algorithm 3 / Eq. 11): 1 - Pr[X > 0] - Pr[Y <= 0], worst direction."""
+    n = pmf_x.shape[-1]
+    rows = jnp.arange(pmf_x.shape[0])
+    ((cx, cy, _), off), ((rcx, rcy, _), roff) = _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x)
+    k0 = _zero_index(off, n)
+    rk0 = _zero_index(roff, n)
+    adv = jnp.maximum(1.0 - cx[rows, k0] - cy[rows, k0], 1.0 - rcx[rows, rk0] - rcy[rows, rk0])
+    return jnp.clip(adv, 0.0, 1.0)
+
+
+@jax.jit
+def delta_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, epsilon):
+    """delta(epsilon) (rows, m) of the symmetrised curve: the larger of the two directions'
+    max_i Pr[Y > x_i] - e^eps Pr[X > x_i] (Gopi et al.; Eq. 33 of the seed paper), which is
+    the convex conjugate of the piecewise-linear curve, so it matches ``beta`` exactly."""
+    ((cx, _, ccy), _), ((rcx, _, rccy), _) = _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x)
+    scale = jnp.exp(epsilon)[:, :, None]
+    d = jnp.max(ccy[:, None, :] - scale * cx[:, None, :], -1)
+    rd = jnp.max(rccy[:, None, :] - scale * rcx[:, None, :], -1)
+    return jnp.clip(jnp.maximum(d, rd), 0.0, 1.0)
+
+
+def _epsilon_one_direction(cx, ccy, delta):
+    num = ccy[:, None, :] - delta[:, :, None]
+    active = num > 0
+    infinite = jnp.any(active & (cx[:, None, :] <= 0), -1)
+    ratio = jnp.where(active & (cx[:, None, :] > 0), num / jnp.where(cx[:, None, :] > 0, cx[:, None, :], 1.0), 0.0)
+    eps = jnp.log(jnp.max(jnp.where(active, ratio, 0.0), -1))
+    return jnp.where(infinite, jnp.inf, eps)
+
+
+@jax.jit
+def epsilon_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, delta):
+    """Smallest epsilon >= 0 with delta(epsilon) <= delta (rows, m): the largest over
+    breakpoints i of log((Pr[Y > x_i] - delta) / Pr[X > x_i]), both directions; +inf when
+    the +inf atom alone exceeds delta."""
+    ((cx, _, ccy), _), ((rcx, _, rccy), _) = _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x)
+    eps = jnp.maximum(_epsilon_one_direction(cx, ccy, delta), _epsilon_one_direction(rcx, rccy, delta))
+    return jnp.maximum(eps, 0.0)
+
+
+@jax.jit
+def tradeoff_points_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x):
+    """Breakpoints (alpha_i, beta_i) of f for one direction, alpha descending."""
+    cx, cy, _ = breakpoints(pmf_x, pmf_y, inf_y)
+    return cx, cy

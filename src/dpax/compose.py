@@ -1,0 +1,138 @@
+"""Composition of discrete PLRVs by FFT (seed paper, Appendix E.1).
+
+Under composition the PLRVs add: X = X_1 + ... + X_T under P^T and Y = Y_1 + ... + Y_T
+under Q^T, so both pmfs are convolution powers (products of their spectra). The +inf atom
+of Y survives only if no step hit it: Pr[Y = +inf] = 1 - prod_i (1 - Pr[Y_i = +inf])^{T_i};
+likewise for X's -inf atom.
+
+The composed support is bounded by Chernoff: for every t > 0,
+Pr[S >= h] <= exp(sum_i T_i K_i(t) - t h) with K_i the log-moment generating function of
+the (finite part of the) i-th pmf, computed exactly from the discrete masses. The output
+window [lo, hi] is chosen so that each of the four tails (X and Y, both sides) holds at
+most ``TAIL_MASS`` = 1e-30; the circular convolution of length L >= hi - lo + 1 then
+aliases at most that much mass, far below float64 round-off of the masses themselves.
+Round-off of the FFT is clipped at zero so it cannot create negative probability.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.scipy.special import logsumexp
+
+from . import grid as _grid
+
+TAIL_MASS = 1e-30
+_CHERNOFF_SCALES = np.geomspace(0.02, 5000.0, 64)
+
+
+def _log_mgf(log_pmf, loss, t):
+    """K(t) = log sum_j pmf_j exp(t x_j) for each column of t (rows, m) -> (rows, m)."""
+    return jax.lax.map(lambda tc: logsumexp(log_pmf + tc[:, None] * loss, axis=-1), t.T).T
+
+
+def _moments(pmf, loss):
+    mass = jnp.sum(pmf, -1)
+    safe = jnp.where(mass > 0, mass, 1.0)
+    mean = jnp.sum(pmf * loss, -1) / safe
+    var = jnp.sum(pmf * (loss - mean[:, None]) ** 2, -1) / safe
+    return mean, var
+
+
+@jax.jit
+def window_kernel(components, counts, grid_step):
+    """Chernoff window [lo, hi] (grid indices) of the composition, and per-component centres."""
+    log_tail = math.log(TAIL_MASS)
+    stats = []
+    total_var = 0.0
+    for (pmf_x, pmf_y, offset, _, _), count in zip(components, counts):
+        loss = (offset[:, None] + jnp.arange(pmf_x.shape[-1])[None, :]) * grid_step
+        mx, vx = _moments(pmf_x, loss)
+        my, vy = _moments(pmf_y, loss)
+        total_var = total_var + count * jnp.maximum(vx, vy)
+        stats.append((loss, mx, my))
+    scale = jnp.sqrt(total_var) + grid_step
+    t = jnp.asarray(_CHERNOFF_SCALES)[None, :] / scale[:, None]
+
+    bounds = []
+    centres = []
+    lo_hard = 0
+    hi_hard = 0
+    for which in (0, 1):  # 0: X, 1: Y
+        up = 0.0
+        down = 0.0
+        for ((pmf_x, pmf_y, offset, _, _), count), (loss, _, _) in zip(zip(components, counts), stats):
+            log_pmf = jnp.log(pmf_y if which else pmf_x)
+            up = up + count[:, None] * _log_mgf(log_pmf, loss, t)
+            down = down + count[:, None] * _log_mgf(log_pmf, loss, -t)
+        high = jnp.min((up - log_tail) / t, -1)
+        low = jnp.max(-(down - log_tail) / t, -1)
+        bounds.append((low, high))
+    for (pmf_x, _, offset, _, _), count, (loss, mx, my) in zip(components, counts, stats):
+        n = pmf_x.shape[-1]
+        lo_hard = lo_hard + count * offset
+        hi_hard = hi_hard + count * (offset + n - 1)
+        centres.append(jnp.round(0.5 * (mx + my) / grid_step).astype(jnp.int64))
+    low = jnp.minimum(bounds[0][0], bounds[1][0])
+    high = jnp.maximum(bounds[0][1], bounds[1][1])
+    lo = jnp.maximum(jnp.floor(low / grid_step).astype(jnp.int64), lo_hard)
+    hi = jnp.minimum(jnp.ceil(high / grid_step).astype(jnp.int64), hi_hard)
+    hi = jnp.maximum(hi, lo)
+    return lo, hi, tuple(centres)
+
+
+def _fold(pmf, offset, centre, length):
+    """Masses at absolute index k placed at (k - centre) mod length (aliasing is exact)."""
+    n = pmf.shape[-1]
+    pos = jnp.mod(offset[:, None] + jnp.arange(n)[None, :] - centre[:, None], length)
+    return jax.vmap(lambda p, v: jnp.zeros(length, pmf.dtype).at[p].add(v))(pos, pmf)
+
+
+def _spectrum_power(spec, count):
+    log_abs = jnp.log(jnp.abs(spec))
+    angle = jnp.angle(spec)
+    c = count[:, None].astype(jnp.float64)
+    return jnp.exp(c * log_abs) * jnp.exp(1j * (c * angle))
+
+
+@functools.partial(jax.jit, static_argnames=("length",))
+def fft_compose_kernel(components, counts, centres, lo, length):
+    """Convolution of ``counts[i]`` copies of each component, on the window starting at lo."""
+    spec_x = spec_y = None
+    total_centre = 0
+    neglog_fin_y = 0.0
+    neglog_fin_x = 0.0
+    for (pmf_x, pmf_y, offset, inf_y, neginf_x), count, centre in zip(components, counts, centres):
+        sx = _spectrum_power(jnp.fft.rfft(_fold(pmf_x, offset, centre, length)), count)
+        sy = _spectrum_power(jnp.fft.rfft(_fold(pmf_y, offset, centre, length)), count)
+        spec_x = sx if spec_x is None else spec_x * sx
+        spec_y = sy if spec_y is None else spec_y * sy
+        total_centre = total_centre + count * centre
+        neglog_fin_y = neglog_fin_y + count * jnp.log1p(-inf_y)
+        neglog_fin_x = neglog_fin_x + count * jnp.log1p(-neginf_x)
+    comp_x = jnp.fft.irfft(spec_x, n=length)
+    comp_y = jnp.fft.irfft(spec_y, n=length)
+    idx = jnp.mod(lo[:, None] + jnp.arange(length)[None, :] - total_centre[:, None], length)
+    pmf_x = jnp.maximum(jnp.take_along_axis(comp_x, idx, -1), 0.0)
+    pmf_y = jnp.maximum(jnp.take_along_axis(comp_y, idx, -1), 0.0)
+    return pmf_x, pmf_y, lo, -jnp.expm1(neglog_fin_y), -jnp.expm1(neglog_fin_x)
+
+
+def compose_arrays(components, counts, grid_step):
+    """Compose PLRV array tuples (rows, n_i) with integer counts (rows,) on one grid step.
+
+    Host side: one kernel finds the Chernoff window, the FFT length is rounded up to a
+    padded size (so compiled kernels are reused), then one kernel convolves.
+    """
+    components = tuple(tuple(c) for c in components)
+    counts = tuple(jnp.asarray(c, jnp.int64) for c in counts)
+    step = jnp.asarray(grid_step, jnp.float64)
+    lo, hi, centres = window_kernel(components, counts, step)
+    width = int(np.max(np.asarray(hi - lo))) + 1
+    length = _grid.padded_length(width)
+    _grid.check_memory(int(lo.shape[0]) * 2, length, "composition")
+    return fft_compose_kernel(components, counts, centres, lo, length)

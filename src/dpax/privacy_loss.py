@@ -1,0 +1,198 @@
+"""The PrivacyLoss value: a batch of discrete PLRV pairs on one uniform grid.
+
+A ``PrivacyLoss`` holds, for every configuration in a batch (leading axes), the PLRVs of a
+discrete dominating pair (P, Q) on the losses ``(offset + i) * grid_step``
+(seed paper, Definition 3.3): ``pmf_y`` is the law of Y = log(Q/P) under Q with its mass at
++inf beside it (``inf_mass_y``), ``pmf_x`` the law of X = log(Q/P) under P with its mass at
+-inf (``neginf_mass_x``). The two are not assumed to satisfy Pr[X = x] = e^-x Pr[Y = x]
+exactly. It is a JAX pytree, so it can be passed through ``jax.jit`` and ``jax.vmap``.
+
+Every risk method reports the symmetrised (add/remove) curve; see :mod:`dpax.analyse`.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import analyse as _analyse
+from . import compose as _compose
+from . import validation as _v
+from ._x64 import float64
+
+
+def _out(values, shape):
+    arr = np.asarray(values, dtype=np.float64).reshape(shape)
+    return float(arr) if arr.ndim == 0 else arr
+
+
+@jax.tree_util.register_pytree_node_class
+class PrivacyLoss:
+    """Discrete PLRVs (X, Y) of a batch of mechanisms on the grid ``k * grid_step``."""
+
+    def __init__(self, pmf_x, pmf_y, offset, inf_mass_y, neginf_mass_x, grid_step, description="privacy loss"):
+        self.pmf_x = pmf_x
+        self.pmf_y = pmf_y
+        self.offset = offset
+        self.inf_mass_y = inf_mass_y
+        self.neginf_mass_x = neginf_mass_x
+        self.grid_step = float(grid_step)
+        self.description = description
+
+    # -- pytree -------------------------------------------------------------------------
+    def tree_flatten(self):
+        children = (self.pmf_x, self.pmf_y, self.offset, self.inf_mass_y, self.neginf_mass_x)
+        return children, (self.grid_step, self.description)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children, *aux)
+
+    # -- shape --------------------------------------------------------------------------
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        """Shape of the batch of configurations (``()`` for a single mechanism)."""
+        return tuple(np.shape(self.offset))
+
+    @property
+    def support_length(self) -> int:
+        """Number of grid points per configuration (padded; shared by the batch)."""
+        return int(np.shape(self.pmf_x)[-1])
+
+    @property
+    def tail_mass(self):
+        """Pr[Y = +inf] + Pr[X = -inf]: the mass the pair keeps off the finite grid."""
+        return _out(np.asarray(self.inf_mass_y) + np.asarray(self.neginf_mass_x), self.batch_shape)
+
+    def loss_values(self) -> np.ndarray:
+        """Grid losses ``(offset + i) * grid_step``, shaped ``batch_shape + (support_length,)``."""
+        return (np.asarray(self.offset)[..., None] + np.arange(self.support_length)) * self.grid_step
+
+    def __repr__(self) -> str:
+        shape = "" if not self.batch_shape else f", batch_shape={self.batch_shape}"
+        tail = np.max(np.asarray(self.inf_mass_y) + np.asarray(self.neginf_mass_x))
+        return (
+            f"PrivacyLoss({self.description}, grid_step={self.grid_step:g}{shape}, "
+            f"support_length={self.support_length}, tail_mass<={tail:.3g})"
+        )
+
+    def _rows(self):
+        n = self.support_length
+        return (
+            jnp.reshape(self.pmf_x, (-1, n)),
+            jnp.reshape(self.pmf_y, (-1, n)),
+            jnp.reshape(self.offset, (-1,)),
+            jnp.reshape(self.inf_mass_y, (-1,)),
+            jnp.reshape(self.neginf_mass_x, (-1,)),
+        )
+
+    @float64
+    def broadcast_to(self, shape) -> "PrivacyLoss":
+        """The same losses repeated over a broadcast batch shape."""
+        shape = tuple(shape)
+        n = self.support_length
+        b = lambda a, extra=(): jnp.broadcast_to(a, shape + extra)
+        return PrivacyLoss(
+            b(self.pmf_x, (n,)), b(self.pmf_y, (n,)), b(self.offset), b(self.inf_mass_y),
+            b(self.neginf_mass_x), self.grid_step, self.description,
+        )
+
+    # -- risk ---------------------------------------------------------------------------
+    @float64
+    def beta(self, alpha):
+        """FNR of the most powerful attack at FPR ``alpha`` (Algorithm 1, symmetrised).
+
+        ``alpha`` in [0, 1], any shape; the result has shape ``batch_shape + alpha.shape``
+        (a float for a single mechanism and a scalar alpha).
+        """
+        a = _v.probabilities("alpha", alpha)
+        rows = self._rows()
+        a_rows = jnp.broadcast_to(jnp.asarray(a.reshape(-1)), (rows[0].shape[0], a.size))
+        out = _analyse.beta_kernel(*rows, a_rows)
+        return _out(out, self.batch_shape + a.shape)
+
+    @float64
+    def advantage(self):
+        """Largest TPR - FPR of any membership-inference attack (Algorithm 3, Eq. 11)."""
+        return _out(_analyse.advantage_kernel(*self._rows()), self.batch_shape)
+
+    @float64
+    def delta(self, epsilon):
+        """delta(epsilon) of the symmetrised curve; result shape ``batch_shape + epsilon.shape``."""
+        e = _v.real_array("epsilon", epsilon)
+        rows = self._rows()
+        e_rows = jnp.broadcast_to(jnp.asarray(e.reshape(-1)), (rows[0].shape[0], e.size))
+        return _out(_analyse.delta_kernel(*rows, e_rows), self.batch_shape + e.shape)
+
+    @float64
+    def epsilon(self, delta):
+        """Smallest epsilon >= 0 such that the mechanism is (epsilon, delta)-DP.
+
+        ``delta`` in [0, 1]; ``inf`` where no finite epsilon works (delta below the +inf atom).
+        """
+        d = _v.probabilities("delta", delta)
+        rows = self._rows()
+        d_rows = jnp.broadcast_to(jnp.asarray(d.reshape(-1)), (rows[0].shape[0], d.size))
+        return _out(_analyse.epsilon_kernel(*rows, d_rows), self.batch_shape + d.shape)
+
+    @float64
+    def tradeoff_points(self):
+        """Breakpoints ``(alpha, beta)`` of the one-directional curve f = T(P, Q), alpha descending.
+
+        Arrays shaped ``batch_shape + (support_length + 1,)``; the symmetrised curve used by
+        :meth:`beta` is the convex hull of min(f, f^-1).
+        """
+        cx, cy = _analyse.tradeoff_points_kernel(*self._rows())
+        shape = self.batch_shape + (self.support_length + 1,)
+        return np.asarray(cx).reshape(shape), np.asarray(cy).reshape(shape)
+
+    # -- composition --------------------------------------------------------------------
+    def compose(self, other: "PrivacyLoss") -> "PrivacyLoss":
+        """Adaptive composition with ``other`` (same grid step); batches broadcast."""
+        return compose(self, other)
+
+    @float64
+    def self_compose(self, num_steps) -> "PrivacyLoss":
+        """``num_steps``-fold composition by FFT; ``num_steps`` broadcasts against the batch."""
+        steps = _v.positive_int_array("num_steps", num_steps)
+        shape = np.broadcast_shapes(self.batch_shape, steps.shape)
+        pl = self.broadcast_to(shape) if shape != self.batch_shape else self
+        counts = jnp.asarray(np.broadcast_to(steps, shape).reshape(-1))
+        arrays = _compose.compose_arrays((pl._rows(),), (counts,), self.grid_step)
+        desc = self.description
+        if steps.ndim == 0:
+            desc = f"{desc} x {int(steps)}"
+        else:
+            desc = f"{desc} x num_steps"
+        return _from_rows(arrays, shape, self.grid_step, desc)
+
+
+def _from_rows(arrays, shape, grid_step, description) -> PrivacyLoss:
+    pmf_x, pmf_y, offset, inf_y, neginf_x = arrays
+    n = pmf_x.shape[-1]
+    return PrivacyLoss(
+        jnp.reshape(pmf_x, shape + (n,)), jnp.reshape(pmf_y, shape + (n,)), jnp.reshape(offset, shape),
+        jnp.reshape(inf_y, shape), jnp.reshape(neginf_x, shape), grid_step, description,
+    )
+
+
+@float64
+def compose(*losses: PrivacyLoss) -> PrivacyLoss:
+    """Composition of several privacy losses on one grid step (batches broadcast)."""
+    if not losses:
+        raise ValueError("compose needs at least one PrivacyLoss")
+    for i, pl in enumerate(losses):
+        if not isinstance(pl, PrivacyLoss):
+            raise TypeError(f"compose argument {i} must be a PrivacyLoss, got {type(pl).__name__}")
+    steps = {pl.grid_step for pl in losses}
+    if len(steps) != 1:
+        raise ValueError(f"compose needs losses on one grid_step, got {sorted(steps)}")
+    if len(losses) == 1:
+        return losses[0]
+    shape = np.broadcast_shapes(*(pl.batch_shape for pl in losses))
+    rows = [pl.broadcast_to(shape)._rows() for pl in losses]
+    ones = jnp.ones((int(np.prod(shape, dtype=int)),), jnp.int64)
+    arrays = _compose.compose_arrays(rows, [ones] * len(rows), losses[0].grid_step)
+    desc = " + ".join(pl.description for pl in losses)
+    return _from_rows(arrays, shape, losses[0].grid_step, desc)
