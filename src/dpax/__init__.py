@@ -4,11 +4,8 @@ Exact trade-off curves of the best membership-inference attack from privacy loss
 variables, calibration of noise to attack risk, for whole batches of configurations.
 """
 
-try:
-    from . import targets
-    from .calibrate import CalibrationResult, calibrate_dpsgd
-except ImportError:  # pragma: no cover - during bootstrap
-    pass
+from . import targets
+from .calibration import CalibrationResult, calibrate, calibrate_dpsgd
 from .mechanisms import dpsgd, gaussian, subsampled_gaussian
 from .privacy_loss import PrivacyLoss, compose
 
@@ -17,6 +14,7 @@ __version__ = "0.1.0"
 __all__ = [
     "PrivacyLoss",
     "CalibrationResult",
+    "calibrate",
     "calibrate_dpsgd",
     "compose",
     "dpsgd",

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import analyse as _analyse
-from . import compose as _compose
+from . import composition as _compose
 from . import validation as _v
 from ._x64 import float64
 
