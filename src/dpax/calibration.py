@@ -23,11 +23,17 @@ from .mechanisms import dpsgd
 from .privacy_loss import PrivacyLoss
 
 DEFAULT_RTOL = 1e-4
-DEFAULT_CANDIDATES = 8
+DEFAULT_CANDIDATES = 4
 DEFAULT_STANDARD_DELTA = 1e-5
-#: Grid step of the bracketing rounds; the answer is always verified at the requested grid.
-COARSE_GRID_STEP = 1e-2
-COARSE_RTOL = 1e-2
+#: Bracketing phases (grid step, relative tolerance, candidates per round, how far the next
+#: phase's bracket is opened below this one's answer). The last phase always runs at the
+#: requested grid and tolerance, so the answer is verified there.
+COARSE_PHASES = ((1e-2, 1e-2, 8, 0.03), (1e-3, 1e-3, 6, 0.003))
+
+
+def _phases(grid_step, rtol, candidates):
+    phases = [ph for ph in COARSE_PHASES if ph[0] > grid_step * 1.5 and ph[1] > rtol]
+    return phases + [(grid_step, rtol, candidates, 0.0)]
 
 
 @dataclass
@@ -194,21 +200,14 @@ def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candi
             return evaluate
 
         lo, hi, widen = guess / 2, guess * 2, 4.0
-        coarse = max(grid_step, COARSE_GRID_STEP)
-        if coarse > grid_step:
-            # bracket cheaply on a coarse grid (more pessimistic, so its answer is a little high)
+        for step, tol, k, margin in _phases(grid_step, rtol, candidates):
             hi, lo, ev = bracket_search(
-                evaluate_at(coarse), lo, hi, bounds=bounds, rtol=COARSE_RTOL, candidates=candidates,
-                what="calibrate_dpsgd", widen=widen,
+                evaluate_at(step), lo, hi, bounds=bounds, rtol=tol, candidates=k, what="calibrate_dpsgd", widen=widen
             )
             evaluations += ev
+            # the next, finer grid is less pessimistic: its answer lies a little lower
             lo = np.where(np.isnan(lo), bounds[0], lo)
-            lo, hi, widen = np.maximum(lo * 0.97, bounds[0]), hi * 1.001, 1.1
-        hi, lo, ev = bracket_search(
-            evaluate_at(grid_step), lo, hi, bounds=bounds, rtol=rtol, candidates=candidates,
-            what="calibrate_dpsgd", widen=widen,
-        )
-        evaluations += ev
+            lo, hi, widen = np.maximum(lo * (1 - margin), bounds[0]), hi * (1 + 0.1 * margin), 1 + margin
         noise[idx], failing[idx] = hi, lo
     status = np.where(needs_noise, "calibrated", "met_without_noise")
     return noise, failing, status, evaluations
@@ -244,8 +243,8 @@ def calibrate_dpsgd(
     steps = _v.positive_int_array("num_steps", num_steps)
     step = _v.grid_step(grid_step)
     rtol = float(_v.real_array("rtol", rtol, low=1e-8, high=0.1))
-    if not (isinstance(candidates, int) and 3 <= candidates <= 1024):
-        raise ValueError(f"candidates must be an integer in [3, 1024], got {candidates!r}")
+    if not (isinstance(candidates, int) and 2 <= candidates <= 1024):
+        raise ValueError(f"candidates must be an integer in [2, 1024], got {candidates!r}")
     bounds = tuple(float(b) for b in _v.real_array("noise_bounds", noise_bounds, low=0.0, low_open=True))
     if len(bounds) != 2 or bounds[0] >= bounds[1]:
         raise ValueError(f"noise_bounds must be (low, high) with 0 < low < high, got {noise_bounds!r}")

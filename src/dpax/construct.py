@@ -96,6 +96,8 @@ def subsampled_gaussian_kernel(sigma, p, offset, grid_step, n):
     """Discrete dominating pair of the Poisson-subsampled Gaussian, rows of length n."""
     grid = (offset[:, None] + jnp.arange(n)[None, :]) * grid_step
     cdfs = subsampled_gaussian_log_cdfs(grid, sigma[:, None], p[:, None])
+    # materialise the CDFs: otherwise XLA fuses (and so recomputes) them into every consumer
+    cdfs = jax.lax.optimization_barrier(cdfs)
     return split_cells(grid, grid_step, *cdfs)
 
 
