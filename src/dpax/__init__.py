@@ -6,7 +6,7 @@ variables, calibration of noise to attack risk, for whole batches of configurati
 
 from . import targets
 from .calibration import CalibrationResult, calibrate, calibrate_dpsgd
-from .mechanisms import dpsgd, gaussian, subsampled_gaussian
+from .mechanisms import dpsgd, from_privacy_profile, gaussian, subsampled_gaussian
 from .privacy_loss import PrivacyLoss, compose
 
 __version__ = "0.1.0"
@@ -18,6 +18,7 @@ __all__ = [
     "calibrate_dpsgd",
     "compose",
     "dpsgd",
+    "from_privacy_profile",
     "gaussian",
     "subsampled_gaussian",
     "targets",

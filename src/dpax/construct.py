@@ -101,26 +101,39 @@ def subsampled_gaussian_kernel(sigma, p, offset, grid_step, n):
     return split_cells(grid, grid_step, *cdfs)
 
 
-@functools.partial(jax.jit, static_argnames=("profile", "n"))
-def connect_the_dots(profile, params, offset, grid_step, n):
-    """Algorithm 2 of the seed paper (Doroshenko et al. 2022) from a privacy profile.
+def _half_pair(grid, delta):
+    """Connect-the-dots masses at the losses grid[1:] > 0 from delta on grid = [0, step, ...].
 
-    ``profile(eps, *params)`` is delta(eps) of the pair (P, Q), vectorised. Masses of P at
-    e_i come from second differences of delta over e^{eps}, Q = e^{eps} P; delta(e_last)
-    is the +inf atom and the P-mass left over is the -inf atom.
+    The slope of delta against e^eps on (e_i, e_{i+1}) is -Pr_P[X > eps_i]; its jumps are the
+    P-masses p_i, and Q-masses are e^{eps_i} p_i (Algorithm 2). Only non-negative eps are
+    used, where e^eps >= 1 keeps the second differences from being amplified.
+    Returns (p, q, Pr_P[X > 0], delta(eps_last)).
     """
-    grid = (offset[:, None] + jnp.arange(n)[None, :]) * grid_step
-    prm = [jnp.asarray(v)[:, None] for v in params]
-    d = jnp.clip(profile(grid, *prm), 0.0, 1.0)
+    d = jnp.clip(delta, 0.0, 1.0)
     e = jnp.exp(grid)
-    # slopes of delta against e^eps between consecutive points
-    slope = (d[:, 1:] - d[:, :-1]) / (e[:, 1:] - e[:, :-1])
-    # before e_0 the chord from (e^-inf, delta) = (0, 1); after the last point delta is flat
-    first = ((d[:, 0] - 1.0) / e[:, 0])[:, None]
-    left = jnp.concatenate([first, slope], -1)
-    right = jnp.concatenate([slope, jnp.zeros_like(first)], -1)
-    pmf_x = jnp.maximum(right - left, 0.0)
-    pmf_y = jnp.exp(jnp.log(pmf_x) + grid)
-    inf_y = d[:, -1]
-    neginf_x = jnp.maximum(1.0 + first[:, 0], 0.0)
+    slope = (d[1:] - d[:-1]) / (e[1:] - e[:-1])  # non-decreasing, <= 0
+    slope = jnp.concatenate([slope, jnp.zeros((1,), slope.dtype)])
+    p = jnp.maximum(slope[1:] - slope[:-1], 0.0)
+    q = jnp.exp(jnp.log(p) + grid[1:])
+    return p, q, -slope[0], d[-1]
+
+
+@jax.jit
+def connect_the_dots(grid, delta, reverse_delta):
+    """Algorithm 2 of the seed paper (Doroshenko et al. 2022) from privacy-profile values.
+
+    ``grid`` = [0, step, ..., eps_max]; ``delta`` holds D_{e^eps}(Q || P) and
+    ``reverse_delta`` D_{e^eps}(P || Q) there. Positive losses come from ``delta``; negative
+    losses from the swapped pair, whose PLRVs are (-Y, -X), built the same way from
+    ``reverse_delta``; the mass at loss 0 is what is left. delta(eps_max) is the +inf atom of
+    Y, reverse_delta(eps_max) the -inf atom of X. Returns arrays on the losses
+    -eps_max..eps_max: ``(pmf_x, pmf_y, inf_y, neginf_x)``.
+    """
+    p_pos, q_pos, _, inf_y = _half_pair(grid, delta)
+    q_neg, p_neg, _, neginf_x = _half_pair(grid, reverse_delta)  # swapped pair: its P is our Q
+    p_zero = jnp.maximum(1.0 - jnp.sum(p_pos) - jnp.sum(p_neg) - neginf_x, 0.0)
+    q_zero = jnp.maximum(1.0 - jnp.sum(q_pos) - jnp.sum(q_neg) - inf_y, 0.0)
+    zero = jnp.minimum(p_zero, q_zero)[None]
+    pmf_x = jnp.concatenate([jnp.flip(p_neg), zero, p_pos])
+    pmf_y = jnp.concatenate([jnp.flip(q_neg), zero, q_pos])
     return pmf_x, pmf_y, inf_y, neginf_x

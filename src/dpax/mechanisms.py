@@ -98,3 +98,59 @@ def dpsgd(noise_multiplier, sample_rate, num_steps, grid_step=1e-4) -> PrivacyLo
     pl = step_pl.self_compose(np.broadcast_to(steps, shape))
     pl.description = _describe("dpsgd", noise_multiplier=noise_multiplier, sample_rate=sample_rate, num_steps=num_steps)
     return pl
+
+
+@float64
+def from_privacy_profile(
+    delta, *, grid_step=1e-4, epsilon_max=None, reverse_delta=None, description="privacy profile"
+) -> PrivacyLoss:
+    """Discrete dominating pair from a privacy profile delta(epsilon) (Algorithm 2, generic path).
+
+    ``delta`` is a vectorised callable: an array of epsilon >= 0 in, the hockey-stick
+    divergence delta(epsilon) = D_{e^eps}(Q || P) of the mechanism's dominating pair out
+    (NumPy or JAX). Negative losses come from the swapped pair's profile
+    ``reverse_delta`` = D_{e^eps}(P || Q), which defaults to ``delta`` itself (a symmetric
+    pair: Gaussian, Laplace, randomized response...), evaluated at positive epsilon too, so
+    no factor e^eps < 1 amplifies rounding. The grid covers [-epsilon_max, epsilon_max] (by default the first of
+    1, 2, 4, ..., 512 where both profiles are <= 1e-18); delta(epsilon_max) becomes the +inf
+    atom of Y and the mass below -epsilon_max the -inf atom of X, both pessimistically.
+
+    Accuracy: the masses are second differences of delta, so each carries a rounding error
+    of about 1e-16 / grid_step^2 (1e-8 at grid 1e-4, 1e-6 at 1e-5), and the pmf may sum to
+    1 +- that. Prefer a mechanism with a closed-form loss law (``gaussian``,
+    ``subsampled_gaussian``), which is built from first differences of the loss CDFs.
+    Add/remove pairs: pass the profile of one direction; risks are reported for the
+    symmetrised curve, whose other direction is the swapped pair.
+    """
+    if not callable(delta):
+        raise TypeError(f"delta must be a callable epsilon -> delta(epsilon), got {type(delta).__name__}")
+    if reverse_delta is None:
+        reverse_delta = delta
+    elif not callable(reverse_delta):
+        raise TypeError(f"reverse_delta must be a callable or None, got {type(reverse_delta).__name__}")
+    step = _v.grid_step(grid_step)
+
+    def evaluate(fn, name, eps):
+        vals = np.asarray(fn(eps), dtype=np.float64)
+        if vals.shape != np.shape(eps):
+            raise ValueError(f"{name}(epsilon) must return an array of the shape of epsilon, got {vals.shape}")
+        if not np.all(np.isfinite(vals)) or np.any(vals < -1e-12) or np.any(vals > 1 + 1e-12):
+            raise ValueError(f"{name}(epsilon) must return finite values in [0, 1]")
+        return np.clip(vals, 0.0, 1.0)
+
+    if epsilon_max is None:
+        probes = 2.0 ** np.arange(10)
+        small = (evaluate(delta, "delta", probes) <= 1e-18) & (evaluate(reverse_delta, "reverse_delta", probes) <= 1e-18)
+        if not small.any():
+            raise ValueError("delta(epsilon) stays above 1e-18 up to epsilon=512; pass epsilon_max")
+        epsilon_max = probes[np.argmax(small)]
+    emax = float(_v.real_array("epsilon_max", epsilon_max, low=0.0, high=_MAX_LOSS, low_open=True))
+    k = _grid.padded_length(int(np.ceil(emax / step)) + 1) - 1
+    _grid.check_memory(1, 2 * k + 1, "from_privacy_profile")
+    grid = np.arange(k + 1) * step
+    forward = evaluate(delta, "delta", grid)
+    backward = evaluate(reverse_delta, "reverse_delta", grid)
+    pmf_x, pmf_y, inf_y, neginf_x = _construct.connect_the_dots(
+        jnp.asarray(grid), jnp.asarray(forward), jnp.asarray(backward)
+    )
+    return PrivacyLoss(pmf_x, pmf_y, jnp.asarray(-k, jnp.int64), inf_y, neginf_x, step, description)

@@ -32,18 +32,39 @@ class PrivacyLoss:
     """Discrete PLRVs (X, Y) of a batch of mechanisms on the grid ``k * grid_step``."""
 
     def __init__(self, pmf_x, pmf_y, offset, inf_mass_y, neginf_mass_x, grid_step, description="privacy loss"):
-        self.pmf_x = pmf_x
-        self.pmf_y = pmf_y
-        self.offset = offset
-        self.inf_mass_y = inf_mass_y
-        self.neginf_mass_x = neginf_mass_x
+        self._arrays = (pmf_x, pmf_y, offset, inf_mass_y, neginf_mass_x)
         self.grid_step = float(grid_step)
         self.description = description
 
+    # -- arrays (NumPy float64 views, whatever the user's JAX x64 setting) ----------------
+    @property
+    def pmf_x(self) -> np.ndarray:
+        """Pr[X = x_i] on the grid, shape ``batch_shape + (support_length,)``."""
+        return np.asarray(self._arrays[0])
+
+    @property
+    def pmf_y(self) -> np.ndarray:
+        """Pr[Y = x_i] on the grid, shape ``batch_shape + (support_length,)``."""
+        return np.asarray(self._arrays[1])
+
+    @property
+    def offset(self) -> np.ndarray:
+        """Grid index of the first support point: x_i = (offset + i) * grid_step."""
+        return np.asarray(self._arrays[2])
+
+    @property
+    def inf_mass_y(self) -> np.ndarray:
+        """Pr[Y = +inf]."""
+        return np.asarray(self._arrays[3])
+
+    @property
+    def neginf_mass_x(self) -> np.ndarray:
+        """Pr[X = -inf]."""
+        return np.asarray(self._arrays[4])
+
     # -- pytree -------------------------------------------------------------------------
     def tree_flatten(self):
-        children = (self.pmf_x, self.pmf_y, self.offset, self.inf_mass_y, self.neginf_mass_x)
-        return children, (self.grid_step, self.description)
+        return self._arrays, (self.grid_step, self.description)
 
     @classmethod
     def tree_unflatten(cls, aux, children):
@@ -53,17 +74,17 @@ class PrivacyLoss:
     @property
     def batch_shape(self) -> tuple[int, ...]:
         """Shape of the batch of configurations (``()`` for a single mechanism)."""
-        return tuple(np.shape(self.offset))
+        return tuple(np.shape(self._arrays[2]))
 
     @property
     def support_length(self) -> int:
         """Number of grid points per configuration (padded; shared by the batch)."""
-        return int(np.shape(self.pmf_x)[-1])
+        return int(np.shape(self._arrays[0])[-1])
 
     @property
     def tail_mass(self):
         """Pr[Y = +inf] + Pr[X = -inf]: the mass the pair keeps off the finite grid."""
-        return _out(np.asarray(self.inf_mass_y) + np.asarray(self.neginf_mass_x), self.batch_shape)
+        return _out(self.inf_mass_y + self.neginf_mass_x, self.batch_shape)
 
     def loss_values(self) -> np.ndarray:
         """Grid losses ``(offset + i) * grid_step``, shaped ``batch_shape + (support_length,)``."""
@@ -71,20 +92,22 @@ class PrivacyLoss:
 
     def __repr__(self) -> str:
         shape = "" if not self.batch_shape else f", batch_shape={self.batch_shape}"
-        tail = np.max(np.asarray(self.inf_mass_y) + np.asarray(self.neginf_mass_x))
+        tail = np.max(self.inf_mass_y + self.neginf_mass_x)
         return (
             f"PrivacyLoss({self.description}, grid_step={self.grid_step:g}{shape}, "
             f"support_length={self.support_length}, tail_mass<={tail:.3g})"
         )
 
     def _rows(self):
+        """The arrays as device arrays with the batch flattened: (rows, n) and (rows,)."""
         n = self.support_length
+        pmf_x, pmf_y, offset, inf_y, neginf_x = self._arrays
         return (
-            jnp.reshape(self.pmf_x, (-1, n)),
-            jnp.reshape(self.pmf_y, (-1, n)),
-            jnp.reshape(self.offset, (-1,)),
-            jnp.reshape(self.inf_mass_y, (-1,)),
-            jnp.reshape(self.neginf_mass_x, (-1,)),
+            jnp.reshape(pmf_x, (-1, n)),
+            jnp.reshape(pmf_y, (-1, n)),
+            jnp.reshape(offset, (-1,)),
+            jnp.reshape(inf_y, (-1,)),
+            jnp.reshape(neginf_x, (-1,)),
         )
 
     @float64
@@ -92,10 +115,10 @@ class PrivacyLoss:
         """The same losses repeated over a broadcast batch shape."""
         shape = tuple(shape)
         n = self.support_length
+        pmf_x, pmf_y, offset, inf_y, neginf_x = self._arrays
         b = lambda a, extra=(): jnp.broadcast_to(a, shape + extra)
         return PrivacyLoss(
-            b(self.pmf_x, (n,)), b(self.pmf_y, (n,)), b(self.offset), b(self.inf_mass_y),
-            b(self.neginf_mass_x), self.grid_step, self.description,
+            b(pmf_x, (n,)), b(pmf_y, (n,)), b(offset), b(inf_y), b(neginf_x), self.grid_step, self.description,
         )
 
     # -- risk ---------------------------------------------------------------------------
