@@ -92,30 +92,22 @@ def subsampled_gaussian_log_cdfs(loss, sigma, p):
 
 
 @functools.partial(jax.jit, static_argnames=("n",))
-def subsampled_gaussian_kernel(sigma, p, offset, grid_step, n):
-    """Discrete dominating pair of the Poisson-subsampled Gaussian, rows of length n."""
+def _subsampled_gaussian_cdfs(sigma, p, offset, grid_step, n):
     grid = (offset[:, None] + jnp.arange(n)[None, :]) * grid_step
-    cdfs = subsampled_gaussian_log_cdfs(grid, sigma[:, None], p[:, None])
-    # materialise the CDFs: otherwise XLA fuses (and so recomputes) them into every consumer
-    cdfs = jax.lax.optimization_barrier(cdfs)
-    return split_cells(grid, grid_step, *cdfs)
+    return grid, subsampled_gaussian_log_cdfs(grid, sigma[:, None], p[:, None])
 
 
-def _half_pair(grid, delta):
-    """Connect-the-dots masses at the losses grid[1:] > 0 from delta on grid = [0, step, ...].
+_split_cells = jax.jit(split_cells)
 
-    The slope of delta against e^eps on (e_i, e_{i+1}) is -Pr_P[X > eps_i]; its jumps are the
-    P-masses p_i, and Q-masses are e^{eps_i} p_i (Algorithm 2). Only non-negative eps are
-    used, where e^eps >= 1 keeps the second differences from being amplified.
-    Returns (p, q, Pr_P[X > 0], delta(eps_last)).
+
+def subsampled_gaussian_kernel(sigma, p, offset, grid_step, n):
+    """Discrete dominating pair of the Poisson-subsampled Gaussian, rows of length n.
+
+    Two compiled stages (CDFs, then cell splitting): one fused kernel would recompute the
+    CDFs inside every consumer and take several times longer to compile.
     """
-    d = jnp.clip(delta, 0.0, 1.0)
-    e = jnp.exp(grid)
-    slope = (d[1:] - d[:-1]) / (e[1:] - e[:-1])  # non-decreasing, <= 0
-    slope = jnp.concatenate([slope, jnp.zeros((1,), slope.dtype)])
-    p = jnp.maximum(slope[1:] - slope[:-1], 0.0)
-    q = jnp.exp(jnp.log(p) + grid[1:])
-    return p, q, -slope[0], d[-1]
+    grid, cdfs = _subsampled_gaussian_cdfs(sigma, p, offset, grid_step, n)
+    return _split_cells(grid, grid_step, *cdfs)
 
 
 @jax.jit

@@ -181,6 +181,8 @@ class PrivacyLoss:
         steps = _v.positive_int_array("num_steps", num_steps)
         shape = np.broadcast_shapes(self.batch_shape, steps.shape)
         pl = self.broadcast_to(shape) if shape != self.batch_shape else self
+        if np.all(steps == 1):
+            return pl
         counts = jnp.asarray(np.broadcast_to(steps, shape).reshape(-1))
         arrays = _compose.compose_arrays((pl._rows(),), (counts,), self.grid_step)
         desc = self.description
