@@ -46,8 +46,8 @@ def real_array(
         hi = ")" if high_open else "]"
         lo_v = "-inf" if low is None else f"{low:g}"
         hi_v = "inf" if high is None else f"{high:g}"
-        first = arr[bad].ravel()[0]
-        raise ValueError(f"{name} must lie in {lo}{lo_v}, {hi_v}{hi}, got {first!r}")
+        first = float(arr[bad].ravel()[0])
+        raise ValueError(f"{name} must lie in {lo}{lo_v}, {hi_v}{hi}, got {first:g}")
     return arr
 
 
@@ -59,7 +59,7 @@ def positive_int_array(name: str, value, *, minimum: int = 1) -> np.ndarray:
     if np.any(arr != np.round(arr)):
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
     if np.any(arr < minimum):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {arr[arr < minimum].ravel()[0]:g}")
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {float(arr[arr < minimum].ravel()[0]):g}")
     if np.any(arr > 2**53):
         raise ValueError(f"{name} must be at most 2**53, got {value!r}")
     return arr.astype(np.int64)
