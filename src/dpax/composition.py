@@ -131,10 +131,10 @@ def compose_arrays(components, counts, grid_step):
     padded size (so compiled kernels are reused), then one kernel convolves.
     """
     components = tuple(tuple(c) for c in components)
-    counts = tuple(jnp.asarray(c, jnp.int64) for c in counts)
-    step = jnp.asarray(grid_step, jnp.float64)
+    counts = tuple(np.asarray(c, np.int64) for c in counts)
+    step = np.float64(grid_step)
     lo, hi, centres = window_kernel(components, counts, step)
-    width = int(np.max(np.asarray(hi - lo))) + 1
+    width = int(np.max(np.asarray(hi) - np.asarray(lo))) + 1
     length = _grid.padded_length(width)
     _grid.check_memory(int(lo.shape[0]) * 2, length, "composition")
     return fft_compose_kernel(components, counts, centres, lo, length)

@@ -110,6 +110,23 @@ def subsampled_gaussian_kernel(sigma, p, offset, grid_step, n):
     return _split_cells(grid, grid_step, *cdfs)
 
 
+def _half_pair(grid, delta):
+    """Connect-the-dots masses at the losses grid[1:] > 0 from delta on grid = [0, step, ...].
+
+    The slope of delta against e^eps on (e_i, e_{i+1}) is -Pr_P[X > eps_i]; its jumps are the
+    P-masses p_i, and Q-masses are e^{eps_i} p_i (Algorithm 2). Only non-negative eps are
+    used, where e^eps >= 1 keeps the second differences from being amplified.
+    Returns (p, q, Pr_P[X > 0], delta(eps_last)).
+    """
+    d = jnp.clip(delta, 0.0, 1.0)
+    e = jnp.exp(grid)
+    slope = (d[1:] - d[:-1]) / (e[1:] - e[:-1])  # non-decreasing, <= 0
+    slope = jnp.concatenate([slope, jnp.zeros((1,), slope.dtype)])
+    p = jnp.maximum(slope[1:] - slope[:-1], 0.0)
+    q = jnp.exp(jnp.log(p) + grid[1:])
+    return p, q, -slope[0], d[-1]
+
+
 @jax.jit
 def connect_the_dots(grid, delta, reverse_delta):
     """Algorithm 2 of the seed paper (Doroshenko et al. 2022) from privacy-profile values.

@@ -62,15 +62,9 @@ def subsampled_gaussian(noise_multiplier, sample_rate, grid_step=1e-4) -> Privac
     n_needed = int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1
     n = _grid.padded_length(n_needed)
     _grid.check_memory(offset.size, n, "subsampled_gaussian")
-    arrays = _construct.subsampled_gaussian_kernel(
-        jnp.asarray(s), jnp.asarray(q), jnp.asarray(offset), jnp.asarray(step), n
-    )
-    pmf_x, pmf_y, inf_y, neginf_x = arrays
+    pmf_x, pmf_y, inf_y, neginf_x = _construct.subsampled_gaussian_kernel(s, q, offset, np.float64(step), n)
     desc = _describe("subsampled_gaussian", noise_multiplier=noise_multiplier, sample_rate=sample_rate)
-    return PrivacyLoss(
-        pmf_x.reshape(shape + (n,)), pmf_y.reshape(shape + (n,)), jnp.asarray(offset).reshape(shape),
-        inf_y.reshape(shape), neginf_x.reshape(shape), step, desc,
-    )
+    return PrivacyLoss(pmf_x, pmf_y, offset, inf_y, neginf_x, step, desc, batch_shape=shape)
 
 
 @float64

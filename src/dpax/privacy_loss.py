@@ -29,52 +29,68 @@ def _out(values, shape):
 
 @jax.tree_util.register_pytree_node_class
 class PrivacyLoss:
-    """Discrete PLRVs (X, Y) of a batch of mechanisms on the grid ``k * grid_step``."""
+    """Discrete PLRVs (X, Y) of a batch of mechanisms on the grid ``k * grid_step``.
 
-    def __init__(self, pmf_x, pmf_y, offset, inf_mass_y, neginf_mass_x, grid_step, description="privacy loss"):
+    The arrays may be given with any batch shape (``pmf_x.shape == batch_shape + (n,)``,
+    ``offset.shape == batch_shape``); they are kept with the batch flattened into rows, the
+    form the kernels take, and shown with the batch shape by the properties below.
+    """
+
+    def __init__(self, pmf_x, pmf_y, offset, inf_mass_y, neginf_mass_x, grid_step, description="privacy loss",
+                 batch_shape=None):
+        if batch_shape is None:
+            batch_shape = tuple(np.shape(offset))
+            n = np.shape(pmf_x)[-1]
+            pmf_x, pmf_y = (jnp.reshape(a, (-1, n)) for a in (pmf_x, pmf_y))
+            offset, inf_mass_y, neginf_mass_x = (jnp.reshape(a, (-1,)) for a in (offset, inf_mass_y, neginf_mass_x))
         self._arrays = (pmf_x, pmf_y, offset, inf_mass_y, neginf_mass_x)
+        self._batch_shape = tuple(batch_shape)
         self.grid_step = float(grid_step)
         self.description = description
 
     # -- arrays (NumPy float64 views, whatever the user's JAX x64 setting) ----------------
+    def _view(self, i, extra=()):
+        return np.asarray(self._arrays[i]).reshape(self._batch_shape + extra)
+
     @property
     def pmf_x(self) -> np.ndarray:
         """Pr[X = x_i] on the grid, shape ``batch_shape + (support_length,)``."""
-        return np.asarray(self._arrays[0])
+        return self._view(0, (self.support_length,))
 
     @property
     def pmf_y(self) -> np.ndarray:
         """Pr[Y = x_i] on the grid, shape ``batch_shape + (support_length,)``."""
-        return np.asarray(self._arrays[1])
+        return self._view(1, (self.support_length,))
 
     @property
     def offset(self) -> np.ndarray:
         """Grid index of the first support point: x_i = (offset + i) * grid_step."""
-        return np.asarray(self._arrays[2])
+        return self._view(2)
 
     @property
     def inf_mass_y(self) -> np.ndarray:
         """Pr[Y = +inf]."""
-        return np.asarray(self._arrays[3])
+        return self._view(3)
 
     @property
     def neginf_mass_x(self) -> np.ndarray:
         """Pr[X = -inf]."""
-        return np.asarray(self._arrays[4])
+        return self._view(4)
 
     # -- pytree -------------------------------------------------------------------------
     def tree_flatten(self):
-        return self._arrays, (self.grid_step, self.description)
+        return self._arrays, (self.grid_step, self.description, self._batch_shape)
 
     @classmethod
     def tree_unflatten(cls, aux, children):
-        return cls(*children, *aux)
+        grid_step, description, batch_shape = aux
+        return cls(*children, grid_step, description, batch_shape=batch_shape)
 
     # -- shape --------------------------------------------------------------------------
     @property
     def batch_shape(self) -> tuple[int, ...]:
         """Shape of the batch of configurations (``()`` for a single mechanism)."""
-        return tuple(np.shape(self._arrays[2]))
+        return self._batch_shape
 
     @property
     def support_length(self) -> int:
@@ -88,7 +104,7 @@ class PrivacyLoss:
 
     def loss_values(self) -> np.ndarray:
         """Grid losses ``(offset + i) * grid_step``, shaped ``batch_shape + (support_length,)``."""
-        return (np.asarray(self.offset)[..., None] + np.arange(self.support_length)) * self.grid_step
+        return (self.offset[..., None] + np.arange(self.support_length)) * self.grid_step
 
     def __repr__(self) -> str:
         shape = "" if not self.batch_shape else f", batch_shape={self.batch_shape}"
@@ -99,27 +115,19 @@ class PrivacyLoss:
         )
 
     def _rows(self):
-        """The arrays as device arrays with the batch flattened: (rows, n) and (rows,)."""
-        n = self.support_length
-        pmf_x, pmf_y, offset, inf_y, neginf_x = self._arrays
-        return (
-            jnp.reshape(pmf_x, (-1, n)),
-            jnp.reshape(pmf_y, (-1, n)),
-            jnp.reshape(offset, (-1,)),
-            jnp.reshape(inf_y, (-1,)),
-            jnp.reshape(neginf_x, (-1,)),
-        )
+        """Device arrays with the batch flattened: (rows, n) and (rows,)."""
+        return self._arrays
 
     @float64
     def broadcast_to(self, shape) -> "PrivacyLoss":
         """The same losses repeated over a broadcast batch shape."""
         shape = tuple(shape)
-        n = self.support_length
-        pmf_x, pmf_y, offset, inf_y, neginf_x = self._arrays
-        b = lambda a, extra=(): jnp.broadcast_to(a, shape + extra)
-        return PrivacyLoss(
-            b(pmf_x, (n,)), b(pmf_y, (n,)), b(offset), b(inf_y), b(neginf_x), self.grid_step, self.description,
-        )
+        if shape == self.batch_shape:
+            return self
+        rows = np.arange(max(1, int(np.prod(self.batch_shape, dtype=int)))).reshape(self.batch_shape)
+        index = np.broadcast_to(rows, shape).reshape(-1)
+        arrays = tuple(jnp.take(a, index, axis=0) for a in self._arrays)
+        return PrivacyLoss(*arrays, self.grid_step, self.description, batch_shape=shape)
 
     # -- risk ---------------------------------------------------------------------------
     @float64
@@ -131,7 +139,7 @@ class PrivacyLoss:
         """
         a = _v.probabilities("alpha", alpha)
         rows = self._rows()
-        a_rows = jnp.broadcast_to(jnp.asarray(a.reshape(-1)), (rows[0].shape[0], a.size))
+        a_rows = np.broadcast_to(a.reshape(-1), (rows[0].shape[0], a.size))
         out = _analyse.beta_kernel(*rows, a_rows)
         return _out(out, self.batch_shape + a.shape)
 
@@ -145,7 +153,7 @@ class PrivacyLoss:
         """delta(epsilon) of the symmetrised curve; result shape ``batch_shape + epsilon.shape``."""
         e = _v.real_array("epsilon", epsilon)
         rows = self._rows()
-        e_rows = jnp.broadcast_to(jnp.asarray(e.reshape(-1)), (rows[0].shape[0], e.size))
+        e_rows = np.broadcast_to(e.reshape(-1), (rows[0].shape[0], e.size))
         return _out(_analyse.delta_kernel(*rows, e_rows), self.batch_shape + e.shape)
 
     @float64
@@ -156,7 +164,7 @@ class PrivacyLoss:
         """
         d = _v.probabilities("delta", delta)
         rows = self._rows()
-        d_rows = jnp.broadcast_to(jnp.asarray(d.reshape(-1)), (rows[0].shape[0], d.size))
+        d_rows = np.broadcast_to(d.reshape(-1), (rows[0].shape[0], d.size))
         return _out(_analyse.epsilon_kernel(*rows, d_rows), self.batch_shape + d.shape)
 
     @float64
@@ -183,7 +191,7 @@ class PrivacyLoss:
         pl = self.broadcast_to(shape) if shape != self.batch_shape else self
         if np.all(steps == 1):
             return pl
-        counts = jnp.asarray(np.broadcast_to(steps, shape).reshape(-1))
+        counts = np.broadcast_to(steps, shape).reshape(-1)
         arrays = _compose.compose_arrays((pl._rows(),), (counts,), self.grid_step)
         desc = self.description
         if steps.ndim == 0:
@@ -194,12 +202,7 @@ class PrivacyLoss:
 
 
 def _from_rows(arrays, shape, grid_step, description) -> PrivacyLoss:
-    pmf_x, pmf_y, offset, inf_y, neginf_x = arrays
-    n = pmf_x.shape[-1]
-    return PrivacyLoss(
-        jnp.reshape(pmf_x, shape + (n,)), jnp.reshape(pmf_y, shape + (n,)), jnp.reshape(offset, shape),
-        jnp.reshape(inf_y, shape), jnp.reshape(neginf_x, shape), grid_step, description,
-    )
+    return PrivacyLoss(*arrays, grid_step, description, batch_shape=shape)
 
 
 @float64
@@ -217,7 +220,7 @@ def compose(*losses: PrivacyLoss) -> PrivacyLoss:
         return losses[0]
     shape = np.broadcast_shapes(*(pl.batch_shape for pl in losses))
     rows = [pl.broadcast_to(shape)._rows() for pl in losses]
-    ones = jnp.ones((int(np.prod(shape, dtype=int)),), jnp.int64)
+    ones = np.ones((int(np.prod(shape, dtype=int)),), np.int64)
     arrays = _compose.compose_arrays(rows, [ones] * len(rows), losses[0].grid_step)
     desc = " + ".join(pl.description for pl in losses)
     return _from_rows(arrays, shape, losses[0].grid_step, desc)
