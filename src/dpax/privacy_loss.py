@@ -206,21 +206,36 @@ def _from_rows(arrays, shape, grid_step, description) -> PrivacyLoss:
 
 
 @float64
-def compose(*losses: PrivacyLoss) -> PrivacyLoss:
-    """Composition of several privacy losses on one grid step (batches broadcast)."""
+def compose(*losses) -> PrivacyLoss:
+    """Composition of privacy losses on one grid step, by FFT (batches broadcast).
+
+    Each argument is a :class:`PrivacyLoss` or a pair ``(loss, count)`` meaning ``count``
+    copies of it, e.g. ``compose((pl_a, 500), (pl_b, 1500))``; counts broadcast like the
+    batches. All factors are multiplied in the frequency domain in one kernel.
+    """
     if not losses:
         raise ValueError("compose needs at least one PrivacyLoss")
-    for i, pl in enumerate(losses):
-        if not isinstance(pl, PrivacyLoss):
-            raise TypeError(f"compose argument {i} must be a PrivacyLoss, got {type(pl).__name__}")
-    steps = {pl.grid_step for pl in losses}
+    items = []
+    for i, item in enumerate(losses):
+        count = 1
+        if isinstance(item, tuple):
+            if len(item) != 2:
+                raise TypeError(f"compose argument {i} must be a PrivacyLoss or a (PrivacyLoss, count) pair")
+            item, count = item
+        if not isinstance(item, PrivacyLoss):
+            raise TypeError(f"compose argument {i} must be a PrivacyLoss, got {type(item).__name__}")
+        items.append((item, _v.positive_int_array(f"count of compose argument {i}", count)))
+    steps = {pl.grid_step for pl, _ in items}
     if len(steps) != 1:
         raise ValueError(f"compose needs losses on one grid_step, got {sorted(steps)}")
-    if len(losses) == 1:
-        return losses[0]
-    shape = np.broadcast_shapes(*(pl.batch_shape for pl in losses))
-    rows = [pl.broadcast_to(shape)._rows() for pl in losses]
-    ones = np.ones((int(np.prod(shape, dtype=int)),), np.int64)
-    arrays = _compose.compose_arrays(rows, [ones] * len(rows), losses[0].grid_step)
-    desc = " + ".join(pl.description for pl in losses)
-    return _from_rows(arrays, shape, losses[0].grid_step, desc)
+    if len(items) == 1 and np.all(items[0][1] == 1):
+        return items[0][0]
+    shape = np.broadcast_shapes(*(pl.batch_shape for pl, _ in items), *(c.shape for _, c in items))
+    rows = [pl.broadcast_to(shape)._rows() for pl, _ in items]
+    counts = [np.broadcast_to(c, shape).reshape(-1) for _, c in items]
+    arrays = _compose.compose_arrays(rows, counts, items[0][0].grid_step)
+    desc = " + ".join(
+        pl.description if (c.ndim == 0 and int(c) == 1) else f"{pl.description} x {int(c) if c.ndim == 0 else 'counts'}"
+        for pl, c in items
+    )
+    return _from_rows(arrays, shape, items[0][0].grid_step, desc)
