@@ -182,32 +182,29 @@ def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candi
     idx = np.flatnonzero(needs_noise)
     if idx.size:
         p, t = sample_rate[idx], num_steps[idx]
-        tgt = target.broadcast((rows,))
-        sub_target = type(tgt)(*(np.asarray(getattr(tgt, f))[idx] for f in tgt.__dataclass_fields__))
+        sub_target = target.take(idx)
         guess = _dpsgd_noise_guess(np.asarray(sub_target.gdp_mu(), float), p, t)
 
         def evaluate_at(step):
             def evaluate(grid, active):
                 k = grid.shape[1]
                 pl = dpsgd(grid, p[active, None], t[active, None], step)
-                flat_target = type(sub_target)(
-                    *(np.repeat(np.asarray(getattr(sub_target, f))[active].reshape(-1, 1), k, 1)
-                      for f in sub_target.__dataclass_fields__)
-                )
-                margin, _ = flat_target.margin(pl._rows())
+                margin, _ = sub_target.take(np.repeat(active, k)).margin(pl._rows())
                 return margin.reshape(grid.shape)
 
             return evaluate
 
         lo, hi, widen = guess / 2, guess * 2, 4.0
-        for step, tol, k, margin in _phases(grid_step, rtol, candidates):
+        phases = _phases(grid_step, rtol, candidates)
+        for i, (step, tol, k, _) in enumerate(phases):
+            if i:  # the finer grid is less pessimistic: its answer lies a little lower
+                margin = phases[i - 1][3]
+                lo = np.where(np.isnan(lo), bounds[0], lo)
+                lo, hi, widen = np.maximum(lo * (1 - margin), bounds[0]), hi * (1 + 0.1 * margin), 1 + margin
             hi, lo, ev = bracket_search(
                 evaluate_at(step), lo, hi, bounds=bounds, rtol=tol, candidates=k, what="calibrate_dpsgd", widen=widen
             )
             evaluations += ev
-            # the next, finer grid is less pessimistic: its answer lies a little lower
-            lo = np.where(np.isnan(lo), bounds[0], lo)
-            lo, hi, widen = np.maximum(lo * (1 - margin), bounds[0]), hi * (1 + 0.1 * margin), 1 + margin
         noise[idx], failing[idx] = hi, lo
     status = np.where(needs_noise, "calibrated", "met_without_noise")
     return noise, failing, status, evaluations
@@ -253,8 +250,7 @@ def calibrate_dpsgd(
     shape = np.broadcast_shapes(p.shape, steps.shape, target.shape())
     flat = lambda a: np.broadcast_to(a, shape).reshape(-1)
     p_rows, t_rows = flat(p), flat(steps)
-    tgt = target.broadcast(shape)
-    tgt_rows = type(tgt)(*(flat(getattr(tgt, f)) for f in tgt.__dataclass_fields__))
+    tgt_rows = target.flat(shape)
 
     noise, failing, status, evaluations = _calibrate_dpsgd_rows(p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds)
 
@@ -340,9 +336,7 @@ def calibrate(
         pl = mechanism(grid.reshape(-1))
         if not isinstance(pl, PrivacyLoss):
             raise TypeError(f"mechanism must return a PrivacyLoss, got {type(pl).__name__}")
-        k = grid.size
-        tgt = type(target)(*(np.repeat(np.asarray(getattr(target, f)).reshape(1), k) for f in target.__dataclass_fields__))
-        margin, _ = tgt.margin(pl._rows())
+        margin, _ = target.flat((grid.size,)).margin(pl._rows())
         return margin.reshape(grid.shape)
 
     hi, lo, _ = bracket_search(

@@ -39,7 +39,16 @@ class Target:
         raise NotImplementedError
 
     def broadcast(self, shape) -> "Target":
-        raise NotImplementedError
+        """The target with every field broadcast to ``shape``."""
+        return type(self)(*(np.broadcast_to(getattr(self, f), shape) for f in self.__dataclass_fields__))
+
+    def flat(self, shape) -> "Target":
+        """Broadcast to ``shape`` and flattened to one row per configuration."""
+        return type(self)(*(np.broadcast_to(getattr(self, f), shape).reshape(-1) for f in self.__dataclass_fields__))
+
+    def take(self, index) -> "Target":
+        """Rows ``index`` of a flat target."""
+        return type(self)(*(np.asarray(getattr(self, f))[index] for f in self.__dataclass_fields__))
 
     def met(self, pl, rows) -> tuple[np.ndarray, dict]:
         """(met, achieved): per-row booleans and risk values for a flat batch of losses."""
@@ -92,8 +101,6 @@ class ErrRates(Target):
     def shape(self):
         return np.broadcast_shapes(self.alpha.shape, self.beta.shape)
 
-    def broadcast(self, shape):
-        return ErrRates(np.broadcast_to(self.alpha, shape), np.broadcast_to(self.beta, shape))
 
     def margin(self, rows):
         from . import analyse
@@ -130,8 +137,6 @@ class Advantage(Target):
     def shape(self):
         return self.advantage.shape
 
-    def broadcast(self, shape):
-        return Advantage(np.broadcast_to(self.advantage, shape))
 
     def margin(self, rows):
         from . import analyse
@@ -169,8 +174,6 @@ class Epsilon(Target):
     def shape(self):
         return np.broadcast_shapes(self.epsilon.shape, self.delta.shape)
 
-    def broadcast(self, shape):
-        return Epsilon(np.broadcast_to(self.epsilon, shape), np.broadcast_to(self.delta, shape))
 
     def margin(self, rows):
         from . import analyse
