@@ -25,6 +25,7 @@ import numpy as np
 from jax.scipy.special import logsumexp
 
 from . import grid as _grid
+from .construct import close_mass
 
 TAIL_MASS = 1e-24
 #: t = scale / (standard deviation of the composed loss); a Gaussian tail at 1e-24 is
@@ -101,8 +102,23 @@ def _spectrum_power(spec, count):
     return jnp.exp(c * log_abs) * jnp.exp(1j * (c * angle))
 
 
-@functools.partial(jax.jit, static_argnames=("length",))
-def fft_compose_kernel(components, counts, centres, lo, length):
+def use_exact_ratio(pmf_x, pmf_y, offset, grid_step):
+    """Where the pair satisfies Pr[X = x] = e^-x Pr[Y = x] exactly (every factor did), take
+    each side from the larger of the two: X from Y at losses > 0 and Y from X below 0.
+
+    The FFT leaves absolute round-off of ~1e-16 x the largest mass everywhere, so the
+    far upper tail of X (which is e^-x times smaller than Y's) and the far lower tail of Y
+    would be noise; rebuilt this way they keep the relative precision of the other side,
+    which makes epsilon(delta) and delta(epsilon) right down to tiny delta.
+    """
+    loss = (offset[:, None] + jnp.arange(pmf_x.shape[-1])[None, :]) * grid_step
+    x_from_y = jnp.exp(jnp.log(pmf_y) - loss)
+    y_from_x = jnp.exp(jnp.log(pmf_x) + loss)
+    return jnp.where(loss > 0, x_from_y, pmf_x), jnp.where(loss < 0, y_from_x, pmf_y)
+
+
+@functools.partial(jax.jit, static_argnames=("length", "exact_ratio"))
+def fft_compose_kernel(components, counts, centres, lo, length, grid_step, exact_ratio):
     """Convolution of ``counts[i]`` copies of each component, on the window starting at lo."""
     spec_x = spec_y = None
     total_centre = 0
@@ -121,11 +137,17 @@ def fft_compose_kernel(components, counts, centres, lo, length):
     idx = jnp.mod(lo[:, None] + jnp.arange(length)[None, :] - total_centre[:, None], length)
     pmf_x = jnp.maximum(jnp.take_along_axis(comp_x, idx, -1), 0.0)
     pmf_y = jnp.maximum(jnp.take_along_axis(comp_y, idx, -1), 0.0)
-    return pmf_x, pmf_y, lo, -jnp.expm1(neglog_fin_y), -jnp.expm1(neglog_fin_x)
+    if exact_ratio:
+        pmf_x, pmf_y = use_exact_ratio(pmf_x, pmf_y, lo, grid_step)
+    pmf_x, pmf_y, inf_y, neginf_x = close_mass(pmf_x, pmf_y, -jnp.expm1(neglog_fin_y), -jnp.expm1(neglog_fin_x))
+    return pmf_x, pmf_y, lo, inf_y, neginf_x
 
 
-def compose_arrays(components, counts, grid_step):
+def compose_arrays(components, counts, grid_step, exact_ratio=False):
     """Compose PLRV array tuples (rows, n_i) with integer counts (rows,) on one grid step.
+
+    ``exact_ratio``: every component has Pr[X = x] = e^-x Pr[Y = x] on its finite points
+    (see :func:`use_exact_ratio`).
 
     Host side: one kernel finds the Chernoff window, the FFT length is rounded up to a
     padded size (so compiled kernels are reused), then one kernel convolves.
@@ -137,4 +159,4 @@ def compose_arrays(components, counts, grid_step):
     width = int(np.max(np.asarray(hi) - np.asarray(lo))) + 1
     length = _grid.padded_length(width)
     _grid.check_memory(int(lo.shape[0]) * 2, length, "composition")
-    return fft_compose_kernel(components, counts, centres, lo, length)
+    return fft_compose_kernel(components, counts, centres, lo, length, step, bool(exact_ratio))

@@ -64,7 +64,7 @@ def subsampled_gaussian(noise_multiplier, sample_rate, grid_step=1e-4) -> Privac
     _grid.check_memory(offset.size, n, "subsampled_gaussian")
     pmf_x, pmf_y, inf_y, neginf_x = _construct.subsampled_gaussian_kernel(s, q, offset, np.float64(step), n)
     desc = _describe("subsampled_gaussian", noise_multiplier=noise_multiplier, sample_rate=sample_rate)
-    return PrivacyLoss(pmf_x, pmf_y, offset, inf_y, neginf_x, step, desc, batch_shape=shape)
+    return PrivacyLoss(pmf_x, pmf_y, offset, inf_y, neginf_x, step, desc, batch_shape=shape, exact_ratio=True)
 
 
 @float64
@@ -147,4 +147,4 @@ def from_privacy_profile(
     pmf_x, pmf_y, inf_y, neginf_x = _construct.connect_the_dots(
         jnp.asarray(grid), jnp.asarray(forward), jnp.asarray(backward)
     )
-    return PrivacyLoss(pmf_x, pmf_y, jnp.asarray(-k, jnp.int64), inf_y, neginf_x, step, description)
+    return PrivacyLoss(pmf_x, pmf_y, jnp.asarray(-k, jnp.int64), inf_y, neginf_x, step, description, exact_ratio=True)

@@ -37,7 +37,7 @@ class PrivacyLoss:
     """
 
     def __init__(self, pmf_x, pmf_y, offset, inf_mass_y, neginf_mass_x, grid_step, description="privacy loss",
-                 batch_shape=None):
+                 batch_shape=None, exact_ratio=False):
         if batch_shape is None:
             batch_shape = tuple(np.shape(offset))
             n = np.shape(pmf_x)[-1]
@@ -47,10 +47,16 @@ class PrivacyLoss:
         self._batch_shape = tuple(batch_shape)
         self.grid_step = float(grid_step)
         self.description = description
+        #: True when Pr[X = x] = e^-x Pr[Y = x] holds on every finite point by construction
+        #: (dpax's own mechanisms); composition then rebuilds far tails from the larger side.
+        self.exact_ratio = bool(exact_ratio)
 
     # -- arrays (NumPy float64 views, whatever the user's JAX x64 setting) ----------------
     def _view(self, i, extra=()):
-        return np.asarray(self._arrays[i]).reshape(self._batch_shape + extra)
+        a = self._arrays[i]
+        if isinstance(a, jax.core.Tracer):  # inside jit / vmap: stay traced
+            return jnp.reshape(a, self._batch_shape + extra)
+        return np.asarray(a).reshape(self._batch_shape + extra)
 
     @property
     def pmf_x(self) -> np.ndarray:
@@ -79,12 +85,12 @@ class PrivacyLoss:
 
     # -- pytree -------------------------------------------------------------------------
     def tree_flatten(self):
-        return self._arrays, (self.grid_step, self.description, self._batch_shape)
+        return self._arrays, (self.grid_step, self.description, self._batch_shape, self.exact_ratio)
 
     @classmethod
     def tree_unflatten(cls, aux, children):
-        grid_step, description, batch_shape = aux
-        return cls(*children, grid_step, description, batch_shape=batch_shape)
+        grid_step, description, batch_shape, exact_ratio = aux
+        return cls(*children, grid_step, description, batch_shape=batch_shape, exact_ratio=exact_ratio)
 
     # -- shape --------------------------------------------------------------------------
     @property
@@ -127,7 +133,7 @@ class PrivacyLoss:
         rows = np.arange(max(1, int(np.prod(self.batch_shape, dtype=int)))).reshape(self.batch_shape)
         index = np.broadcast_to(rows, shape).reshape(-1)
         arrays = tuple(jnp.take(a, index, axis=0) for a in self._arrays)
-        return PrivacyLoss(*arrays, self.grid_step, self.description, batch_shape=shape)
+        return PrivacyLoss(*arrays, self.grid_step, self.description, batch_shape=shape, exact_ratio=self.exact_ratio)
 
     # -- risk ---------------------------------------------------------------------------
     @float64
@@ -192,17 +198,17 @@ class PrivacyLoss:
         if np.all(steps == 1):
             return pl
         counts = np.broadcast_to(steps, shape).reshape(-1)
-        arrays = _compose.compose_arrays((pl._rows(),), (counts,), self.grid_step)
+        arrays = _compose.compose_arrays((pl._rows(),), (counts,), self.grid_step, self.exact_ratio)
         desc = self.description
         if steps.ndim == 0:
             desc = f"{desc} x {int(steps)}"
         else:
             desc = f"{desc} x num_steps"
-        return _from_rows(arrays, shape, self.grid_step, desc)
+        return _from_rows(arrays, shape, self.grid_step, desc, self.exact_ratio)
 
 
-def _from_rows(arrays, shape, grid_step, description) -> PrivacyLoss:
-    return PrivacyLoss(*arrays, grid_step, description, batch_shape=shape)
+def _from_rows(arrays, shape, grid_step, description, exact_ratio=False) -> PrivacyLoss:
+    return PrivacyLoss(*arrays, grid_step, description, batch_shape=shape, exact_ratio=exact_ratio)
 
 
 @float64
@@ -233,9 +239,10 @@ def compose(*losses) -> PrivacyLoss:
     shape = np.broadcast_shapes(*(pl.batch_shape for pl, _ in items), *(c.shape for _, c in items))
     rows = [pl.broadcast_to(shape)._rows() for pl, _ in items]
     counts = [np.broadcast_to(c, shape).reshape(-1) for _, c in items]
-    arrays = _compose.compose_arrays(rows, counts, items[0][0].grid_step)
+    exact = all(pl.exact_ratio for pl, _ in items)
+    arrays = _compose.compose_arrays(rows, counts, items[0][0].grid_step, exact)
     desc = " + ".join(
         pl.description if (c.ndim == 0 and int(c) == 1) else f"{pl.description} x {int(c) if c.ndim == 0 else 'counts'}"
         for pl, c in items
     )
-    return _from_rows(arrays, shape, items[0][0].grid_step, desc)
+    return _from_rows(arrays, shape, items[0][0].grid_step, desc, exact)

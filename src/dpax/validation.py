@@ -42,8 +42,8 @@ def real_array(
     if high is not None:
         bad |= (arr >= high) if high_open else (arr > high)
     if np.any(bad):
-        lo = "(" if low_open else "["
-        hi = ")" if high_open else "]"
+        lo = "(" if low_open or low is None else "["
+        hi = ")" if high_open or high is None else "]"
         lo_v = "-inf" if low is None else f"{low:g}"
         hi_v = "inf" if high is None else f"{high:g}"
         first = float(arr[bad].ravel()[0])
