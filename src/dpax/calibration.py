@@ -28,7 +28,7 @@ DEFAULT_STANDARD_DELTA = 1e-5
 #: Bracketing phases (grid step, relative tolerance, candidates per round, how far the next
 #: phase's bracket is opened below this one's answer). The last phase always runs at the
 #: requested grid and tolerance, so the answer is verified there.
-COARSE_PHASES = ((1e-2, 1e-2, 8, 0.03), (1e-3, 1e-3, 6, 0.003))
+COARSE_PHASES = ((1e-2, 1e-2, 8, 0.35), (1e-3, 1e-3, 6, 0.03))
 
 
 def _phases(grid_step, rtol, candidates):
@@ -200,7 +200,7 @@ def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candi
             if i:  # the finer grid is less pessimistic: its answer lies a little lower
                 margin = phases[i - 1][3]
                 lo = np.where(np.isnan(lo), bounds[0], lo)
-                lo, hi, widen = np.maximum(lo * (1 - margin), bounds[0]), hi * (1 + 0.1 * margin), 1 + margin
+                lo, hi, widen = np.maximum(lo * (1 - margin), bounds[0]), hi * (1 + 0.1 * margin), 1 + 2 * margin
             hi, lo, ev = bracket_search(
                 evaluate_at(step), lo, hi, bounds=bounds, rtol=tol, candidates=k, what="calibrate_dpsgd", widen=widen
             )
