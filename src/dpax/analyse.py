@@ -13,8 +13,12 @@ reported number is for the symmetrised curve, the convex hull of min(f, f^-1) (D
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
+
+from . import _aot
 
 
 def _reverse_cumsum(a):
@@ -73,6 +77,7 @@ def _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x):
     return (fwd, offset), (rev, roff)
 
 
+@functools.partial(_aot.kernel, name="beta_kernel")
 @jax.jit
 def beta_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, alpha):
     """Symmetrised trade-off curve at ``alpha`` (rows, m): Algorithm 1 + Def. F.1 of Dong et al.
@@ -95,6 +100,7 @@ def beta_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, alpha):
     return jnp.clip(beta, 0.0, 1.0)
 
 
+@functools.partial(_aot.kernel, name="advantage_kernel")
 @jax.jit
 def advantage_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x):
     """Maximal TPR - FPR (Algorithm 3 / Eq. 11): 1 - Pr[X > 0] - Pr[Y <= 0], worst direction."""
@@ -107,6 +113,7 @@ def advantage_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x):
     return jnp.clip(adv, 0.0, 1.0)
 
 
+@functools.partial(_aot.kernel, name="delta_kernel")
 @jax.jit
 def delta_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, epsilon):
     """delta(epsilon) (rows, m) of the symmetrised curve: the larger of the two directions'
@@ -128,6 +135,7 @@ def _epsilon_one_direction(cx, ccy, delta):
     return jnp.where(infinite, jnp.inf, eps)
 
 
+@functools.partial(_aot.kernel, name="epsilon_kernel")
 @jax.jit
 def epsilon_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, delta):
     """Smallest epsilon >= 0 with delta(epsilon) <= delta (rows, m): the largest over
@@ -138,6 +146,7 @@ def epsilon_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, delta):
     return jnp.maximum(eps, 0.0)
 
 
+@functools.partial(_aot.kernel, name="tradeoff_points_kernel")
 @jax.jit
 def tradeoff_points_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x):
     """Breakpoints (alpha_i, beta_i) of f for one direction, alpha descending."""

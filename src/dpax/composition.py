@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import logsumexp
 
+from . import _aot
 from . import grid as _grid
 from .construct import close_mass
 
@@ -46,6 +47,7 @@ def _moments(pmf, loss):
     return mean, var
 
 
+@functools.partial(_aot.kernel, name="window")
 @jax.jit
 def window_kernel(components, counts, grid_step):
     """Chernoff window [lo, hi] (grid indices) of the composition, and per-component centres."""
@@ -117,8 +119,9 @@ def use_exact_ratio(pmf_x, pmf_y, offset, grid_step):
     return jnp.where(loss > 0, x_from_y, pmf_x), jnp.where(loss < 0, y_from_x, pmf_y)
 
 
+@functools.partial(_aot.kernel, name="fft_compose")
 @functools.partial(jax.jit, static_argnames=("length", "exact_ratio"))
-def fft_compose_kernel(components, counts, centres, lo, length, grid_step, exact_ratio):
+def fft_compose_kernel(components, counts, centres, lo, grid_step, length, exact_ratio):
     """Convolution of ``counts[i]`` copies of each component, on the window starting at lo."""
     spec_x = spec_y = None
     total_centre = 0
@@ -159,4 +162,4 @@ def compose_arrays(components, counts, grid_step, exact_ratio=False):
     width = int(np.max(np.asarray(hi) - np.asarray(lo))) + 1
     length = _grid.padded_length(width)
     _grid.check_memory(int(lo.shape[0]) * 2, length, "composition")
-    return fft_compose_kernel(components, counts, centres, lo, length, step, bool(exact_ratio))
+    return fft_compose_kernel(components, counts, centres, lo, step, length=length, exact_ratio=bool(exact_ratio))

@@ -28,6 +28,8 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import log_ndtr
 
+from . import _aot
+
 _LOG_HALF = -0.6931471805599453
 
 
@@ -111,13 +113,13 @@ def subsampled_gaussian_log_cdfs(loss, sigma, p):
     return lf_y, ls_y, lf_x, ls_x
 
 
-@functools.partial(jax.jit, static_argnames=("n",))
 def _subsampled_gaussian_cdfs(sigma, p, offset, grid_step, n):
     grid = (offset[:, None] + jnp.arange(n)[None, :]) * grid_step
     return grid, subsampled_gaussian_log_cdfs(grid, sigma[:, None], p[:, None])
 
 
-_split_cells = jax.jit(split_cells)
+_subsampled_gaussian_cdfs = _aot.kernel(jax.jit(_subsampled_gaussian_cdfs, static_argnames=("n",)), "sg_cdfs")
+_split_cells = _aot.kernel(jax.jit(split_cells), "split_cells")
 
 
 def subsampled_gaussian_kernel(sigma, p, offset, grid_step, n):
@@ -126,7 +128,7 @@ def subsampled_gaussian_kernel(sigma, p, offset, grid_step, n):
     Two compiled stages (CDFs, then cell splitting): one fused kernel would recompute the
     CDFs inside every consumer and take several times longer to compile.
     """
-    grid, cdfs = _subsampled_gaussian_cdfs(sigma, p, offset, grid_step, n)
+    grid, cdfs = _subsampled_gaussian_cdfs(sigma, p, offset, grid_step, n=n)
     return _split_cells(grid, grid_step, *cdfs)
 
 
