@@ -120,7 +120,7 @@ def main(argv=None):
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['workload']} | {r['grid_step']:g} | {r['dpax_cold_s']:.3f} | {r['dpax_warm_s']:.3f} | "
-              f"{r['anchor_s']:.2f} | {r["speedup_warm"]:.1f}x | {r["speedup_cold"]:.1f}x |")
+              f"{r['anchor_s']:.2f} | {r['speedup_warm']:.1f}x | {r['speedup_cold']:.1f}x |")
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:
         json.dump(dict(meta=meta, rows=rows), fh, indent=2)
