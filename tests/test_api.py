@@ -308,3 +308,15 @@ def test_calibration_result_fields():
     assert res.status == "calibrated"
     assert res.grid_step == 1e-3
     assert math.isnan(res.standard_noise_multiplier)
+
+
+def test_user_built_privacy_loss_keeps_float64():
+    """A PrivacyLoss assembled from NumPy arrays (x64 off) computes the same numbers."""
+    import jax
+
+    pl = dpax.gaussian(1.0, grid_step=1e-3)
+    assert not jax.config.jax_enable_x64
+    rebuilt = dpax.PrivacyLoss(pl.pmf_x, pl.pmf_y, pl.offset, pl.inf_mass_y, pl.neginf_mass_x, pl.grid_step)
+    assert rebuilt.pmf_x.dtype == np.float64
+    assert rebuilt.beta(1e-6) == pl.beta(1e-6)
+    assert rebuilt.epsilon(1e-9) == pl.epsilon(1e-9)

@@ -41,8 +41,12 @@ class PrivacyLoss:
         if batch_shape is None:
             batch_shape = tuple(np.shape(offset))
             n = np.shape(pmf_x)[-1]
-            pmf_x, pmf_y = (jnp.reshape(a, (-1, n)) for a in (pmf_x, pmf_y))
-            offset, inf_mass_y, neginf_mass_x = (jnp.reshape(a, (-1,)) for a in (offset, inf_mass_y, neginf_mass_x))
+            with jax.enable_x64(True):  # a user's float64 arrays stay float64
+                pmf_x, pmf_y, inf_mass_y, neginf_mass_x = (
+                    jnp.reshape(jnp.asarray(a, jnp.float64), shp)
+                    for a, shp in ((pmf_x, (-1, n)), (pmf_y, (-1, n)), (inf_mass_y, (-1,)), (neginf_mass_x, (-1,)))
+                )
+                offset = jnp.reshape(jnp.asarray(offset, jnp.int64), (-1,))
         self._arrays = (pmf_x, pmf_y, offset, inf_mass_y, neginf_mass_x)
         self._batch_shape = tuple(batch_shape)
         self.grid_step = float(grid_step)
