@@ -2,12 +2,22 @@
 
 Exact trade-off curves of the best membership-inference attack from privacy loss random
 variables, calibration of noise to attack risk, for whole batches of configurations.
+
+The layout follows the pipeline: construct (``construct``, ``mechanisms``), compose
+(``composition``), analyse (``analyse``, ``gdp``), calibrate (``targets``, ``calibration``),
+use (``audit``, ``cli``, interop).
 """
 
 from . import targets
 from .calibration import CalibrationResult, calibrate, calibrate_dpsgd
 from .mechanisms import dpsgd, from_privacy_profile, gaussian, subsampled_gaussian
 from .privacy_loss import PrivacyLoss, compose
+
+# -- mechanism library and interop --------------------------------------------------------
+
+# -- Gaussian-DP reporting ----------------------------------------------------------------
+
+# -- auditing -----------------------------------------------------------------------------
 
 __version__ = "0.1.0"
 

@@ -16,13 +16,17 @@ compiled kernels of the first. ``--no-cache`` turns it off.
 Adding a subcommand: write ``_add_<name>(subparsers)`` that registers the parser and sets
 ``func`` to a function ``(args) -> dict`` returning the JSON-ready result (plain floats,
 ints, strings, lists, dicts) and ``render`` to a function ``(result) -> str`` for the
-human-readable form, then call it from :func:`build_parser`.
+human-readable form, then call it from :func:`build_parser`. A subcommand that belongs to
+another stage of the pipeline lives beside it, in a module ``dpax.<stage>_cli`` with a
+function ``add_subcommands(subparsers)`` (same ``func`` / ``render`` contract, using
+:func:`common_args` for ``--json`` and ``--no-cache``), listed in ``SUBCOMMAND_MODULES``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import math
 import os
@@ -184,7 +188,7 @@ def _add_curve(subparsers) -> None:
                    help="FPRs at which to report beta (default: %(default)s)")
     p.add_argument("--delta", type=_number, nargs="+", default=list(DEFAULT_DELTAS), metavar="D",
                    help="deltas at which to report epsilon (default: %(default)s)")
-    _common_args(p)
+    common_args(p)
     p.set_defaults(func=run_curve, render=render_curve)
 
 
@@ -259,7 +263,7 @@ def _add_calibrate(subparsers) -> None:
                    help="delta of the standard calibration shown for comparison (default: %(default)s)")
     p.add_argument("--no-compare-standard", dest="compare_standard", action="store_false",
                    help="skip the standard-calibration comparison (about halves the run time)")
-    _common_args(p)
+    common_args(p)
     p.set_defaults(func=run_calibrate, render=render_calibrate)
 
 
@@ -368,12 +372,17 @@ def _mechanism_args(p: argparse.ArgumentParser, *, noise: bool) -> None:
     g.add_argument("--num-steps", type=_count, required=True, metavar="T", help="number of steps (integer >= 1)")
 
 
-def _common_args(p: argparse.ArgumentParser) -> None:
+def common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grid-step", type=_number, default=DEFAULT_GRID_STEP, metavar="H",
                    help="privacy-loss discretisation interval (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--no-cache", dest="cache", action="store_false",
                    help="do not use the persistent compilation cache ($DPAX_CACHE_DIR or ~/.cache/dpax/jax)")
+
+
+#: Modules (``dpax.<stage>_cli``) whose ``add_subcommands(subparsers)`` registers more subcommands.
+SUBCOMMAND_MODULES: tuple[str, ...] = (
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -388,6 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_curve(subparsers)
     _add_calibrate(subparsers)
+    for module in SUBCOMMAND_MODULES:
+        importlib.import_module(module).add_subcommands(subparsers)
     # keep each subparser reachable for its own usage errors
     for name, sub in subparsers.choices.items():
         sub.set_defaults(parser=sub)
