@@ -1,0 +1,299 @@
+"""Epsilon*: empirical privacy of one trained model from its losses (Negoescu et al. 2024).
+
+The attack (Section 3) calls a point a training member when its loss is <= a threshold tau.
+FPR t = Pr_population[loss <= tau] (Eq. 5), FNR eta = Pr_train[loss > tau] (Eq. 6), and
+
+    Epsilon* = log max_i max((1 - delta - eta_i) / t_i, (1 - delta - t_i) / eta_i,
+                             (eta_i - delta) / (1 - t_i), (t_i - delta) / (1 - eta_i), 1)   (Eq. 7)
+
+a lower bound on the epsilon of the model's empirical (epsilon, delta)-privacy (Def. 1,
+Theorem 3). Every term is evaluated in log space, so rates near 0 and 1 neither overflow nor
+lose their digits.
+
+Two estimators of the rates, with opposite errors (measured on the paper's Appendix 8.1
+simulation, see ``tests/test_epsilon_star.py``):
+
+* ``method="empirical"``: empirical CDFs at every observed loss, rates kept inside
+  (0.001, 0.999) as in the paper. The clipping caps what it can see: when the two loss
+  distributions differ it is biased LOW (below the exact value, the more so the larger the
+  true Epsilon*), and when they are identical sampling noise makes it slightly positive.
+  Prefer it as a conservative, model-free lower estimate, and with large samples.
+* ``method="parametric"`` (Section 3.1, Appendix B): losses are normalised to [0, 1] over
+  both sets, shifted by 1, mapped through p = exp(-x) and logit(p), and one Gaussian is fitted
+  to each set; the supremum over thresholds is taken with rates inside [delta, 1 - delta].
+  Much less noisy and near 0 when the distributions agree, but it is an estimator with a
+  fixed transformation: when the transformed losses are not Gaussian its answer is biased in
+  either direction (Gamma losses of the paper's simulation: ABOVE the exact value; two
+  Gaussians a distance mu = 2 apart at delta = 1e-5: about 7.5 against the exact 10.0).
+  Check :func:`dpax.audit.goodness_of_fit` before trusting it.
+
+With the exact CDFs of the two loss distributions on a fine threshold grid,
+:func:`epsilon_star_from_rates` is the exact Epsilon*: for two unit Gaussians a distance mu
+apart it equals epsilon(delta) of mu-GDP (the supremum in Eq. 7 is the convex conjugate that
+defines the privacy profile).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from .. import validation as _v
+
+__all__ = [
+    "EpsilonStar",
+    "epsilon_star",
+    "epsilon_star_from_rates",
+    "loss_transform",
+    "mechanism_bound",
+]
+
+_TERMS = (
+    "(1 - delta - FNR) / FPR",
+    "(1 - delta - FPR) / FNR",
+    "(FNR - delta) / (1 - FPR)",
+    "(FPR - delta) / (1 - FNR)",
+)
+
+#: Rate window of the empirical method (Appendix 8.1: "remove FNR and FPR values outside
+#: the interval (0.001, 0.999)").
+EMPIRICAL_RATE_RANGE = (1e-3, 1.0 - 1e-3)
+
+
+@dataclass(frozen=True)
+class EpsilonStar:
+    """Epsilon* and what attained it.
+
+    ``fpr``, ``fnr`` (and ``thresholds``, losses at which the attack switches, when the rates
+    come from losses) are the pairs the maximum ran over, after the rate window; ``index``
+    picks the maximising pair (-1 when no pair beats the constant 1); ``term`` is which of
+    the four fractions of Eq. 7 attained it (1-4; 0 when Epsilon* = 0), ``term_name`` says it.
+    """
+
+    value: float
+    term: int
+    index: int
+    fpr: np.ndarray
+    fnr: np.ndarray
+    thresholds: np.ndarray | None
+    delta: float
+    method: str
+    extra: dict = field(default_factory=dict)
+
+    def __float__(self) -> float:
+        return self.value
+
+    @property
+    def term_name(self) -> str:
+        return "1 (no pair beats it)" if self.term == 0 else _TERMS[self.term - 1]
+
+    @property
+    def threshold(self) -> float | None:
+        if self.thresholds is None or self.index < 0:
+            return None
+        return float(self.thresholds[self.index])
+
+
+def _log_minus(log_x, delta):
+    """log(x - delta) from log x, -inf where x <= delta (no cancellation for x near delta)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if delta == 0.0:
+            return log_x
+        r = np.exp(np.log(delta) - log_x)  # delta / x
+        return np.where(r < 1.0, log_x + np.log1p(-np.minimum(r, 1.0)), -np.inf)
+
+
+def _log_terms(log_t, log_1mt, log_eta, log_1meta, delta):
+    """The four fractions of Eq. 7 in log space, shape (4, n); -inf where a numerator is <= 0
+    (a 0/0 pair such as t = 0, eta = 1 carries no evidence), +inf for a positive numerator
+    over a zero rate."""
+    num = (_log_minus(log_1meta, delta), _log_minus(log_1mt, delta), _log_minus(log_eta, delta), _log_minus(log_t, delta))
+    den = (log_t, log_eta, log_1mt, log_1meta)
+    out = np.empty((4,) + np.shape(log_t))
+    with np.errstate(invalid="ignore"):
+        for i in range(4):
+            out[i] = np.where(np.isneginf(num[i]), -np.inf, num[i] - den[i])
+    return out
+
+
+def _maximise(terms):
+    """(log value, term 1..4 or 0, index) of the largest log term, floored at log 1 = 0."""
+    if terms.shape[1] == 0:
+        return 0.0, 0, -1
+    flat = int(np.argmax(terms))
+    term, idx = divmod(flat, terms.shape[1])
+    best = float(terms[term, idx])
+    if not best > 0.0:
+        return 0.0, 0, -1
+    return best, term + 1, idx
+
+
+def _delta(delta, *, positive=False) -> float:
+    d = _v.real_array("delta", delta, low=0.0, high=1.0, low_open=positive, high_open=True)
+    if d.ndim != 0:
+        raise ValueError(f"delta must be a single number, got shape {d.shape}")
+    return float(d)
+
+
+def _rate_range(rate_range):
+    if rate_range is None:
+        return None
+    rr = _v.probabilities("rate_range", rate_range).reshape(-1)
+    if rr.size != 2 or not rr[0] < rr[1]:
+        raise ValueError(f"rate_range must be (low, high) with 0 <= low < high <= 1, got {rate_range!r}")
+    return float(rr[0]), float(rr[1])
+
+
+def epsilon_star_from_rates(fpr, fnr, delta=0.0, *, rate_range=None, thresholds=None, method="rates") -> EpsilonStar:
+    """Epsilon* (Eq. 7) over any set of (FPR, FNR) pairs: empirical, parametric, or exact CDFs
+    on a threshold grid.
+
+    ``fpr`` and ``fnr`` have the same shape (flattened); ``delta`` in [0, 1). ``rate_range``
+    ``(low, high)`` keeps only the pairs with both rates strictly inside it (the paper's
+    noise guard). A pair with a zero rate and a positive numerator gives ``inf`` (perfect
+    separation). Returns an :class:`EpsilonStar`.
+    """
+    t = _v.probabilities("fpr", fpr).reshape(-1)
+    e = _v.probabilities("fnr", fnr).reshape(-1)
+    if np.shape(fpr) != np.shape(fnr):
+        raise ValueError(f"fpr and fnr must have the same shape, got {np.shape(fpr)} and {np.shape(fnr)}")
+    d = _delta(delta)
+    thr = None
+    if thresholds is not None:
+        thr = _v.real_array("thresholds", thresholds).reshape(-1)
+        if thr.size != t.size:
+            raise ValueError(f"thresholds must have one entry per rate pair ({t.size}), got {thr.size}")
+    rr = _rate_range(rate_range)
+    if rr is not None:
+        keep = (t > rr[0]) & (t < rr[1]) & (e > rr[0]) & (e < rr[1])
+        t, e = t[keep], e[keep]
+        thr = None if thr is None else thr[keep]
+    with np.errstate(divide="ignore"):
+        terms = _log_terms(np.log(t), np.log1p(-t), np.log(e), np.log1p(-e), d)
+    value, term, idx = _maximise(terms)
+    return EpsilonStar(value=value, term=term, index=idx, fpr=t, fnr=e, thresholds=thr, delta=d, method=method,
+                       extra={"rate_range": rr})
+
+
+def _losses(name: str, value) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.ndim != 1:
+        if arr.ndim == 2 and 1 in arr.shape:
+            arr = arr.reshape(-1)
+        else:
+            raise ValueError(f"{name} must be a 1-D array of losses, got shape {arr.shape}")
+    if arr.size < 2:
+        raise ValueError(f"{name} must hold at least 2 losses, got {arr.size}")
+    return _v.real_array(name, arr)
+
+
+def loss_transform(train_losses, test_losses):
+    """Appendix B transformation of both loss sets: normalise to [0, 1] over both sets, add 1,
+    p = exp(-x), phi = log p - log(1 - p). Returns ``(phi_train, phi_test, (low, high))``.
+    phi decreases with the loss."""
+    tr = _losses("train_losses", train_losses)
+    te = _losses("test_losses", test_losses)
+    lo = min(tr.min(), te.min())
+    hi = max(tr.max(), te.max())
+    if not hi > lo:
+        raise ValueError("train_losses and test_losses are all equal: there is nothing to transform or fit")
+
+    def phi(x):
+        x = (x - lo) / (hi - lo) + 1.0
+        return -x - np.log(-np.expm1(-x))
+
+    return phi(tr), phi(te), (float(lo), float(hi))
+
+
+def _phi_to_loss(phi, lo, hi):
+    x = np.logaddexp(0.0, -phi)  # -log(sigmoid(phi))
+    return (x - 1.0) * (hi - lo) + lo
+
+
+def _empirical(tr, te, d, rate_range):
+    thr = np.unique(np.concatenate([tr, te]))
+    fpr = np.searchsorted(np.sort(te), thr, side="right") / te.size  # Pr_test[loss <= tau]
+    fnr = 1.0 - np.searchsorted(np.sort(tr), thr, side="right") / tr.size  # Pr_train[loss > tau]
+    return epsilon_star_from_rates(fpr, fnr, d, rate_range=rate_range, thresholds=thr, method="empirical")
+
+
+def _parametric(tr, te, d, grid_points):
+    """Section 3.1 / Appendix B: Gaussian fits to the transformed losses, supremum of each term
+    over thresholds with both rates in [delta, 1 - delta] (a grid, then Brent's method on the
+    bracket around the best grid point)."""
+    ptr, pte, (lo, hi) = loss_transform(tr, te)
+    m_tr, s_tr = float(ptr.mean()), float(ptr.std())
+    m_te, s_te = float(pte.mean()), float(pte.std())
+    for name, s in (("train_losses", s_tr), ("test_losses", s_te)):
+        if not s > 0:
+            raise ValueError(f"{name} are all equal: a Gaussian cannot be fitted to them")
+    # attack: member iff loss <= tau  <=>  phi >= c.  FPR = Pr_test[phi >= c], FNR = Pr_train[phi < c]
+    z = float(stats.norm.isf(d))
+    c_lo = max(m_te - z * s_te, m_tr - z * s_tr)
+    c_hi = min(m_te + z * s_te, m_tr + z * s_tr)
+    fits = {"train_mean": m_tr, "train_std": s_tr, "test_mean": m_te, "test_std": s_te,
+            "loss_range": (lo, hi), "threshold_range_phi": (c_lo, c_hi)}
+
+    def logs(c):
+        zt, zr = (c - m_te) / s_te, (c - m_tr) / s_tr
+        return stats.norm.logsf(zt), stats.norm.logcdf(zt), stats.norm.logcdf(zr), stats.norm.logsf(zr)
+
+    if not c_lo < c_hi:  # no threshold keeps both rates inside [delta, 1 - delta]
+        empty = np.zeros(0)
+        return EpsilonStar(0.0, 0, -1, empty, empty, empty, d, "parametric", extra=fits)
+    c = np.linspace(c_lo, c_hi, grid_points)
+    terms = _log_terms(*logs(c), d)
+    extra_c = []
+    for k in range(4):
+        i = int(np.argmax(terms[k]))
+        if not np.isfinite(terms[k, i]):
+            continue
+        a, b = c[max(i - 1, 0)], c[min(i + 1, c.size - 1)]
+        res = optimize.minimize_scalar(lambda x: -_log_terms(*(np.atleast_1d(v) for v in logs(x)), d)[k, 0],
+                                       bounds=(a, b), method="bounded", options={"xatol": 1e-12 * max(1.0, abs(a))})
+        if res.success:
+            extra_c.append(float(res.x))
+    c = np.sort(np.concatenate([c, extra_c]))
+    log_t, log_1mt, log_eta, log_1meta = logs(c)
+    terms = _log_terms(log_t, log_1mt, log_eta, log_1meta, d)
+    value, term, idx = _maximise(terms)
+    return EpsilonStar(value=value, term=term, index=idx, fpr=np.exp(log_t), fnr=np.exp(log_eta),
+                       thresholds=_phi_to_loss(c, lo, hi), delta=d, method="parametric", extra=fits)
+
+
+def epsilon_star(train_losses, test_losses, delta=1e-5, method="parametric", *, rate_range=None,
+                 grid_points=20001) -> EpsilonStar:
+    """Epsilon* of one trained model from its losses on training and held-out data.
+
+    ``method="empirical"``: empirical CDFs at every observed loss (Eq. 7), pairs kept with both
+    rates inside ``rate_range`` (default (0.001, 0.999), Appendix 8.1). ``method="parametric"``
+    (default; Section 3.1, Appendix B): Gaussian fits to the transformed losses, the supremum
+    over thresholds with both rates inside [delta, 1 - delta] (``delta`` must be > 0). See the
+    module docstring for which way each estimator errs. Returns an :class:`EpsilonStar`
+    (``float(result)`` is the value; thresholds are in loss units).
+    """
+    tr = _losses("train_losses", train_losses)
+    te = _losses("test_losses", test_losses)
+    if method == "empirical":
+        d = _delta(delta)
+        return _empirical(tr, te, d, EMPIRICAL_RATE_RANGE if rate_range is None else rate_range)
+    if method == "parametric":
+        d = _delta(delta, positive=True)
+        if rate_range is not None:
+            raise ValueError("rate_range applies to method='empirical'; the parametric method uses [delta, 1 - delta]")
+        n = int(_v.positive_int_array("grid_points", grid_points, minimum=3))
+        return _parametric(tr, te, d, n)
+    raise ValueError(f"method must be 'parametric' or 'empirical', got {method!r}")
+
+
+def mechanism_bound(epsilon_stars) -> float:
+    """Theorem 2: log of the mean of exp(Epsilon*) over models trained by one mechanism.
+
+    The mechanism-level lower bound epsilon-bar (Eq. 19, rates averaged over training runs)
+    is at most this number (Jensen's inequality), so it caps what a mechanism-level audit with
+    the same thresholds can certify. Computed with logsumexp (no overflow).
+    """
+    e = _v.real_array("epsilon_stars", epsilon_stars, low=0.0).reshape(-1)
+    return float(special.logsumexp(e) - np.log(e.size))
