@@ -18,6 +18,7 @@ from .privacy_loss import PrivacyLoss, compose
 # -- Gaussian-DP reporting ----------------------------------------------------------------
 
 # -- auditing -----------------------------------------------------------------------------
+from . import audit  # noqa: E402  (dpax.audit: Clopper-Pearson audits, Epsilon*)
 
 __version__ = "0.1.0"
 
