@@ -69,6 +69,31 @@ def split_cells(grid, grid_step, lf_y, ls_y, lf_x, ls_x):
     ``lf_y, ls_y`` are log Pr_Q[L <= g], log Pr_Q[L > g] (the law of Y) and ``lf_x, ls_x``
     the same under P (the law of X). Returns ``(pmf_x, pmf_y, inf_y, neginf_x)``.
     """
+    return close_mass(*split_cells_open(grid, grid_step, lf_y, ls_y, lf_x, ls_x))
+
+
+def close_rounding(pmf_x, pmf_y, inf_y, neginf_x, finite_law=False):
+    """:func:`close_mass` for laws whose infinite atoms are known exactly (Laplace, atoms).
+
+    The few-ulp deficit that rounding leaves is spread over the finite masses (a relative
+    change of ~1e-16) instead of going to the infinite atoms, so that a pure epsilon-DP
+    mechanism keeps a finite epsilon at delta = 0. ``finite_law``: the law has no infinite
+    atoms at all (its grid covers its whole support), so any mass the construction put
+    there is rounding too and is spread the same way.
+    """
+    if finite_law:
+        inf_y = jnp.zeros_like(inf_y)
+        neginf_x = jnp.zeros_like(neginf_x)
+    for _ in range(2):  # the second pass only fixes the last ulp
+        sy = jnp.sum(pmf_y, -1)
+        sx = jnp.sum(pmf_x, -1)
+        pmf_y = pmf_y * jnp.where(sy > 0, (1.0 - inf_y) / jnp.where(sy > 0, sy, 1.0), 1.0)[:, None]
+        pmf_x = pmf_x * jnp.where(sx > 0, (1.0 - neginf_x) / jnp.where(sx > 0, sx, 1.0), 1.0)[:, None]
+    return pmf_x, pmf_y, inf_y, neginf_x
+
+
+def split_cells_open(grid, grid_step, lf_y, ls_y, lf_x, ls_x):
+    """:func:`split_cells` before its total masses are closed."""
     q_cell = _mass_between(lf_y[:, :-1], lf_y[:, 1:], ls_y[:, :-1], ls_y[:, 1:])
     p_cell = _mass_between(lf_x[:, :-1], lf_x[:, 1:], ls_x[:, :-1], ls_x[:, 1:])
     a, b = grid[:, :-1], grid[:, 1:]
@@ -88,7 +113,7 @@ def split_cells(grid, grid_step, lf_y, ls_y, lf_x, ls_x):
     # Pr[X = x] = e^-x Pr[Y = x] holds cell by cell; computed in log space so that
     # vanishing Y mass far below zero cannot turn into 0 * inf.
     pmf_x = jnp.exp(jnp.log(pmf_y) - grid)
-    return close_mass(pmf_x, pmf_y, inf_y, neginf_x)
+    return pmf_x, pmf_y, inf_y, neginf_x
 
 
 def subsampled_gaussian_log_cdfs(loss, sigma, p):
@@ -168,3 +193,178 @@ def connect_the_dots(grid, delta, reverse_delta):
     pmf_x = jnp.concatenate([jnp.flip(p_neg), zero, p_pos])
     pmf_y = jnp.concatenate([jnp.flip(q_neg), zero, q_pos])
     return tuple(a[0] for a in close_mass(pmf_x[None], pmf_y[None], inf_y[None], neginf_x[None]))
+
+
+# -- mechanisms with a known loss law: Laplace, atoms -------------------------------------
+
+
+def inverse_subsampled_loss(loss, p):
+    """t(g) = log((e^g - (1 - p)) / p): the base loss L with log(1 - p + p e^L) = g.
+
+    -inf where g <= log(1 - p) (no base loss maps there); t(g) = g when p = 1.
+    """
+    log1mp = jnp.log1p(-p)
+    above = loss > log1mp
+    z = jnp.where(above, loss - log1mp, 1.0)
+    return jnp.where(above, loss + jnp.log(-jnp.expm1(-z)) - jnp.log(p), -jnp.inf)
+
+
+def laplace_log_cdfs(loss, eps):
+    """Log CDFs of the Laplace loss L = (|o| - |o - D|) / b for P = Lap(0, b), Q = Lap(D, b).
+
+    With eps = D / b, L lies in [-eps, eps] with atoms at both ends (o <= 0 and o >= D) and
+    L = (2o - D) / b in between; at u = o / b = (g + eps) / 2 in [0, eps):
+    Pr_P[L <= g] = 1 - e^-u / 2 and Pr_Q[L <= g] = e^(u - eps) / 2 (right-continuous: the
+    atom at -eps is included at g = -eps, the atom at eps only from g >= eps on).
+    Returns (log Pr_Q[L <= g], log Pr_Q[L > g], log Pr_P[L <= g], log Pr_P[L > g]).
+    """
+    u = jnp.clip(0.5 * (loss + eps), 0.0, eps)
+    below = loss < -eps
+    top = loss >= eps
+    ninf = -jnp.inf
+
+    def pick(v, low_value, top_value):
+        return jnp.where(below, low_value, jnp.where(top, top_value, v))
+
+    lf_x = pick(jnp.log1p(-0.5 * jnp.exp(-u)), ninf, 0.0)
+    ls_x = pick(-u + _LOG_HALF, 0.0, ninf)
+    lf_y = pick(u - eps + _LOG_HALF, ninf, 0.0)
+    ls_y = pick(jnp.log1p(-0.5 * jnp.exp(u - eps)), 0.0, ninf)
+    return lf_y, ls_y, lf_x, ls_x
+
+
+def subsampled_laplace_log_cdfs(loss, eps, p):
+    """Log CDFs of log(1 - p + p e^L) for the Laplace loss L (P = Lap(0, b),
+    Q = (1 - p) Lap(0, b) + p Lap(D, b)): the transform is increasing, so
+    Pr[L' <= g] = Pr[L <= t(g)] (:func:`inverse_subsampled_loss`), and under Q the mixture
+    Pr_Q'[.] = (1 - p) Pr_P[.] + p Pr_Q[.]."""
+    t = inverse_subsampled_loss(loss, p)
+    lf_y, ls_y, lf_x, ls_x = laplace_log_cdfs(t, eps)
+    log1mp, logp = jnp.log1p(-p), jnp.log(p)
+    return (
+        jnp.logaddexp(log1mp + lf_x, logp + lf_y),
+        jnp.logaddexp(log1mp + ls_x, logp + ls_y),
+        lf_x,
+        ls_x,
+    )
+
+
+def _laplace_pair(eps, p, offset, grid_step, n):
+    grid = (offset[:, None] + jnp.arange(n)[None, :]) * grid_step
+    cdfs = subsampled_laplace_log_cdfs(grid, eps[:, None], p[:, None])
+    return close_rounding(*split_cells_open(grid, grid_step, *cdfs), finite_law=True)
+
+
+_laplace_pair = _aot.kernel(jax.jit(_laplace_pair, static_argnames=("n",)), "laplace_pair")
+
+
+def laplace_kernel(eps, p, offset, grid_step, n):
+    """Discrete dominating pair of the (Poisson-subsampled) Laplace mechanism (rows, n)."""
+    return _laplace_pair(eps, p, offset, grid_step, n=n)
+
+
+def atoms_log_cdfs(grid, loss, log_p, log_q):
+    """Log CDFs at the grid points of a loss law made of atoms (rows, m).
+
+    ``loss`` is sorted ascending per row (may hold -inf: P-only mass, and +inf: Q-only
+    mass; padding atoms carry log mass -inf); ``log_p``, ``log_q`` are the atoms' log
+    masses under P and Q. Pr[L <= g] counts the atoms at g (right-continuous CDFs); sums
+    are taken in log space from the near end, so both tails keep relative precision.
+    """
+
+    def one(g, l, lp, lq):
+        m = l.shape[0]
+        k = jnp.searchsorted(l, g, side="right")  # atoms with loss <= g
+
+        def cdf_sf(lm):
+            below = jax.lax.cumlogsumexp(lm)
+            above = jnp.flip(jax.lax.cumlogsumexp(jnp.flip(lm)))
+            lf = jnp.where(k > 0, below[jnp.clip(k - 1, 0, m - 1)], -jnp.inf)
+            ls = jnp.where(k < m, above[jnp.clip(k, 0, m - 1)], -jnp.inf)
+            return lf, ls
+
+        lf_y, ls_y = cdf_sf(lq)
+        lf_x, ls_x = cdf_sf(lp)
+        return lf_y, ls_y, lf_x, ls_x
+
+    return jax.vmap(one)(grid, loss, log_p, log_q)
+
+
+def split_atoms(loss, log_p, log_q, offset, grid_step, n):
+    """Connect-the-dots masses (rows, n) of a loss law made of atoms, atom by atom.
+
+    An atom with loss l in the cell [a, b] = [k h, (k + 1) h] and masses (p, q),
+    p = q e^-l, goes to a with Q-mass q e^(a - l) (1 - e^(l - b)) / (1 - e^-h) and to b
+    with Q-mass q (1 - e^(a - l)) / (1 - e^-h): both P- and Q-mass are kept, and the
+    expm1 forms leave only float64 rounding (no cancellation, unlike differences of
+    CDFs). An atom on a grid point goes there whole. Atoms below the first point go to it
+    with P-mass e^-g0 q (the rest of their P-mass to X = -inf); atoms above the last go to
+    it with Q-mass e^g_last p (the rest to Y = +inf); atoms at -inf / +inf are the
+    infinite atoms. Returns ``(pmf_x, pmf_y, inf_y, neginf_x)`` before closing the mass.
+    """
+    h = grid_step
+    rows = loss.shape[0]
+    finite = jnp.isfinite(loss)
+    l = jnp.where(finite, loss, 0.0)
+    g0 = offset[:, None] * h
+    g_last = (offset[:, None] + n - 1) * h
+    q = jnp.exp(log_q)
+    p = jnp.exp(log_p)
+    pos = l / h
+    near = jnp.round(pos)
+    on_grid = jnp.abs(pos - near) < 1e-9 * jnp.maximum(1.0, jnp.abs(pos))
+    k = jnp.where(on_grid, near, jnp.floor(pos))
+    a = k * h
+    frac = l - a  # in [0, h)
+    q_lo = jnp.where(on_grid, q, jnp.exp(log_q - frac) * -jnp.expm1(frac - h) / -jnp.expm1(-h))
+    q_hi = jnp.where(on_grid, 0.0, q * -jnp.expm1(-frac) / -jnp.expm1(-h))
+    idx = k.astype(jnp.int64) - offset[:, None]
+    below = finite & (idx < 0)
+    above = finite & (idx + jnp.where(on_grid, 0, 1) > n - 1)
+    inside = finite & ~below & ~above
+    zero = jnp.zeros_like(q)
+    r = jnp.arange(rows)[:, None]
+    pmf_y = jnp.zeros((rows, n), q.dtype)
+    pmf_y = pmf_y.at[r, jnp.clip(idx, 0, n - 1)].add(jnp.where(inside, q_lo, zero))
+    pmf_y = pmf_y.at[r, jnp.clip(idx + 1, 0, n - 1)].add(jnp.where(inside, q_hi, zero))
+    pmf_y = pmf_y.at[:, 0].add(jnp.sum(jnp.where(below, q, zero), -1))
+    top_p = jnp.sum(jnp.where(above, p, zero), -1)
+    pmf_y = pmf_y.at[:, -1].add(jnp.exp(g_last[:, 0]) * top_p)
+    inf_y = jnp.sum(jnp.where(loss == jnp.inf, q, zero), -1) + jnp.maximum(
+        jnp.sum(jnp.where(above, q, zero), -1) - jnp.exp(g_last[:, 0]) * top_p, 0.0)
+    neginf_x = jnp.sum(jnp.where(loss == -jnp.inf, p, zero), -1) + jnp.maximum(
+        jnp.sum(jnp.where(below, p - jnp.exp(-g0) * q, zero), -1), 0.0)
+    grid = (offset[:, None] + jnp.arange(n)[None, :]) * h
+    pmf_x = jnp.exp(jnp.log(pmf_y) - grid)
+    return pmf_x, pmf_y, inf_y, neginf_x
+
+
+def _atoms_pair(loss, log_p, log_q, offset, grid_step, n):
+    return close_rounding(*split_atoms(loss, log_p, log_q, offset, grid_step, n))
+
+
+_atoms_pair = _aot.kernel(jax.jit(_atoms_pair, static_argnames=("n",)), "atoms_pair")
+
+
+def _atoms_cdfs(loss, log_p, log_q, offset, grid_step, n):
+    grid = (offset[:, None] + jnp.arange(n)[None, :]) * grid_step
+    return grid, atoms_log_cdfs(grid, loss, log_p, log_q)
+
+
+_atoms_cdfs = _aot.kernel(jax.jit(_atoms_cdfs, static_argnames=("n",)), "atoms_cdfs")
+
+
+def atoms_kernel(loss, log_p, log_q, offset, grid_step, n):
+    """Connect-the-dots pair (rows, n) of a loss law made of exact atoms (p = q e^-l at
+    finite losses: randomized response, discrete Laplace / Gaussian, (epsilon, delta)
+    worst case), split atom by atom (:func:`split_atoms`)."""
+    return _atoms_pair(loss, log_p, log_q, offset, grid_step, n=n)
+
+
+def regrid_kernel(loss, log_p, log_q, offset, grid_step, n):
+    """Connect-the-dots pair (rows, n) of any discrete pair given as atoms, from the CDFs
+    at the new grid points (:func:`split_cells`): valid even where the atoms' P- and
+    Q-masses are not in ratio e^-l (a pair imported from elsewhere); each cell's content
+    is replaced by the two-point pair with ratios e^a, e^b (a post-processing)."""
+    grid, cdfs = _atoms_cdfs(loss, log_p, log_q, offset, grid_step, n=n)
+    return _split_cells(grid, grid_step, *cdfs)
