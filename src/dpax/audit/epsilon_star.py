@@ -98,7 +98,7 @@ class EpsilonStar:
 
 def _log_minus(log_x, delta):
     """log(x - delta) from log x, -inf where x <= delta (no cancellation for x near delta)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if delta == 0.0:
             return log_x
         r = np.exp(np.log(delta) - log_x)  # delta / x
@@ -215,7 +215,7 @@ def _phi_to_loss(phi, lo, hi):
 def _empirical(tr, te, d, rate_range):
     thr = np.unique(np.concatenate([tr, te]))
     fpr = np.searchsorted(np.sort(te), thr, side="right") / te.size  # Pr_test[loss <= tau]
-    fnr = 1.0 - np.searchsorted(np.sort(tr), thr, side="right") / tr.size  # Pr_train[loss > tau]
+    fnr = (tr.size - np.searchsorted(np.sort(tr), thr, side="right")) / tr.size  # Pr_train[loss > tau]
     return epsilon_star_from_rates(fpr, fnr, d, rate_range=rate_range, thresholds=thr, method="empirical")
 
 
