@@ -5,6 +5,7 @@
 * :mod:`.epsilon_star`: Epsilon* of one trained model from its train / held-out losses
   (Negoescu et al.: Eq. 7, Section 3.1, Appendix B, Theorem 2).
 * :mod:`.fit`: Gaussian-mixture goodness of fit of the parametric model (Appendix 8.2).
+* :mod:`.io`: losses from .npy / .npz / .csv / .parquet files (pyarrow optional).
 
 Everything here is NumPy / SciPy; only a claimed :class:`dpax.PrivacyLoss` goes through the
 engine (its ``beta``).
@@ -29,6 +30,7 @@ from .epsilon_star import (
     mechanism_bound,
 )
 from .fit import GaussianMixture, fit_gaussian_mixture, goodness_of_fit, ks_pvalues
+from .io import read_losses
 
 __all__ = [
     "AuditResult",
@@ -49,4 +51,5 @@ __all__ = [
     "mechanism_bound",
     "mu_lower_bound",
     "rate_upper_limits",
+    "read_losses",
 ]

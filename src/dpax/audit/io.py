@@ -1,0 +1,129 @@
+"""Reading per-example losses from .npy, .npz, .csv or .parquet files (for ``dpax epsilon-star``).
+
+Every problem is a ``ValueError`` naming the file: missing file, unknown extension, no or
+several candidate arrays / columns without ``column``, a column that is not there, an array
+that is not one-dimensional, no values, or NaN / infinite / non-numeric values (with their
+count and first position). Reading .parquet needs the optional package ``pyarrow``.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+
+import numpy as np
+
+__all__ = ["read_losses", "FORMATS"]
+
+FORMATS = (".npy", ".npz", ".csv", ".parquet")
+
+
+def _pick(path: str, names: list[str], column, what: str) -> str:
+    if column is not None:
+        if str(column) not in names:
+            raise ValueError(f"{path}: no {what} {column!r}; it has {', '.join(map(repr, names)) or 'none'}")
+        return str(column)
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise ValueError(f"{path}: holds no {what}s (no losses)")
+    raise ValueError(f"{path}: holds several {what}s ({', '.join(map(repr, names))}); choose one with --column")
+
+
+def _read_csv(path: str, column) -> np.ndarray:
+    with open(path, newline="") as fh:
+        rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
+    if not rows:
+        raise ValueError(f"{path}: is empty (no losses)")
+
+    def numeric(cell: str) -> bool:
+        try:
+            float(cell)
+            return True
+        except ValueError:
+            return False
+
+    header = None if all(numeric(c) for c in rows[0]) else [c.strip() for c in rows[0]]
+    body = rows[1:] if header is not None else rows
+    width = len(rows[0])
+    if header is not None:
+        col = header.index(_pick(path, header, column, "column"))
+    elif column is not None:
+        try:
+            col = int(column)
+        except ValueError:
+            raise ValueError(f"{path}: has no header row, so --column must be a 0-based index, got {column!r}") from None
+        if not 0 <= col < width:
+            raise ValueError(f"{path}: column index {col} outside 0..{width - 1}")
+    elif width == 1:
+        col = 0
+    else:
+        raise ValueError(f"{path}: has {width} columns; choose one with --column")
+    values = np.empty(len(body))
+    for i, r in enumerate(body):
+        if len(r) != width:
+            raise ValueError(f"{path}: row {i + 1 + (header is not None)} has {len(r)} fields, expected {width}")
+        cell = r[col].strip()
+        try:
+            values[i] = float(cell) if cell else np.nan
+        except ValueError:
+            raise ValueError(f"{path}: row {i + 1 + (header is not None)}: not a number: {cell!r}") from None
+    return values
+
+
+def _read_parquet(path: str, column) -> np.ndarray:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ValueError(f"{path}: reading .parquet files needs the optional package pyarrow "
+                         "(pip install pyarrow)") from None
+    schema = pq.read_schema(path)
+    name = _pick(path, list(schema.names), column, "column")
+    col = pq.read_table(path, columns=[name]).column(name)
+    try:
+        return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{path}: column {name!r} is not numeric ({col.type})") from None
+
+
+def read_losses(path, column=None) -> np.ndarray:
+    """One-dimensional float64 array of losses from ``path`` (.npy, .npz, .csv or .parquet).
+
+    ``column`` picks the array of an .npz, the column of a .parquet, or the column (header
+    name, or 0-based index when there is no header) of a .csv; it may be omitted when there
+    is only one. A missing value in a .csv or a null in a .parquet counts as non-finite.
+    """
+    path = os.fspath(path)
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in FORMATS:
+        raise ValueError(f"{path}: unknown loss file type {ext or '(none)'!r}; use one of {', '.join(FORMATS)}")
+    if not os.path.isfile(path):
+        raise ValueError(f"{path}: no such file")
+    try:
+        if ext == ".npy":
+            arr = np.load(path, allow_pickle=False)
+        elif ext == ".npz":
+            with np.load(path, allow_pickle=False) as z:
+                arr = z[_pick(path, list(z.files), column, "array")]
+        elif ext == ".csv":
+            arr = _read_csv(path, column)
+        else:
+            arr = _read_parquet(path, column)
+    except ValueError:
+        raise
+    except Exception as exc:  # unreadable / corrupt file
+        raise ValueError(f"{path}: cannot read losses: {exc}") from exc
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{path}: losses must be numbers, got dtype {arr.dtype}")
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.reshape(-1)
+    if arr.ndim != 1:
+        raise ValueError(f"{path}: losses must be a 1-D array, got shape {arr.shape}")
+    arr = arr.astype(np.float64)
+    if arr.size == 0:
+        raise ValueError(f"{path}: holds no losses (empty)")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"{path}: {int(bad.sum())} of {arr.size} losses are NaN or infinite "
+                         f"(first at position {int(np.flatnonzero(bad)[0])})")
+    return arr
