@@ -9,11 +9,20 @@ use (``audit``, ``cli``, interop).
 """
 
 from . import targets
-from .calibration import CalibrationResult, calibrate, calibrate_dpsgd
+from .calibration import CalibrationResult, calibrate, calibrate_blackbox, calibrate_dpsgd, calibrate_gaussian
 from .mechanisms import dpsgd, from_privacy_profile, gaussian, subsampled_gaussian
 from .privacy_loss import PrivacyLoss, compose
 
 # -- mechanism library and interop --------------------------------------------------------
+from .interop import from_dp_accounting, to_dp_accounting  # noqa: E402
+from .mechanisms import (  # noqa: E402
+    approximate_dp,
+    discrete_gaussian,
+    discrete_laplace,
+    laplace,
+    randomized_response,
+    subsampled_laplace,
+)
 
 # -- Gaussian-DP reporting ----------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import sharding as _sharding
 from . import targets as _targets
 from . import validation as _v
 from ._x64 import float64
@@ -53,12 +54,16 @@ class CalibrationResult:
     standard_noise_multiplier: object
     """Noise that standard calibration to (standard_epsilon, delta) would need (NaN if not run)."""
     status: object
-    """'calibrated', or 'met_without_noise' where subsampling alone already meets the target."""
+    """'calibrated'; 'met_without_noise' (subsampling alone meets the target, noise 0);
+    'met_at_bound' (the least private end of the bounds meets it); 'infeasible' (not met
+    anywhere in the bounds: noise NaN, see ``reason``)."""
     target: _targets.Target
     grid_step: float
     rtol: float
     evaluations: int = 0
     details: dict = field(default_factory=dict)
+    reason: object = ""
+    """Why a row is not 'calibrated' (empty string where it is)."""
 
     @property
     def noise_reduction(self):
@@ -99,8 +104,9 @@ def bracket_search(
     per-row starting guesses, widened by ``widen`` per round until they bracket. Once
     bracketed, candidates cluster around the root interpolated from the margins at the
     bracket ends (regula falsi in log-parameter), with spacing rtol / 2 at the estimate.
-    Returns (hi, lo, evaluations): hi verified to meet, lo verified to fail (NaN where even
-    ``bounds[0]`` meets), hi / lo - 1 <= rtol.
+    Returns (hi, lo, evaluations, infeasible): hi verified to meet, lo verified to fail (NaN
+    where even ``bounds[0]`` meets), hi / lo - 1 <= rtol; ``infeasible`` marks the rows that
+    fail even at ``bounds[1]`` (their hi is NaN); the other rows are unaffected.
     """
     lo = np.clip(np.array(lo, float), bounds[0], bounds[1])
     hi = np.clip(np.array(hi, float), bounds[0], bounds[1])
@@ -111,17 +117,23 @@ def bracket_search(
     m_lo = np.full(n_rows, -np.inf)
     m_hi = np.full(n_rows, np.inf)
     floor_met = np.zeros(n_rows, bool)
+    infeasible = np.zeros(n_rows, bool)
     evaluations = 0
     k = candidates
-    for _ in range(100):
-        done = (lo_ok & hi_ok & (hi / lo - 1 <= rtol)) | floor_met
+    stalled = np.zeros(n_rows, bool)  # the last interpolated round did not halve the bracket
+    width = np.full(n_rows, np.inf)
+    for _ in range(200):
+        done = (lo_ok & hi_ok & (hi / lo - 1 <= rtol)) | floor_met | infeasible
         active = np.flatnonzero(~done)
         if active.size == 0:
             break
         grid = np.empty((active.size, k))
         for j, r in enumerate(active):
             if lo_ok[r] and hi_ok[r]:
-                if np.log(hi[r] / lo[r]) <= (k + 1) * np.log1p(rtol) or not (np.isfinite(m_lo[r]) and np.isfinite(m_hi[r])):
+                w_now = np.log(hi[r] / lo[r])
+                stalled[r] = w_now > 0.5 * width[r]
+                width[r] = w_now
+                if stalled[r] or w_now <= (k + 1) * np.log1p(rtol) or not (np.isfinite(m_lo[r]) and np.isfinite(m_hi[r])):
                     grid[j] = lo[r] * (hi[r] / lo[r]) ** (np.arange(1, k + 1) / (k + 1))
                 else:
                     w = -m_lo[r] / (m_hi[r] - m_lo[r])
@@ -153,14 +165,13 @@ def bracket_search(
                 lo[r], m_lo[r], lo_ok[r] = g[-1], m[-1], True
                 if not hi_ok[r]:
                     if hi[r] >= bounds[1]:
-                        raise ValueError(
-                            f"{what}: row {r} does not meet the target even at noise {bounds[1]:g} "
-                            f"(the upper search bound); raise the bound or relax the target"
-                        )
+                        infeasible[r] = True
+                        hi[r] = np.nan
+                        continue
                     hi[r] = min(bounds[1], hi[r] * widen)
     else:  # pragma: no cover - the bracket shrinks every round
         raise RuntimeError(f"{what}: calibration did not converge")
-    return hi, lo, evaluations
+    return hi, lo, evaluations, infeasible
 
 
 def _leak_probability(sample_rate, num_steps):
@@ -173,41 +184,113 @@ def _dpsgd_noise_guess(mu, sample_rate, num_steps):
     return 1.0 / np.sqrt(np.log1p(ratio))
 
 
+class _Evaluator:
+    """Margins of a (rows, k) table of candidate parameters, as one batched kernel call per
+    round: the rows are padded to a multiple of the device count (so they shard evenly, see
+    :mod:`dpax.sharding`) and split into chunks when a batch exceeds the memory budget."""
+
+    def __init__(self, build, target, what):
+        self.build, self.target, self.what = build, target, what
+        self.chunk = None
+
+    def __call__(self, grid, active):
+        k = grid.shape[1]
+        params = grid.reshape(-1)
+        rows = np.repeat(active, k)
+        n = params.size
+        pad = _sharding.pad_rows(n) - n
+        if pad:
+            params = np.concatenate([params, np.repeat(params[-1:], pad)])
+            rows = np.concatenate([rows, np.repeat(rows[-1:], pad)])
+
+        def run(a, b):
+            pl = self.build(params[a:b], rows[a:b])
+            if not isinstance(pl, PrivacyLoss):
+                raise TypeError(f"{self.what}: mechanism must return a PrivacyLoss, got {type(pl).__name__}")
+            if int(np.prod(pl.batch_shape, dtype=int)) != b - a:
+                raise ValueError(
+                    f"{self.what}: mechanism must return one privacy loss per parameter value "
+                    f"(batch of {b - a}), got batch_shape {pl.batch_shape}"
+                )
+            margin, _ = self.target.take(rows[a:b]).margin(pl._rows())
+            return margin
+
+        margins, self.chunk = _sharding.map_chunks(run, params.size, self.chunk)
+        return margins[:n].reshape(grid.shape)
+
+
+def _search(build_at, target, guess, bounds, phases, what):
+    """Run the bracketing phases (coarse grids first, the last at the requested grid).
+
+    ``build_at(step)`` gives ``build(params, rows) -> PrivacyLoss`` on that grid. A row
+    infeasible on a coarse grid is retried on the finer one (which is less pessimistic);
+    only the last phase decides. Returns (hi, lo, evaluations, infeasible)."""
+    lo, hi, widen = guess / 2, guess * 2, 4.0
+    evaluations = 0
+    infeasible = np.zeros(guess.shape, bool)
+    for i, (step, tol, k, _) in enumerate(phases):
+        if i:  # the finer grid is less pessimistic: its answer lies a little lower
+            margin = phases[i - 1][3]
+            lo = np.where(np.isnan(lo), bounds[0], lo)
+            hi = np.where(infeasible, bounds[1], hi)
+            lo, hi, widen = np.maximum(lo * (1 - margin), bounds[0]), np.minimum(hi * (1 + 0.1 * margin), bounds[1]), 1 + 2 * margin
+        hi, lo, ev, infeasible = bracket_search(
+            _Evaluator(build_at(step), target, what), lo, hi, bounds=bounds, rtol=tol, candidates=k, what=what, widen=widen
+        )
+        evaluations += ev
+    return hi, lo, evaluations, infeasible
+
+
 def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candidates, bounds):
     rows = sample_rate.shape[0]
-    needs_noise = ~np.asarray(target.met_without_noise(_leak_probability(sample_rate, num_steps)), bool)
+    q = _leak_probability(sample_rate, num_steps)
+    needs_noise = ~np.asarray(target.met_without_noise(q), bool)
     noise = np.zeros(rows)
     failing = np.zeros(rows)
+    status = np.where(needs_noise, "calibrated", "met_without_noise").astype(object)
+    reason = np.where(
+        needs_noise, "", [f"subsampling alone meets the target: a record is used at all with probability q = 1 - (1 - p)^T = {v:.3g}" for v in q]
+    ).astype(object)
     evaluations = 0
     idx = np.flatnonzero(needs_noise)
     if idx.size:
         p, t = sample_rate[idx], num_steps[idx]
         sub_target = target.take(idx)
-        guess = _dpsgd_noise_guess(np.asarray(sub_target.gdp_mu(), float), p, t)
+        with np.errstate(all="ignore"):
+            guess = _dpsgd_noise_guess(np.asarray(sub_target.gdp_mu(), float), p, t)
+        guess = np.clip(np.where(np.isfinite(guess), guess, 1.0), bounds[0], bounds[1])
 
-        def evaluate_at(step):
-            def evaluate(grid, active):
-                k = grid.shape[1]
-                pl = dpsgd(grid, p[active, None], t[active, None], step)
-                margin, _ = sub_target.take(np.repeat(active, k)).margin(pl._rows())
-                return margin.reshape(grid.shape)
+        def build_at(step):
+            return lambda params, r: dpsgd(params, p[r], t[r], step)
 
-            return evaluate
-
-        lo, hi, widen = guess / 2, guess * 2, 4.0
-        phases = _phases(grid_step, rtol, candidates)
-        for i, (step, tol, k, _) in enumerate(phases):
-            if i:  # the finer grid is less pessimistic: its answer lies a little lower
-                margin = phases[i - 1][3]
-                lo = np.where(np.isnan(lo), bounds[0], lo)
-                lo, hi, widen = np.maximum(lo * (1 - margin), bounds[0]), hi * (1 + 0.1 * margin), 1 + 2 * margin
-            hi, lo, ev = bracket_search(
-                evaluate_at(step), lo, hi, bounds=bounds, rtol=tol, candidates=k, what="calibrate_dpsgd", widen=widen
-            )
-            evaluations += ev
+        hi, lo, evaluations, bad = _search(build_at, sub_target, guess, bounds, _phases(grid_step, rtol, candidates), "calibrate_dpsgd")
         noise[idx], failing[idx] = hi, lo
-    status = np.where(needs_noise, "calibrated", "met_without_noise")
-    return noise, failing, status, evaluations
+        at_floor = ~bad & np.isnan(lo)
+        status[idx[at_floor]] = "met_at_bound"
+        reason[idx[at_floor]] = f"noise {bounds[0]:g} (the lower end of noise_bounds) already meets the target"
+        status[idx[bad]] = "infeasible"
+        reason[idx[bad]] = (
+            f"the target is not met even at noise {bounds[1]:g} (the upper end of noise_bounds); "
+            "raise the bound or relax the target"
+        )
+    return noise, failing, status, reason, evaluations
+
+
+def _raise_infeasible(what, status, reason, shape):
+    bad = np.flatnonzero(status == "infeasible")
+    if bad.size:
+        r = int(bad[0])
+        where = f"row {list(np.unravel_index(r, shape))}" if shape else "the target"
+        more = f" ({bad.size} rows in all)" if bad.size > 1 else ""
+        raise ValueError(f"{what}: {where}: {reason[r]}{more}")
+
+
+def _on_infeasible(value, shape):
+    if value is None:
+        return "raise" if shape == () else "mark"
+    if value not in ("raise", "mark"):
+        raise ValueError(f"on_infeasible must be 'raise', 'mark' or None, got {value!r}")
+    return value
 
 
 @float64
@@ -215,27 +298,35 @@ def calibrate_dpsgd(
     *,
     sample_rate,
     num_steps,
-    target: _targets.Target,
+    target,
     grid_step=1e-4,
     rtol=DEFAULT_RTOL,
     noise_bounds=(0.05, 1000.0),
     standard_delta=DEFAULT_STANDARD_DELTA,
     compare_standard: bool = True,
     candidates: int = DEFAULT_CANDIDATES,
+    on_infeasible=None,
 ) -> CalibrationResult:
     """Smallest DP-SGD noise multiplier meeting ``target`` at ``grid_step``.
 
-    Targets: :class:`~dpax.targets.ErrRates` (Eq. 18: f(alpha*) >= beta*),
-    :class:`~dpax.targets.Advantage` (Eq. 14) and :class:`~dpax.targets.Epsilon` (standard
-    calibration, Eq. 2). ``sample_rate``, ``num_steps`` and the target's fields broadcast.
-    The answer is verified at ``grid_step``: it meets the target there, and a noise ``rtol``
-    (relative) smaller fails there. Where subsampling alone meets the target the noise is 0
-    and ``status`` says 'met_without_noise'. With ``compare_standard`` the noise that
-    standard calibration to (epsilon, ``standard_delta``) needs for the same bound is
-    computed too (for an Epsilon target, delta is the target's own).
+    Targets (seed paper Table 1, Sec. 2-3): :class:`~dpax.targets.ErrRates` (Eq. 18:
+    f(alpha*) >= beta*), :class:`~dpax.targets.Advantage` (Eq. 14),
+    :class:`~dpax.targets.Epsilon` (standard calibration, Eq. 2), ``Accuracy``, ``PPV``,
+    ``Reconstruction``, ``GDP``, or several at once (a list or ``All``: meet all).
+    ``sample_rate``, ``num_steps`` and the target's fields broadcast; the whole batch is
+    searched together, each round one batched kernel (sharded over ``jax.devices()``,
+    chunked to fit memory). The answer is verified at ``grid_step``: it meets the target
+    there, and a noise ``rtol`` (relative) smaller fails there.
+
+    Per-row ``status``: 'calibrated'; 'met_without_noise' (noise 0: subsampling alone
+    meets the target, ``reason`` says why); 'met_at_bound' (the lower end of
+    ``noise_bounds`` already meets it); 'infeasible' (not met even at the upper end: noise
+    NaN, ``reason`` says why). ``on_infeasible``: 'raise' (a ValueError naming the row),
+    'mark', or None (raise for a single configuration, mark in a batch). With
+    ``compare_standard`` the noise that standard calibration to (epsilon,
+    ``standard_delta``) needs for the same bound is computed too.
     """
-    if not isinstance(target, _targets.Target):
-        raise TypeError(f"target must be a dpax.targets target (ErrRates, Advantage, Epsilon), got {target!r}")
+    target = _targets.as_target(target)
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     steps = _v.positive_int_array("num_steps", num_steps)
     step = _v.grid_step(grid_step)
@@ -248,24 +339,29 @@ def calibrate_dpsgd(
     standard_delta = float(_v.real_array("standard_delta", standard_delta, low=0.0, high=1.0, low_open=True, high_open=True))
 
     shape = np.broadcast_shapes(p.shape, steps.shape, target.shape())
+    mode = _on_infeasible(on_infeasible, shape)
     flat = lambda a: np.broadcast_to(a, shape).reshape(-1)
     p_rows, t_rows = flat(p), flat(steps)
     tgt_rows = target.flat(shape)
 
-    noise, failing, status, evaluations = _calibrate_dpsgd_rows(p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds)
+    noise, failing, status, reason, evaluations = _calibrate_dpsgd_rows(p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds)
+    if mode == "raise":
+        _raise_infeasible("calibrate_dpsgd", status, reason, shape)
 
-    delta = tgt_rows.delta if isinstance(tgt_rows, _targets.Epsilon) else np.full(noise.shape, standard_delta)
-    std_eps = np.broadcast_to(tgt_rows.standard_epsilon(delta), noise.shape)
+    is_eps = isinstance(tgt_rows, _targets.Epsilon)
+    delta = tgt_rows.delta if is_eps else np.full(noise.shape, standard_delta)
+    with np.errstate(all="ignore"):
+        std_eps = np.broadcast_to(np.asarray(tgt_rows.standard_epsilon(delta), float), noise.shape)
     std_noise = np.full(noise.shape, np.nan)
     if compare_standard:
-        if isinstance(tgt_rows, _targets.Epsilon):
+        if is_eps:
             std_noise = noise.copy()
         else:
-            finite = std_eps > 0
+            finite = np.isfinite(std_eps) & (std_eps > 0)
             if np.any(finite):
                 eps_target = _targets.Epsilon(std_eps[finite], delta[finite])
-                n2, _, _, ev2 = _calibrate_dpsgd_rows(p_rows[finite], t_rows[finite], eps_target, step, rtol, candidates, bounds)
-                std_noise[finite] = n2
+                n2, _, st2, _, ev2 = _calibrate_dpsgd_rows(p_rows[finite], t_rows[finite], eps_target, step, rtol, candidates, bounds)
+                std_noise[finite] = np.where(st2 == "infeasible", np.nan, n2)
                 evaluations += ev2
 
     achieved = _achieved(noise, p_rows, t_rows, tgt_rows, delta, step)
@@ -277,69 +373,255 @@ def calibrate_dpsgd(
         delta=out(delta),
         standard_epsilon=out(std_eps),
         standard_noise_multiplier=out(std_noise),
-        status=out(status),
+        status=out(status.astype(str)),
         target=target,
         grid_step=step,
         rtol=rtol,
         evaluations=evaluations,
+        reason=out(reason.astype(str)),
     )
 
 
 def _achieved(noise, p, t, target, delta, grid_step):
-    """Risk values of the calibrated configurations, re-evaluated at the requested grid."""
+    """Risk values of the calibrated configurations, re-evaluated at the requested grid
+    (chunked to fit memory); NaN for infeasible rows."""
     from . import analyse
 
     rows = noise.shape[0]
     result = {"advantage": np.full(rows, np.nan), "epsilon": np.full(rows, np.nan)}
-    if isinstance(target, _targets.ErrRates):
+    alpha = getattr(target, "alpha", None)
+    if alpha is not None:
         result["beta"] = np.full(rows, np.nan)
-    have = noise > 0
-    if np.any(have):
-        pl = dpsgd(noise[have], p[have], t[have], grid_step)
-        r = pl._rows()
-        result["advantage"][have] = np.asarray(analyse.advantage_kernel(*r))
-        result["epsilon"][have] = np.asarray(analyse.epsilon_kernel(*r, delta[have].reshape(-1, 1)))[:, 0]
-        if "beta" in result:
-            result["beta"][have] = np.asarray(analyse.beta_kernel(*r, target.alpha[have].reshape(-1, 1)))[:, 0]
-    q = _leak_probability(p[~have], t[~have])
-    result["advantage"][~have] = q
-    result["epsilon"][~have] = np.where(q <= delta[~have], 0.0, np.inf)
-    if "beta" in result:
-        result["beta"][~have] = (1 - q) * (1 - target.alpha[~have])
+    have = np.flatnonzero(np.isfinite(noise) & (noise > 0))
+    if have.size:
+
+        def run(a, b):
+            r = have[a:b]
+            pl = dpsgd(noise[r], p[r], t[r], grid_step)._rows()
+            cols = [analyse.advantage_kernel(*pl), analyse.epsilon_kernel(*pl, delta[r].reshape(-1, 1))[:, 0]]
+            if alpha is not None:
+                cols.append(analyse.beta_kernel(*pl, alpha[r].reshape(-1, 1))[:, 0])
+            return np.stack([np.asarray(c) for c in cols], -1)
+
+        vals, _ = _sharding.map_chunks(run, have.size)
+        result["advantage"][have] = vals[:, 0]
+        result["epsilon"][have] = vals[:, 1]
+        if alpha is not None:
+            result["beta"][have] = vals[:, 2]
+    zero = noise == 0
+    q = _leak_probability(p[zero], t[zero])
+    result["advantage"][zero] = q
+    result["epsilon"][zero] = np.where(q <= delta[zero], 0.0, np.inf)
+    if alpha is not None:
+        result["beta"][zero] = (1 - q) * (1 - alpha[zero])
     return result
 
 
 @float64
 def calibrate(
-    mechanism: Callable[[np.ndarray], PrivacyLoss],
-    target: _targets.Target,
+    mechanism: Callable[..., PrivacyLoss],
+    target,
     *,
+    args=(),
     bounds=(1e-2, 1e3),
     rtol=DEFAULT_RTOL,
     candidates: int = DEFAULT_CANDIDATES,
     guess=None,
+    privacy: str = "increasing",
+    on_infeasible=None,
+    full_output: bool = False,
 ):
-    """Smallest parameter w in ``bounds`` such that ``mechanism(w)`` meets ``target`` (Eq. 9).
+    """Parameter w in ``bounds`` meeting ``target`` with the least privacy (Eq. 9), for any
+    monotone family ``mechanism(w, *args) -> PrivacyLoss``.
 
-    ``mechanism`` maps an array of parameters to a batched :class:`PrivacyLoss` of the same
-    shape and must be monotone: larger w, more private (e.g. a noise scale). Returns the
-    verified parameter as a float (the target must be scalar).
+    ``privacy='increasing'``: larger w is more private (noise scale, Laplace scale); the
+    answer is the smallest w that meets the target. ``'decreasing'``: larger w is less private
+    (sample rate, number of steps, epsilon of randomized response); the answer is the
+    largest w that meets it (the search runs on 1/w; a family with an integer parameter
+    should round it down inside ``mechanism``). ``mechanism`` receives a 1-D array of
+    parameter values and, for each of ``args`` (configuration arrays broadcast against the
+    target's fields), the matching 1-D array of values; it returns one batched PrivacyLoss
+    with one row per value. The whole batch is searched together, one kernel call per round.
+
+    Returns the verified parameter (a float, or an array in the broadcast shape; NaN where
+    infeasible); with ``full_output`` a :class:`CalibrationResult` with per-row ``status``
+    ('calibrated', 'met_at_bound', 'infeasible') and ``reason`` (the parameter is in its
+    ``noise_multiplier`` field). ``on_infeasible`` as in :func:`calibrate_dpsgd`.
     """
     if not callable(mechanism):
         raise TypeError("mechanism must be a callable parameter -> PrivacyLoss")
-    if target.shape() != ():
-        raise ValueError("calibrate takes a scalar target; use calibrate_dpsgd for batches")
+    target = _targets.as_target(target)
+    if privacy not in ("increasing", "decreasing"):
+        raise ValueError(f"privacy must be 'increasing' or 'decreasing', got {privacy!r}")
     lo_b, hi_b = (float(b) for b in _v.real_array("bounds", bounds, low=0.0, low_open=True))
-    g = np.sqrt(lo_b * hi_b) if guess is None else float(guess)
+    if lo_b >= hi_b:
+        raise ValueError(f"bounds must be (low, high) with 0 < low < high, got {bounds!r}")
+    rtol = float(_v.real_array("rtol", rtol, low=1e-8, high=0.1))
+    if not (isinstance(candidates, int) and 2 <= candidates <= 1024):
+        raise ValueError(f"candidates must be an integer in [2, 1024], got {candidates!r}")
+    if not isinstance(args, (tuple, list)):
+        args = (args,)
+    arg_arrays = [np.asarray(a) for a in args]
+    g_arr = np.sqrt(lo_b * hi_b) if guess is None else _v.real_array("guess", guess, low=0.0, low_open=True)
+    shape = np.broadcast_shapes(target.shape(), *(a.shape for a in arg_arrays), np.shape(g_arr))
+    mode = _on_infeasible(on_infeasible, shape)
+    n = int(np.prod(shape, dtype=int))
+    arg_rows = [np.broadcast_to(a, shape).reshape(-1) for a in arg_arrays]
+    tgt_rows = target.flat(shape)
+    g_rows = np.clip(np.broadcast_to(g_arr, shape).reshape(-1).astype(float), lo_b, hi_b)
+
+    inc = privacy == "increasing"
+    to_w = (lambda u: u) if inc else (lambda u: 1.0 / u)
+    s_bounds = (lo_b, hi_b) if inc else (1.0 / hi_b, 1.0 / lo_b)
+
+    def build_at(_step):
+        return lambda u, r: mechanism(to_w(u), *(a[r] for a in arg_rows))
+
+    phases = [(None, rtol, candidates, 0.0)]
+    hi, lo, evaluations, bad = _search(build_at, tgt_rows, to_w(g_rows), s_bounds, phases, "calibrate")
+    param = np.where(bad, np.nan, to_w(hi))
+    failing = to_w(lo)
+    status = np.full(n, "calibrated", object)
+    reason = np.full(n, "", object)
+    at_floor = ~bad & np.isnan(lo)
+    status[at_floor] = "met_at_bound"
+    reason[at_floor] = f"{'low' if inc else 'high'} end of bounds ({lo_b if inc else hi_b:g}, the least private) already meets the target"
+    status[bad] = "infeasible"
+    reason[bad] = (
+        f"the target is not met even at {'the upper' if inc else 'the lower'} end of bounds "
+        f"({hi_b if inc else lo_b:g}, the most private); widen bounds or relax the target"
+    )
+    if mode == "raise":
+        _raise_infeasible("calibrate", status, reason, shape)
+    out = lambda a: _scalarise(np.asarray(a).reshape(shape))
+    if not full_output:
+        return out(param)
+    achieved = {}
+    ok = np.flatnonzero(~bad)
+    if ok.size:
+        pl = mechanism(param[ok], *(a[ok] for a in arg_rows))
+        _, ach = tgt_rows.take(ok).margin(pl._rows())
+        for k, v in ach.items():
+            full = np.full(n, np.nan)
+            full[ok] = np.asarray(v, float)
+            achieved[k] = out(full)
+    nan = out(np.full(n, np.nan))
+    return CalibrationResult(
+        noise_multiplier=out(param), noise_multiplier_failing=out(failing), achieved=achieved, delta=nan,
+        standard_epsilon=nan, standard_noise_multiplier=nan, status=out(status.astype(str)), target=target,
+        grid_step=float("nan"), rtol=rtol, evaluations=evaluations, reason=out(reason.astype(str)),
+    )
+
+
+def calibrate_gaussian(target, sensitivity=1.0):
+    """Exact noise standard deviation of the (plain) Gaussian mechanism meeting ``target``:
+    sigma = sensitivity / mu* with mu* the largest mu-GDP meeting it (seed paper, App. B).
+
+    Advantage: Corollary B.3, mu* = 2 Phi^-1((1 + eta*) / 2). ErrRates (and Accuracy, PPV,
+    Reconstruction via Table 1): Corollary B.4, mu* = Phi^-1(1 - alpha*) - Phi^-1(beta*).
+    Epsilon: the analytic Gaussian mechanism (Balle & Wang 2018), Eq. 22 solved for mu.
+    GDP: mu*; several targets: the smallest mu*. Arrays broadcast.
+    """
+    target = _targets.as_target(target)
+    sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True)
+    return _scalarise(sens / np.asarray(target.gdp_mu(), float))
+
+
+def _tradeoff_lower_bound(alpha, eps, delta):
+    """Eq. 20 / Prop. D.1: f(alpha) >= max_i max(0, 1 - delta_i - e^eps_i alpha, e^-eps_i (1 - delta_i - alpha))."""
+    eps, delta = np.asarray(eps, float), np.asarray(delta, float)
+    ok = np.isfinite(eps)
+    e, d = eps[ok], delta[ok]
+    if e.size == 0:
+        return 0.0
+    vals = np.maximum(1 - d - np.exp(e) * alpha, np.exp(-e) * (1 - d - alpha))
+    return max(0.0, float(np.max(vals)))
+
+
+def _blackbox_margin(target, w, eps_fn, delta_fn, deltas, epsilons):
+    """Margin (>= 0: met) of a scalar target from an (epsilon, delta) accountant at parameter w."""
+    if isinstance(target, _targets.All):
+        return min(_blackbox_margin(t, w, eps_fn, delta_fn, deltas, epsilons) for t in target.parts)
+
+    def profile():
+        if eps_fn is not None:
+            return np.asarray(eps_fn(w, deltas), float).reshape(-1), deltas
+        return epsilons, np.clip(np.asarray(delta_fn(w, epsilons), float).reshape(-1), 0.0, 1.0)
+
+    if isinstance(target, _targets.Epsilon):
+        e, d = float(target.epsilon), float(target.delta)
+        if eps_fn is not None:
+            return e - float(np.asarray(eps_fn(w, np.array([d])), float).reshape(-1)[0])
+        return d - float(np.asarray(delta_fn(w, np.array([e])), float).reshape(-1)[0])
+    if isinstance(target, _targets.Advantage):
+        eps, dl = profile()
+        with np.errstate(over="ignore"):
+            adv = np.where(np.isfinite(eps), (np.expm1(eps) + 2 * dl) / (np.exp(eps) + 1), 1.0)  # Prop. 2.6
+        return float(target.advantage) - float(np.min(np.minimum(adv, 1.0)))
+    if isinstance(target, (_targets.ErrRates, _targets._ViaErrRates)):
+        er = target if isinstance(target, _targets.ErrRates) else target.err_rates()
+        eps, dl = profile()
+        return _tradeoff_lower_bound(float(er.alpha), eps, dl) - float(er.beta)
+    raise TypeError(f"black-box calibration supports ErrRates, Accuracy, PPV, Reconstruction, Advantage, Epsilon; got {target!r}")
+
+
+def calibrate_blackbox(
+    target,
+    *,
+    epsilon=None,
+    delta=None,
+    bounds=(0.05, 100.0),
+    rtol=1e-3,
+    candidates: int = 8,
+    deltas=None,
+    epsilons=None,
+    on_infeasible=None,
+):
+    """Smallest parameter (noise) meeting ``target``, from a black-box accountant
+    (seed paper, Appendix A), for a user who has only ``epsilon(w, deltas)`` or
+    ``delta(w, epsilons)`` from another library (each maps a scalar parameter w and a 1-D
+    array to an array; larger w = more private).
+
+    Advantage: Eq. 19 via Prop. 2.6, exact when ``delta`` is given (delta_w(0)).
+    FPR/FNR targets (ErrRates, Accuracy, PPV, Reconstruction): the lower bound of Eq. 20 on
+    the trade-off curve from the profile at ``deltas`` (default 200 values, 1e-12..0.9) or
+    ``epsilons`` (default 0 and 199 values 1e-3..50) -- pessimistic, tighter with more
+    points. Epsilon: the accountant itself. The bracket search is the same as
+    :func:`calibrate`'s; each round costs (candidates x profile points) accountant calls per
+    row. Target fields may be arrays (rows are searched together). Returns a float or array.
+    """
+    if (epsilon is None) == (delta is None):
+        raise TypeError("calibrate_blackbox needs exactly one of epsilon=(w, deltas) -> eps or delta=(w, epsilons) -> delta")
+    fn = epsilon if epsilon is not None else delta
+    if not callable(fn):
+        raise TypeError("the accountant must be a callable (w, array) -> array")
+    target = _targets.as_target(target)
+    lo_b, hi_b = (float(b) for b in _v.real_array("bounds", bounds, low=0.0, low_open=True))
+    if lo_b >= hi_b:
+        raise ValueError(f"bounds must be (low, high) with 0 < low < high, got {bounds!r}")
+    rtol = float(_v.real_array("rtol", rtol, low=1e-8, high=0.1))
+    deltas = np.geomspace(1e-12, 0.9, 200) if deltas is None else _v.real_array("deltas", deltas, low=0.0, high=1.0).reshape(-1)
+    epsilons = (
+        np.concatenate([[0.0], np.geomspace(1e-3, 50.0, 199)]) if epsilons is None
+        else _v.real_array("epsilons", epsilons, low=0.0).reshape(-1)
+    )
+    shape = target.shape()
+    mode = _on_infeasible(on_infeasible, shape)
+    rows = target.flat(shape)
+    n = int(np.prod(shape, dtype=int))
+
+    row_targets = [rows.take(r) for r in range(n)]
 
     def evaluate(grid, active):
-        pl = mechanism(grid.reshape(-1))
-        if not isinstance(pl, PrivacyLoss):
-            raise TypeError(f"mechanism must return a PrivacyLoss, got {type(pl).__name__}")
-        margin, _ = target.flat((grid.size,)).margin(pl._rows())
-        return margin.reshape(grid.shape)
+        return np.array([
+            [_blackbox_margin(row_targets[r], w, epsilon, delta, deltas, epsilons) for w in grid[j]]
+            for j, r in enumerate(active)
+        ])
 
-    hi, lo, _ = bracket_search(
-        evaluate, np.array([g / 2]), np.array([g * 2]), bounds=(lo_b, hi_b), rtol=rtol, candidates=candidates, what="calibrate"
-    )
-    return float(hi[0])
+    g = np.full(n, np.sqrt(lo_b * hi_b))
+    hi, lo, _, bad = bracket_search(evaluate, g / 2, g * 2, bounds=(lo_b, hi_b), rtol=rtol, candidates=candidates, what="calibrate_blackbox")
+    status = np.where(bad, "infeasible", "calibrated").astype(object)
+    reason = np.where(bad, f"the target is not met even at {hi_b:g} (the upper end of bounds); widen bounds or relax the target", "").astype(object)
+    if mode == "raise":
+        _raise_infeasible("calibrate_blackbox", status, reason, shape)
+    return _scalarise(np.where(bad, np.nan, hi).reshape(shape))

@@ -31,11 +31,15 @@ def padded_length(n: int) -> int:
     return 2 * base  # unreachable
 
 
+class MemoryBudgetError(ValueError):
+    """A kernel would exceed the working-memory budget (batched callers split the batch)."""
+
+
 def check_memory(rows: int, length: int, what: str) -> None:
     """Raise a ValueError saying how much memory a kernel would need, if over budget."""
     need = rows * length * BYTES_PER_POINT
     if need > MEMORY_LIMIT_BYTES:
-        raise ValueError(
+        raise MemoryBudgetError(
             f"{what}: {rows} row(s) of {length} grid points need about {need / 2**30:.1f} GiB "
             f"of working memory, over the {MEMORY_LIMIT_BYTES / 2**30:.1f} GiB budget; use a "
             f"coarser grid_step, a smaller batch, or raise DPAX_MEMORY_LIMIT_GB"

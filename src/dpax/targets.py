@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import norm
@@ -84,9 +86,11 @@ class ErrRates(Target):
     def __post_init__(self):
         a = _v.real_array("alpha", self.alpha, low=0.0, high=1.0, low_open=True, high_open=True)
         b = _v.real_array("beta", self.beta, low=0.0, high=1.0, low_open=True, high_open=True)
-        if np.any(a + b >= 1):
+        bad = np.broadcast_to(a + b >= 1, np.broadcast_shapes(a.shape, b.shape))
+        if np.any(bad):
+            where = "" if bad.ndim == 0 else f" (row {np.argwhere(bad)[0].tolist()})"
             raise ValueError(
-                f"alpha + beta must be < 1 (alpha + beta >= 1 is met by a coin flip and bounds nothing), "
+                f"alpha + beta must be < 1 (alpha + beta >= 1 is met by a coin flip and bounds nothing){where}, "
                 f"got alpha={self.alpha!r}, beta={self.beta!r}"
             )
         object.__setattr__(self, "alpha", a)
@@ -194,3 +198,245 @@ class Epsilon(Target):
 
     def met_without_noise(self, leak_probability):
         return leak_probability <= self.delta
+
+
+# ---------------------------------------------------------------------------------------
+# Risk measures derived from FPR/FNR (Appendix C, Table 1; Kaissis et al. 2023)
+# ---------------------------------------------------------------------------------------
+
+
+class _ViaErrRates(Target):
+    """A bound at a fixed FPR alpha that is equivalent to f(alpha) >= beta* for a derived
+    beta* (seed paper, Table 1); every check is that of the equivalent :class:`ErrRates`."""
+
+    reports = ("beta",)
+
+    def err_rates(self) -> ErrRates:
+        raise NotImplementedError
+
+    @property
+    def beta(self):
+        """The derived FNR bound beta*."""
+        return self.err_rates().beta
+
+    def shape(self):
+        return self.err_rates().shape()
+
+    def margin(self, rows):
+        return self.err_rates().margin(rows)
+
+    def gdp_mu(self):
+        return self.err_rates().gdp_mu()
+
+    def standard_epsilon(self, delta):
+        return self.err_rates().standard_epsilon(delta)
+
+    def met_without_noise(self, leak_probability):
+        return self.err_rates().met_without_noise(leak_probability)
+
+
+def _check_open(name, value, low, high, why):
+    """Entries of ``value`` strictly inside (low, high) (arrays broadcast), else a ValueError naming the row."""
+    low, high = np.broadcast_arrays(np.asarray(low, float), np.asarray(high, float))
+    shape = np.broadcast_shapes(np.shape(value), low.shape)
+    v, lo, hi = (np.broadcast_to(a, shape) for a in (value, low, high))
+    bad = (v <= lo) | (v >= hi)
+    if np.any(bad):
+        i = tuple(np.argwhere(bad)[0]) if bad.ndim else ()
+        where = f" (row {list(i)})" if i else ""
+        raise ValueError(f"{name} must lie in ({lo[i]:g}, {hi[i]:g}) {why}{where}, got {v[i]:g}")
+
+
+@dataclass(frozen=True)
+class Accuracy(_ViaErrRates):
+    """Attack accuracy (1/2)((1 - alpha) + (1 - beta)) at FPR ``alpha`` at most ``accuracy``
+    (Rezaei & Liu 2021; seed paper Appendix C, Table 1): f(alpha) >= 2 (1 - acc*) - alpha."""
+
+    alpha: object
+    accuracy: object
+
+    def __post_init__(self):
+        a = _v.real_array("alpha", self.alpha, low=0.0, high=1.0, low_open=True, high_open=True)
+        acc = _v.real_array("accuracy", self.accuracy, low=0.0, high=1.0, low_open=True, high_open=True)
+        _check_open("accuracy", acc, 0.5, 1.0 - a / 2, "(above 1/2 a coin flip meets it; below 1 - alpha/2 at FPR alpha)")
+        object.__setattr__(self, "alpha", a)
+        object.__setattr__(self, "accuracy", acc)
+
+    def err_rates(self):
+        return ErrRates(self.alpha, 2.0 * (1.0 - self.accuracy) - self.alpha)
+
+
+@dataclass(frozen=True)
+class PPV(_ViaErrRates):
+    """Attack precision (1 - beta) / (1 - beta + alpha) at FPR ``alpha`` (uniform prior) at most
+    ``ppv`` (Jayaraman et al. 2021; seed paper Appendix C, Table 1):
+    f(alpha) >= 1 - alpha ppv* / (1 - ppv*)."""
+
+    alpha: object
+    ppv: object
+
+    def __post_init__(self):
+        a = _v.real_array("alpha", self.alpha, low=0.0, high=1.0, low_open=True, high_open=True)
+        v = _v.real_array("ppv", self.ppv, low=0.0, high=1.0, low_open=True, high_open=True)
+        _check_open("ppv", v, 0.5, 1.0 / (1.0 + a), "(above 1/2 a coin flip meets it; below 1/(1 + alpha) at FPR alpha)")
+        object.__setattr__(self, "alpha", a)
+        object.__setattr__(self, "ppv", v)
+
+    def err_rates(self):
+        return ErrRates(self.alpha, 1.0 - self.alpha * self.ppv / (1.0 - self.ppv))
+
+
+@dataclass(frozen=True)
+class Reconstruction(_ViaErrRates):
+    """Reconstruction robustness (Kaissis et al. 2023; seed paper Sec. 2.2): an attack whose
+    baseline success (without the record's influence) is ``baseline`` = kappa succeeds with
+    probability at most 1 - f(kappa); the target bounds that by ``success``:
+    f(kappa) >= 1 - success."""
+
+    baseline: object
+    success: object
+
+    def __post_init__(self):
+        k = _v.real_array("baseline", self.baseline, low=0.0, high=1.0, low_open=True, high_open=True)
+        s = _v.real_array("success", self.success, low=0.0, high=1.0, low_open=True, high_open=True)
+        _check_open("success", s, k, 1.0, "(above the baseline success, which no noise can lower)")
+        object.__setattr__(self, "baseline", k)
+        object.__setattr__(self, "success", s)
+
+    @property
+    def alpha(self):
+        return self.baseline
+
+    def err_rates(self):
+        return ErrRates(self.baseline, 1.0 - self.success)
+
+
+# ---------------------------------------------------------------------------------------
+# Gaussian DP
+# ---------------------------------------------------------------------------------------
+
+
+@jax.jit
+def _gdp_margin_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, mu):
+    """min over breakpoints (alpha_i, beta_i) of both directions of beta_i - G_mu(alpha_i),
+    plus the off-grid mass and GDP_SLACK (see :class:`GDP`)."""
+    from jax.scipy.special import ndtr, ndtri
+
+    from .analyse import breakpoints, reverse_pair
+
+    worst = jnp.inf
+    for px, py, _, iy, _ in ((pmf_x, pmf_y, offset, inf_y, neginf_x), reverse_pair(pmf_x, pmf_y, offset, inf_y, neginf_x)):
+        cx, cy, _ = breakpoints(px, py, iy)
+        g = ndtr(-ndtri(jnp.clip(cx, 0.0, 1.0)) - mu[:, None])
+        worst = jnp.minimum(worst, jnp.min(cy - g, -1))
+    return worst + inf_y + neginf_x + GDP_SLACK
+
+
+#: absolute slack (in beta) of the GDP check, for float64 round-off of the breakpoint sums
+GDP_SLACK = 1e-12
+
+
+@dataclass(frozen=True)
+class GDP(Target):
+    """The mechanism is mu-GDP: f(alpha) >= G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu) for all
+    alpha (Dong, Roth & Su 2022, Def. 2.4).
+
+    G_mu is convex and the discrete curve piecewise linear, so checking the breakpoints of
+    both directions is exact (a chord of f above G at both ends stays above the convex G).
+    A discrete pair with atoms at +-inf (mass kept off the grid, ~1e-16) is never GDP at its
+    extreme ends (f(0) = 1 - Pr[Y = inf] < G_mu(0) = 1); the check forgives that mass plus
+    GDP_SLACK = 1e-12 of round-off. The margin is min_i beta_i - G_mu(alpha_i) (+ that slack).
+    """
+
+    mu: object
+    reports = ("gdp_margin",)
+
+    def __post_init__(self):
+        object.__setattr__(self, "mu", _v.real_array("mu", self.mu, low=0.0, low_open=True))
+
+    def shape(self):
+        return self.mu.shape
+
+    def margin(self, rows):
+        m = np.asarray(_gdp_margin_kernel(*rows, jnp.asarray(self.mu.reshape(-1), jnp.float64)))
+        return m, {"gdp_margin": m}
+
+    def gdp_mu(self):
+        return self.mu
+
+    def standard_epsilon(self, delta):
+        # no (epsilon, delta > 0) guarantee implies mu-GDP: its curve reaches 0 at alpha = 1 - delta
+        return np.full(np.broadcast_shapes(self.mu.shape, np.shape(delta)), np.nan)
+
+    def met_without_noise(self, leak_probability):
+        return np.zeros(np.shape(leak_probability), bool)  # (1 - q)(1 - alpha) < G_mu(alpha) near alpha = 0
+
+
+# ---------------------------------------------------------------------------------------
+# several targets at once
+# ---------------------------------------------------------------------------------------
+
+
+class All(Target):
+    """Meet every one of several targets (fields of all of them broadcast together).
+
+    The margin is the smallest of the parts' margins, so the calibrated noise is the largest
+    of the parts' answers."""
+
+    def __init__(self, *targets):
+        parts = []
+        for t in targets:
+            if isinstance(t, All):
+                parts.extend(t.parts)
+            elif isinstance(t, Target):
+                parts.append(t)
+            else:
+                raise TypeError(f"All takes dpax.targets targets, got {t!r}")
+        if not parts:
+            raise ValueError("All needs at least one target")
+        self.parts = tuple(parts)
+        self.reports = tuple(dict.fromkeys(r for p in parts for r in p.reports))
+
+    def __repr__(self):
+        return f"All({', '.join(map(repr, self.parts))})"
+
+    def shape(self):
+        return np.broadcast_shapes(*(p.shape() for p in self.parts))
+
+    def broadcast(self, shape):
+        return All(*(p.broadcast(shape) for p in self.parts))
+
+    def flat(self, shape):
+        return All(*(p.flat(shape) for p in self.parts))
+
+    def take(self, index):
+        return All(*(p.take(index) for p in self.parts))
+
+    def margin(self, rows):
+        margin, achieved = None, {}
+        for p in self.parts:
+            m, a = p.margin(rows)
+            margin = m if margin is None else np.minimum(margin, m)
+            achieved.update(a)
+        return margin, achieved
+
+    def gdp_mu(self):
+        return np.minimum.reduce(np.broadcast_arrays(*(np.asarray(p.gdp_mu(), float) for p in self.parts)))
+
+    def standard_epsilon(self, delta):
+        return np.minimum.reduce(np.broadcast_arrays(*(np.asarray(p.standard_epsilon(delta), float) for p in self.parts)))
+
+    def met_without_noise(self, leak_probability):
+        return np.logical_and.reduce(np.broadcast_arrays(*(np.asarray(p.met_without_noise(leak_probability)) for p in self.parts)))
+
+
+def as_target(target) -> Target:
+    """A target, or a list / tuple of targets meaning "meet all of them" (:class:`All`)."""
+    if isinstance(target, Target):
+        return target
+    if isinstance(target, (list, tuple)) and target:
+        return All(*target)
+    raise TypeError(
+        "target must be a dpax.targets target (ErrRates, Advantage, Epsilon, Accuracy, PPV, GDP, "
+        f"Reconstruction, All) or a list of them, got {target!r}"
+    )
