@@ -16,6 +16,7 @@ from .privacy_loss import PrivacyLoss, compose
 # -- mechanism library and interop --------------------------------------------------------
 
 # -- Gaussian-DP reporting ----------------------------------------------------------------
+from . import gdp  # noqa: E402  (dpax.gdp: mu-GDP, regret, reports, conversions)
 
 # -- auditing -----------------------------------------------------------------------------
 from . import audit  # noqa: E402  (dpax.audit: Clopper-Pearson audits, Epsilon*)

@@ -1,0 +1,453 @@
+"""Gaussian-DP reporting: tight mu, its regret, Tier I/II reports and GDP closed forms.
+
+Implements "(epsilon, delta) considered harmful: report Gaussian DP" (Gomez et al.):
+
+* :func:`mu_and_regret` -- the smallest mu such that the mechanism is mu-GDP, from the
+  breakpoints of the trade-off curve (Eq. 11 / Appendix B, Eq. 29), and the regret
+  Delta(f, f_mu) (Eq. 13 / Theorem B.2), for a batch of privacy losses in one kernel;
+* :func:`report` -- Tier I (mu, regret, regret < 1e-2) and Tier II (beta at fixed FPRs and at
+  the advantage-maximising FPR), with epsilon at common deltas, as a dataclass, table or JSON;
+* closed forms of mu-GDP (Dong, Roth & Su 2022): :func:`tradeoff`, :func:`advantage`,
+  :func:`delta`, :func:`epsilon`, :func:`compose`, :func:`gaussian_mu`, and the two
+  *approximations* :func:`clt_mu` (Dong et al., Theorem 3.5) and :func:`subsampled_clt_mu`
+  (Bu et al. / Dong et al., Corollary 5.4), which can be optimistic.
+
+Both numbers are for the symmetrised curve h that dpax reports (convex hull of
+min(f, f^-1), see :mod:`dpax.analyse`). Geometry used throughout: write a trade-off curve in
+the rotated coordinates u = alpha - beta, v = alpha + beta, so that its graph is v = V(u) with
+V convex on [-1, 1]; shifting a curve down-left by kappa (Eq. 8) lowers V by 2 kappa. Hence
+
+    Delta(f, g) = max(0, sup_u (V_f(u) - V_g(u)) / 2),
+
+and for a piecewise-linear convex f (the max of its segments' lines) against f_mu this sup is
+attained where f_mu's tangent is parallel to one of f's segments: the regret is evaluated
+exactly at those tangent points, in closed form, not on a fixed grid of FPR values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.scipy.special import ndtr, ndtri
+from scipy.special import log_ndtr as _np_log_ndtr
+from scipy.special import ndtr as _np_ndtr
+from scipy.special import ndtri as _np_ndtri
+
+from . import analyse as _analyse
+from . import validation as _v
+from ._x64 import float64
+
+#: Default tail: mu is the tightest GDP parameter for every attack whose FPR and FNR are both
+#: at least this (the grid's truncated mass, kept pessimistically at +-inf, is not GDP for any
+#: finite mu). The paper's and gdpnum's value.
+DEFAULT_TAIL = 1e-10
+
+#: Regret below which the mu-GDP summary is faithful (Tier I of the paper).
+REGRET_THRESHOLD = 1e-2
+
+#: Tier II FPRs (the paper's Section 4.3 / gdpnum's defaults; alpha* is appended).
+TIER2_ALPHAS = (1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1)
+
+#: deltas at which the report also gives epsilon (those of the paper's Table 3).
+REPORT_DELTAS = (1e-5, 1e-6, 1e-9)
+
+
+# -- closed forms of mu-GDP ----------------------------------------------------------------
+
+
+def tradeoff(mu, alpha):
+    """f_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu), the trade-off curve of mu-GDP (Eq. 7).
+
+    ``mu`` >= 0 and ``alpha`` in [0, 1] broadcast together.
+    """
+    m = _v.real_array("mu", mu, low=0.0)
+    a = _v.probabilities("alpha", alpha)
+    out = _np_ndtr(-_np_ndtri(a) - m)
+    return out if out.ndim else float(out)
+
+
+def advantage(mu):
+    """Largest TPR - FPR of any attack on a mu-GDP mechanism: 2 Phi(mu / 2) - 1."""
+    m = _v.real_array("mu", mu, low=0.0)
+    out = 2.0 * _np_ndtr(m / 2.0) - 1.0
+    return out if out.ndim else float(out)
+
+
+def _delta_np(eps, mu):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        a = _np_ndtr(-eps / mu + mu / 2.0)
+        b = np.exp(eps + _np_log_ndtr(-eps / mu - mu / 2.0))
+        d = np.where(mu > 0, a - b, 0.0)
+    return np.clip(d, 0.0, 1.0)
+
+
+def delta(epsilon, mu):
+    """delta(epsilon) of mu-GDP (Dong, Roth & Su, Corollary 2.13):
+    Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), computed in log space for large eps."""
+    e = _v.real_array("epsilon", epsilon)
+    m = _v.real_array("mu", mu, low=0.0)
+    out = _delta_np(np.maximum(e, 0.0) if np.all(e >= 0) else e, m)
+    return out if out.ndim else float(out)
+
+
+def epsilon(delta_, mu):
+    """Smallest epsilon >= 0 with mu-GDP's delta(epsilon) <= ``delta_`` (bisection on
+    Corollary 2.13, to 1e-12 relative; the result errs upward)."""
+    d = _v.probabilities("delta", delta_, open_low=True)
+    m = _v.real_array("mu", mu, low=0.0)
+    d, m = np.broadcast_arrays(d, m)
+    lo = np.zeros(d.shape)
+    hi = m * m / 2.0 + 40.0 * m + 1.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        ok = _delta_np(mid, m) <= d
+        hi = np.where(ok, mid, hi)
+        lo = np.where(ok, lo, mid)
+        if np.all(hi - lo <= 1e-13 * np.maximum(hi, 1e-300)):
+            break
+    out = np.where(_delta_np(np.zeros(d.shape), m) <= d, 0.0, hi)
+    return out if out.ndim else float(out)
+
+
+def compose(*mus):
+    """mu of the composition of mu_i-GDP mechanisms: sqrt(sum mu_i^2) (Dong et al., Cor. 3.3).
+
+    ``compose(0.5, 0.5)`` or ``compose([0.5, 0.5])`` (an array is composed along its last axis).
+    """
+    if len(mus) == 1:
+        m = _v.real_array("mu", mus[0], low=0.0)
+        out = np.sqrt(np.sum(m * m, axis=-1)) if m.ndim else m
+    else:
+        ms = np.broadcast_arrays(*(_v.real_array(f"mu {i}", x, low=0.0) for i, x in enumerate(mus)))
+        out = np.sqrt(sum(x * x for x in ms))
+    return out if np.ndim(out) else float(out)
+
+
+def gaussian_mu(noise_multiplier, sensitivity=1.0, num_steps=1):
+    """mu of the Gaussian mechanism composed ``num_steps`` times: sqrt(T) sensitivity / sigma
+    (exact: the mechanism is mu-GDP with this mu and no smaller)."""
+    s = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
+    c = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True)
+    t = _v.positive_int_array("num_steps", num_steps)
+    out = np.sqrt(t) * c / s
+    return out if out.ndim else float(out)
+
+
+def subsampled_clt_mu(noise_multiplier, sample_rate, num_steps):
+    """APPROXIMATION (can be optimistic): the asymptotic mu of DP-SGD, Bu et al. (2020) /
+    Dong et al. Corollary 5.4 with mu_step = 1 / sigma:
+    p sqrt(T) sqrt(e^{mu^2} Phi(3 mu / 2) + 3 Phi(-mu / 2) - 2).
+
+    Valid only as T -> infinity with p sqrt(T) fixed; it is not a guarantee. Use
+    :func:`mu_and_regret` on ``dpax.dpsgd(...)`` for one.
+    """
+    s = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
+    p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
+    t = _v.positive_int_array("num_steps", num_steps)
+    m = 1.0 / s
+    with np.errstate(over="ignore"):
+        inner = np.exp(m * m) * _np_ndtr(1.5 * m) + 3.0 * _np_ndtr(-0.5 * m) - 2.0
+    out = p * np.sqrt(t) * np.sqrt(np.maximum(inner, 0.0))
+    return out if out.ndim else float(out)
+
+
+@float64
+def clt_mu(pl, num_steps=1):
+    """APPROXIMATION (can be optimistic; Gopi et al. 2021 show it can underestimate risk):
+    the central-limit mu of ``num_steps`` compositions of ``pl`` (Dong, Roth & Su, Theorem 3.5),
+    mu = 2 T kl / sqrt(T (kappa_2 - kl^2)), with kl = KL(P || Q) = -E[X] and
+    kappa_2 - kl^2 = Var[X] for X = log(Q/P) under P, the larger over the two directions.
+
+    Infinite when a direction has an infinite atom (KL = inf).
+    """
+    t = _v.positive_int_array("num_steps", num_steps)
+    x = pl.loss_values()
+    out = np.zeros(pl.batch_shape)
+    for pmf, sign, atom in ((pl.pmf_x, -1.0, pl.neginf_mass_x), (pl.pmf_y, 1.0, pl.inf_mass_y)):
+        # direction (P, Q): X under P; reversed (Q, P): X' = -Y under Q, so kl = E[Y]
+        total = np.sum(pmf, -1)
+        mean = np.sum(pmf * x, -1) / total
+        var = np.sum(pmf * (x - mean[..., None]) ** 2, -1) / total
+        kl = sign * mean
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mu = np.where(var > 0, 2.0 * kl / np.sqrt(var), 0.0)
+        out = np.maximum(out, np.where(np.asarray(atom) > 0, np.inf, mu))
+    out = np.sqrt(t) * out
+    return out if np.ndim(out) else float(out)
+
+
+# -- mu and regret of a discrete curve ----------------------------------------------------
+
+
+def _inverse_at(cx, cy, beta):
+    """alpha at which one direction's curve (tables cx descending, cy ascending) has FNR beta."""
+    n1 = cx.shape[0]
+    j = jnp.clip(jnp.searchsorted(cy, beta, side="left"), 1, n1 - 1)
+    b0, b1, a0, a1 = cy[j - 1], cy[j], cx[j - 1], cx[j]
+    w = b1 - b0
+    t = jnp.clip(jnp.where(w > 0, (beta - b0) / jnp.where(w > 0, w, 1.0), 1.0), 0.0, 1.0)
+    return jnp.where(beta > cy[-1], 0.0, a0 + t * (a1 - a0))
+
+
+def _v_of_u(u_desc, v_desc, q):
+    """V(q) of a curve with vertices (u_k, v_k), u descending in k; outside the vertices the
+    curve continues along the square's edges (alpha = 0 or beta = 0), where V(u) = |u|."""
+    u = jnp.flip(u_desc)
+    v = jnp.flip(v_desc)
+    n1 = u.shape[0]
+    j = jnp.clip(jnp.searchsorted(u, q, side="right"), 1, n1 - 1)
+    u0, u1, v0, v1 = u[j - 1], u[j], v[j - 1], v[j]
+    w = u1 - u0
+    t = jnp.where(w > 0, (q - u0) / jnp.where(w > 0, w, 1.0), 0.0)
+    inside = v0 + jnp.clip(t, 0.0, 1.0) * (v1 - v0)
+    return jnp.where(q < u[0], -q, jnp.where(q > u[-1], q, inside))
+
+
+@jax.jit
+def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
+    """(mu, regret, witness alpha) per row for the symmetrised curve.
+
+    mu (Eq. 29): max over breakpoints (alpha_i, beta_i) of f with alpha_i, beta_i >= tail of
+    Phi^-1(1 - alpha_i) - Phi^-1(beta_i), and at the two points where f crosses the box
+    alpha >= tail, beta >= tail. f_mu is convex and f piecewise linear, so f >= f_mu at those
+    points implies it everywhere in the box; since f_mu is symmetric, f_mu <= f iff
+    f_mu <= f^-1, so the same mu holds for min(f, f^-1) and its convex hull.
+
+    regret (Eq. 13): max over h's segments (slope -s) of (V_h(u*) - V_mu(u*)) / 2, where
+    u* = alpha* - beta* at the point of f_mu with slope -s: z* = log(s) / mu + mu / 2,
+    alpha* = Phi(-z*), beta* = Phi(z* - mu). V_h, convex, is the max of its segments' lines,
+    so sup_u (V_h - V_mu) = max over lines of sup_u (line - V_mu), attained at u*. Exact for
+    a convex h, a lower bound otherwise; by symmetry f's steep slopes (s >= 1) suffice.
+    """
+    n = pmf_x.shape[-1]
+    rows = jnp.arange(pmf_x.shape[0])
+    # breakpoint tables of f (analyse.breakpoints: the tail sums run from the small end)
+    cx = jnp.concatenate([jnp.flip(jnp.cumsum(jnp.flip(pmf_x, -1), -1), -1), jnp.zeros_like(pmf_x[:, :1])], -1)
+    cy = jnp.concatenate([jnp.zeros_like(pmf_y[:, :1]), jnp.cumsum(pmf_y, -1)], -1)
+    off = offset
+    tail_col = jnp.broadcast_to(tail, (pmf_x.shape[0], 1))
+
+    # -- mu: Eq. 29 on the breakpoints inside the box, plus the box crossings
+    inside = (cx >= tail_col) & (cy >= tail_col) & (cx > 0) & (cy > 0)
+    terms = jnp.where(inside, -ndtri(jnp.where(inside, cx, 0.5)) - ndtri(jnp.where(inside, cy, 0.5)), -jnp.inf)
+    b_at_tail = _analyse._curve(cx, cy, tail_col)  # f(tail)
+    # f^-1(tail): f's FPR where its FNR crosses tail (cy ascending in k, cx descending)
+    a_at_tail = jax.vmap(_inverse_at)(cx, cy, tail_col)
+    edge = jnp.concatenate([-ndtri(tail_col) - ndtri(b_at_tail), -ndtri(tail_col) - ndtri(a_at_tail)], -1)
+    edge = jnp.where(jnp.isnan(edge), -jnp.inf, edge)  # (0, 1) and (1, 0): no constraint
+    mu = jnp.maximum(jnp.maximum(jnp.max(terms, -1), jnp.max(edge, -1)), 0.0)
+
+    # -- regret: tangent points of f_mu parallel to f's steep segments (slope -s, s >= 1;
+    # the others are their mirror images). kappa of segment j's own line (closed form)
+    # picks the candidate; V_h itself is then evaluated there, so the value is a point of h
+    # (a lower bound of Delta), exact when h is convex and the line lies on h.
+    u_k, v_k = cx - cy, cx + cy
+    k0 = _analyse._zero_index(off, n)
+    a_bar, b_bar = cx[rows, k0], cy[rows, k0]
+    half_width = jnp.abs(a_bar - b_bar)[:, None]
+    v_bar = (a_bar + b_bar)[:, None]
+    ok = pmf_x > 0
+    log_s = jnp.log(jnp.where(ok, pmf_y, 1.0)) - jnp.log(jnp.where(ok, pmf_x, 1.0))
+    ok = ok & (log_s >= 0)
+    log_s = jnp.where(ok, log_s, 0.0)
+    m = jnp.maximum(mu, 1e-300)[:, None]
+    z = log_s / m + m / 2.0
+    a_star, b_star = ndtr(-z), ndtr(z - m)
+    w = jnp.exp(-log_s)
+    kappa_line = (w * (cy[:, :-1] - b_star) + (cx[:, :-1] - a_star)) / (w + 1.0)
+    kappa_line = jnp.where(ok, kappa_line, -jnp.inf)
+    # the slope -1 line of h (u* = 0) is always a candidate
+    z1 = m / 2.0
+    a_star = jnp.concatenate([ndtr(-z1), a_star], -1)
+    b_star = jnp.concatenate([ndtr(z1 - m), b_star], -1)
+    kappa_line = jnp.concatenate([jnp.full_like(z1, jnp.inf), kappa_line], -1)
+    best = jnp.argmax(kappa_line, -1)[:, None]
+    a_top = jnp.take_along_axis(a_star, best, -1)
+    b_top = jnp.take_along_axis(b_star, best, -1)
+    u_top = a_top - b_top
+    vf = jax.vmap(_v_of_u)(u_k, v_k, u_top)
+    vf_mirror = jax.vmap(_v_of_u)(u_k, v_k, -u_top)
+    v_h = jnp.where(jnp.abs(u_top) < half_width, v_bar, jnp.minimum(vf, vf_mirror))
+    regret = jnp.maximum((v_h - (a_top + b_top))[:, 0] / 2.0, 0.0)
+    witness = jnp.minimum(a_top, b_top)[:, 0]
+    # mu = inf: f_mu is the perfect-attack curve, V = |u|; the sup is at u = 0
+    v0 = jax.vmap(_v_of_u)(u_k, v_k, jnp.zeros((pmf_x.shape[0], 1)))[:, 0]
+    v0 = jnp.where(half_width[:, 0] > 0, v_bar[:, 0], v0)
+    regret = jnp.where(jnp.isinf(mu), v0 / 2.0, regret)
+    witness = jnp.where(jnp.isinf(mu), 0.0, witness)
+    return mu, regret, witness
+
+
+def _check_loss(pl, name="pl"):
+    from .privacy_loss import PrivacyLoss
+
+    if not isinstance(pl, PrivacyLoss):
+        raise TypeError(f"{name} must be a dpax.PrivacyLoss, got {type(pl).__name__}")
+
+
+def _out(values, shape):
+    arr = np.asarray(values, dtype=np.float64).reshape(shape)
+    return float(arr) if arr.ndim == 0 else arr
+
+
+@float64
+def _mu_regret_rows(pl, tail):
+    _check_loss(pl)
+    t = float(_v.real_array("tail", tail, low=0.0, high=0.5, high_open=True))
+    mu, regret, witness = _mu_regret_kernel(*pl._rows(), jnp.float64(t))
+    return (_out(mu, pl.batch_shape), _out(regret, pl.batch_shape), _out(witness, pl.batch_shape))
+
+
+def mu_and_regret(pl, tail=DEFAULT_TAIL):
+    """(mu, regret) of the symmetrised trade-off curve h of ``pl`` (floats, or arrays shaped
+    like its batch).
+
+    mu (Eq. 11 / Appendix B Eq. 29): the smallest mu with f_mu(alpha) <= h(alpha) at every
+    point of the curve with FPR and FNR both >= ``tail`` (default 1e-10, as in the paper);
+    exact for the discrete curve, which lies below the true one, so mu is never below the
+    mechanism's. ``tail=0`` asks for every attack, and gives inf when the grid keeps any
+    mass at +-inf.
+
+    regret (Eq. 13, Theorem B.2): Delta(h, f_mu), evaluated in closed form at the points of
+    f_mu whose tangents are parallel to h's segments (where the maximum lies, see the module
+    docstring), so it is exact up to float64 rounding (~1e-15) where h is convex, and an
+    underestimate (a lower bound) otherwise; unlike gdpnum it is not limited to a fixed grid
+    of 10,000 FPR values. The whole batch is one compiled kernel.
+    """
+    mu, regret, _ = _mu_regret_rows(pl, tail)
+    return mu, regret
+
+
+def regret_witness(pl, tail=DEFAULT_TAIL):
+    """FPR alpha at which the regret is attained: f(alpha + Delta) - Delta = f_mu(alpha)
+    (the smaller of the two symmetric points)."""
+    return _mu_regret_rows(pl, tail)[2]
+
+
+def delta_divergence(f, g, **kwargs):
+    """Delta-divergence Delta(f, g) (Kaissis et al., Definition 2.10; Eq. 8): see
+    :func:`dpax.conversions.delta_divergence`."""
+    from . import conversions
+
+    return conversions.delta_divergence(f, g, **kwargs)
+
+
+def symmetric_delta_divergence(f, g, **kwargs):
+    """Symmetrised Delta-divergence max(Delta(f, g), Delta(g, f)) (Eq. 9), a metric:
+    see :func:`dpax.conversions.symmetric_delta_divergence`."""
+    from . import conversions
+
+    return conversions.symmetric_delta_divergence(f, g, **kwargs)
+
+
+# -- reporting -----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class GDPReport:
+    """Two-tier privacy report (Section 4 of the paper), for one mechanism or a batch.
+
+    Tier I: ``mu`` (the tightest mu-GDP guarantee), ``regret`` (Delta of reporting mu-GDP
+    instead of the curve) and ``gdp_ok`` (regret < 1e-2: mu alone is a faithful summary).
+    Tier II: ``beta`` at ``alpha`` (the FPRs 1e-10 ... 1e-1 and alpha*, the FPR of the
+    advantage-maximising attack). Also ``epsilon`` at ``deltas`` for readers who want it.
+    Array fields carry the batch shape in front.
+    """
+
+    description: str
+    grid_step: float
+    tail: float
+    mu: object
+    regret: object
+    regret_alpha: object
+    gdp_ok: object
+    advantage: object
+    alpha: np.ndarray  # batch_shape + (8,): TIER2_ALPHAS then alpha*
+    beta: np.ndarray
+    alpha_star: object
+    deltas: np.ndarray
+    epsilon: np.ndarray
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict (plain floats and lists; inf as the string "inf")."""
+        from .cli import _jsonable
+
+        return _jsonable({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+
+    def table(self) -> str:
+        """Human-readable report (one block per configuration of a batch)."""
+        from .cli import _fmt, _pairs, _table
+
+        mu = np.asarray(self.mu)
+        blocks = []
+        for idx in np.ndindex(mu.shape):
+            def at(x, idx=idx):
+                return np.asarray(x)[idx]
+
+            head = self.description if not idx else f"{self.description} [{', '.join(map(str, idx))}]"
+            lines = [head, "", "Tier I: Gaussian DP"]
+            ok = bool(at(self.gdp_ok))
+            lines += _pairs([
+                ("mu", _fmt(at(self.mu))),
+                ("regret Delta", f"{_fmt(at(self.regret), 3)}  (attained at FPR {_fmt(at(self.regret_alpha), 3)})"),
+                ("mu-GDP faithful", f"{'yes' if ok else 'no'}  (regret {'<' if ok else '>='} {REGRET_THRESHOLD:g})"),
+                ("advantage", _fmt(at(self.advantage))),
+            ])
+            lines += ["", "Tier II: trade-off curve (best membership-inference attack)"]
+            alphas = at(self.alpha)
+            betas = at(self.beta)
+            rows = [(_fmt(a, 4) + (" (alpha*)" if i == len(alphas) - 1 else ""), _fmt(b), _fmt(1 - b))
+                    for i, (a, b) in enumerate(zip(alphas, betas))]
+            lines += _table(("FPR alpha", "FNR beta", "TPR"), rows)
+            lines += [""]
+            lines += _table(("delta", "epsilon"), [(_fmt(d), _fmt(e)) for d, e in zip(self.deltas, at(self.epsilon))])
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks)
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+@float64
+def report(pl, deltas=REPORT_DELTAS, tail=DEFAULT_TAIL) -> GDPReport:
+    """Tier I / Tier II report of ``pl`` (a PrivacyLoss, possibly a batch); see :class:`GDPReport`.
+
+    alpha* = (1 - advantage) / 2, the symmetric point of the slope -1 segment, where the
+    attack maximising TPR - FPR operates.
+    """
+    _check_loss(pl)
+    d = _v.probabilities("deltas", deltas).reshape(-1)
+    mu, regret, witness = _mu_regret_rows(pl, tail)
+    adv = pl.advantage()
+    a_star = 0.5 * (1.0 - np.asarray(adv))
+    fixed = np.asarray(TIER2_ALPHAS, dtype=np.float64)
+    shape = pl.batch_shape
+    beta_fixed = np.asarray(pl.beta(fixed)).reshape(shape + (fixed.size,))
+    rows = pl._rows()
+    b_star = np.asarray(_analyse.beta_kernel(*rows, np.asarray(a_star, np.float64).reshape(-1, 1))).reshape(shape + (1,))
+    eps = np.asarray(pl.epsilon(d)).reshape(shape + (d.size,))
+    alpha_col = np.concatenate([np.broadcast_to(fixed, shape + fixed.shape), np.reshape(a_star, shape + (1,))], -1)
+    return GDPReport(
+        description=pl.description,
+        grid_step=pl.grid_step,
+        tail=float(tail),
+        mu=mu,
+        regret=regret,
+        regret_alpha=witness,
+        gdp_ok=np.asarray(regret) < REGRET_THRESHOLD if np.ndim(regret) else bool(regret < REGRET_THRESHOLD),
+        advantage=adv,
+        alpha=alpha_col,
+        beta=np.concatenate([beta_fixed, b_star], -1),
+        alpha_star=a_star if np.ndim(a_star) else float(a_star),
+        deltas=d,
+        epsilon=eps,
+    )
