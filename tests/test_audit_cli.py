@@ -1,0 +1,176 @@
+"""``dpax audit`` and ``dpax epsilon-star``: numbers equal the library's, every loss file
+format reads the same losses, and bad files fail with exit status 2 and a message naming
+the problem."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+import dpax
+from dpax.cli import main
+
+LECTURE = ["audit", "--false-positives", "174", "--negatives", "100000", "--false-negatives", "95078",
+           "--positives", "1e5", "--confidence", "0.9999999999", "--claim-epsilon", "0.21", "--claim-delta", "1e-5",
+           "--no-cache"]
+
+
+def run_json(argv, capsys):
+    code = main(argv + ["--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return json.loads(out.out)
+
+
+def run_error(argv, capsys):
+    code = main(argv + ["--no-cache"])
+    err = capsys.readouterr().err
+    assert code == 2
+    return err
+
+
+def test_audit_lecture_example(capsys):
+    r = run_json(LECTURE, capsys)
+    lib = dpax.audit.audit(174, 100000, 95078, 100000, confidence=1 - 1e-10, claim_epsilon=0.21, claim_delta=1e-5)
+    assert r["contradicted"] is True
+    assert r["fnr_upper"] == lib.fnr_upper and r["fpr_upper"] == lib.fpr_upper
+    assert r["fnr_upper"] == pytest.approx(0.95508, abs=1e-5) and r["fpr_upper"] == pytest.approx(0.00274, abs=1e-5)
+    assert r["required_fpr"] == pytest.approx(0.0364, abs=1e-4)
+    assert r["epsilon_lower"] == lib.epsilon_lower and r["delta"] == 1e-5
+    assert main(LECTURE) == 0
+    text = capsys.readouterr().out
+    assert "CONTRADICTED" in text and "0.955082" in text
+
+
+def test_audit_mu_claim_and_no_claim(capsys):
+    base = ["audit", "--false-positives", "50", "--negatives", "1000", "--false-negatives", "500",
+            "--positives", "1000", "--no-cache"]
+    r = run_json(base, capsys)
+    assert "claim" not in r and r["mu_lower"] == pytest.approx(dpax.audit.mu_lower_bound(50, 1000, 500, 1000))
+    r = run_json(base + ["--claim-mu", "3"], capsys)
+    assert r["contradicted"] is False and r["claim"]["type"] == "gdp"
+    r = run_json(base + ["--claim-mu", "1"], capsys)
+    assert r["contradicted"] is True
+
+
+@pytest.mark.parametrize("extra, match", [
+    (["--false-positives", "11", "--negatives", "10", "--false-negatives", "1", "--positives", "10"], "false_positives"),
+    (["--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10",
+      "--confidence", "1.5"], "confidence"),
+    (["--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10",
+      "--claim-mu", "1", "--claim-epsilon", "1", "--claim-delta", "0"], "at most one"),
+    (["--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10",
+      "--claim-epsilon", "1"], "claim_delta"),
+    (["--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10",
+      "--claim-dpsgd", "1", "0.01", "2.5"], "STEPS"),
+])
+def test_audit_bad_input(extra, match, capsys):
+    err = run_error(["audit"] + extra, capsys)
+    assert "dpax: error:" in err and match in err
+
+
+# -- epsilon-star --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def losses():
+    rng = np.random.default_rng(42)
+    return rng.gamma(2.0, 5.0, 3000), rng.gamma(3.0, 5.0, 2500)
+
+
+def _reference(train, test, delta=1e-5):
+    return {m: dpax.audit.epsilon_star(train, test, delta=delta, method=m).value for m in ("parametric", "empirical")}
+
+
+def _write(tmp_path, fmt, train, test):
+    """Write both loss sets in one format; returns (train_path, test_path, extra_args)."""
+    tr, te = tmp_path / f"train{fmt}", tmp_path / f"test{fmt}"
+    if fmt == ".npy":
+        np.save(tr, train), np.save(te, test)
+        return tr, te, []
+    if fmt == ".npz":
+        np.savez(tr, loss=train, other=np.zeros(3)), np.savez(te, loss=test, other=np.zeros(3))
+        return tr, te, ["--column", "loss"]
+    if fmt == ".csv":
+        tr.write_text("id,loss\n" + "".join(f"{i},{float(v)!r}\n" for i, v in enumerate(train)))
+        te.write_text("".join(f"{float(v)!r}\n" for v in test))  # no header, one column
+        return tr, te, ["--train-column", "loss"]
+    if fmt == ".parquet":
+        pa = pytest.importorskip("pyarrow")
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({"loss": train, "id": np.arange(train.size)}), tr)
+        pq.write_table(pa.table({"loss": test}), te)
+        return tr, te, ["--train-column", "loss"]
+    raise AssertionError(fmt)
+
+
+@pytest.mark.parametrize("fmt", [".npy", ".npz", ".csv", ".parquet"])
+def test_epsilon_star_reads_every_format(fmt, tmp_path, losses, capsys):
+    train, test = losses
+    tr, te, extra = _write(tmp_path, fmt, train, test)
+    r = run_json(["epsilon-star", str(tr), str(te), "--no-cache"] + extra, capsys)
+    ref = _reference(train, test)
+    assert r["n_train"] == train.size and r["n_test"] == test.size
+    for m in ("parametric", "empirical"):
+        assert r["results"][m]["epsilon_star"] == ref[m]  # the same losses, bit for bit
+    assert np.array_equal(dpax.audit.read_losses(tr, "loss" if fmt != ".npy" else None), train)
+
+
+def test_epsilon_star_text_output_and_goodness_of_fit(tmp_path, losses, capsys):
+    tr, te, _ = _write(tmp_path, ".npy", *losses)
+    assert main(["epsilon-star", str(tr), str(te), "--method", "empirical", "--delta", "1e-6", "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert "empirical" in text and "parametric" not in text and "Epsilon* at delta 1e-06" in text
+    r = run_json(["epsilon-star", str(tr), str(te), "--method", "parametric", "--goodness-of-fit", "2",
+                  "--no-cache"], capsys)
+    g = r["goodness_of_fit"]
+    assert g["components"] == [1, 2] and len(g["train_pvalues"]) == 2 and all(0 <= p <= 1 for p in g["test_pvalues"])
+    assert set(r["results"]) == {"parametric"}
+
+
+def test_bad_loss_files(tmp_path, losses, capsys):
+    train, test = losses
+    good = tmp_path / "good.npy"
+    np.save(good, train)
+    cases = {}
+    np.save(tmp_path / "empty.npy", np.zeros(0)); cases["empty.npy"] = "no losses"
+    np.save(tmp_path / "nan.npy", np.array([1.0, np.nan, 2.0])); cases["nan.npy"] = "NaN or infinite"
+    np.save(tmp_path / "inf.npy", np.array([1.0, 2.0, np.inf])); cases["inf.npy"] = "NaN or infinite"
+    np.save(tmp_path / "matrix.npy", np.ones((3, 4))); cases["matrix.npy"] = "1-D"
+    np.save(tmp_path / "text.npy", np.array(["a", "b"])); cases["text.npy"] = "numbers"
+    np.savez(tmp_path / "two.npz", a=train, b=test); cases["two.npz"] = "several arrays"
+    (tmp_path / "gap.csv").write_text("loss\n1.0\n2.0,3.0\n"); cases["gap.csv"] = "fields"
+    (tmp_path / "hole.csv").write_text("a,b\n1.0,2.0\n3.0,\n"); cases["hole.csv"] = "NaN or infinite"
+    (tmp_path / "word.csv").write_text("1.0\nabc\n"); cases["word.csv"] = "not a number"
+    (tmp_path / "blank.csv").write_text("\n\n"); cases["blank.csv"] = "empty"
+    (tmp_path / "wide.csv").write_text("1.0,2.0\n3.0,4.0\n"); cases["wide.csv"] = "--column"
+    (tmp_path / "losses.txt").write_text("1.0\n"); cases["losses.txt"] = "unknown loss file type"
+    cases["missing.npy"] = "no such file"
+    for name, match in cases.items():
+        extra = ["--column", "b"] if name == "hole.csv" else []
+        err = run_error(["epsilon-star", str(good), str(tmp_path / name)] + extra, capsys)
+        assert name in err and match in err, (name, err)
+    # a column that is not there
+    np.savez(tmp_path / "one.npz", loss=train)
+    err = run_error(["epsilon-star", str(good), str(tmp_path / "one.npz"), "--test-column", "losses"], capsys)
+    assert "no array 'losses'" in err and "'loss'" in err
+    # constant losses in both files
+    np.save(tmp_path / "const.npy", np.ones(10))
+    err = run_error(["epsilon-star", str(tmp_path / "const.npy"), str(tmp_path / "const.npy")], capsys)
+    assert "all equal" in err
+
+
+def test_parquet_without_pyarrow_says_what_to_install(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "losses.parquet"
+    path.write_bytes(b"PAR1")  # never opened: the import fails first
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(ValueError, match="pip install pyarrow"):
+        dpax.audit.read_losses(path)
+    good = tmp_path / "good.npy"
+    np.save(good, np.arange(5.0))
+    err = run_error(["epsilon-star", str(good), str(path)], capsys)
+    assert "pyarrow" in err
