@@ -268,3 +268,25 @@ def test_bad_rates_name_the_argument():
         A.epsilon_star_from_rates([0.1], [1.2])
     with pytest.raises(ValueError, match="fpr"):
         A.epsilon_star_from_rates([np.nan], [0.2])
+
+
+def test_parametric_is_stable_for_tiny_delta(monkeypatch):
+    """Rates within 1e-12 of 0 and 1: log-space terms keep every digit. Here the supremum sits
+    on the window edge FPR = delta (term 1 grows towards it), where 1 - delta - FNR is ~1e-9:
+    checked against 400-digit arithmetic (mpmath) at that edge."""
+    mpmath = pytest.importorskip("mpmath")
+    monkeypatch.setattr(mpmath.mp, "dps", 400)
+    rng = np.random.default_rng(0)
+    train, test = rng.normal(0.0, 1.0, 20_000), rng.normal(1.0, 1.0, 20_000)
+    values = []
+    for delta in (1e-3, 1e-6, 1e-9, 1e-12, 1e-15, 1e-300):
+        r = A.epsilon_star(train, test, delta=delta)
+        f = r.extra
+        d = mpmath.mpf(delta)
+        c = f["test_mean"] + f["test_std"] * mpmath.sqrt(2) * mpmath.erfinv(1 - 2 * d)  # FPR(c) = delta
+        eta = mpmath.ncdf((c - f["train_mean"]) / f["train_std"])
+        ref = float(mpmath.log((1 - d - eta) / d))
+        assert r.term == 1 and np.isfinite(r.value)
+        assert r.value == pytest.approx(ref, rel=1e-9), delta
+        values.append(r.value)
+    assert np.all(np.diff(values) > 0)  # a smaller delta is a larger Epsilon*
