@@ -14,6 +14,15 @@ from .mechanisms import dpsgd, from_privacy_profile, gaussian, subsampled_gaussi
 from .privacy_loss import PrivacyLoss, compose
 
 # -- mechanism library and interop --------------------------------------------------------
+from .interop import from_dp_accounting, to_dp_accounting  # noqa: E402
+from .mechanisms import (  # noqa: E402
+    approximate_dp,
+    discrete_gaussian,
+    discrete_laplace,
+    laplace,
+    randomized_response,
+    subsampled_laplace,
+)
 
 # -- Gaussian-DP reporting ----------------------------------------------------------------
 from . import gdp  # noqa: E402  (dpax.gdp: mu-GDP, regret, reports, conversions)

@@ -312,7 +312,7 @@ def split_atoms(loss, log_p, log_q, offset, grid_step, n):
     p = jnp.exp(log_p)
     pos = l / h
     near = jnp.round(pos)
-    on_grid = jnp.abs(pos - near) < 1e-9 * jnp.maximum(1.0, jnp.abs(pos))
+    on_grid = jnp.abs(pos - near) < 1e-11 * jnp.maximum(1.0, jnp.abs(pos))
     k = jnp.where(on_grid, near, jnp.floor(pos))
     a = k * h
     frac = l - a  # in [0, h)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 import numpy as np
-from scipy.special import ndtri
+from scipy.special import logsumexp, ndtri
 
 from . import construct as _construct
 from . import grid as _grid
@@ -70,13 +70,19 @@ def subsampled_gaussian(noise_multiplier, sample_rate, grid_step=1e-4) -> Privac
 
 
 @float64
-def gaussian(noise_multiplier, sensitivity=1.0, grid_step=1e-4) -> PrivacyLoss:
+def gaussian(noise_multiplier, sensitivity=1.0, grid_step=1e-4, neighbouring="add_remove") -> PrivacyLoss:
     """Gaussian mechanism with noise standard deviation ``noise_multiplier`` and L2
-    ``sensitivity``: exactly mu-GDP with mu = sensitivity / noise_multiplier."""
+    ``sensitivity``: exactly mu-GDP with mu = sensitivity / noise_multiplier.
+
+    ``neighbouring="substitution"`` (replace one record) doubles the sensitivity of a sum
+    of clipped per-record terms: mu = 2 sensitivity / noise_multiplier.
+    """
     sigma = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
-    sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True)
+    sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True) * _substitution_factor(neighbouring)
     pl = subsampled_gaussian(sigma / sens, 1.0, grid_step)
     pl.description = _describe("gaussian", noise_multiplier=noise_multiplier, sensitivity=sensitivity)
+    if neighbouring != "add_remove":
+        pl.description = pl.description[:-1] + f", neighbouring={neighbouring})"
     return pl
 
 
@@ -150,3 +156,255 @@ def from_privacy_profile(
         jnp.asarray(grid), jnp.asarray(forward), jnp.asarray(backward)
     )
     return PrivacyLoss(pmf_x, pmf_y, jnp.asarray(-k, jnp.int64), inf_y, neginf_x, step, description, exact_ratio=True)
+
+
+# -- neighbouring relations ---------------------------------------------------------------
+
+#: Neighbouring relations: add/remove one record (default) and substitution (replace one).
+NEIGHBOURING = ("add_remove", "substitution")
+
+
+def _neighbouring(value) -> str:
+    if not isinstance(value, str) or value not in NEIGHBOURING:
+        raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {value!r}")
+    return value
+
+
+def _substitution_factor(neighbouring) -> float:
+    """Sensitivity multiplier of an additive-noise mechanism under ``neighbouring``.
+
+    A sum of per-record contributions bounded by C changes by at most C when a record is
+    added or removed, and by up to 2C when one record is replaced by another.
+    """
+    return 2.0 if _neighbouring(neighbouring) == "substitution" else 1.0
+
+
+# -- continuous loss law: (Poisson-subsampled) Laplace ------------------------------------
+
+
+def _laplace_pair(eps, p, step, shape, desc):
+    eps = np.broadcast_to(eps, shape).reshape(-1)
+    p = np.broadcast_to(p, shape).reshape(-1)
+    with np.errstate(divide="ignore"):
+        high = np.logaddexp(np.log1p(-p), np.log(p) + eps)
+        low = np.logaddexp(np.log1p(-p), np.log(p) - eps)
+    if np.any(high > _MAX_LOSS):
+        raise ValueError(f"sensitivity / scale must be at most {_MAX_LOSS:g} (privacy loss beyond float64 range)")
+    offset = np.floor(low / step).astype(np.int64)
+    n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1)
+    _grid.check_memory(offset.size, n, desc.split("(")[0])
+    pmf_x, pmf_y, inf_y, neginf_x = _construct.laplace_kernel(eps, p, offset, np.float64(step), n)
+    return PrivacyLoss(pmf_x, pmf_y, offset, inf_y, neginf_x, step, desc, batch_shape=shape, exact_ratio=True)
+
+
+@float64
+def laplace(scale, sensitivity=1.0, grid_step=1e-4, neighbouring="add_remove") -> PrivacyLoss:
+    """Laplace mechanism: noise Lap(0, ``scale``) on a query of L1 ``sensitivity``.
+
+    Exact loss law (:func:`dpax.construct.laplace_log_cdfs`): L in [-eps, eps], eps =
+    sensitivity / scale, with atoms at the ends; closed-form trade-off curve (Dong, Roth &
+    Su, Prop. 2.? / Example): 1 - e^eps a for a < e^-eps / 2, e^-eps / (4a) up to a = 1/2,
+    e^-eps (1 - a) beyond. ``neighbouring="substitution"`` doubles the sensitivity.
+    """
+    b = _v.real_array("scale", scale, low=0.0, low_open=True)
+    sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True) * _substitution_factor(neighbouring)
+    step = _v.grid_step(grid_step)
+    shape = np.broadcast_shapes(b.shape, sens.shape)
+    desc = _describe("laplace", scale=scale, sensitivity=sensitivity)
+    if neighbouring != "add_remove":
+        desc = desc[:-1] + f", neighbouring={neighbouring})"
+    return _laplace_pair(sens / b, np.ones(shape), step, shape, desc)
+
+
+@float64
+def subsampled_laplace(scale, sample_rate, sensitivity=1.0, grid_step=1e-4) -> PrivacyLoss:
+    """Poisson-subsampled Laplace mechanism, add/remove neighbouring.
+
+    Pair P = Lap(0, b), Q = (1 - p) Lap(0, b) + p Lap(D, b); its loss log(1 - p + p e^L) is
+    an increasing transform of the Laplace loss L, so its CDFs are exact
+    (:func:`dpax.construct.subsampled_laplace_log_cdfs`). Risks are reported for the
+    symmetrised curve (the other direction is the swapped pair).
+    """
+    b = _v.real_array("scale", scale, low=0.0, low_open=True)
+    p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
+    sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True)
+    step = _v.grid_step(grid_step)
+    shape = np.broadcast_shapes(b.shape, p.shape, sens.shape)
+    desc = _describe("subsampled_laplace", scale=scale, sample_rate=sample_rate, sensitivity=sensitivity)
+    return _laplace_pair(sens / b, p, step, shape, desc)
+
+
+# -- atoms: randomized response, discrete mechanisms, (epsilon, delta) worst case ---------
+
+
+def from_atoms(loss, p_mass, q_mass, grid_step, *, shape=None, description="atoms", tail=SINGLE_STEP_TAIL,
+               log_masses=False, exact_ratio=True):
+    """Connect-the-dots pair of a loss law made of atoms (rows, m) on the grid ``grid_step``.
+
+    ``loss[r, j]`` is the loss log(Q/P) of atom j (-inf: mass under P only, +inf: under Q
+    only), ``p_mass`` / ``q_mass`` its masses (log masses when ``log_masses``). The grid of
+    row r spans the finite atoms from where the P-mass below exceeds ``tail`` to where the
+    Q-mass above exceeds it; atoms outside collapse onto the end points plus the infinite
+    atoms (pessimistically). Internal helper of the atom mechanisms and of regridding.
+    """
+    loss = np.atleast_2d(np.asarray(loss, np.float64))
+    with np.errstate(divide="ignore"):
+        lp = np.asarray(p_mass, np.float64) if log_masses else np.log(np.asarray(p_mass, np.float64))
+        lq = np.asarray(q_mass, np.float64) if log_masses else np.log(np.asarray(q_mass, np.float64))
+    lp, lq = (np.broadcast_to(np.atleast_2d(a), loss.shape) for a in (lp, lq))
+    order = np.argsort(loss, axis=-1, kind="stable")
+    loss, lp, lq = (np.take_along_axis(a, order, -1) for a in (loss, lp, lq))
+    finite = np.isfinite(loss) & ((lp > -np.inf) | (lq > -np.inf))
+    cp = np.cumsum(np.where(finite, np.exp(lp), 0.0), -1)
+    rq = np.flip(np.cumsum(np.flip(np.where(finite, np.exp(lq), 0.0), -1), -1), -1)
+    lo_ok = finite & (cp > tail)
+    hi_ok = finite & (rq > tail)
+    lo = np.min(np.where(lo_ok, loss, np.inf), -1)
+    hi = np.max(np.where(hi_ok, loss, -np.inf), -1)
+    lo = np.where(np.isfinite(lo), lo, np.where(np.isfinite(hi), hi, 0.0))  # e.g. delta = 1: no finite atom
+    hi = np.where(np.isfinite(hi), hi, lo)
+    hi = np.maximum(hi, lo)
+    if np.any(hi > _MAX_LOSS) or np.any(lo < -_MAX_LOSS):
+        raise ValueError(f"{description}: privacy loss beyond {_MAX_LOSS:g} nats, outside float64 range")
+    step = float(grid_step)
+    offset = np.floor(lo / step + 1e-9).astype(np.int64)
+    n = _grid.padded_length(int(np.max(np.ceil(hi / step - 1e-9).astype(np.int64) - offset)) + 1)
+    _grid.check_memory(offset.size, max(n, loss.shape[-1]), description)
+    kernel = _construct.atoms_kernel if exact_ratio else _construct.regrid_kernel
+    pmf_x, pmf_y, inf_y, neginf_x = kernel(jnp.asarray(loss), jnp.asarray(lp), jnp.asarray(lq), offset, np.float64(step), n)
+    shape = (() if loss.shape[0] == 1 else (loss.shape[0],)) if shape is None else tuple(shape)
+    return PrivacyLoss(pmf_x, pmf_y, offset, inf_y, neginf_x, step, description, batch_shape=shape,
+                       exact_ratio=exact_ratio)
+
+
+def _rows(shape, *arrays):
+    return [np.broadcast_to(a, shape).reshape(-1) for a in arrays]
+
+
+@float64
+def randomized_response(epsilon, k=2, grid_step=1e-4, neighbouring="add_remove") -> PrivacyLoss:
+    """k-ary randomized response: the true value with probability e^eps / (e^eps + k - 1),
+    each other value with probability 1 / (e^eps + k - 1).
+
+    Atoms: losses -eps, 0, eps with P-masses (e^eps, k - 2, 1) / (e^eps + k - 1) and Q the
+    mirror. It is a local randomiser: one record changes one input, so add/remove and
+    substitution give the same pair. Trade-off curve (k = 2: exactly; k > 2: the same
+    breakpoints) max(0, 1 - e^eps a, e^-eps (1 - a)) for k = 2.
+    """
+    eps = _v.real_array("epsilon", epsilon, low=0.0, high=_MAX_LOSS)
+    kk = _v.positive_int_array("k", k, minimum=2)
+    _neighbouring(neighbouring)
+    step = _v.grid_step(grid_step)
+    shape = np.broadcast_shapes(eps.shape, kk.shape)
+    e, kf = _rows(shape, eps, kk.astype(np.float64))
+    log_norm = np.logaddexp(e, np.log(kf - 1.0))
+    with np.errstate(divide="ignore"):
+        log_mid = np.log(kf - 2.0) - log_norm
+    loss = np.stack([-e, np.zeros_like(e), e], -1)
+    lp = np.stack([e - log_norm, log_mid, -log_norm], -1)
+    lq = np.stack([-log_norm, log_mid, e - log_norm], -1)
+    desc = _describe("randomized_response", epsilon=epsilon, k=k)
+    return from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
+
+
+@float64
+def approximate_dp(epsilon, delta=0.0, grid_step=1e-4) -> PrivacyLoss:
+    """A mechanism known only to be (epsilon, delta)-DP (delta = 0: epsilon-DP).
+
+    Its worst case (Kairouz, Oh & Viswanath 2015): losses -inf, -eps, eps, +inf with
+    P-masses (delta, (1 - delta) e^eps / (1 + e^eps), (1 - delta) / (1 + e^eps), 0) and Q
+    the mirror; trade-off curve max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a)), which
+    every (epsilon, delta)-DP mechanism's curve lies above.
+    """
+    eps = _v.real_array("epsilon", epsilon, low=0.0, high=_MAX_LOSS)
+    d = _v.probabilities("delta", delta)
+    step = _v.grid_step(grid_step)
+    shape = np.broadcast_shapes(eps.shape, d.shape)
+    e, dd = _rows(shape, eps, d)
+    with np.errstate(divide="ignore"):
+        log_rest = np.log1p(-dd) - np.logaddexp(0.0, e)
+        log_d = np.log(dd)
+    ninf = np.full_like(e, -np.inf)
+    loss = np.stack([ninf, -e, e, -ninf], -1)
+    lp = np.stack([log_d, log_rest + e, log_rest, ninf], -1)
+    lq = np.stack([ninf, log_rest, log_rest + e, log_d], -1)
+    desc = _describe("approximate_dp", epsilon=epsilon, delta=delta)
+    return from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
+
+
+def _int_sensitivity(sensitivity, neighbouring):
+    sens = _v.positive_int_array("sensitivity", sensitivity)
+    return sens * int(_substitution_factor(neighbouring))
+
+
+@float64
+def discrete_laplace(scale, sensitivity=1, grid_step=1e-4, neighbouring="add_remove") -> PrivacyLoss:
+    """Discrete Laplace mechanism: integer noise with Pr[Z = z] proportional to
+    exp(-|z| / scale), on an integer query of sensitivity D (dp-accounting's parameter is
+    1 / scale).
+
+    Atoms at the integers o: loss (|o| - |o - D|) / scale, i.e. -D/scale (o <= 0, P-mass
+    1 / (1 + e^(-1/scale))), (2o - D) / scale for 0 < o < D, D/scale (o >= D).
+    ``neighbouring="substitution"`` doubles the sensitivity.
+    """
+    t = _v.real_array("scale", scale, low=0.0, low_open=True)
+    sens = _int_sensitivity(sensitivity, neighbouring)
+    step = _v.grid_step(grid_step)
+    shape = np.broadcast_shapes(t.shape, sens.shape)
+    tt, dd = _rows(shape, t, sens)
+    m = int(np.max(dd)) + 1
+    o = np.arange(m)[None, :].astype(np.float64)  # o = 0 .. D (0 stands for o <= 0, D for o >= D)
+    D = dd[:, None].astype(np.float64)
+    b = tt[:, None]
+    log_c = np.log(-np.expm1(-1.0 / b)) - np.log1p(np.exp(-1.0 / b))  # Pr[Z = 0]
+    log_tail = -np.log1p(np.exp(-1.0 / b))  # Pr[Z <= 0]
+    valid = o <= D
+    lp = np.where(o == 0, log_tail, log_c - o / b)
+    lp = np.where(o == D, log_tail - D / b, lp)
+    lq = np.where(o == 0, log_tail - D / b, log_c - (D - o) / b)
+    lq = np.where(o == D, log_tail, lq)
+    loss = np.where(valid, (2.0 * o - D) / b, np.inf)
+    lp, lq = (np.where(valid, a, -np.inf) for a in (lp, lq))
+    desc = _describe("discrete_laplace", scale=scale, sensitivity=sensitivity)
+    if neighbouring != "add_remove":
+        desc = desc[:-1] + f", neighbouring={neighbouring})"
+    return from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
+
+
+#: Half-width in standard deviations of the integer range kept by the discrete Gaussian:
+#: the mass beyond is below e^-(39^2/2) ~ 1e-330, zero in float64.
+_DG_WIDTH = 39.0
+
+
+@float64
+def discrete_gaussian(sigma, sensitivity=1, grid_step=1e-4, neighbouring="add_remove") -> PrivacyLoss:
+    """Discrete Gaussian mechanism (Canonne, Kamath & Steinke 2020): integer noise with
+    Pr[Z = z] proportional to exp(-z^2 / (2 sigma^2)), on an integer query of sensitivity D.
+
+    Atoms at the integers o: loss (2 o D - D^2) / (2 sigma^2) with masses from the
+    normalised pmf (normaliser summed over |z| <= 39 sigma, exact in float64).
+    ``neighbouring="substitution"`` doubles the sensitivity.
+    """
+    s = _v.real_array("sigma", sigma, low=0.0, low_open=True)
+    sens = _int_sensitivity(sensitivity, neighbouring)
+    step = _v.grid_step(grid_step)
+    shape = np.broadcast_shapes(s.shape, sens.shape)
+    ss, dd = _rows(shape, s, sens)
+    half = np.ceil(_DG_WIDTH * ss + 1).astype(np.int64)
+    if np.max(2 * half + dd) > 4_000_000:
+        raise ValueError("sigma must be at most about 5e4 (the integer support would not fit in memory)")
+    lo_o = -half
+    m = int(np.max(2 * half + dd)) + 1
+    o = (lo_o[:, None] + np.arange(m)[None, :]).astype(np.float64)
+    D = dd[:, None].astype(np.float64)
+    sig2 = (ss**2)[:, None]
+    valid = o <= (half + dd)[:, None]
+    z = np.arange(-np.max(half) - 1, np.max(half) + 2, dtype=np.float64)
+    log_norm = logsumexp(-(z[None, :] ** 2) / (2.0 * sig2), axis=-1, keepdims=True)
+    lp = np.where(valid, -(o**2) / (2.0 * sig2) - log_norm, -np.inf)
+    lq = np.where(valid, -((o - D) ** 2) / (2.0 * sig2) - log_norm, -np.inf)
+    loss = np.where(valid, (2.0 * o * D - D**2) / (2.0 * sig2), np.inf)
+    desc = _describe("discrete_gaussian", sigma=sigma, sensitivity=sensitivity)
+    if neighbouring != "add_remove":
+        desc = desc[:-1] + f", neighbouring={neighbouring})"
+    return from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)

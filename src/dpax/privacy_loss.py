@@ -188,9 +188,53 @@ class PrivacyLoss:
         shape = self.batch_shape + (self.support_length + 1,)
         return np.asarray(cx).reshape(shape), np.asarray(cy).reshape(shape)
 
+    @float64
+    def __getitem__(self, key) -> "PrivacyLoss":
+        """Configurations of the batch selected by NumPy indexing (``pl[0]``, ``pl[1:3]``)."""
+        if not self.batch_shape:
+            raise IndexError("a single PrivacyLoss (batch_shape ()) cannot be indexed")
+        rows = np.arange(int(np.prod(self.batch_shape, dtype=int))).reshape(self.batch_shape)[key]
+        index = np.reshape(rows, -1)
+        arrays = tuple(jnp.take(a, index, axis=0) for a in self._arrays)
+        return PrivacyLoss(*arrays, self.grid_step, self.description, batch_shape=np.shape(rows),
+                           exact_ratio=self.exact_ratio)
+
+    def to_dp_accounting(self):
+        """This pair as a dp-accounting ``PrivacyLossDistribution`` (:mod:`dpax.interop`)."""
+        from .interop import to_dp_accounting  # optional dependency, imported on use
+
+        return to_dp_accounting(self)
+
+    # -- re-discretisation --------------------------------------------------------------
+    @float64
+    def regrid(self, grid_step) -> "PrivacyLoss":
+        """The same pair on the grid ``k * grid_step``, by connect-the-dots (pessimistic).
+
+        Every grid point of this pair is an atom (loss x, masses Pr[X = x], Pr[Y = x]);
+        each is split between the two new grid points around it so that both its P- and
+        Q-mass are kept, an exact post-processing of the new pair, so the result dominates
+        this one (its curve lies on or below). A coarser grid loses accuracy; a grid whose
+        points include the old ones (an integer divisor of the old step) is exact.
+        """
+        from .mechanisms import from_atoms  # mechanisms imports this module
+
+        step = _v.grid_step(grid_step)
+        if step == self.grid_step:
+            return self
+        pmf_x, pmf_y, offset, inf_y, neginf_x = (np.asarray(a) for a in self._rows())
+        rows, n = pmf_x.shape
+        loss = (offset[:, None] + np.arange(n)[None, :]) * self.grid_step
+        col = np.ones((rows, 1))
+        loss = np.concatenate([-np.inf * col, loss, np.inf * col], -1)
+        with np.errstate(divide="ignore"):
+            lp = np.concatenate([np.log(neginf_x)[:, None], np.log(pmf_x), -np.inf * col], -1)
+            lq = np.concatenate([-np.inf * col, np.log(pmf_y), np.log(inf_y)[:, None]], -1)
+        return from_atoms(loss, lp, lq, step, shape=self.batch_shape, description=self.description, tail=0.0,
+                          log_masses=True, exact_ratio=self.exact_ratio)
+
     # -- composition --------------------------------------------------------------------
     def compose(self, other: "PrivacyLoss") -> "PrivacyLoss":
-        """Adaptive composition with ``other`` (same grid step); batches broadcast."""
+        """Adaptive composition with ``other``; batches broadcast (see :func:`compose`)."""
         return compose(self, other)
 
     @float64
@@ -216,12 +260,14 @@ def _from_rows(arrays, shape, grid_step, description, exact_ratio=False) -> Priv
 
 
 @float64
-def compose(*losses) -> PrivacyLoss:
-    """Composition of privacy losses on one grid step, by FFT (batches broadcast).
+def compose(*losses, grid_step=None) -> PrivacyLoss:
+    """Heterogeneous adaptive composition of privacy losses by FFT (batches broadcast).
 
     Each argument is a :class:`PrivacyLoss` or a pair ``(loss, count)`` meaning ``count``
     copies of it, e.g. ``compose((pl_a, 500), (pl_b, 1500))``; counts broadcast like the
-    batches. All factors are multiplied in the frequency domain in one kernel.
+    batches. All factors are multiplied in the frequency domain in one kernel. Factors on
+    different grids are first brought to ``grid_step`` (default: the coarsest of theirs)
+    by :meth:`PrivacyLoss.regrid`, which is pessimistic.
     """
     if not losses:
         raise ValueError("compose needs at least one PrivacyLoss")
@@ -236,8 +282,9 @@ def compose(*losses) -> PrivacyLoss:
             raise TypeError(f"compose argument {i} must be a PrivacyLoss, got {type(item).__name__}")
         items.append((item, _v.positive_int_array(f"count of compose argument {i}", count)))
     steps = {pl.grid_step for pl, _ in items}
-    if len(steps) != 1:
-        raise ValueError(f"compose needs losses on one grid_step, got {sorted(steps)}")
+    if grid_step is not None or len(steps) != 1:
+        target = max(steps) if grid_step is None else _v.grid_step(grid_step)
+        items = [(pl.regrid(target), c) for pl, c in items]
     if len(items) == 1 and np.all(items[0][1] == 1):
         return items[0][0]
     shape = np.broadcast_shapes(*(pl.batch_shape for pl, _ in items), *(c.shape for _, c in items))
@@ -245,8 +292,9 @@ def compose(*losses) -> PrivacyLoss:
     counts = [np.broadcast_to(c, shape).reshape(-1) for _, c in items]
     exact = all(pl.exact_ratio for pl, _ in items)
     arrays = _compose.compose_arrays(rows, counts, items[0][0].grid_step, exact)
-    desc = " + ".join(
+    parts = [
         pl.description if (c.ndim == 0 and int(c) == 1) else f"{pl.description} x {int(c) if c.ndim == 0 else 'counts'}"
         for pl, c in items
-    )
+    ]
+    desc = " + ".join(parts) if len(parts) <= 4 else f"{parts[0]} + ... + {parts[-1]} ({len(parts)} factors)"
     return _from_rows(arrays, shape, items[0][0].grid_step, desc, exact)

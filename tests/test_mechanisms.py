@@ -1,0 +1,275 @@
+"""Mechanism library: Laplace, subsampled Laplace, randomized response (binary, k-ary),
+(epsilon, delta)-DP worst case, discrete Laplace / Gaussian, neighbouring relations.
+
+References: closed-form trade-off curves (Laplace: Dong, Roth & Su Example; randomized
+response and the epsilon-DP / (epsilon, delta) worst case: Kairouz et al.), exact privacy
+profiles summed over the atoms (discrete mechanisms) or from the Laplace CDFs, and
+dp-accounting's PLDs on the same grid. Tolerances: 1e-4 absolute (the issue's bar), and
+never on the optimistic side (beta above the truth, delta below it) beyond 1e-12.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from dp_accounting.pld import privacy_loss_distribution as dpa_pld
+from scipy.special import logsumexp
+from scipy.stats import norm
+
+import dpax
+
+ALPHAS = np.unique(np.concatenate([np.logspace(-6, np.log10(0.5), 30), np.linspace(0.01, 0.99, 50)]))
+EPSILONS = np.array([0.0, 0.05, 0.2, 0.5, 1.0, 1.5, 2.5])
+
+
+def laplace_beta(alpha, eps):
+    """Trade-off curve of Lap(0, b) vs Lap(D, b), eps = D / b (Dong, Roth & Su)."""
+    a = np.asarray(alpha, float)
+    mid = np.exp(-eps) / (4.0 * np.maximum(a, 1e-300))
+    return np.where(a < np.exp(-eps) / 2, 1 - np.exp(eps) * a, np.where(a <= 0.5, mid, np.exp(-eps) * (1 - a)))
+
+
+def approx_dp_beta(alpha, eps, delta=0.0):
+    """max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a)) (Kairouz et al.)."""
+    a = np.asarray(alpha, float)
+    return np.maximum(0.0, np.maximum(1 - delta - np.exp(eps) * a, np.exp(-eps) * (1 - delta - a)))
+
+
+def atoms_delta(eps, p, q):
+    """Exact symmetrised delta(eps) of a finite pair: max of both hockey-stick divergences."""
+    e = np.exp(np.asarray(eps, float))[..., None]
+    return np.maximum(np.sum(np.maximum(q - e * p, 0), -1), np.sum(np.maximum(p - e * q, 0), -1))
+
+
+def laplace_delta(eps, e0):
+    """delta(eps) of the Laplace mechanism with eps0 = D / b: 1 - e^((eps - eps0) / 2)."""
+    return np.where(eps < e0, -np.expm1((np.asarray(eps, float) - e0) / 2), 0.0)
+
+
+def assert_safe_close(got, exact, tol, kind):
+    """Within ``tol`` and on the safe side: 'beta' (got <= exact) or 'risk' (got >= exact)."""
+    got, exact = np.asarray(got), np.asarray(exact)
+    assert np.max(np.abs(got - exact)) <= tol, np.max(np.abs(got - exact))
+    if kind == "beta":
+        assert np.all(got <= exact + 1e-12), np.max(got - exact)
+    else:
+        assert np.all(got >= exact - 1e-12), np.max(exact - got)
+
+
+# -- Laplace --------------------------------------------------------------------------------
+
+
+def test_laplace_matches_closed_form_curve_batch():
+    scale = np.array([0.4, 1.0, 2.5])
+    pl = dpax.laplace(scale, sensitivity=1.0)
+    assert pl.batch_shape == (3,)
+    beta = pl.beta(ALPHAS)
+    for i, b in enumerate(scale):
+        e0 = 1.0 / b
+        assert_safe_close(beta[i], laplace_beta(ALPHAS, e0), 1e-8, "beta")
+        assert_safe_close(pl.delta(EPSILONS)[i], laplace_delta(EPSILONS, e0), 1e-8, "risk")
+        # pure epsilon-DP: epsilon at delta = 0 is eps0, on the grid
+        assert abs(pl.epsilon(0.0)[i] - e0) <= 1e-4 and pl.epsilon(0.0)[i] >= e0 - 1e-12
+        adv = 1 - 2 * np.exp(-e0 / 2) / 2  # TPR - FPR at the threshold o = D/2: 1 - e^(-eps/2)
+        assert abs(pl.advantage()[i] - adv) <= 1e-8 and pl.advantage()[i] >= adv - 1e-12
+
+
+def test_laplace_agrees_with_dp_accounting_same_grid():
+    for b, s in [(1.0, 1.0), (0.5, 2.0)]:
+        oracle = dpa_pld.from_laplace_mechanism(b, sensitivity=s, value_discretization_interval=1e-4)
+        pl = dpax.laplace(b, s)
+        ours = pl.delta(EPSILONS)
+        theirs = np.array([oracle.get_delta_for_epsilon(e) for e in EPSILONS])
+        assert np.max(np.abs(ours - theirs)) <= 1e-10
+
+
+def test_subsampled_laplace_exact_profile_and_dp_accounting():
+    b, p = 0.8, 0.2
+    pl = dpax.subsampled_laplace(b, p, sensitivity=1.0)
+    e0 = 1.0 / b
+
+    def sf_p(o):  # Pr_P[O > o], P = Lap(0, b)
+        return np.where(o >= 0, 0.5 * np.exp(-o / b), 1 - 0.5 * np.exp(o / b))
+
+    def sf_q1(o):  # Pr[O > o] under Lap(1, b)
+        return sf_p(o - 1.0)
+
+    def exact_delta(eps):
+        # remove direction: Q' = (1-p)P + p Lap(1) vs P; L' > eps <=> L > t, L = (|o| - |o-1|)/b
+        t = np.log((np.exp(eps) - 1 + p) / p)
+        o = b * np.clip(t + e0, 0, 2 * e0) / 2
+        o = np.where(t >= e0, np.inf, np.where(t < -e0, -np.inf, o))
+        d1 = (1 - p) * sf_p(o) + p * sf_q1(o) - np.exp(eps) * sf_p(o)
+        # add direction: P vs Q'; log(P/Q') > eps <=> L' < -eps <=> o < o(-eps)
+        g = -eps
+        t = np.log(np.maximum(np.exp(g) - 1 + p, 1e-300) / p) if np.exp(g) - 1 + p > 0 else -np.inf
+        o2 = -np.inf if t < -e0 else (np.inf if t >= e0 else b * (t + e0) / 2)
+        cdf_p = 1 - sf_p(o2)
+        cdf_q = (1 - p) * cdf_p + p * (1 - sf_q1(o2))
+        d2 = cdf_p - np.exp(eps) * cdf_q
+        return max(d1, d2, 0.0)
+
+    eps = np.array([0.0, 0.05, 0.1, 0.2, 0.4])
+    exact = np.array([exact_delta(e) for e in eps])
+    assert_safe_close(pl.delta(eps), exact, 1e-4, "risk")
+    oracle = dpa_pld.from_laplace_mechanism(b, sensitivity=1.0, value_discretization_interval=1e-4, sampling_prob=p)
+    theirs = np.array([oracle.get_delta_for_epsilon(e) for e in eps])
+    assert np.max(np.abs(pl.delta(eps) - theirs)) <= 1e-6
+    # p = 1 is the plain Laplace mechanism
+    np.testing.assert_allclose(dpax.subsampled_laplace(b, 1.0).beta(ALPHAS), dpax.laplace(b).beta(ALPHAS), atol=1e-12)
+
+
+# -- randomized response and the (epsilon, delta) worst case --------------------------------
+
+
+def test_randomized_response_closed_form():
+    eps = np.array([0.1, 1.0, 3.0])
+    pl = dpax.randomized_response(eps)
+    beta = pl.beta(ALPHAS)
+    for i, e in enumerate(eps):
+        assert_safe_close(beta[i], approx_dp_beta(ALPHAS, e), 1e-12, "beta")
+    np.testing.assert_allclose(pl.epsilon(0.0), eps, atol=1e-12)
+    np.testing.assert_allclose(pl.advantage(), np.tanh(eps / 2), atol=1e-12)  # (e^eps - 1) / (e^eps + 1)
+
+
+def test_k_ary_randomized_response_exact_and_dp_accounting():
+    eps, k = 1.2, np.array([2, 3, 10])
+    pl = dpax.randomized_response(eps, k=k)
+    for i, kk in enumerate(k):
+        z = np.exp(eps) + kk - 1
+        p = np.array([np.exp(eps), 1.0, kk - 2.0]) / z
+        q = np.array([1.0, np.exp(eps), kk - 2.0]) / z
+        assert_safe_close(pl.delta(EPSILONS)[i], atoms_delta(EPSILONS, p, q), 1e-12, "risk")
+        # dp-accounting: uniform bucket with probability r, so e^eps = (1 - r + r / k) / (r / k)
+        r = kk / z
+        oracle = dpa_pld.from_randomized_response(r, int(kk), value_discretization_interval=1e-4)
+        theirs = np.array([oracle.get_delta_for_epsilon(e) for e in EPSILONS])
+        assert np.max(np.abs(pl.delta(EPSILONS)[i] - theirs)) <= 1e-4
+    assert np.all(pl.epsilon(0.0) == pytest.approx(eps, abs=1e-12))
+
+
+@pytest.mark.parametrize("eps,delta", [(0.0, 0.1), (0.5, 1e-3), (1.0, 0.0), (3.0, 0.2)])
+def test_approximate_dp_worst_case_curve(eps, delta):
+    pl = dpax.approximate_dp(eps, delta)
+    assert_safe_close(pl.beta(ALPHAS), approx_dp_beta(ALPHAS, eps, delta), 1e-12, "beta")
+    assert pl.delta(eps) == pytest.approx(delta, abs=1e-12)
+    assert pl.epsilon(delta + 1e-12) == pytest.approx(eps, abs=1e-9)
+    if delta > 0:
+        assert pl.epsilon(delta / 2) == np.inf  # the +inf atom of Y holds delta
+    # every (eps, delta)-DP mechanism lies above: randomized response with the same eps
+    rr = dpax.randomized_response(max(eps, 1e-3))
+    assert np.all(rr.beta(ALPHAS) >= pl.beta(ALPHAS) - 1e-12)
+
+
+# -- discrete mechanisms ---------------------------------------------------------------------
+
+
+def discrete_laplace_atoms(scale, sens):
+    z = np.arange(-60 * scale - sens, 60 * scale + sens + 1)
+    logp = -np.abs(z) / scale
+    p = np.exp(logp - logsumexp(logp))
+    q = np.exp(-np.abs(z - sens) / scale - logsumexp(logp))
+    return p, q
+
+
+def discrete_gaussian_atoms(sigma, sens):
+    z = np.arange(-int(40 * sigma) - sens, int(40 * sigma) + 2 * sens + 1)
+    lp = -(z**2) / (2 * sigma**2)
+    lq = -((z - sens) ** 2) / (2 * sigma**2)
+    norm_ = logsumexp(lp)
+    return np.exp(lp - norm_), np.exp(lq - norm_)
+
+
+@pytest.mark.parametrize("scale,sens", [(1.0, 1), (2.0, 3), (0.7, 2)])
+def test_discrete_laplace_exact_and_dp_accounting(scale, sens):
+    pl = dpax.discrete_laplace(scale, sens)
+    p, q = discrete_laplace_atoms(scale, sens)
+    assert_safe_close(pl.delta(EPSILONS), atoms_delta(EPSILONS, p, q), 1e-12, "risk")
+    assert pl.epsilon(0.0) == pytest.approx(sens / scale, abs=1e-4)
+    oracle = dpa_pld.from_discrete_laplace_mechanism(1.0 / scale, sensitivity=sens, value_discretization_interval=1e-4)
+    theirs = np.array([oracle.get_delta_for_epsilon(e) for e in EPSILONS])
+    assert np.max(np.abs(pl.delta(EPSILONS) - theirs)) <= 1e-4
+
+
+@pytest.mark.parametrize("sigma,sens", [(0.8, 1), (1.5, 1), (4.0, 2)])
+def test_discrete_gaussian_exact_and_dp_accounting(sigma, sens):
+    pl = dpax.discrete_gaussian(sigma, sens)
+    p, q = discrete_gaussian_atoms(sigma, sens)
+    assert_safe_close(pl.delta(EPSILONS), atoms_delta(EPSILONS, p, q), 1e-4, "risk")
+    oracle = dpa_pld.from_discrete_gaussian_mechanism(sigma, sensitivity=sens, value_discretization_interval=1e-4)
+    theirs = np.array([oracle.get_delta_for_epsilon(e) for e in EPSILONS])
+    assert np.max(np.abs(pl.delta(EPSILONS) - theirs)) <= 1e-4
+    # the discrete Gaussian is close to the continuous one for large sigma (CKS20)
+    if sigma >= 4:
+        cont = dpax.gaussian(sigma, sensitivity=sens).beta(ALPHAS)
+        assert np.max(np.abs(pl.beta(ALPHAS) - cont)) <= 3e-3  # atoms 0.125 apart in loss
+
+
+def test_discrete_batch_broadcasts():
+    pl = dpax.discrete_gaussian([[1.0], [2.0]], [1, 2, 3])
+    assert pl.batch_shape == (2, 3)
+    single = dpax.discrete_gaussian(2.0, 3)
+    np.testing.assert_allclose(pl.delta(0.5)[1, 2], single.delta(0.5), atol=1e-12)
+
+
+# -- neighbouring relations -------------------------------------------------------------------
+
+
+def test_substitution_gaussian_has_twice_the_sensitivity():
+    sigma = 2.0
+    pl = dpax.gaussian(sigma, neighbouring="substitution")
+    exact = norm.cdf(norm.isf(ALPHAS) - 2.0 / sigma)
+    assert_safe_close(pl.beta(ALPHAS), exact, 1e-6, "beta")
+    oracle = dpa_pld.from_gaussian_mechanism(
+        sigma, value_discretization_interval=1e-4, neighboring_relation=dpa_pld.NeighborRel.REPLACE_ONE
+    )
+    theirs = np.array([oracle.get_delta_for_epsilon(e) for e in EPSILONS])
+    assert np.max(np.abs(pl.delta(EPSILONS) - theirs)) <= 1e-4
+    assert "substitution" in repr(pl)
+
+
+def test_substitution_laplace_and_discrete_double_sensitivity_rr_unchanged():
+    np.testing.assert_allclose(
+        dpax.laplace(1.0, neighbouring="substitution").beta(ALPHAS), dpax.laplace(0.5).beta(ALPHAS), atol=1e-12
+    )
+    np.testing.assert_allclose(
+        dpax.discrete_laplace(1.0, 1, neighbouring="substitution").delta(EPSILONS),
+        dpax.discrete_laplace(1.0, 2).delta(EPSILONS),
+        atol=1e-12,
+    )
+    np.testing.assert_array_equal(
+        dpax.randomized_response(1.0, neighbouring="substitution").beta(ALPHAS),
+        dpax.randomized_response(1.0).beta(ALPHAS),
+    )
+
+
+# -- what a PrivacyLoss says about itself, and bad input --------------------------------------
+
+
+def test_repr_and_tradeoff_points():
+    pl = dpax.laplace(2.0, sensitivity=1.0, grid_step=1e-3)
+    text = repr(pl)
+    for part in ("laplace(scale=2, sensitivity=1)", "grid_step=0.001", "support_length=", "tail_mass"):
+        assert part in text
+    alpha, beta = pl.tradeoff_points()
+    assert alpha.shape == beta.shape == (pl.support_length + 1,)
+    assert np.all(np.diff(alpha) <= 0) and np.all(np.diff(beta) >= 0)
+    assert np.all(beta <= laplace_beta(alpha, 0.5) + 1e-12)
+
+
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: dpax.laplace(0.0), "scale"),
+        (lambda: dpax.laplace(1.0, neighbouring="swap"), "neighbouring"),
+        (lambda: dpax.randomized_response(-1.0), "epsilon"),
+        (lambda: dpax.randomized_response(1.0, k=1), "k"),
+        (lambda: dpax.approximate_dp(1.0, 1.5), "delta"),
+        (lambda: dpax.discrete_laplace(1.0, 0.5), "sensitivity"),
+        (lambda: dpax.discrete_gaussian(np.nan), "sigma"),
+        (lambda: dpax.subsampled_laplace(1.0, 0.0), "sample_rate"),
+    ],
+)
+def test_bad_input_names_the_argument(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
