@@ -280,7 +280,7 @@ def _raise_infeasible(what, status, reason, shape):
     bad = np.flatnonzero(status == "infeasible")
     if bad.size:
         r = int(bad[0])
-        where = f"row {list(np.unravel_index(r, shape))}" if shape else "the target"
+        where = f"row {[int(i) for i in np.unravel_index(r, shape)]}" if shape else "the target"
         more = f" ({bad.size} rows in all)" if bad.size > 1 else ""
         raise ValueError(f"{what}: {where}: {reason[r]}{more}")
 

@@ -243,7 +243,7 @@ def _check_open(name, value, low, high, why):
     bad = (v <= lo) | (v >= hi)
     if np.any(bad):
         i = tuple(np.argwhere(bad)[0]) if bad.ndim else ()
-        where = f" (row {list(i)})" if i else ""
+        where = f" (row {[int(x) for x in i]})" if i else ""
         raise ValueError(f"{name} must lie in ({lo[i]:g}, {hi[i]:g}) {why}{where}, got {v[i]:g}")
 
 
