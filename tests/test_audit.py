@@ -162,3 +162,20 @@ def test_bad_claim_type_and_alternative():
         A.audit(1, 10, 1, 10, claim=0.5)
     with pytest.raises(ValueError, match="alternative"):
         A.clopper_pearson(1, 10, alternative="both")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mu, thr, n, delta", [(0.5, 0.25, 500, 0.0), (1.0, 2.0, 5000, 1e-5), (2.0, 3.0, 20000, 1e-3),
+                                               (3.0, 1.5, 1000, 1e-2)])
+def test_epsilon_and_mu_bounds_cover_the_truth_widely(mu, thr, n, delta):
+    """Coverage at several attacks, sample sizes and deltas, 20000 simulated audits each: the
+    90% lower bounds on epsilon(delta) and mu exceed the truth in at most 10% of them (plus
+    three binomial standard errors)."""
+    rng = np.random.default_rng(int(1000 * mu + n))
+    fp = rng.binomial(n, stats.norm.sf(thr), size=20_000)
+    fn = rng.binomial(n, stats.norm.cdf(thr - mu), size=20_000)
+    tau = np.linspace(-40, 40, 800_001)
+    true_eps = A.epsilon_star_from_rates(stats.norm.cdf(tau - mu), stats.norm.sf(tau), delta).value
+    slack = 0.1 + 3 * np.sqrt(0.1 * 0.9 / 20_000)
+    assert np.mean(A.epsilon_lower_bound(fp, n, fn, n, delta=delta, confidence=0.9) > true_eps) <= slack
+    assert np.mean(A.mu_lower_bound(fp, n, fn, n, confidence=0.9) > mu) <= slack

@@ -196,6 +196,8 @@ def audit(false_positives, negatives, false_negatives, positives, *, confidence=
     ``beta`` is the claimed curve). The claim is contradicted, at ``confidence``, when the
     point (FPR+, FNR+) lies strictly below its trade-off curve (lecture worked example:
     claimed (0.21, 1e-5), TPR 4.922%, FPR 0.174% over 100k trials each is contradicted).
+    A claimed ``PrivacyLoss`` is read through its ``beta``, which is never above the true
+    curve, so grid error can only make a "contradicted" verdict rarer, never wrong.
     Scalar counts only; use the vectorised bound functions for batches.
     """
     fp, n_neg = _counts(false_positives, negatives, "false_positives", "negatives")
