@@ -18,7 +18,7 @@ simulation, train losses Gamma(2, 5), held-out Gamma(2 + d, 5), delta = 1e-5, 10
 
 * ``method="empirical"``: empirical CDFs at every observed loss, rates kept inside
   (0.001, 0.999) as in the paper. The window caps what it can see: when the loss
-  distributions differ it errs LOW, well below both references (2.7-2.8, 3.9-4.2, 4.8-5.2 at
+  distributions differ it errs LOW, well below both references (2.6-2.8, 3.9-4.3, 4.8-5.2 at
   d = 1, 2, 3, for n = 1e3..1e5), and more samples do not fix it; when they are identical,
   sampling noise makes it positive (1.06, 0.57, 0.19 at n = 1e3, 1e4, 1e5). Prefer it when a
   model-free number is wanted for a model that clearly leaks (it then understates, never
