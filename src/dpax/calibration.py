@@ -136,8 +136,10 @@ def bracket_search(
                 if stalled[r] or w_now <= (k + 1) * np.log1p(rtol) or not (np.isfinite(m_lo[r]) and np.isfinite(m_hi[r])):
                     grid[j] = lo[r] * (hi[r] / lo[r]) ** (np.arange(1, k + 1) / (k + 1))
                 else:
-                    w = -m_lo[r] / (m_hi[r] - m_lo[r])
-                    est = lo[r] * (hi[r] / lo[r]) ** np.clip(w, 0.0, 1.0)
+                    # quantised to 2^-16 of the bracket so that round-off in the margins (e.g. a
+                    # sharded kernel's last bits) does not move the candidates
+                    w = np.round(np.clip(-m_lo[r] / (m_hi[r] - m_lo[r]), 0.0, 1.0) * 65536) / 65536
+                    est = lo[r] * (hi[r] / lo[r]) ** w
                     grid[j] = _cluster(est, lo[r], hi[r], k, rtol)
             else:
                 grid[j] = lo[r] * (hi[r] / lo[r]) ** (np.arange(k) / (k - 1))
