@@ -43,8 +43,8 @@ from . import analyse as _analyse
 from . import validation as _v
 from ._x64 import float64
 
-#: Default tail: mu is the tightest GDP parameter for every attack whose FPR and FNR are both
-#: at least this (the grid's truncated mass, kept pessimistically at +-inf, is not GDP for any
+#: Default tail: mu is the tightest GDP parameter for every attack whose FPR and FNR lie in
+#: [tail, 1 - tail] (the grid's truncated mass, kept pessimistically at +-inf, is not GDP for any
 #: finite mu). The paper's and gdpnum's value.
 DEFAULT_TAIL = 1e-10
 
@@ -213,9 +213,9 @@ def _v_of_u(u_desc, v_desc, q):
 def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     """(mu, regret, witness alpha) per row for the symmetrised curve.
 
-    mu (Eq. 29): max over breakpoints (alpha_i, beta_i) of f with alpha_i, beta_i >= tail of
-    Phi^-1(1 - alpha_i) - Phi^-1(beta_i), and at the two points where f crosses the box
-    alpha >= tail, beta >= tail. f_mu is convex and f piecewise linear, so f >= f_mu at those
+    mu (Eq. 29): max over breakpoints (alpha_i, beta_i) of f inside the box
+    [tail, 1 - tail]^2 of Phi^-1(1 - alpha_i) - Phi^-1(beta_i), and at the points where f
+    crosses the box's sides. f_mu is convex and f piecewise linear, so f >= f_mu at those
     points implies it everywhere in the box; since f_mu is symmetric, f_mu <= f iff
     f_mu <= f^-1, so the same mu holds for min(f, f^-1) and its convex hull.
 
@@ -233,14 +233,22 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     off = offset
     tail_col = jnp.broadcast_to(tail, (pmf_x.shape[0], 1))
 
-    # -- mu: Eq. 29 on the breakpoints inside the box, plus the box crossings
-    inside = (cx >= tail_col) & (cy >= tail_col) & (cx > 0) & (cy > 0)
-    terms = jnp.where(inside, -ndtri(jnp.where(inside, cx, 0.5)) - ndtri(jnp.where(inside, cy, 0.5)), -jnp.inf)
-    b_at_tail = _analyse._curve(cx, cy, tail_col)  # f(tail)
-    # f^-1(tail): f's FPR where its FNR crosses tail (cy ascending in k, cx descending)
-    a_at_tail = jax.vmap(_inverse_at)(cx, cy, tail_col)
-    edge = jnp.concatenate([-ndtri(tail_col) - ndtri(b_at_tail), -ndtri(tail_col) - ndtri(a_at_tail)], -1)
-    edge = jnp.where(jnp.isnan(edge), -jnp.inf, edge)  # (0, 1) and (1, 0): no constraint
+    # -- mu: Eq. 29 on the breakpoints inside the box [tail, 1 - tail]^2, plus the points
+    # where f crosses the box's sides (f's points in the box: by symmetry, h's as well)
+    hi = 1.0 - tail_col
+
+    def in_box(a, b):
+        return (a >= tail_col) & (a <= hi) & (b >= tail_col) & (b <= hi)
+
+    def term(a, b, keep):
+        t = -ndtri(jnp.where(keep, a, 0.5)) - ndtri(jnp.where(keep, b, 0.5))
+        return jnp.where(keep & ~jnp.isnan(t), t, -jnp.inf)
+
+    terms = term(cx, cy, in_box(cx, cy))
+    sides_a = jnp.concatenate([tail_col, hi], -1)
+    b_at = _analyse._curve(cx, cy, sides_a)  # f(tail), f(1 - tail)
+    a_at = jax.vmap(_inverse_at)(cx, cy, sides_a)  # f^-1(tail), f^-1(1 - tail)
+    edge = jnp.concatenate([term(sides_a, b_at, in_box(sides_a, b_at)), term(a_at, sides_a, in_box(a_at, sides_a))], -1)
     mu = jnp.maximum(jnp.maximum(jnp.max(terms, -1), jnp.max(edge, -1)), 0.0)
 
     # -- regret: tangent points of f_mu parallel to f's steep segments (slope -s, s >= 1;
@@ -266,7 +274,8 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     z1 = m / 2.0
     a_star = jnp.concatenate([ndtr(-z1), a_star], -1)
     b_star = jnp.concatenate([ndtr(z1 - m), b_star], -1)
-    kappa_line = jnp.concatenate([jnp.full_like(z1, jnp.inf), kappa_line], -1)
+    kappa_mid = ((a_bar[:, None] - a_star[:, :1]) + (b_bar[:, None] - b_star[:, :1])) / 2.0
+    kappa_line = jnp.concatenate([kappa_mid, kappa_line], -1)
     best = jnp.argmax(kappa_line, -1)[:, None]
     a_top = jnp.take_along_axis(a_star, best, -1)
     b_top = jnp.take_along_axis(b_star, best, -1)
@@ -309,8 +318,9 @@ def mu_and_regret(pl, tail=DEFAULT_TAIL):
     like its batch).
 
     mu (Eq. 11 / Appendix B Eq. 29): the smallest mu with f_mu(alpha) <= h(alpha) at every
-    point of the curve with FPR and FNR both >= ``tail`` (default 1e-10, as in the paper);
-    exact for the discrete curve, which lies below the true one, so mu is never below the
+    point of the curve whose FPR alpha and FNR beta lie in [tail, 1 - tail] (default 1e-10,
+    as in the paper's code, gdpnum): it bounds every attack except those with FPR, TPR,
+    FNR or TNR below ``tail``; exact for the discrete curve, which lies below the true one, so mu is never below the
     mechanism's. ``tail=0`` asks for every attack, and gives inf when the grid keeps any
     mass at +-inf.
 
