@@ -11,10 +11,10 @@ exchanged; ``privacy_loss_mechanism.AdditiveNoisePrivacyLoss``). With dpax's nam
 * ``pmf_remove`` is the law of Y = log(Q/P) under Q, its infinity mass Pr[Y = +inf];
 * ``pmf_add`` is the law of log(P/Q) under P, i.e. of -X, its infinity mass Pr[X = -inf].
 
-A symmetric PLD (``_symmetric``, one PMF) gives X = -Y in law. The conversion moves the
-arrays only (no re-discretisation), so a round trip keeps every number. dpax reports the
-symmetrised curve of the pair, whose delta(epsilon) is the larger of the two directions',
-exactly as dp-accounting's ``get_delta_for_epsilon``.
+``to_dp_accounting`` writes both. ``from_dp_accounting`` reads the pair dp-accounting itself
+evaluates from ``_pmf_remove`` (see there). Neither re-discretises, so round trips keep
+every number. dpax reports the symmetrised curve, whose delta(epsilon) is the larger of
+the two directions', as dp-accounting's ``get_delta_for_epsilon`` is.
 """
 
 from __future__ import annotations
@@ -45,35 +45,38 @@ def _dense(pmf):
 
 @float64
 def from_dp_accounting(pld, description=None) -> PrivacyLoss:
-    """A :class:`PrivacyLoss` with the same PMFs as a dp-accounting
-    ``PrivacyLossDistribution`` (Y from ``_pmf_remove``, X mirrored from ``_pmf_add``).
+    """A :class:`PrivacyLoss` from a dp-accounting ``PrivacyLossDistribution``.
 
-    The pair is taken as given (its two directions need not satisfy Pr[X = x] =
-    e^-x Pr[Y = x]), so dpax's risks are exactly those of dp-accounting's PMFs; whether it
-    is pessimistic is up to how it was built (``pessimistic_estimate=True``).
+    dp-accounting evaluates each of its PMFs on its own, as the pair whose Q-masses are the
+    PMF's masses q_l and whose P-masses are q_l e^-l, with P's remaining mass at loss -inf
+    (``get_delta_for_epsilon`` = sum_l q_l (1 - e^(eps - l))_+ + infinity mass). dpax takes
+    exactly that pair from ``_pmf_remove``: Y = the PMF with Pr[Y = +inf] = its infinity
+    mass, Pr[X = x] = e^-x Pr[Y = x], Pr[X = -inf] = 1 - sum. The pair dominates the
+    mechanism in the REMOVE direction, hence also in the other (f' <= f implies
+    f'^-1 <= f^-1), so the symmetrised curve dpax reports is safe; ``_pmf_add`` (the
+    swapped pair, rounded separately) is not needed. Its own pessimistic rounding of the
+    two PMFs need not agree point by point, so mixing them would not make one pair.
     """
     _require_dp_accounting()
     for attr in ("_pmf_remove", "_pmf_add"):
         if not hasattr(pld, attr):
             raise TypeError(f"pld must be a dp_accounting PrivacyLossDistribution, got {type(pld).__name__}")
-    lo_y, probs_y, inf_y, step_y = _dense(pld._pmf_remove)
-    lo_a, probs_a, neginf_x, step_a = _dense(pld._pmf_add)
-    if step_y != step_a:
-        raise ValueError(f"pld's two PMFs have different discretizations ({step_y:g}, {step_a:g})")
-    # X = -(ADD loss): index j of pmf_add (loss (lo_a + j) h) is loss -(lo_a + j) h of X
-    probs_x = probs_a[::-1]
-    lo_x = -(lo_a + probs_a.size - 1)
-    offset = min(lo_y, lo_x)
-    end = max(lo_y + probs_y.size, lo_x + probs_x.size)
-    n = _grid.padded_length(end - offset)
+    lo, probs, inf_y, step = _dense(pld._pmf_remove)
+    probs = np.clip(probs, 0.0, None)
+    n = _grid.padded_length(probs.size)
     _grid.check_memory(1, n, "from_dp_accounting")
     pmf_y = np.zeros(n)
-    pmf_x = np.zeros(n)
-    pmf_y[lo_y - offset : lo_y - offset + probs_y.size] = probs_y
-    pmf_x[lo_x - offset : lo_x - offset + probs_x.size] = probs_x
+    pmf_y[: probs.size] = probs
+    loss = (lo + np.arange(n)) * step
+    with np.errstate(divide="ignore", over="ignore"):
+        pmf_x = np.where(pmf_y > 0, np.exp(np.log(pmf_y) - loss), 0.0)
+    total = float(np.sum(pmf_x))
+    if total > 1.0:  # rounding (or an optimistic PMF): keep P a probability
+        pmf_x /= total
+    neginf_x = max(0.0, 1.0 - float(np.sum(pmf_x)))
     if description is None:
         description = "dp_accounting PLD"
-    return PrivacyLoss(pmf_x, pmf_y, np.int64(offset), inf_y, neginf_x, step_y, description)
+    return PrivacyLoss(pmf_x, pmf_y, np.int64(lo), inf_y, neginf_x, step, description, exact_ratio=True)
 
 
 def _trim(probs, lower):

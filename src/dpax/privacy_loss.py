@@ -233,9 +233,9 @@ class PrivacyLoss:
                           log_masses=True, exact_ratio=self.exact_ratio)
 
     # -- composition --------------------------------------------------------------------
-    def compose(self, other: "PrivacyLoss") -> "PrivacyLoss":
+    def compose(self, other: "PrivacyLoss", grid_step=None) -> "PrivacyLoss":
         """Adaptive composition with ``other``; batches broadcast (see :func:`compose`)."""
-        return compose(self, other)
+        return compose(self, other, grid_step=grid_step)
 
     @float64
     def self_compose(self, num_steps) -> "PrivacyLoss":
@@ -266,8 +266,8 @@ def compose(*losses, grid_step=None) -> PrivacyLoss:
     Each argument is a :class:`PrivacyLoss` or a pair ``(loss, count)`` meaning ``count``
     copies of it, e.g. ``compose((pl_a, 500), (pl_b, 1500))``; counts broadcast like the
     batches. All factors are multiplied in the frequency domain in one kernel. Factors on
-    different grids are first brought to ``grid_step`` (default: the coarsest of theirs)
-    by :meth:`PrivacyLoss.regrid`, which is pessimistic.
+    different grids need ``grid_step``: a step, or ``"coarsest"`` (the largest of theirs);
+    every factor is then brought to it by :meth:`PrivacyLoss.regrid`, which is pessimistic.
     """
     if not losses:
         raise ValueError("compose needs at least one PrivacyLoss")
@@ -282,8 +282,13 @@ def compose(*losses, grid_step=None) -> PrivacyLoss:
             raise TypeError(f"compose argument {i} must be a PrivacyLoss, got {type(item).__name__}")
         items.append((item, _v.positive_int_array(f"count of compose argument {i}", count)))
     steps = {pl.grid_step for pl, _ in items}
-    if grid_step is not None or len(steps) != 1:
-        target = max(steps) if grid_step is None else _v.grid_step(grid_step)
+    if grid_step is None and len(steps) != 1:
+        raise ValueError(
+            f"compose got losses on different grid_step values {sorted(steps)}; pass grid_step=<step> or "
+            "grid_step='coarsest' to bring them to one grid (pessimistic connect-the-dots regridding)"
+        )
+    if grid_step is not None:
+        target = max(steps) if isinstance(grid_step, str) and grid_step == "coarsest" else _v.grid_step(grid_step)
         items = [(pl.regrid(target), c) for pl, c in items]
     if len(items) == 1 and np.all(items[0][1] == 1):
         return items[0][0]
