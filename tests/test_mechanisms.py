@@ -273,3 +273,21 @@ def test_repr_and_tradeoff_points():
 def test_bad_input_names_the_argument(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_symmetrised_tradeoff_points_interpolate_the_curve():
+    pl = dpax.subsampled_laplace(1.0, 0.3, grid_step=1e-3)
+    alpha, beta = pl.tradeoff_points(symmetric=True)
+    assert alpha.shape == beta.shape == (2 * pl.support_length + 2,)
+    assert np.all(np.diff(alpha) >= 0) and np.all(np.diff(beta) <= 1e-15)
+    np.testing.assert_allclose(np.interp(ALPHAS, alpha, beta), pl.beta(ALPHAS), atol=1e-12)
+
+
+def test_from_privacy_profile_with_the_laplace_profile():
+    """The generic path (Algorithm 2 from a user's delta(epsilon)) on the Laplace profile:
+    within its documented second-difference accuracy of the CDF-built Laplace pair."""
+    e0 = 1.0
+    pl = dpax.from_privacy_profile(lambda e: laplace_delta(e, e0), grid_step=1e-3, epsilon_max=2.0)
+    exact = laplace_beta(ALPHAS, e0)
+    assert np.max(np.abs(pl.beta(ALPHAS) - exact)) <= 1e-4
+    assert np.all(pl.beta(ALPHAS) <= exact + 1e-9)

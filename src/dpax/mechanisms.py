@@ -202,9 +202,9 @@ def laplace(scale, sensitivity=1.0, grid_step=1e-4, neighbouring="add_remove") -
     """Laplace mechanism: noise Lap(0, ``scale``) on a query of L1 ``sensitivity``.
 
     Exact loss law (:func:`dpax.construct.laplace_log_cdfs`): L in [-eps, eps], eps =
-    sensitivity / scale, with atoms at the ends; closed-form trade-off curve (Dong, Roth &
-    Su, Prop. 2.? / Example): 1 - e^eps a for a < e^-eps / 2, e^-eps / (4a) up to a = 1/2,
-    e^-eps (1 - a) beyond. ``neighbouring="substitution"`` doubles the sensitivity.
+    sensitivity / scale, with atoms at the ends; its trade-off curve T(Lap(0, 1),
+    Lap(eps, 1)) (Dong, Roth & Su) is 1 - e^eps a for a < e^-eps / 2, e^-eps / (4a) up to
+    a = 1/2, e^-eps (1 - a) beyond. ``neighbouring="substitution"`` doubles the sensitivity.
     """
     b = _v.real_array("scale", scale, low=0.0, low_open=True)
     sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True) * _substitution_factor(neighbouring)

@@ -178,15 +178,27 @@ class PrivacyLoss:
         return _out(_analyse.epsilon_kernel(*rows, d_rows), self.batch_shape + d.shape)
 
     @float64
-    def tradeoff_points(self):
+    def tradeoff_points(self, symmetric=False):
         """Breakpoints ``(alpha, beta)`` of the one-directional curve f = T(P, Q), alpha descending.
 
         Arrays shaped ``batch_shape + (support_length + 1,)``; the symmetrised curve used by
-        :meth:`beta` is the convex hull of min(f, f^-1).
+        :meth:`beta` is the convex hull of min(f, f^-1). ``symmetric=True`` returns that
+        curve's breakpoints instead, alpha ascending, shaped ``batch_shape +
+        (2 support_length + 2,)`` (some repeated): they lie among the breakpoints of f and
+        f^-1 (the line of slope -1 joins the two where they cross the diagonal), so the
+        curve is the linear interpolation of these points; made for plotting and reports.
         """
-        cx, cy = _analyse.tradeoff_points_kernel(*self._rows())
-        shape = self.batch_shape + (self.support_length + 1,)
-        return np.asarray(cx).reshape(shape), np.asarray(cy).reshape(shape)
+        rows = self._rows()
+        cx, cy = _analyse.tradeoff_points_kernel(*rows)
+        if not symmetric:
+            shape = self.batch_shape + (self.support_length + 1,)
+            return np.asarray(cx).reshape(shape), np.asarray(cy).reshape(shape)
+        rx, ry, roff, rinf, rneg = _analyse.reverse_pair(*rows)
+        rcx, _ = _analyse.tradeoff_points_kernel(rx, ry, roff, rinf, rneg)
+        alpha = np.sort(np.concatenate([np.asarray(cx), np.asarray(rcx)], -1), -1)
+        beta = _analyse.beta_kernel(*rows, alpha)
+        shape = self.batch_shape + (alpha.shape[-1],)
+        return alpha.reshape(shape), np.asarray(beta).reshape(shape)
 
     @float64
     def __getitem__(self, key) -> "PrivacyLoss":
