@@ -383,6 +383,7 @@ def common_args(p: argparse.ArgumentParser) -> None:
 #: Modules (``dpax.<stage>_cli``) whose ``add_subcommands(subparsers)`` registers more subcommands.
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "dpax.audit_cli",
+    "dpax.sweep_cli",
 )
 
 
