@@ -115,3 +115,18 @@ def test_indexing_a_batch():
     assert b[1:].batch_shape == (2,)
     with pytest.raises(IndexError):
         one[0]
+
+
+def test_stacked_many_factor_path_equals_traced_path(monkeypatch):
+    """More than STACK_ABOVE factors go through the scan kernels: same numbers."""
+    from dpax import composition
+
+    f = [dpax.gaussian([1.0, 2.0], grid_step=1e-3), dpax.laplace(3.0, grid_step=1e-3),
+         dpax.subsampled_gaussian(1.0, [[0.1], [0.2]], grid_step=1e-3)]
+    items = [(f[0], 2), (f[1], [1, 3]), (f[2], 5)]
+    traced = dpax.compose(*items)
+    monkeypatch.setattr(composition, "STACK_ABOVE", 0)
+    stacked = dpax.compose(*items)
+    assert stacked.batch_shape == traced.batch_shape == (2, 2)
+    np.testing.assert_allclose(stacked.beta(ALPHAS), traced.beta(ALPHAS), atol=1e-12)
+    np.testing.assert_allclose(stacked.epsilon([1e-5, 1e-8]), traced.epsilon([1e-5, 1e-8]), rtol=1e-9)

@@ -146,6 +146,103 @@ def fft_compose_kernel(components, counts, centres, lo, grid_step, length, exact
     return pmf_x, pmf_y, lo, inf_y, neginf_x
 
 
+#: Above this many factors, compose stacks them (padded to one support length) and loops
+#: over them inside the kernels (``lax.scan``): one compiled kernel for any number of
+#: factors, constant memory, instead of a traced graph that grows with every factor.
+STACK_ABOVE = 4
+
+
+@functools.partial(_aot.kernel, name="window_stacked")
+@jax.jit
+def window_stacked_kernel(stacked, counts, grid_step):
+    """:func:`window_kernel` over stacked factors (K, rows, n), looping with ``lax.scan``."""
+    log_tail = math.log(TAIL_MASS)
+    pmf_x, pmf_y, offset, _, _ = stacked
+    n = pmf_x.shape[-1]
+    idx = jnp.arange(n)[None, :]
+
+    def stats(comp):
+        px, py, off, count = comp
+        loss = (off[:, None] + idx) * grid_step
+        mx, vx = _moments(px, loss)
+        my, vy = _moments(py, loss)
+        return loss, mx, my, count * jnp.maximum(vx, vy)
+
+    def var_body(total, comp):
+        _, mx, my, v = stats(comp)
+        centre = jnp.round(0.5 * (mx + my) / grid_step).astype(jnp.int64)
+        return total + v, centre
+
+    total_var, centres = jax.lax.scan(var_body, jnp.zeros(pmf_x.shape[1]), (pmf_x, pmf_y, offset, counts))
+    t = jnp.asarray(_CHERNOFF_SCALES)[None, :] / (jnp.sqrt(total_var) + grid_step)[:, None]
+
+    def mgf_body(acc, comp):
+        px, py, off, count = comp
+        loss = (off[:, None] + idx) * grid_step
+        c = count[:, None]
+        terms = tuple(c * _log_mgf(jnp.log(pm), loss, sign * t) for pm in (px, py) for sign in (1.0, -1.0))
+        return tuple(a + b for a, b in zip(acc, terms)), None
+
+    zero = jnp.zeros_like(t)
+    (up_x, down_x, up_y, down_y), _ = jax.lax.scan(mgf_body, (zero, zero, zero, zero), (pmf_x, pmf_y, offset, counts))
+    high = jnp.maximum(jnp.min((up_x - log_tail) / t, -1), jnp.min((up_y - log_tail) / t, -1))
+    low = jnp.minimum(jnp.max(-(down_x - log_tail) / t, -1), jnp.max(-(down_y - log_tail) / t, -1))
+    lo_hard = jnp.sum(counts * offset, 0)
+    hi_hard = jnp.sum(counts * (offset + n - 1), 0)
+    lo = jnp.maximum(jnp.floor(low / grid_step).astype(jnp.int64), lo_hard)
+    hi = jnp.minimum(jnp.ceil(high / grid_step).astype(jnp.int64), hi_hard)
+    return lo, jnp.maximum(hi, lo), centres
+
+
+@functools.partial(_aot.kernel, name="fft_compose_stacked")
+@functools.partial(jax.jit, static_argnames=("length", "exact_ratio"))
+def fft_compose_stacked_kernel(stacked, counts, centres, lo, grid_step, length, exact_ratio):
+    """:func:`fft_compose_kernel` over stacked factors, multiplying spectra in a ``lax.scan``."""
+    pmf_x, pmf_y, offset, inf_y, neginf_x = stacked
+    rows = pmf_x.shape[1]
+    nfreq = length // 2 + 1
+
+    def body(carry, comp):
+        sx, sy, tc, fy, fx = carry
+        px, py, off, iy, nx, count, centre = comp
+        sx = sx * _spectrum_power(jnp.fft.rfft(_fold(px, off, centre, length)), count)
+        sy = sy * _spectrum_power(jnp.fft.rfft(_fold(py, off, centre, length)), count)
+        return (sx, sy, tc + count * centre, fy + count * jnp.log1p(-iy), fx + count * jnp.log1p(-nx)), None
+
+    ones = jnp.ones((rows, nfreq), jnp.complex128)
+    zero = jnp.zeros(rows)
+    init = (ones, ones, jnp.zeros(rows, jnp.int64), zero, zero)
+    (spec_x, spec_y, total_centre, neglog_fin_y, neglog_fin_x), _ = jax.lax.scan(
+        body, init, (pmf_x, pmf_y, offset, inf_y, neginf_x, counts, centres)
+    )
+    comp_x = jnp.fft.irfft(spec_x, n=length)
+    comp_y = jnp.fft.irfft(spec_y, n=length)
+    idx = jnp.mod(lo[:, None] + jnp.arange(length)[None, :] - total_centre[:, None], length)
+    pmf_x = jnp.maximum(jnp.take_along_axis(comp_x, idx, -1), 0.0)
+    pmf_y = jnp.maximum(jnp.take_along_axis(comp_y, idx, -1), 0.0)
+    if exact_ratio:
+        pmf_x, pmf_y = use_exact_ratio(pmf_x, pmf_y, lo, grid_step)
+    pmf_x, pmf_y, inf_y, neginf_x = close_mass(pmf_x, pmf_y, -jnp.expm1(neglog_fin_y), -jnp.expm1(neglog_fin_x))
+    return pmf_x, pmf_y, lo, inf_y, neginf_x
+
+
+def _stack(components, counts):
+    """Factors padded (zeros at the top) to one support length and stacked on a new axis 0."""
+    n = max(int(c[0].shape[-1]) for c in components)
+
+    def pad(a):
+        return jnp.pad(jnp.asarray(a), ((0, 0), (0, n - a.shape[-1])))
+
+    stacked = (
+        jnp.stack([pad(c[0]) for c in components]),
+        jnp.stack([pad(c[1]) for c in components]),
+        jnp.stack([jnp.asarray(c[2], jnp.int64) for c in components]),
+        jnp.stack([jnp.asarray(c[3]) for c in components]),
+        jnp.stack([jnp.asarray(c[4]) for c in components]),
+    )
+    return stacked, jnp.stack([jnp.asarray(c, jnp.int64) for c in counts])
+
+
 def compose_arrays(components, counts, grid_step, exact_ratio=False):
     """Compose PLRV array tuples (rows, n_i) with integer counts (rows,) on one grid step.
 
@@ -158,6 +255,15 @@ def compose_arrays(components, counts, grid_step, exact_ratio=False):
     components = tuple(tuple(c) for c in components)
     counts = tuple(np.asarray(c, np.int64) for c in counts)
     step = np.float64(grid_step)
+    if len(components) > STACK_ABOVE:
+        stacked, stacked_counts = _stack(components, counts)
+        lo, hi, centres = window_stacked_kernel(stacked, stacked_counts, step)
+        width = int(np.max(np.asarray(hi) - np.asarray(lo))) + 1
+        length = _grid.padded_length(width)
+        _grid.check_memory(int(lo.shape[0]) * 2, length, "composition")
+        return fft_compose_stacked_kernel(
+            stacked, stacked_counts, centres, lo, step, length=length, exact_ratio=bool(exact_ratio)
+        )
     lo, hi, centres = window_kernel(components, counts, step)
     width = int(np.max(np.asarray(hi) - np.asarray(lo))) + 1
     length = _grid.padded_length(width)
