@@ -138,10 +138,10 @@ def _read_records(path: str) -> list[tuple[int, object]]:
 
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+        doc = yaml.safe_load(text)  # plain data only: tags that would build Python objects are refused
     except yaml.YAMLError as exc:
         raise SweepConfigError(f"{path}: cannot parse: {exc}") from None
     if isinstance(node, yaml.MappingNode):  # {"rows": [...]} / {"defaults": {...}, "rows": [...]}
-        doc = yaml.safe_load(text)
         keys = {k.value: v for k, v in node.value}
         if "rows" not in keys:
             raise SweepConfigError(f"{path}: a mapping at the top level needs a 'rows' list")
@@ -150,7 +150,7 @@ def _read_records(path: str) -> list[tuple[int, object]]:
             raise SweepConfigError(f"{path}: 'defaults' must be a mapping")
         items, lines = doc["rows"], [n.start_mark.line + 1 for n in keys["rows"].value]
     elif isinstance(node, yaml.SequenceNode):
-        defaults, items, lines = {}, yaml.safe_load(text), [n.start_mark.line + 1 for n in node.value]
+        defaults, items, lines = {}, doc, [n.start_mark.line + 1 for n in node.value]
     else:
         raise SweepConfigError(f"{path}: expected a list of rows (or a mapping with 'rows')")
     out = []
