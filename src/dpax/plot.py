@@ -1,0 +1,148 @@
+"""Figures: trade-off curves, the GDP fit over the exact curve, standard vs attack-aware
+calibration (the seed paper's Figure 3a and Figure 4). Each function returns a matplotlib
+``Figure`` (nothing is shown; save it with ``fig.savefig('x.png' | '.svg' | '.pdf')``).
+
+matplotlib is imported on first use; the command line (``dpax plot``) uses the Agg backend.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import validation as _v
+from ._x64 import float64
+
+
+def _figure(ax):
+    if ax is not None:
+        return ax.figure, ax
+    from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state
+
+    fig = Figure(figsize=(5.0, 4.2), layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _alpha_grid(log_scale: bool, points: int = 400) -> np.ndarray:
+    if log_scale:
+        return np.unique(np.concatenate([np.logspace(-6, 0, points), [0.0]]))
+    return np.linspace(0.0, 1.0, points)
+
+
+def _rows(pl):
+    if not pl.batch_shape:
+        return [pl]
+    return [pl[idx] for idx in np.ndindex(pl.batch_shape)]
+
+
+@float64
+def tradeoff_curves(losses, labels=None, *, log_scale: bool = False, ax=None, points: int = 400,
+                    title: str | None = None):
+    """FNR beta against FPR alpha of the best membership-inference attack (Algorithm 1,
+    symmetrised curve) for each PrivacyLoss in ``losses`` (one, a list, or a batch: one line
+    per configuration), with the no-privacy diagonal beta = 1 - alpha for reference.
+    ``log_scale``: logarithmic FPR axis (from 1e-6), where low-FPR attacks are visible."""
+    from .privacy_loss import PrivacyLoss
+
+    if isinstance(losses, PrivacyLoss):
+        losses = [losses]
+    curves = [row for pl in losses for row in _rows(pl)]
+    if not curves:
+        raise ValueError("tradeoff_curves needs at least one PrivacyLoss")
+    if labels is None:
+        labels = [c.description for c in curves]
+    labels = list(labels)
+    if len(labels) != len(curves):
+        raise ValueError(f"labels must have one entry per curve ({len(curves)}), got {len(labels)}")
+    fig, ax = _figure(ax)
+    alpha = _alpha_grid(log_scale, points)
+    for c, lab in zip(curves, labels):
+        ax.plot(alpha, c.beta(alpha), label=lab)
+    ax.plot(alpha, 1.0 - alpha, color="0.6", linestyle=":", linewidth=1, label="no privacy (1 - alpha)")
+    ax.set_xlabel("FPR alpha")
+    ax.set_ylabel("FNR beta")
+    if log_scale:
+        ax.set_xscale("log")
+        ax.set_xlim(alpha[alpha > 0][0], 1.0)
+    else:
+        ax.set_xlim(0.0, 1.0)
+    ax.set_ylim(0.0, 1.0)
+    ax.set_title(title or "Trade-off curve of the best membership-inference attack")
+    ax.legend(fontsize="small")
+    return fig
+
+
+@float64
+def gdp_fit(pl, *, log_scale: bool = False, ax=None, points: int = 400, title: str | None = None):
+    """The exact (symmetrised) trade-off curve of one configuration and the tight mu-GDP curve
+    f_mu below it (GDP paper, Eq. 11), with mu and the regret Delta(h, f_mu) (Eq. 13) in the legend."""
+    from . import gdp
+
+    if pl.batch_shape:
+        raise ValueError("gdp_fit takes one configuration; index a batch (pl[i])")
+    mu, regret = gdp.mu_and_regret(pl)
+    fig, ax = _figure(ax)
+    alpha = _alpha_grid(log_scale, points)
+    ax.plot(alpha, pl.beta(alpha), label="exact curve (dpax)")
+    ax.plot(alpha, gdp.tradeoff(mu, alpha), linestyle="--", label=f"{mu:.4g}-GDP (regret {regret:.2g})")
+    ax.plot(alpha, 1.0 - alpha, color="0.6", linestyle=":", linewidth=1, label="no privacy")
+    ax.set_xlabel("FPR alpha")
+    ax.set_ylabel("FNR beta")
+    if log_scale:
+        ax.set_xscale("log")
+        ax.set_xlim(alpha[alpha > 0][0], 1.0)
+    else:
+        ax.set_xlim(0.0, 1.0)
+    ax.set_ylim(0.0, 1.0)
+    ax.set_title(title or f"GDP fit: {pl.description}", fontsize="small")
+    ax.legend(fontsize="small")
+    return fig
+
+
+@float64
+def calibration_comparison(sample_rate, num_steps, *, target: str = "advantage", advantages=None, alphas=(0.01, 0.05, 0.1),
+                           tprs=None, delta: float = 1e-5, grid_step: float = 1e-3, ax=None, title: str | None = None):
+    """Noise multiplier from attack-aware vs standard calibration of DP-SGD.
+
+    ``target='advantage'`` (seed paper, Figure 3a): for each advantage in ``advantages``
+    (default 0.01..0.25), the smallest noise meeting it (Eq. 14) and the noise standard
+    (epsilon, ``delta``) calibration needs for the same bound (Eq. 2 + Proposition 2.6).
+    ``target='err_rates'`` (Figure 4): for each FPR in ``alphas`` and attack TPR 1 - beta in
+    ``tprs`` (default 0.1..0.5), the smallest noise with TPR <= 1 - beta at that FPR
+    (Eq. 18) and the standard one. All points are one batched calibration.
+    """
+    from . import targets
+    from .calibration import calibrate_dpsgd
+
+    p = float(_v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True))
+    t = int(_v.positive_int_array("num_steps", num_steps))
+    if target == "advantage":
+        x = np.linspace(0.01, 0.25, 7) if advantages is None else _v.probabilities("advantages", advantages).reshape(-1)
+        tgt = targets.Advantage(x)
+        series = [("", slice(None))]
+        xlabel = "target advantage (max TPR - FPR)"
+    elif target == "err_rates":
+        a = _v.probabilities("alphas", alphas).reshape(-1)
+        x = np.linspace(0.1, 0.5, 5) if tprs is None else _v.probabilities("tprs", tprs).reshape(-1)
+        aa, xx = np.meshgrid(a, x, indexing="ij")
+        tgt = targets.ErrRates(alpha=aa.reshape(-1), beta=1.0 - xx.reshape(-1))
+        series = [(f"FPR {ai:g}", slice(i * x.size, (i + 1) * x.size)) for i, ai in enumerate(a)]
+        xlabel = "target attack TPR (1 - beta) at the FPR"
+    else:
+        raise ValueError(f"target must be 'advantage' or 'err_rates', got {target!r}")
+    res = calibrate_dpsgd(sample_rate=p, num_steps=t, target=tgt, grid_step=grid_step, standard_delta=delta,
+                          on_infeasible="mark")
+    noise = np.atleast_1d(res.noise_multiplier)
+    std = np.atleast_1d(res.standard_noise_multiplier)
+    fig, ax = _figure(ax)
+    colors = [f"C{i}" for i in range(len(series))]
+    for (name, sl), col in zip(series, colors):
+        sep = ", " if name else ""
+        ax.plot(x, std[sl], color=col, linestyle="--", marker="o", markersize=3,
+                label=f"standard (epsilon, {delta:g})-calibration{sep}{name}")
+        ax.plot(x, noise[sl], color=col, marker="s", markersize=3, label=f"attack-aware calibration{sep}{name}")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("noise multiplier")
+    ax.set_title(title or f"DP-SGD, sample rate {p:g}, {t} steps", fontsize="small")
+    ax.legend(fontsize="x-small")
+    fig.dpax_result = res  # the calibration behind the figure
+    return fig
