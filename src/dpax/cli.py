@@ -384,6 +384,7 @@ def common_args(p: argparse.ArgumentParser) -> None:
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "dpax.audit_cli",
     "dpax.sweep_cli",
+    "dpax.plot_cli",
 )
 
 
