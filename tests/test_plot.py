@@ -1,0 +1,101 @@
+"""dpax.plot and `dpax plot`: figures checked for content (axes labels and scales, number of
+lines, the plotted data equal to dpax's numbers, rendered images not blank)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+
+import dpax
+from dpax import plot
+
+STEP = 1e-3
+
+
+def _pixels(fig) -> np.ndarray:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80)
+    buf.seek(0)
+    return matplotlib.image.imread(buf)
+
+
+def _not_blank(img):
+    flat = (img[..., :3] * 255).astype(np.uint8).reshape(-1, 3)
+    colours = np.unique(flat, axis=0)
+    assert len(colours) > 50  # anti-aliased curves, text, several colours
+    assert (flat != 255).any(axis=1).mean() > 0.02  # more than a few dark pixels
+
+
+def test_tradeoff_curves_content():
+    pl = dpax.dpsgd([0.8, 1.5], 0.01, 100, grid_step=STEP)
+    fig = plot.tradeoff_curves(pl, ["s=0.8", "s=1.5"], log_scale=True)
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "FPR alpha" and ax.get_ylabel() == "FNR beta" and ax.get_xscale() == "log"
+    lines = ax.get_lines()
+    assert len(lines) == 3  # two curves + the diagonal
+    assert [line.get_label() for line in lines[:2]] == ["s=0.8", "s=1.5"]
+    for i, line in enumerate(lines[:2]):
+        x, y = line.get_data()
+        assert x.min() <= 1e-6 and x.max() == 1.0
+        np.testing.assert_array_equal(y, pl[i].beta(x))
+    y0, y1 = lines[0].get_ydata(), lines[1].get_ydata()
+    assert np.all(y0 <= y1 + 1e-12) and np.any(y0 < y1 - 1e-3)  # less noise: lower curve
+    _not_blank(_pixels(fig))
+    lin = plot.tradeoff_curves(dpax.gaussian(1.0, grid_step=STEP)).axes[0]
+    assert lin.get_xscale() == "linear" and len(lin.get_lines()) == 2
+    with pytest.raises(ValueError, match="labels"):
+        plot.tradeoff_curves(pl, ["only one"])
+
+
+def test_gdp_fit_content():
+    pl = dpax.dpsgd(1.0, 0.01, 100, grid_step=STEP)
+    mu, regret = dpax.gdp.mu_and_regret(pl)
+    fig = plot.gdp_fit(pl)
+    exact, fit, _ = fig.axes[0].get_lines()
+    a = exact.get_xdata()
+    np.testing.assert_allclose(fit.get_ydata(), dpax.gdp.tradeoff(mu, a), atol=1e-12)
+    assert np.all(fit.get_ydata() <= exact.get_ydata() + 1e-9)  # f_mu lies below the exact curve
+    assert f"{mu:.4g}-GDP" in fit.get_label()
+    _not_blank(_pixels(fig))
+    with pytest.raises(ValueError, match="one configuration"):
+        plot.gdp_fit(dpax.dpsgd([1.0, 2.0], 0.01, 10, grid_step=STEP))
+
+
+def test_calibration_comparison_content():
+    fig = plot.calibration_comparison(0.01, 50, target="err_rates", alphas=[0.05, 0.1], tprs=[0.2, 0.4],
+                                      grid_step=1e-2)
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "noise multiplier" and "TPR" in ax.get_xlabel()
+    lines = ax.get_lines()
+    assert len(lines) == 4  # standard and attack-aware for each FPR
+    res = fig.dpax_result
+    noise = np.asarray(res.noise_multiplier)
+    std = np.asarray(res.standard_noise_multiplier)
+    np.testing.assert_allclose(lines[1].get_ydata(), noise[:2])
+    np.testing.assert_allclose(lines[0].get_ydata(), std[:2])
+    assert np.all(noise < std)  # attack-aware calibration needs less noise (seed paper, Figure 4)
+    _not_blank(_pixels(fig))
+
+
+def test_command_line_writes_png_svg_pdf(tmp_path):
+    from dpax.cli import main
+
+    png, svg, pdf = (str(tmp_path / f"f.{e}") for e in ("png", "svg", "pdf"))
+    common = ["--sample-rate", "0.01", "--num-steps", "50", "--grid-step", str(STEP), "--no-cache"]
+    assert main(["plot", "tradeoff", "--noise-multiplier", "1", "2", "--log", "-o", png, *common]) == 0
+    img = matplotlib.image.imread(png)
+    _not_blank(img)
+    assert main(["plot", "gdp", "--noise-multiplier", "1", "-o", svg, *common]) == 0
+    text = open(svg).read()
+    assert text.lstrip().startswith("<?xml") and "<svg" in text and text.count("<path") > 10
+    assert main(["plot", "tradeoff", "--noise-multiplier", "1", "-o", pdf, *common, "--json"]) == 0
+    assert open(pdf, "rb").read(5) == b"%PDF-"
+    assert main(["plot", "tradeoff", "--noise-multiplier", "1", "-o", str(tmp_path / "f.gif"), *common]) == 2
+    assert main(["plot", "gdp", "-o", png, *common]) == 2  # no noise multiplier
