@@ -30,6 +30,9 @@ from . import gdp  # noqa: E402  (dpax.gdp: mu-GDP, regret, reports, conversions
 # -- auditing -----------------------------------------------------------------------------
 from . import audit  # noqa: E402  (dpax.audit: Clopper-Pearson audits, Epsilon*)
 
+# -- backends, sweeps and plots -------------------------------------------------------------
+from . import accountants, compat, plot, sweep  # noqa: E402  (Opacus accountant, riskcal/gdpnum drop-ins; matplotlib on use)
+
 __version__ = "0.1.0"
 
 __all__ = [
