@@ -21,11 +21,15 @@ SRC = HERE.parent / "src" / "dpax"
 
 def modules() -> list[str]:
     """``dpax`` and every public submodule / subpackage (dpax's ``__all__`` would hide them)."""
+    import dpax
+
     names = ["dpax"]
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC.parent).with_suffix("")
         parts = [p for p in rel.parts if p != "__init__"]
         if any(p.startswith("_") for p in parts) or len(parts) != 2:  # subpackages walk their own modules
+            continue
+        if parts[1] in getattr(dpax, "__all__", ()):  # already documented as a member of dpax
             continue
         names.append(".".join(parts))
     return names
