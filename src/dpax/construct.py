@@ -368,3 +368,55 @@ def regrid_kernel(loss, log_p, log_q, offset, grid_step, n):
     is replaced by the two-point pair with ratios e^a, e^b (a post-processing)."""
     grid, cdfs = _atoms_cdfs(loss, log_p, log_q, offset, grid_step, n=n)
     return _split_cells(grid, grid_step, *cdfs)
+
+
+# -- Poisson-subsampled Gaussian under substitution (replace one) ---------------------------
+
+
+def substitution_output_of_loss(loss, sigma, p):
+    """Output o(g) with L(o) = g for the pair Q = p N(1, s^2) + (1 - p) N(0, s^2),
+    P = p N(-1, s^2) + (1 - p) N(0, s^2) (replace-one neighbours under Poisson subsampling).
+
+    With A = 1 - p, B = p e^(-1/(2 s^2)) and z = e^(o / s^2), L = log((A + B z) / (A + B / z))
+    is increasing and odd in o, and L = g solves B z^2 + A (1 - e^g) z - e^g B = 0:
+    z = (A (e^g - 1) + sqrt(A^2 (e^g - 1)^2 + 4 B^2 e^g)) / (2B) for g >= 0 (no
+    cancellation), o(-g) = -o(g). Computed in log space.
+    """
+    g = jnp.abs(loss)
+    log_a = jnp.log1p(-p)  # -inf for p = 1
+    log_b = jnp.log(p) - 0.5 / sigma**2
+    log_ae = log_a + jnp.log(jnp.expm1(g))  # -inf at g = 0 or p = 1
+    log_root = 0.5 * jnp.logaddexp(2.0 * log_ae, jnp.log(4.0) + 2.0 * log_b + g)
+    u = jnp.logaddexp(log_ae, log_root) - jnp.log(2.0) - log_b
+    return jnp.sign(loss) * sigma**2 * u
+
+
+def subsampled_gaussian_substitution_log_cdfs(loss, sigma, p):
+    """Log CDFs of L = log(Q/P) for the replace-one pair of :func:`substitution_output_of_loss`:
+    Pr[L <= g] = Pr[o <= o(g)] under the mixtures Q and P.
+    Returns (log Pr_Q[L <= g], log Pr_Q[L > g], log Pr_P[L <= g], log Pr_P[L > g])."""
+    o = substitution_output_of_loss(loss, sigma, p)
+    log1mp, logp = jnp.log1p(-p), jnp.log(p)
+
+    def mix(shift):
+        c = jnp.logaddexp(log1mp + log_ndtr(o / sigma), logp + log_ndtr((o - shift) / sigma))
+        s = jnp.logaddexp(log1mp + log_ndtr(-o / sigma), logp + log_ndtr(-(o - shift) / sigma))
+        return c, s
+
+    lf_y, ls_y = mix(1.0)
+    lf_x, ls_x = mix(-1.0)
+    return lf_y, ls_y, lf_x, ls_x
+
+
+def _substitution_cdfs(sigma, p, offset, grid_step, n):
+    grid = (offset[:, None] + jnp.arange(n)[None, :]) * grid_step
+    return grid, subsampled_gaussian_substitution_log_cdfs(grid, sigma[:, None], p[:, None])
+
+
+_substitution_cdfs = _aot.kernel(jax.jit(_substitution_cdfs, static_argnames=("n",)), "sg_sub_cdfs")
+
+
+def subsampled_gaussian_substitution_kernel(sigma, p, offset, grid_step, n):
+    """Discrete dominating pair (rows, n) of the Poisson-subsampled Gaussian, replace-one."""
+    grid, cdfs = _substitution_cdfs(sigma, p, offset, grid_step, n=n)
+    return _split_cells(grid, grid_step, *cdfs)

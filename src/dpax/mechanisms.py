@@ -37,18 +37,21 @@ def _describe(name, **params):
 
 
 @float64
-def subsampled_gaussian(noise_multiplier, sample_rate, grid_step=1e-4) -> PrivacyLoss:
+def subsampled_gaussian(noise_multiplier, sample_rate, grid_step=1e-4, neighbouring="add_remove") -> PrivacyLoss:
     """Poisson-subsampled Gaussian mechanism (one DP-SGD step), add/remove neighbouring.
 
     Dominating pair P = N(0, s^2), Q = (1 - p) N(0, s^2) + p N(1, s^2) with s the noise
     multiplier and p the sample rate; the other direction is kept implicitly (the reversed
     pair) and every risk is reported for the symmetrised curve. The discrete pair is the
     connect-the-dots pair computed from the exact loss CDFs (:mod:`dpax.construct`).
+    ``neighbouring="substitution"``: see :func:`_subsampled_gaussian_substitution`.
     """
     sigma = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     step = _v.grid_step(grid_step)
     shape = np.broadcast_shapes(sigma.shape, p.shape)
+    if _neighbouring(neighbouring) == "substitution":
+        return _subsampled_gaussian_substitution(sigma, p, step, shape, noise_multiplier, sample_rate)
     s, q = (np.broadcast_to(a, shape).reshape(-1) for a in (sigma, p))
     z = -ndtri(SINGLE_STEP_TAIL)
     high = _loss_of_output(1.0 + s * z, s, q)
@@ -87,18 +90,21 @@ def gaussian(noise_multiplier, sensitivity=1.0, grid_step=1e-4, neighbouring="ad
 
 
 @float64
-def dpsgd(noise_multiplier, sample_rate, num_steps, grid_step=1e-4) -> PrivacyLoss:
+def dpsgd(noise_multiplier, sample_rate, num_steps, grid_step=1e-4, neighbouring="add_remove") -> PrivacyLoss:
     """DP-SGD: ``num_steps`` Poisson-subsampled Gaussian steps, composed by FFT.
 
     Every argument broadcasts; a list of noise values is one batched kernel call.
+    ``neighbouring``: "add_remove" (default) or "substitution" (replace one record).
     """
     sigma = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     steps = _v.positive_int_array("num_steps", num_steps)
     shape = np.broadcast_shapes(sigma.shape, p.shape, steps.shape)
-    step_pl = subsampled_gaussian(np.broadcast_to(sigma, shape), np.broadcast_to(p, shape), grid_step)
+    step_pl = subsampled_gaussian(np.broadcast_to(sigma, shape), np.broadcast_to(p, shape), grid_step, neighbouring)
     pl = step_pl.self_compose(np.broadcast_to(steps, shape))
     pl.description = _describe("dpsgd", noise_multiplier=noise_multiplier, sample_rate=sample_rate, num_steps=num_steps)
+    if neighbouring != "add_remove":
+        pl.description = pl.description[:-1] + f", neighbouring={neighbouring})"
     return pl
 
 
@@ -288,8 +294,8 @@ def randomized_response(epsilon, k=2, grid_step=1e-4, neighbouring="add_remove")
 
     Atoms: losses -eps, 0, eps with P-masses (e^eps, k - 2, 1) / (e^eps + k - 1) and Q the
     mirror. It is a local randomiser: one record changes one input, so add/remove and
-    substitution give the same pair. Trade-off curve (k = 2: exactly; k > 2: the same
-    breakpoints) max(0, 1 - e^eps a, e^-eps (1 - a)) for k = 2.
+    substitution give the same pair. For k = 2 the trade-off curve is
+    max(0, 1 - e^eps a, e^-eps (1 - a)) (Kairouz, Oh & Viswanath), the epsilon-DP worst case.
     """
     eps = _v.real_array("epsilon", epsilon, low=0.0, high=_MAX_LOSS)
     kk = _v.positive_int_array("k", k, minimum=2)
@@ -408,3 +414,32 @@ def discrete_gaussian(sigma, sensitivity=1, grid_step=1e-4, neighbouring="add_re
     if neighbouring != "add_remove":
         desc = desc[:-1] + f", neighbouring={neighbouring})"
     return from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
+
+
+def _subsampled_gaussian_substitution(sigma, p, step, shape, noise_multiplier, sample_rate) -> PrivacyLoss:
+    """Poisson-subsampled Gaussian under substitution (replace one record), per-record
+    contributions clipped to norm 1: the pair Q = p N(1, s^2) + (1 - p) N(0, s^2),
+    P = p N(-1, s^2) + (1 - p) N(0, s^2) (the REPLACE adjacency of dp-accounting's
+    ``privacy_loss_mechanism``; p = 1 is the Gaussian with sensitivity 2). The pair is
+    symmetric (mirror o -> -o); its loss is inverted in closed form and the CDFs are
+    exact (:func:`dpax.construct.subsampled_gaussian_substitution_log_cdfs`).
+    """
+    s, q = (np.broadcast_to(a, shape).reshape(-1) for a in (sigma, p))
+    z = -ndtri(SINGLE_STEP_TAIL)
+    u = (1.0 + s * z) / s**2  # Q's upper tail output, in units of s^2
+    with np.errstate(divide="ignore"):
+        log_b = np.log(q) - 0.5 / s**2
+        high = np.logaddexp(np.log1p(-q), log_b + u) - np.logaddexp(np.log1p(-q), log_b - u)
+    if np.any(high > _MAX_LOSS):
+        worst = s[np.argmax(high > _MAX_LOSS)]
+        raise ValueError(
+            f"noise_multiplier={worst:g} is too small: its privacy loss exceeds {_MAX_LOSS:g} nats, "
+            "beyond float64 range; use noise_multiplier >= 0.05"
+        )
+    offset = np.floor(-high / step).astype(np.int64)
+    n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1)
+    _grid.check_memory(offset.size, n, "subsampled_gaussian")
+    pmf_x, pmf_y, inf_y, neginf_x = _construct.subsampled_gaussian_substitution_kernel(s, q, offset, np.float64(step), n)
+    desc = _describe("subsampled_gaussian", noise_multiplier=noise_multiplier, sample_rate=sample_rate)
+    desc = desc[:-1] + ", neighbouring=substitution)"
+    return PrivacyLoss(pmf_x, pmf_y, offset, inf_y, neginf_x, step, desc, batch_shape=shape, exact_ratio=True)
