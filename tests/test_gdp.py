@@ -1,0 +1,286 @@
+"""dpax.gdp: tight mu-GDP, regret, reports and GDP closed forms.
+
+References: closed forms (composed Gaussian: mu = sqrt(T)/sigma exactly; randomized response:
+Proposition 6.1), gdpnum on the same grid (its PLD and its regret algorithm), and a direct
+check of the regret's definition (Eq. 8) at the FPR where dpax finds it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+import dpax
+from dpax import conversions as cv
+from dpax import gdp
+from exact_refs import gdp_advantage, gdp_beta
+
+
+def _rr(epsilon, grid_step=1e-3):
+    """Randomized response with parameter epsilon from its privacy profile (symmetric pair)."""
+    e = float(epsilon)
+
+    def profile(x):
+        return np.maximum(0.0, (np.exp(e) - np.exp(x)) / (1.0 + np.exp(e)))
+
+    return dpax.from_privacy_profile(profile, grid_step=grid_step, description=f"rr({e:g})")
+
+
+def _symmetrised_points(pl):
+    """Breakpoints of the symmetrised curve (f up to alpha_bar, then mirrored), alpha ascending."""
+    cx, cy = pl.tradeoff_points()
+    k0 = int(np.clip(1 - int(pl.offset), 0, pl.support_length))
+    a = np.concatenate([cx[k0:], cy[k0:]])
+    b = np.concatenate([cy[k0:], cx[k0:]])
+    order = np.argsort(a, kind="stable")
+    return a[order], b[order]
+
+
+# -- closed forms ---------------------------------------------------------------------------
+
+
+def test_closed_forms_match_dong_roth_su():
+    alpha = np.array([0.0, 1e-10, 1e-4, 0.1, 0.5, 0.9, 1.0])
+    for mu in (0.0, 0.3, 1.0, 4.0):
+        np.testing.assert_allclose(gdp.tradeoff(mu, alpha), gdp_beta(alpha, mu), rtol=1e-12, atol=1e-300)
+        assert gdp.advantage(mu) == pytest.approx(gdp_advantage(mu), abs=1e-15)
+    # delta(epsilon) against targets.gdp_delta and epsilon(delta) as its inverse
+    eps = np.array([0.0, 0.5, 1.0, 3.0, 8.0])
+    for mu in (0.5, 1.0, 2.0):
+        np.testing.assert_allclose(gdp.delta(eps, mu), dpax.targets.gdp_delta(eps, mu), rtol=1e-10, atol=1e-17)
+        d = gdp.delta(eps[1:], mu)
+        np.testing.assert_allclose(gdp.epsilon(d, mu), eps[1:], rtol=1e-9)
+    assert gdp.epsilon(0.9, 1.0) == 0.0  # delta above delta(0) = advantage
+    # large epsilon: e^eps overflows float64 but the log-space evaluation does not
+    d = gdp.delta(800.0, 40.0)
+    assert np.isfinite(d) and 0.0 <= d <= norm.cdf(-800 / 40 + 20)
+    assert gdp.compose(0.3, 0.4) == pytest.approx(0.5)
+    assert gdp.compose([0.3, 0.4]) == pytest.approx(0.5)
+    assert gdp.gaussian_mu(2.0, sensitivity=1.0, num_steps=16) == pytest.approx(2.0)
+
+
+def test_clt_approximations():
+    # Gaussian: the CLT is exact
+    pl = dpax.gaussian(2.0, grid_step=1e-4)
+    assert gdp.clt_mu(pl, num_steps=100) == pytest.approx(5.0, rel=1e-3)
+    # Bu et al. asymptotic mu of DP-SGD approaches the exact one for many small steps ...
+    sigma, p, steps = 1.0, 0.01, 2000
+    approx = gdp.subsampled_clt_mu(sigma, p, steps)
+    exact, _ = gdp.mu_and_regret(dpax.dpsgd(sigma, p, steps, grid_step=1e-3))
+    assert approx == pytest.approx(exact, rel=0.25)
+    # ... and is optimistic: below the tight mu of the discretised (pessimistic) curve
+    assert approx < exact
+    assert gdp.clt_mu(dpax.subsampled_gaussian(sigma, p, grid_step=1e-3), steps) < exact
+
+
+# -- mu and regret --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sigma,steps", [(1.0, 1), (1.0, 4), (2.0, 100), (5.0, 1000)])
+def test_composed_gaussian_is_exactly_gdp(sigma, steps):
+    pl = dpax.gaussian(sigma, grid_step=1e-4 if steps < 100 else 1e-3).self_compose(steps)
+    mu, regret = gdp.mu_and_regret(pl)
+    exact = np.sqrt(steps) / sigma
+    assert exact <= mu <= exact * (1 + 1e-3)  # pessimistic, to grid precision
+    assert 0.0 <= regret < 1e-6
+
+
+def test_randomized_response_gets_proposition_6_1_and_large_regret():
+    from gdpnum.converter import get_worst_case_regret
+
+    eps = 1.0
+    pl = _rr(eps)
+    mu, regret = gdp.mu_and_regret(pl)
+    assert mu == pytest.approx(cv.mu_from_epsilon_dp(eps), abs=1e-7)
+    # regret of the exact 3-point curve: against gdpnum's algorithm and the Delta-divergence
+    p = 1.0 / (1.0 + np.exp(eps))
+    ref = get_worst_case_regret(np.array([0.0, p, 1.0]), np.array([1.0, p, 0.0]), cv.mu_from_epsilon_dp(eps))
+    assert regret == pytest.approx(ref, abs=1e-7)
+    assert regret == pytest.approx(cv.delta_divergence(cv.epsilon_delta_curve(eps, 0.0), cv.gdp_curve(mu)), abs=1e-8)
+    assert regret > 0.05  # mu-GDP is a poor summary of randomized response
+    assert not gdp.report(pl).gdp_ok
+
+
+#: DP-SGD configurations where gdpnum's own curve is accurate enough to compare mu with:
+#: (sigma, p, T, grid). Observed: |mu - gdpnum| <= 6.5e-5 relative, |regret| <= 1.5e-5.
+GDPNUM_CONFIGS = [
+    (9.4, 16384 / 50000, 2000, 1e-4),  # the paper's De et al. CIFAR-10 configuration
+    (1.0, 0.1, 1000, 1e-3),
+    (1.0, 0.3, 100, 1e-3),
+    (2.0, 0.1, 1000, 1e-3),
+    (2.0, 0.3, 100, 1e-3),
+    (2.0, 0.3, 1000, 1e-3),
+]
+
+
+@pytest.mark.parametrize("cfg", GDPNUM_CONFIGS, ids=lambda c: "s{:g}-p{:.3g}-T{}-h{:g}".format(*c))
+def test_dpsgd_matches_gdpnum(cfg):
+    from gdpnum.dpsgd import get_mu_and_regret_for_dpsgd
+
+    sigma, p, steps, h = cfg
+    mu, regret = gdp.mu_and_regret(dpax.dpsgd(sigma, p, steps, grid_step=h))
+    g_mu, g_regret = get_mu_and_regret_for_dpsgd(sigma, p, steps, grid_step=h)
+    assert mu == pytest.approx(g_mu, rel=1e-3)
+    assert regret == pytest.approx(g_regret, abs=1e-3)
+
+
+@pytest.mark.parametrize("cfg", [(1.0, 0.01, 100), (2.0, 0.1, 400), (1.0, 0.3, 100)])
+def test_mu_never_below_finer_grid(cfg):
+    sigma, p, steps = cfg
+    coarse = dpax.dpsgd(sigma, p, steps, grid_step=1e-3)
+    fine = dpax.dpsgd(sigma, p, steps, grid_step=5e-4)
+    mu_c, _ = gdp.mu_and_regret(coarse)
+    mu_f, _ = gdp.mu_and_regret(fine)
+    assert mu_c >= mu_f - 1e-12
+    assert mu_c == pytest.approx(mu_f, rel=2e-2)
+
+
+def test_gdpnum_mu_is_optimistic_where_its_fnr_rounds_to_one():
+    """sigma=1, p=0.01, T=100: gdpnum sums FNRs from the large end, so 1 - beta below ~1e-10
+    rounds to 0 and its filter (beta < 1 - 1e-10) drops the far-tail breakpoints. dpax keeps
+    them; there f_mu of gdpnum's mu lies above the curve (a violated guarantee), on two grids."""
+    from gdpnum.dpsgd import get_mu_and_regret_for_dpsgd
+
+    sigma, p, steps = 1.0, 0.01, 100
+    g_mu, _ = get_mu_and_regret_for_dpsgd(sigma, p, steps, grid_step=1e-3)
+    pl = dpax.dpsgd(sigma, p, steps, grid_step=1e-4)
+    mu, _ = gdp.mu_and_regret(pl)
+    assert mu > 1.3 * g_mu
+    cx, cy = pl.tradeoff_points()
+    box = (cx >= 1e-10) & (cy >= 1e-10) & (cx <= 1 - 1e-10) & (cy <= 1 - 1e-10)
+    violated = box & (gdp_beta(cx, g_mu) > cy)
+    assert violated.any()
+    a = cx[violated][np.argmax(gdp_beta(cx[violated], g_mu) - cy[violated])]
+    assert a < 1e-6  # far tail: the attack with FPR a has TPR above what gdpnum's mu allows
+    tpr_fine = 1.0 - pl.beta(a)
+    tpr_coarse = 1.0 - dpax.dpsgd(sigma, p, steps, grid_step=1e-3).beta(a)
+    assert tpr_fine == pytest.approx(tpr_coarse, rel=2e-2)  # converged in the grid
+    assert tpr_fine > 1.0 - gdp_beta(a, g_mu)
+
+
+def test_regret_where_gdpnum_grid_misses_the_point():
+    """sigma=0.5, p=0.1, T=1000 (grid 1e-3): the regret is attained at an FPR below 1e-4, between
+    gdpnum's first two grid points (0 and 1/9999). With the same curve and mu, gdpnum's
+    algorithm returns a smaller regret; at dpax's witness FPR it violates Eq. 8."""
+    from gdpnum.converter import get_worst_case_regret
+
+    pl = dpax.dpsgd(0.5, 0.1, 1000, grid_step=1e-3)
+    mu, regret = gdp.mu_and_regret(pl)
+    alpha_w = gdp.regret_witness(pl)
+    a, b = _symmetrised_points(pl)
+    g_regret = get_worst_case_regret(a, b, mu)
+    assert 0 < alpha_w < 1.0 / 9999
+    assert regret > g_regret + 1e-6
+
+    def excess(kappa):  # f(alpha_w + kappa) - kappa - f_mu(alpha_w): > 0 violates Eq. 8
+        return np.interp(alpha_w + kappa, a, b) - kappa - gdp_beta(alpha_w, mu)
+
+    g_upper = g_regret + 1e-10  # gdpnum bisects to 1e-10 and returns the lower end
+    assert excess(g_upper) > 1e-7
+    assert abs(excess(regret)) < 1e-9
+    # gdpnum's grid does not see it: its upper bracket holds at every one of its points
+    x = np.linspace(0, 1, 10_000)
+    assert np.all(np.interp(np.clip(x + g_upper, 0, 1), a, b) - g_upper <= gdp_beta(x, mu))
+
+
+@pytest.mark.parametrize("cfg", [(0.5, 0.01, 100), (1.0, 0.1, 100), (2.0, 0.01, 1000), (0.5, 0.1, 10)])
+def test_regret_matches_gdpnum_algorithm_on_the_same_curve(cfg):
+    """Same breakpoints and mu: dpax's closed-form regret vs gdpnum's bisection on 10,000 FPRs
+    (observed agreement ~1e-9) and it is never below it (gdpnum's is an underestimate)."""
+    from gdpnum.converter import get_worst_case_regret
+
+    pl = dpax.dpsgd(*cfg, grid_step=1e-3)
+    mu, regret = gdp.mu_and_regret(pl)
+    a, b = _symmetrised_points(pl)
+    g_regret = get_worst_case_regret(a, b, mu)
+    assert g_regret - 1e-9 <= regret <= g_regret + 1e-6
+
+
+def test_batch_is_one_call_and_matches_rows():
+    sigmas = np.array([0.8, 1.5, 3.0])
+    pl = dpax.dpsgd(sigmas[:, None], np.array([0.01, 0.1]), 200, grid_step=1e-3)
+    mu, regret = gdp.mu_and_regret(pl)
+    assert mu.shape == regret.shape == (3, 2)
+    rows = pl._rows()
+    for flat, idx in enumerate(np.ndindex(3, 2)):
+        row = dpax.PrivacyLoss(*(a[flat:flat + 1] for a in rows), pl.grid_step, batch_shape=())
+        m, r = gdp.mu_and_regret(row)
+        assert mu[idx] == pytest.approx(m, rel=1e-12)
+        assert regret[idx] == pytest.approx(r, abs=1e-12)
+    assert np.all(np.diff(mu, axis=0) < 0)  # more noise, less privacy loss
+
+
+def test_tail_zero_and_infinite_atoms():
+    # dpax keeps truncated mass at +inf: with tail=0 no finite mu holds
+    pl = dpax.dpsgd(1.0, 0.1, 100, grid_step=1e-3)
+    assert float(np.max(pl.inf_mass_y)) > 0
+    mu0, regret0 = gdp.mu_and_regret(pl, tail=0.0)
+    assert mu0 == np.inf
+    assert 0 < regret0 <= 0.5
+    # a Gaussian built exactly has no atom in the box: tail only moves the box
+    g = dpax.gaussian(1.0, grid_step=1e-4)
+    assert gdp.mu_and_regret(g, tail=1e-6)[0] == pytest.approx(1.0, rel=1e-4)
+
+
+def test_bad_input():
+    with pytest.raises(TypeError, match="PrivacyLoss"):
+        gdp.mu_and_regret(1.0)
+    with pytest.raises(ValueError, match="tail"):
+        gdp.mu_and_regret(dpax.gaussian(1.0), tail=0.7)
+    with pytest.raises(ValueError, match="mu"):
+        gdp.tradeoff(-1.0, 0.1)
+    with pytest.raises(ValueError, match="alpha"):
+        gdp.tradeoff(1.0, 1.5)
+
+
+# -- Proposition 4.2 -----------------------------------------------------------------------
+
+
+def test_advantage_difference_bounded_by_twice_delta():
+    pairs = [
+        (dpax.gaussian(1.0, grid_step=1e-4), cv.gdp_curve(1.3)),
+        (dpax.dpsgd(1.0, 0.1, 100, grid_step=1e-3), cv.gdp_curve(1.2)),
+        (_rr(1.0), cv.gdp_curve(cv.mu_from_epsilon_dp(1.0))),
+        (cv.epsilon_delta_curve(1.0, 1e-5), cv.rdp_curve(2.0, 0.5)),
+        (cv.gdp_curve(0.5), cv.epsilon_delta_curve(0.5, 0.01)),
+        (dpax.dpsgd(2.0, 0.01, 1000, grid_step=1e-3), dpax.dpsgd(1.0, 0.01, 100, grid_step=1e-3)),
+    ]
+    for f, g in pairs:
+        adv = [float(c.advantage()) if hasattr(c, "advantage") else None for c in (f, g)]
+        d = gdp.symmetric_delta_divergence(f, g)
+        assert abs(adv[0] - adv[1]) <= 2 * d + 1e-12
+        assert d > 0
+
+
+# -- report ----------------------------------------------------------------------------------
+
+
+def test_report_tiers_table_and_json():
+    pl = dpax.dpsgd(2.0, 0.1, 1000, grid_step=1e-3)
+    r = gdp.report(pl)
+    mu, regret = gdp.mu_and_regret(pl)
+    assert r.mu == mu and r.regret == regret and r.gdp_ok == (regret < 1e-2)
+    assert r.alpha.shape == (8,) and r.beta.shape == (8,)
+    np.testing.assert_allclose(r.alpha[:7], gdp.TIER2_ALPHAS)
+    np.testing.assert_allclose(r.beta, pl.beta(r.alpha), rtol=1e-12)
+    assert r.alpha_star == pytest.approx((1 - pl.advantage()) / 2)
+    np.testing.assert_allclose(r.epsilon, pl.epsilon(np.array(gdp.REPORT_DELTAS)))
+    # mu-GDP is on the safe side of Tier II: beta >= f_mu at every reported alpha in the box
+    assert np.all(r.beta[1:] >= gdp_beta(r.alpha[1:], r.mu) - 1e-12)
+    text = r.table()
+    assert "Tier I" in text and "Tier II" in text and "alpha*" in text
+    back = json.loads(r.to_json())
+    assert back["mu"] == pytest.approx(mu) and len(back["beta"]) == 8
+    # a batch reports per configuration
+    rb = gdp.report(dpax.dpsgd([1.0, 2.0], 0.1, 100, grid_step=1e-3))
+    assert rb.mu.shape == (2,) and rb.beta.shape == (2, 8) and rb.table().count("Tier I:") == 2
+
+
+def test_report_gaussian_epsilon_matches_closed_form():
+    r = gdp.report(dpax.gaussian(1.0, grid_step=1e-4).self_compose(4))
+    assert r.regret < 1e-6 and r.gdp_ok
+    np.testing.assert_allclose(r.epsilon, gdp.epsilon(np.array(gdp.REPORT_DELTAS), 2.0), rtol=1e-3)
+    np.testing.assert_allclose(r.beta[:7], norm.cdf(norm.isf(r.alpha[:7]) - 2.0), rtol=1e-3, atol=1e-9)
