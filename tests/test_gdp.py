@@ -284,3 +284,23 @@ def test_report_gaussian_epsilon_matches_closed_form():
     assert r.regret < 1e-6 and r.gdp_ok
     np.testing.assert_allclose(r.epsilon, gdp.epsilon(np.array(gdp.REPORT_DELTAS), 2.0), rtol=1e-3)
     np.testing.assert_allclose(r.beta[:7], norm.cdf(norm.isf(r.alpha[:7]) - 2.0), rtol=1e-3, atol=1e-9)
+
+
+# -- command line ----------------------------------------------------------------------------
+
+
+def test_cli_gdp(capsys):
+    from dpax import cli
+
+    assert cli.main(["gdp", "--noise-multiplier", "2", "--sample-rate", "0.1", "--num-steps", "1000",
+                     "--grid-step", "1e-3", "--json", "--no-cache"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    mu, regret = gdp.mu_and_regret(dpax.dpsgd(2.0, 0.1, 1000, grid_step=1e-3))
+    assert out["mu"] == pytest.approx(mu) and out["regret"] == pytest.approx(regret)
+    assert out["gdp_ok"] is True and len(out["beta"]) == 8 and len(out["epsilon"]) == 3
+    assert cli.main(["gdp", "--epsilon", "8", "--delta", "1e-5", "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert "1.666" in text and "Proposition 6.1" in text
+    assert cli.main(["gdp", "--noise-multiplier", "2", "--no-cache"]) == 2  # incomplete mechanism
+    assert cli.main(["gdp", "--epsilon", "1", "--delta", "0", "--no-cache"]) == 2
+    assert "delta" in capsys.readouterr().err

@@ -385,6 +385,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "dpax.audit_cli",
     "dpax.sweep_cli",
     "dpax.plot_cli",
+    "dpax.gdp_cli",
 )
 
 
