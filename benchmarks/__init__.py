@@ -1,0 +1,1 @@
+"""dpax benchmarks: ``python -m benchmarks run --quick|--full`` (see benchmarks/suite.py)."""
