@@ -150,14 +150,14 @@ def test_k_ary_randomized_response_exact_and_dp_accounting():
 
 @pytest.mark.parametrize("eps,delta", [(0.0, 0.1), (0.5, 1e-3), (1.0, 0.0), (3.0, 0.2)])
 def test_approximate_dp_worst_case_curve(eps, delta):
-    pl = dpax.approximate_dp(eps, delta)
+    pl = dpax.approximate_dp(eps, delta, grid_step=1e-3)  # atoms on the grid: exact
     assert_safe_close(pl.beta(ALPHAS), approx_dp_beta(ALPHAS, eps, delta), 1e-12, "beta")
     assert pl.delta(eps) == pytest.approx(delta, abs=1e-12)
     assert pl.epsilon(delta + 1e-12) == pytest.approx(eps, abs=1e-9)
     if delta > 0:
         assert pl.epsilon(delta / 2) == np.inf  # the +inf atom of Y holds delta
     # every (eps, delta)-DP mechanism lies above: randomized response with the same eps
-    rr = dpax.randomized_response(max(eps, 1e-3))
+    rr = dpax.randomized_response(max(eps, 1e-3), grid_step=1e-3)
     assert np.all(rr.beta(ALPHAS) >= pl.beta(ALPHAS) - 1e-12)
 
 
@@ -180,7 +180,7 @@ def discrete_gaussian_atoms(sigma, sens):
     return np.exp(lp - norm_), np.exp(lq - norm_)
 
 
-@pytest.mark.parametrize("scale,sens", [(1.0, 1), (2.0, 3), (0.7, 2)])
+@pytest.mark.parametrize("scale,sens", [(1.0, 1), (2.0, 3), pytest.param(0.7, 2, marks=pytest.mark.slow)])
 def test_discrete_laplace_exact_and_dp_accounting(scale, sens):
     pl = dpax.discrete_laplace(scale, sens)
     p, q = discrete_laplace_atoms(scale, sens)
@@ -191,7 +191,7 @@ def test_discrete_laplace_exact_and_dp_accounting(scale, sens):
     assert np.max(np.abs(pl.delta(EPSILONS) - theirs)) <= 1e-4
 
 
-@pytest.mark.parametrize("sigma,sens", [(0.8, 1), (1.5, 1), (4.0, 2)])
+@pytest.mark.parametrize("sigma,sens", [(0.8, 1), pytest.param(1.5, 1, marks=pytest.mark.slow), (4.0, 2)])
 def test_discrete_gaussian_exact_and_dp_accounting(sigma, sens):
     pl = dpax.discrete_gaussian(sigma, sens)
     p, q = discrete_gaussian_atoms(sigma, sens)
@@ -229,17 +229,19 @@ def test_substitution_gaussian_has_twice_the_sensitivity():
 
 
 def test_substitution_laplace_and_discrete_double_sensitivity_rr_unchanged():
+    h = 1e-3
     np.testing.assert_allclose(
-        dpax.laplace(1.0, neighbouring="substitution").beta(ALPHAS), dpax.laplace(0.5).beta(ALPHAS), atol=1e-12
+        dpax.laplace(1.0, grid_step=h, neighbouring="substitution").beta(ALPHAS),
+        dpax.laplace(0.5, grid_step=h).beta(ALPHAS), atol=1e-12
     )
     np.testing.assert_allclose(
-        dpax.discrete_laplace(1.0, 1, neighbouring="substitution").delta(EPSILONS),
-        dpax.discrete_laplace(1.0, 2).delta(EPSILONS),
+        dpax.discrete_laplace(1.0, 1, grid_step=h, neighbouring="substitution").delta(EPSILONS),
+        dpax.discrete_laplace(1.0, 2, grid_step=h).delta(EPSILONS),
         atol=1e-12,
     )
     np.testing.assert_array_equal(
-        dpax.randomized_response(1.0, neighbouring="substitution").beta(ALPHAS),
-        dpax.randomized_response(1.0).beta(ALPHAS),
+        dpax.randomized_response(1.0, grid_step=h, neighbouring="substitution").beta(ALPHAS),
+        dpax.randomized_response(1.0, grid_step=h).beta(ALPHAS),
     )
 
 
@@ -293,7 +295,8 @@ def test_from_privacy_profile_with_the_laplace_profile():
     assert np.all(pl.beta(ALPHAS) <= exact + 1e-9)
 
 
-@pytest.mark.parametrize("sigma,p", [(1.0, 0.1), (0.7, 0.3), (1.2, 0.01)])
+@pytest.mark.parametrize("sigma,p", [(1.0, 0.1), pytest.param(0.7, 0.3, marks=pytest.mark.slow),
+                                     pytest.param(1.2, 0.01, marks=pytest.mark.slow)])
 def test_subsampled_gaussian_substitution_matches_dp_accounting_replace_one(sigma, p):
     """Poisson subsampling under replace-one: dp-accounting's REPLACE pair on the same grid.
     Observed: |delta - oracle| <= 5e-14."""
