@@ -539,8 +539,6 @@ def run_sweep(
             written += len(records)
             if bar:
                 bar.update(len(records))
-        if interrupted is None and stop.signal is not None and written >= n_todo:
-            interrupted = None  # the signal came after the last batch: nothing lost
     if bar:
         bar.close()
     return {
