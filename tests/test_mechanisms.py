@@ -319,3 +319,26 @@ def test_substitution_without_subsampling_is_the_sensitivity_two_gaussian():
     ).self_compose(100)
     assert steps.epsilon(1e-5) == pytest.approx(oracle.get_epsilon_for_delta(1e-5), rel=1e-6)
     assert "substitution" in repr(steps)
+
+
+# -- command line ----------------------------------------------------------------------------
+
+
+def test_cli_mechanism_subcommand(capsys):
+    import json
+
+    from dpax.cli import main
+
+    assert main(["mechanism", "randomized-response", "--epsilon", "1", "--grid-step", "1e-3", "--alpha", "0.01", "0.1",
+                 "--delta", "0", "--json", "--no-cache"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mechanism"] == "randomized-response"
+    np.testing.assert_allclose(out["beta"], approx_dp_beta(np.array([0.01, 0.1]), 1.0), atol=1e-12)
+    assert out["epsilon"] == [pytest.approx(1.0, abs=1e-12)]
+    assert main(["mechanism", "laplace", "--scale", "2", "--count", "3", "--grid-step", "1e-3", "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert "laplace(scale=2, sensitivity=1) x 3" in text and "advantage" in text
+    assert main(["mechanism", "laplace", "--epsilon", "1", "--no-cache"]) == 2
+    assert "does not take --epsilon" in capsys.readouterr().err
+    assert main(["mechanism", "discrete-gaussian", "--no-cache"]) == 2
+    assert "needs --sigma" in capsys.readouterr().err

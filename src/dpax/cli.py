@@ -386,6 +386,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "dpax.sweep_cli",
     "dpax.plot_cli",
     "dpax.gdp_cli",
+    "dpax.mechanism_cli",
 )
 
 
