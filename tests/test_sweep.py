@@ -55,6 +55,10 @@ def test_parse_formats_and_line_numbers(tmp_path):
     rows_yaml = sweep.read_config(_write(tmp_path / "d.yaml", yaml_text.rsplit("  - !!", 1)[0]))
     assert [(r.line, r.mode, r.params["grid_step"]) for r in rows_yaml] == [(5, "analyse", 0.01), (6, "calibrate", 0.01)]
 
+    bom = tmp_path / "bom.csv"  # Excel writes a byte-order mark before the header
+    bom.write_bytes("\ufeffnoise_multiplier,sample_rate,num_steps\n1,0.1,5\n".encode())
+    assert sweep.read_config(str(bom))[0].mode == "analyse"
+
     rows_json = sweep.read_config(_write(tmp_path / "c.json", json.dumps(
         [{"noise_multiplier": 1.0, "sample_rate": 0.01, "num_steps": 10}, [1, 2]], indent=1)))
     assert rows_json[0].error == "" and "mapping" in rows_json[1].error and rows_json[1].line > rows_json[0].line

@@ -100,7 +100,7 @@ def _fmt_of(path: str) -> str:
 def _read_records(path: str) -> list[tuple[int, object]]:
     """(line, record) pairs; a record is a dict of column -> value (or something malformed)."""
     fmt = _fmt_of(path)
-    with open(path, newline="" if fmt == "csv" else None, encoding="utf-8") as fh:
+    with open(path, newline="" if fmt == "csv" else None, encoding="utf-8-sig") as fh:  # a BOM (Excel) is dropped
         text = fh.read()
     if fmt == "csv":
         reader = csv.reader(io.StringIO(text, newline=""))
