@@ -10,6 +10,7 @@ import textwrap
 import jax
 import numpy as np
 import pytest
+from scipy.stats import norm
 
 import dpax
 from dpax.targets import Advantage, Epsilon, ErrRates
@@ -228,12 +229,19 @@ def test_bad_risk_arguments(small_pl, method, arg, word):
         getattr(small_pl, method)(arg)
 
 
-def test_compose_rejects_mixed_grid_steps_and_non_losses(small_pl):
+def test_compose_mixed_grid_steps_go_to_the_coarsest_and_rejects_non_losses(small_pl):
     other = dpax.gaussian(1.0, grid_step=1e-3)
+    mixed = small_pl.compose(other)
+    explicit = dpax.compose(small_pl, other, grid_step="coarsest")
+    assert mixed.grid_step == explicit.grid_step == max(small_pl.grid_step, other.grid_step)
+    alphas = [0.01, 0.1, 0.5]
+    np.testing.assert_array_equal(mixed.beta(alphas), explicit.beta(alphas))
+    # two unit Gaussians compose to mu = sqrt(2) GDP: regridding stays on the safe side
+    exact = norm.cdf(norm.isf(alphas) - np.sqrt(2.0))
+    assert np.all(mixed.beta(alphas) <= exact + 1e-12)
+    assert np.all(mixed.beta(alphas) >= exact - 0.05)
     with pytest.raises(ValueError, match="grid_step"):
-        small_pl.compose(other)
-    with pytest.raises(ValueError, match="grid_step"):
-        dpax.compose(small_pl, other)
+        dpax.compose(small_pl, other, grid_step="finest")
     with pytest.raises(TypeError):
         dpax.compose(small_pl, 3)
     with pytest.raises(ValueError):

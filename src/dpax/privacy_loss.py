@@ -278,8 +278,9 @@ def compose(*losses, grid_step=None) -> PrivacyLoss:
     Each argument is a :class:`PrivacyLoss` or a pair ``(loss, count)`` meaning ``count``
     copies of it, e.g. ``compose((pl_a, 500), (pl_b, 1500))``; counts broadcast like the
     batches. All factors are multiplied in the frequency domain in one kernel. Factors on
-    different grids need ``grid_step``: a step, or ``"coarsest"`` (the largest of theirs);
-    every factor is then brought to it by :meth:`PrivacyLoss.regrid`, which is pessimistic.
+    different grids are brought to one: ``grid_step`` is a step, or ``"coarsest"`` (the
+    largest of theirs, the default when the steps differ); every factor is moved to it by
+    :meth:`PrivacyLoss.regrid`, an exact post-processing, hence pessimistic.
     """
     if not losses:
         raise ValueError("compose needs at least one PrivacyLoss")
@@ -295,10 +296,9 @@ def compose(*losses, grid_step=None) -> PrivacyLoss:
         items.append((item, _v.positive_int_array(f"count of compose argument {i}", count)))
     steps = {pl.grid_step for pl, _ in items}
     if grid_step is None and len(steps) != 1:
-        raise ValueError(
-            f"compose got losses on different grid_step values {sorted(steps)}; pass grid_step=<step> or "
-            "grid_step='coarsest' to bring them to one grid (pessimistic connect-the-dots regridding)"
-        )
+        grid_step = "coarsest"
+    if isinstance(grid_step, str) and grid_step != "coarsest":
+        raise ValueError(f"grid_step must be a number in (0, 1] or 'coarsest', got {grid_step!r}")
     if grid_step is not None:
         target = max(steps) if isinstance(grid_step, str) and grid_step == "coarsest" else _v.grid_step(grid_step)
         items = [(pl.regrid(target), c) for pl, c in items]
