@@ -186,21 +186,33 @@ def _dpsgd_noise_guess(mu, sample_rate, num_steps):
     return 1.0 / np.sqrt(np.log1p(ratio))
 
 
+def _group_size(n):
+    """Row count >= n of the form 2^k * {4, 5, 6, 7} / 4 (few distinct kernel shapes), then a
+    multiple of the device count."""
+    if n > 4:
+        k = 2 ** (int(np.floor(np.log2(n))) - 2)
+        n = next(k * m for m in (4, 5, 6, 7, 8) if k * m >= n)
+    return _sharding.pad_rows(n)
+
+
 class _Evaluator:
-    """Margins of a (rows, k) table of candidate parameters, as one batched kernel call per
-    round: the rows are padded to a multiple of the device count (so they shard evenly, see
-    :mod:`dpax.sharding`) and split into chunks when a batch exceeds the memory budget."""
+    """Margins of a (rows, k) table of candidate parameters, one batched kernel call per
+    group of rows per round.
 
-    def __init__(self, build, target, what):
-        self.build, self.target, self.what = build, target, what
-        self.chunk = None
+    A batch shares one padded support length, so rows of very different support (a small
+    noise composed many times next to a large one) are split into groups by an estimated
+    support width ``cost(params, rows)`` (a factor 4 apart at most); each group's row count
+    is padded to a few fixed sizes and to a multiple of the device count (so it shards
+    evenly, see :mod:`dpax.sharding`), and a group over the memory budget is split into
+    chunks. Rows are independent, so the grouping changes the cost, not the answers."""
 
-    def __call__(self, grid, active):
-        k = grid.shape[1]
-        params = grid.reshape(-1)
-        rows = np.repeat(active, k)
+    def __init__(self, build, target, what, cost=None):
+        self.build, self.target, self.what, self.cost = build, target, what, cost
+        self.chunk = {}
+
+    def _run_group(self, params, rows, key):
         n = params.size
-        pad = _sharding.pad_rows(n) - n
+        pad = _group_size(n) - n
         if pad:
             params = np.concatenate([params, np.repeat(params[-1:], pad)])
             rows = np.concatenate([rows, np.repeat(rows[-1:], pad)])
@@ -217,11 +229,27 @@ class _Evaluator:
             margin, _ = self.target.take(rows[a:b]).margin(pl._rows())
             return margin
 
-        margins, self.chunk = _sharding.map_chunks(run, params.size, self.chunk)
-        return margins[:n].reshape(grid.shape)
+        margins, self.chunk[key] = _sharding.map_chunks(run, params.size, self.chunk.get(key))
+        return margins[:n]
+
+    def __call__(self, grid, active):
+        k = grid.shape[1]
+        params = grid.reshape(-1)
+        rows = np.repeat(active, k)
+        out = np.empty(params.size)
+        if self.cost is None:
+            keys = np.zeros(params.size, int)
+        else:
+            with np.errstate(all="ignore"):
+                c = np.asarray(self.cost(params, rows), float)
+            keys = np.floor(np.log2(np.clip(np.nan_to_num(c, nan=1e300, posinf=1e300), 1.0, 1e300)) / 2).astype(int)
+        for key in np.unique(keys):
+            sel = np.flatnonzero(keys == key)
+            out[sel] = self._run_group(params[sel], rows[sel], int(key))
+        return out.reshape(grid.shape)
 
 
-def _search(build_at, target, guess, bounds, phases, what):
+def _search(build_at, target, guess, bounds, phases, what, cost=None):
     """Run the bracketing phases (coarse grids first, the last at the requested grid).
 
     ``build_at(step)`` gives ``build(params, rows) -> PrivacyLoss`` on that grid. A row
@@ -237,7 +265,7 @@ def _search(build_at, target, guess, bounds, phases, what):
             hi = np.where(infeasible, bounds[1], hi)
             lo, hi, widen = np.maximum(lo * (1 - margin), bounds[0]), np.minimum(hi * (1 + 0.1 * margin), bounds[1]), 1 + 2 * margin
         hi, lo, ev, infeasible = bracket_search(
-            _Evaluator(build_at(step), target, what), lo, hi, bounds=bounds, rtol=tol, candidates=k, what=what, widen=widen
+            _Evaluator(build_at(step), target, what, cost), lo, hi, bounds=bounds, rtol=tol, candidates=k, what=what, widen=widen
         )
         evaluations += ev
     return hi, lo, evaluations, infeasible
@@ -265,7 +293,13 @@ def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candi
         def build_at(step):
             return lambda params, r: dpsgd(params, p[r], t[r], step)
 
-        hi, lo, evaluations, bad = _search(build_at, sub_target, guess, bounds, _phases(grid_step, rtol, candidates), "calibrate_dpsgd")
+        def width(params, r):  # support width proxy: CLT mu of DP-SGD, mu^2 + 10 mu
+            mu = p[r] * np.sqrt(t[r] * np.expm1(np.minimum(1.0 / params**2, 700.0)))
+            return 1.0 + mu * (mu + 10.0)
+
+        hi, lo, evaluations, bad = _search(
+            build_at, sub_target, guess, bounds, _phases(grid_step, rtol, candidates), "calibrate_dpsgd", cost=width
+        )
         noise[idx], failing[idx] = hi, lo
         at_floor = ~bad & np.isnan(lo)
         status[idx[at_floor]] = "met_at_bound"
