@@ -92,7 +92,7 @@ def delta(epsilon, mu):
     Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), computed in log space for large eps."""
     e = _v.real_array("epsilon", epsilon)
     m = _v.real_array("mu", mu, low=0.0)
-    out = _delta_np(np.maximum(e, 0.0) if np.all(e >= 0) else e, m)
+    out = _delta_np(e, m)
     return out if out.ndim else float(out)
 
 
