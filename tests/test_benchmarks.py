@@ -1,0 +1,103 @@
+"""The benchmark suite (python -m benchmarks run): its reduced 'smoke' set end to end, and
+the measurement helpers. Numbers are checked against closed forms computed here."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+pytest.importorskip("dp_accounting")
+pytest.importorskip("riskcal")
+pytest.importorskip("gdpnum")
+pytest.importorskip("prv_accountant")
+
+from benchmarks import suite  # noqa: E402
+from benchmarks.__main__ import main  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    rc = main(["run", "--smoke", "--out", str(out)])
+    with open(out / "suite-smoke.json") as fh:
+        result = json.load(fh)
+    return rc, result, (out / "suite-smoke.md").read_text()
+
+
+def test_smoke_run_writes_json_and_markdown(smoke):
+    rc, result, md = smoke
+    assert rc == 0
+    assert result["summary"]["dpax_violations"] == 0
+    engines = {r["engine"] for r in result["rows"]}
+    assert {"dpax", "dp-accounting + riskcal", "dp-accounting", "prv-accountant (upper)", "gdpnum"} <= engines
+    if "Opacus RDP" in engines:  # optional anchor
+        assert all(r["violations"] == 0 for r in result["rows"] if r["engine"] == "Opacus RDP")
+    for r in result["rows"]:
+        assert r["cold_s"] > 0 and r["peak_rss_mib"] > 0
+        if r["engine"] != "dpax":
+            assert r["ratio_cold"] > 0
+    series = {pt["series"].split(" (")[0] for pt in result["series"]}
+    assert series == {"num_steps", "grid step", "batch size"}
+    assert result["meta"]["device"]["platform"] in ("cpu", "gpu", "cuda", "rocm", "tpu")
+    assert "| workload | engine |" in md and "Pessimism violations by dpax: 0" in md
+    for name in ("num_steps", "grid step", "batch size"):
+        assert f"## Scaling: {name}" in md
+
+
+def test_gaussian_rows_against_the_closed_form(smoke):
+    _, result, _ = smoke
+    sigma, steps, _ = suite.MODES["smoke"]["gauss"]
+    mu = np.sqrt(steps) / sigma
+    exact = norm.cdf(norm.isf(suite.ALPHAS) - mu)
+    row = next(r for r in result["rows"] if r["engine"] == "dpax" and r["workload"].startswith("Gaussian") and "beta" in r["workload"])
+    beta = np.array(row["value"])
+    assert np.all(beta <= exact + 1e-12)  # pessimistic
+    assert np.max(exact - beta) < 1e-4  # and tight at grid 1e-3
+    assert row["error"] == pytest.approx(np.max(np.abs(beta - exact)), rel=1e-9)
+    eps_row = next(r for r in result["rows"] if r["engine"] == "dpax" and r["workload"].startswith("Gaussian") and "epsilon" in r["workload"])
+    # exact epsilon of mu-GDP at delta = 1e-5 (Dong et al. Cor. 2.13), by bisection here
+    lo, hi = 0.0, 50.0
+    for _ in range(200):
+        e = 0.5 * (lo + hi)
+        d = norm.cdf(-e / mu + mu / 2) - np.exp(e) * norm.cdf(-e / mu - mu / 2)
+        lo, hi = (e, hi) if d > 1e-5 else (lo, e)
+    assert eps_row["value"] >= lo - 1e-9
+    assert eps_row["value"] - lo < 1e-3
+    assert eps_row["violations"] == 0
+
+
+def test_gdp_row_agrees_with_gdpnum(smoke):
+    _, result, _ = smoke
+    rows = {r["engine"]: r for r in result["rows"] if r["workload"].startswith("mu and regret")}
+    assert rows["dpax"]["value"][0] == pytest.approx(rows["gdpnum"]["value"][0], abs=2e-3)
+    assert rows["dpax"]["value"][1] == pytest.approx(rows["gdpnum"]["value"][1], abs=5e-4)
+
+
+def test_peak_memory_sees_large_allocations():
+    with suite.PeakMemory() as mem:
+        a = np.ones(40_000_000)  # 305 MiB
+        a[::4096] = 2.0
+        del a
+    assert mem.delta_mib > 200
+    assert mem.peak_mib >= mem.delta_mib
+
+
+def test_measure_reports_cold_and_warm():
+    calls = []
+    cold, warm, value, peak, _ = suite.measure(lambda: calls.append(1) or len(calls), repeat=3)
+    assert value == 4 and len(calls) == 4 and cold >= 0 and warm >= 0 and peak > 0
+    cold, warm, value, _, _ = suite.measure(lambda: 7, warm=False)
+    assert warm is None and value == 7
+
+
+def test_cli_rejects_two_modes(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--quick", "--full"])
