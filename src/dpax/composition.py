@@ -119,10 +119,31 @@ def use_exact_ratio(pmf_x, pmf_y, offset, grid_step):
     return jnp.where(loss > 0, x_from_y, pmf_x), jnp.where(loss < 0, y_from_x, pmf_y)
 
 
+def _finish(spec_x, spec_y, total_centre, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio):
+    """Back from the frequency domain onto each row's window [lo, hi] (rows, length).
+
+    A batch shares one FFT length, the widest row's; past its own Chernoff window ``hi``
+    (at most ``TAIL_MASS`` there) a narrower row would only carry FFT round-off, which
+    can be relatively large in its far tails, so it is zeroed there: the closing step then
+    books the (tiny) missing mass on the safe atoms.
+    """
+    comp_x = jnp.fft.irfft(spec_x, n=length)
+    comp_y = jnp.fft.irfft(spec_y, n=length)
+    pos = jnp.arange(length)[None, :]
+    idx = jnp.mod(lo[:, None] + pos - total_centre[:, None], length)
+    inside = pos <= (hi - lo)[:, None]
+    pmf_x = jnp.where(inside, jnp.maximum(jnp.take_along_axis(comp_x, idx, -1), 0.0), 0.0)
+    pmf_y = jnp.where(inside, jnp.maximum(jnp.take_along_axis(comp_y, idx, -1), 0.0), 0.0)
+    if exact_ratio:
+        pmf_x, pmf_y = use_exact_ratio(pmf_x, pmf_y, lo, grid_step)
+    pmf_x, pmf_y, inf_y, neginf_x = close_mass(pmf_x, pmf_y, -jnp.expm1(neglog_fin_y), -jnp.expm1(neglog_fin_x))
+    return pmf_x, pmf_y, lo, inf_y, neginf_x
+
+
 @functools.partial(_aot.kernel, name="fft_compose")
 @functools.partial(jax.jit, static_argnames=("length", "exact_ratio"))
-def fft_compose_kernel(components, counts, centres, lo, grid_step, length, exact_ratio):
-    """Convolution of ``counts[i]`` copies of each component, on the window starting at lo."""
+def fft_compose_kernel(components, counts, centres, lo, hi, grid_step, length, exact_ratio):
+    """Convolution of ``counts[i]`` copies of each component, on the window [lo, hi]."""
     spec_x = spec_y = None
     total_centre = 0
     neglog_fin_y = 0.0
@@ -135,15 +156,7 @@ def fft_compose_kernel(components, counts, centres, lo, grid_step, length, exact
         total_centre = total_centre + count * centre
         neglog_fin_y = neglog_fin_y + count * jnp.log1p(-inf_y)
         neglog_fin_x = neglog_fin_x + count * jnp.log1p(-neginf_x)
-    comp_x = jnp.fft.irfft(spec_x, n=length)
-    comp_y = jnp.fft.irfft(spec_y, n=length)
-    idx = jnp.mod(lo[:, None] + jnp.arange(length)[None, :] - total_centre[:, None], length)
-    pmf_x = jnp.maximum(jnp.take_along_axis(comp_x, idx, -1), 0.0)
-    pmf_y = jnp.maximum(jnp.take_along_axis(comp_y, idx, -1), 0.0)
-    if exact_ratio:
-        pmf_x, pmf_y = use_exact_ratio(pmf_x, pmf_y, lo, grid_step)
-    pmf_x, pmf_y, inf_y, neginf_x = close_mass(pmf_x, pmf_y, -jnp.expm1(neglog_fin_y), -jnp.expm1(neglog_fin_x))
-    return pmf_x, pmf_y, lo, inf_y, neginf_x
+    return _finish(spec_x, spec_y, total_centre, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio)
 
 
 #: Above this many factors, compose stacks them (padded to one support length) and loops
@@ -196,7 +209,7 @@ def window_stacked_kernel(stacked, counts, grid_step):
 
 @functools.partial(_aot.kernel, name="fft_compose_stacked")
 @functools.partial(jax.jit, static_argnames=("length", "exact_ratio"))
-def fft_compose_stacked_kernel(stacked, counts, centres, lo, grid_step, length, exact_ratio):
+def fft_compose_stacked_kernel(stacked, counts, centres, lo, hi, grid_step, length, exact_ratio):
     """:func:`fft_compose_kernel` over stacked factors, multiplying spectra in a ``lax.scan``."""
     pmf_x, pmf_y, offset, inf_y, neginf_x = stacked
     rows = pmf_x.shape[1]
@@ -215,15 +228,7 @@ def fft_compose_stacked_kernel(stacked, counts, centres, lo, grid_step, length, 
     (spec_x, spec_y, total_centre, neglog_fin_y, neglog_fin_x), _ = jax.lax.scan(
         body, init, (pmf_x, pmf_y, offset, inf_y, neginf_x, counts, centres)
     )
-    comp_x = jnp.fft.irfft(spec_x, n=length)
-    comp_y = jnp.fft.irfft(spec_y, n=length)
-    idx = jnp.mod(lo[:, None] + jnp.arange(length)[None, :] - total_centre[:, None], length)
-    pmf_x = jnp.maximum(jnp.take_along_axis(comp_x, idx, -1), 0.0)
-    pmf_y = jnp.maximum(jnp.take_along_axis(comp_y, idx, -1), 0.0)
-    if exact_ratio:
-        pmf_x, pmf_y = use_exact_ratio(pmf_x, pmf_y, lo, grid_step)
-    pmf_x, pmf_y, inf_y, neginf_x = close_mass(pmf_x, pmf_y, -jnp.expm1(neglog_fin_y), -jnp.expm1(neglog_fin_x))
-    return pmf_x, pmf_y, lo, inf_y, neginf_x
+    return _finish(spec_x, spec_y, total_centre, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio)
 
 
 def _stack(components, counts):
@@ -262,10 +267,10 @@ def compose_arrays(components, counts, grid_step, exact_ratio=False):
         length = _grid.padded_length(width)
         _grid.check_memory(int(lo.shape[0]) * 2, length, "composition")
         return fft_compose_stacked_kernel(
-            stacked, stacked_counts, centres, lo, step, length=length, exact_ratio=bool(exact_ratio)
+            stacked, stacked_counts, centres, lo, hi, step, length=length, exact_ratio=bool(exact_ratio)
         )
     lo, hi, centres = window_kernel(components, counts, step)
     width = int(np.max(np.asarray(hi) - np.asarray(lo))) + 1
     length = _grid.padded_length(width)
     _grid.check_memory(int(lo.shape[0]) * 2, length, "composition")
-    return fft_compose_kernel(components, counts, centres, lo, step, length=length, exact_ratio=bool(exact_ratio))
+    return fft_compose_kernel(components, counts, centres, lo, hi, step, length=length, exact_ratio=bool(exact_ratio))
