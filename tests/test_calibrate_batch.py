@@ -1,0 +1,158 @@
+"""Batched DP-SGD calibration: a table of configurations and targets in one call, row by row
+against riskcal at the same grid (0.5%), tightness per row, per-row statuses.
+
+The 64-row table (sample rates 1e-4..0.1, steps 100..50,000, alpha in {0.01, 0.05, 0.1},
+TPR bounds 0.1..0.5) is calibrated in one call in every run; the default run compares a
+handful of rows with riskcal at grid 1e-2, the slow suite (``pytest -m slow``) all 64 rows.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import dpax
+from dpax.targets import PPV, Accuracy, Advantage, Epsilon, ErrRates, GDP
+
+STEP = 1e-2
+
+
+def dpsgd_table(n=64, seed=0):
+    """The issue's table: log-uniform p in [1e-4, 0.1] and T in [100, 50000], alpha in
+    {0.01, 0.05, 0.1}, TPR bound uniform in [max(0.1, alpha + 0.05), 0.5]."""
+    rng = np.random.default_rng(seed)
+    p = 10 ** rng.uniform(-4, -1, n)
+    t = np.round(10 ** rng.uniform(2, np.log10(50000), n)).astype(int)
+    alpha = rng.choice([0.01, 0.05, 0.1], n)
+    tpr = rng.uniform(np.maximum(0.1, alpha + 0.05), 0.5)
+    return p, t, alpha, tpr
+
+
+def _riskcal_noise(alpha, beta, p, t, step):
+    from riskcal.calibration.dpsgd import find_noise_multiplier_for_err_rates
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return find_noise_multiplier_for_err_rates(
+            alpha=float(alpha), beta=float(beta), sample_rate=float(p), num_steps=int(t), grid_step=step,
+            beta_tol=1e-4, noise_max=200.0,
+        )
+
+
+@pytest.fixture(scope="module")
+def table():
+    p, t, alpha, tpr = dpsgd_table()
+    res = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=ErrRates.from_tpr(alpha, tpr), grid_step=STEP, compare_standard=False)
+    return p, t, alpha, tpr, res
+
+
+def test_table_in_one_call(table):
+    p, t, alpha, tpr, res = table
+    assert np.shape(res.noise_multiplier) == (64,)
+    q = 1 - (1 - p) ** t
+    free = (1 - q) * (1 - alpha) >= 1 - tpr  # subsampling alone bounds TPR at alpha + q (1 - alpha)
+    assert free.sum() >= 3  # the table has such rows ...
+    assert np.array_equal(res.status == "met_without_noise", free)  # ... and exactly those are flagged
+    assert np.all(res.noise_multiplier[free] == 0) and all("subsampling alone" in r for r in res.reason[free])
+    assert np.all(res.status[~free] == "calibrated") and np.all(res.noise_multiplier[~free] > 0)
+    np.testing.assert_allclose(res.achieved["beta"][free], (1 - q[free]) * (1 - alpha[free]), rtol=1e-12)
+
+
+def test_table_rows_are_tight(table):
+    """Every calibrated row meets its target at the grid; 0.5% less noise does not (one batched check)."""
+    p, t, alpha, tpr, res = table
+    rows = np.flatnonzero(res.status == "calibrated")
+    s = res.noise_multiplier[rows]
+    pl = dpax.dpsgd(np.r_[s, 0.995 * s], np.r_[p[rows], p[rows]], np.r_[t[rows], t[rows]], grid_step=STEP)
+    a2 = np.r_[alpha[rows], alpha[rows]]
+    levels = np.unique(a2)
+    beta = pl.beta(levels)[np.arange(a2.size), np.searchsorted(levels, a2)]
+    n = rows.size
+    assert np.all(beta[:n] >= 1 - tpr[rows])
+    assert np.all(beta[n:] < 1 - tpr[rows])
+    np.testing.assert_allclose(res.achieved["beta"][rows], beta[:n], atol=1e-12)
+
+
+ROWS_DEFAULT = [0, 5, 9, 63]
+
+
+@pytest.mark.parametrize("i", ROWS_DEFAULT)
+def test_table_rows_match_riskcal(table, i):
+    p, t, alpha, tpr, res = table
+    ref = _riskcal_noise(alpha[i], 1 - tpr[i], p[i], t[i], STEP)
+    assert res.noise_multiplier[i] == pytest.approx(ref, rel=5e-3)
+
+
+@pytest.mark.slow
+def test_all_64_rows_match_riskcal(table):
+    """All rows, riskcal looped row by row at the same grid (several minutes)."""
+    p, t, alpha, tpr, res = table
+    for i in np.flatnonzero(res.status == "calibrated"):
+        ref = _riskcal_noise(alpha[i], 1 - tpr[i], p[i], t[i], STEP)
+        assert res.noise_multiplier[i] == pytest.approx(ref, rel=5e-3), i
+
+
+def test_riskcal_advantage_and_accuracy_targets_in_one_batch():
+    """Advantage and Accuracy (Table 1) rows of one configuration, against riskcal's
+    advantage and err-rates calibrations at the same grid."""
+    from riskcal.calibration.dpsgd import find_noise_multiplier_for_advantage
+
+    p, t = 0.01, 500
+    res = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=[Advantage(0.2)], grid_step=STEP, compare_standard=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = find_noise_multiplier_for_advantage(advantage=0.2, sample_rate=p, num_steps=t, grid_step=STEP, advantage_tol=1e-4)
+    assert res.noise_multiplier == pytest.approx(ref, rel=5e-3)
+    acc = Accuracy(alpha=0.05, accuracy=0.62)  # beta* = 2 (1 - 0.62) - 0.05 = 0.71
+    r2 = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=acc, grid_step=STEP, compare_standard=False)
+    assert r2.noise_multiplier == pytest.approx(_riskcal_noise(0.05, 0.71, p, t, STEP), rel=5e-3)
+
+
+def test_mixed_targets_statuses_and_infeasible_rows():
+    """One call, one row per target type; an infeasible row (noise bound too low) is marked
+    with its reason while the others are answered, and alone it raises naming the reason."""
+    targets = [ErrRates(0.1, 0.5), Advantage(0.1), Epsilon(2.0, 1e-5), PPV(0.05, 0.6), GDP(0.5)]
+    p, t = 0.02, 200
+    res = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=[targets[0], targets[1]], grid_step=STEP, compare_standard=False)
+    singles = [dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=x, grid_step=STEP, compare_standard=False).noise_multiplier for x in targets]
+    assert res.noise_multiplier == pytest.approx(max(singles[:2]), rel=2e-4)
+    for x, s in zip(targets, singles):
+        assert s > 0.1
+    # GDP target: the DP-SGD curve at the answer lies above G_mu
+    from scipy.stats import norm
+
+    alphas = np.concatenate([np.logspace(-8, -1, 50), np.linspace(0.1, 0.99, 60)])
+    beta = dpax.dpsgd(singles[4], p, t, grid_step=STEP).beta(alphas)
+    assert np.all(beta >= norm.cdf(norm.isf(alphas) - 0.5) - 1e-12)
+    # 0.5% less noise: some breakpoint of the curve falls below G_mu (the check is exact on breakpoints)
+    worse = dpax.dpsgd(0.995 * singles[4], p, t, grid_step=STEP)
+    cx, cy = worse.tradeoff_points()
+    assert np.any(cy < norm.cdf(norm.isf(np.clip(cx, 0, 1)) - 0.5) - 1e-12)
+
+    batch = dpax.calibrate_dpsgd(sample_rate=[0.02, 0.02], num_steps=[200, 200], target=Advantage([0.1, 0.001]),
+                                 grid_step=STEP, noise_bounds=(0.1, 3.0), compare_standard=False)
+    assert list(batch.status) == ["calibrated", "infeasible"]
+    assert batch.noise_multiplier[0] == pytest.approx(singles[1], rel=2e-4)
+    assert np.isnan(batch.noise_multiplier[1]) and "upper end of noise_bounds" in batch.reason[1]
+    assert np.isnan(batch.achieved["advantage"][1])
+    with pytest.raises(ValueError, match=r"row \[1\]: the target is not met even at noise 3"):
+        dpax.calibrate_dpsgd(sample_rate=[0.02, 0.02], num_steps=[200, 200], target=Advantage([0.1, 0.001]),
+                             grid_step=STEP, noise_bounds=(0.1, 3.0), compare_standard=False, on_infeasible="raise")
+    with pytest.raises(ValueError, match="not met even at noise 3"):
+        dpax.calibrate_dpsgd(sample_rate=0.02, num_steps=200, target=Advantage(0.001), grid_step=STEP, noise_bounds=(0.1, 3.0))
+
+
+def test_generic_calibrate_matches_calibrate_dpsgd():
+    """calibrate() with configuration args on the DP-SGD family gives calibrate_dpsgd's answer."""
+    p = np.array([0.01, 0.003]); t = np.array([300, 2000])
+    fam = lambda s, p_, t_: dpax.dpsgd(s, p_, t_, grid_step=STEP)
+    got = dpax.calibrate(fam, ErrRates(0.05, 0.6), args=(p, t), bounds=(0.05, 100))
+    ref = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=ErrRates(0.05, 0.6), grid_step=STEP, compare_standard=False)
+    np.testing.assert_allclose(got, ref.noise_multiplier, rtol=2e-4)
+    # the number of steps as the calibrated parameter (less private as it grows)
+    steps = dpax.calibrate(lambda T: dpax.dpsgd(1.0, 0.01, np.floor(T), grid_step=STEP), ErrRates(0.1, 0.6),
+                           bounds=(1, 1e5), privacy="decreasing", rtol=1e-4)
+    T = int(np.floor(steps))
+    assert dpax.dpsgd(1.0, 0.01, T, grid_step=STEP).beta(0.1) >= 0.6 > dpax.dpsgd(1.0, 0.01, T + 2, grid_step=STEP).beta(0.1)
