@@ -186,6 +186,10 @@ def _dpsgd_noise_guess(mu, sample_rate, num_steps):
     return 1.0 / np.sqrt(np.log1p(ratio))
 
 
+#: fewest candidate rows worth a kernel call of their own (see _Evaluator)
+GROUP_MIN_ROWS = 32
+
+
 def _group_size(n):
     """Row count >= n of the form 2^k * {4, 5, 6, 7} / 4 (few distinct kernel shapes), then a
     multiple of the device count."""
@@ -243,9 +247,22 @@ class _Evaluator:
             with np.errstate(all="ignore"):
                 c = np.asarray(self.cost(params, rows), float)
             keys = np.floor(np.log2(np.clip(np.nan_to_num(c, nan=1e300, posinf=1e300), 1.0, 1e300)) / 2).astype(int)
+        # merge neighbouring widths until each group has GROUP_MIN_ROWS rows: small batches
+        # stay one call (each group shape is one more compilation)
+        groups, current = [], []
         for key in np.unique(keys):
-            sel = np.flatnonzero(keys == key)
-            out[sel] = self._run_group(params[sel], rows[sel], int(key))
+            current.append(key)
+            if np.isin(keys, current).sum() >= GROUP_MIN_ROWS:
+                groups.append(current)
+                current = []
+        if current:
+            if groups:
+                groups[-1] = groups[-1] + current
+            else:
+                groups.append(current)
+        for g in groups:
+            sel = np.flatnonzero(np.isin(keys, g))
+            out[sel] = self._run_group(params[sel], rows[sel], int(g[0]))
         return out.reshape(grid.shape)
 
 
