@@ -107,7 +107,7 @@ assert abs(pld.get_epsilon_for_delta(DELTA) - eps_std[k]) < 0.02 * eps_std[k] + 
 **On "up to 2x".** The factor is 2.0x at the top of the plotted range (eta* = 0.25) and grows
 as eta* shrinks (table above): Proposition 2.6 asks standard calibration for
 epsilon = log((1 + eta* - 2 delta*) / (1 - eta*)), about 2 eta*, so at eta* = 0.01 it needs
-(0.02, 1e-5)-DP, i.e. a very large sigma (checked with dp-accounting above), while the noise
+(0.02, 1e-5)-DP, i.e. a very large sigma (dp-accounting confirms one standard point above), while the noise
 that actually bounds the advantage grows slowly. The text's "up to 2x" matches the factor at
 the upper end of the range; at smaller eta* dpax finds larger savings, on the same
 definitions."""),
