@@ -4,46 +4,63 @@ Exact trade-off curves of the best membership-inference attack from privacy loss
 variables, calibration of noise to attack risk, for whole batches of configurations.
 
 The layout follows the pipeline: construct (``construct``, ``mechanisms``), compose
-(``composition``), analyse (``analyse``, ``gdp``), calibrate (``targets``, ``calibration``),
-use (``audit``, ``cli``, interop).
+(``composition``, ``privacy_loss``), analyse (``analyse``, ``gdp``, ``conversions``),
+calibrate (``targets``, ``calibration``, ``sharding``), use (``audit``, ``accountants``,
+``compat``, ``interop``, ``sweep``, ``plot``, ``cli``).
 """
 
-from . import targets
-from .calibration import CalibrationResult, calibrate, calibrate_blackbox, calibrate_dpsgd, calibrate_gaussian
-from .mechanisms import dpsgd, from_privacy_profile, gaussian, subsampled_gaussian
-from .privacy_loss import PrivacyLoss, compose
-
-# -- mechanism library and interop --------------------------------------------------------
-from .interop import from_dp_accounting, to_dp_accounting  # noqa: E402
-from .mechanisms import (  # noqa: E402
+# construct and compose
+from .mechanisms import (
     approximate_dp,
     discrete_gaussian,
     discrete_laplace,
+    dpsgd,
+    from_privacy_profile,
+    gaussian,
     laplace,
     randomized_response,
+    subsampled_gaussian,
     subsampled_laplace,
 )
+from .privacy_loss import PrivacyLoss, compose
 
-# -- Gaussian-DP reporting ----------------------------------------------------------------
-from . import gdp  # noqa: E402  (dpax.gdp: mu-GDP, regret, reports, conversions)
+# calibrate
+from . import targets
+from .calibration import CalibrationResult, calibrate, calibrate_blackbox, calibrate_dpsgd, calibrate_gaussian
 
-# -- auditing -----------------------------------------------------------------------------
-from . import audit  # noqa: E402  (dpax.audit: Clopper-Pearson audits, Epsilon*)
-
-# -- backends, sweeps and plots -------------------------------------------------------------
-from . import accountants, compat, plot, sweep  # noqa: E402  (Opacus accountant, riskcal/gdpnum drop-ins; matplotlib on use)
+# analyse and use: Gaussian-DP reporting, auditing, dp-accounting interop, Opacus-style
+# accountant, riskcal / gdpnum drop-ins, sweeps, plots (matplotlib is imported on use)
+from . import accountants, audit, compat, conversions, gdp, plot, sweep
+from .interop import from_dp_accounting, to_dp_accounting
 
 __version__ = "0.1.0"
 
 __all__ = [
     "PrivacyLoss",
     "CalibrationResult",
+    "accountants",
+    "approximate_dp",
+    "audit",
     "calibrate",
+    "calibrate_blackbox",
     "calibrate_dpsgd",
+    "calibrate_gaussian",
+    "compat",
     "compose",
+    "conversions",
+    "discrete_gaussian",
+    "discrete_laplace",
     "dpsgd",
+    "from_dp_accounting",
     "from_privacy_profile",
     "gaussian",
+    "gdp",
+    "laplace",
+    "plot",
+    "randomized_response",
     "subsampled_gaussian",
+    "subsampled_laplace",
+    "sweep",
     "targets",
+    "to_dp_accounting",
 ]
