@@ -30,6 +30,8 @@ DEFAULT_STANDARD_DELTA = 1e-5
 #: phase's bracket is opened below this one's answer). The last phase always runs at the
 #: requested grid and tolerance, so the answer is verified there.
 COARSE_PHASES = ((1e-2, 1e-2, 8, 0.35), (1e-3, 1e-3, 6, 0.03))
+#: margin of the next phase's bracket around the anchored estimate (see _search)
+ANCHOR_MARGIN = 0.03
 
 
 def _phases(grid_step, rtol, candidates):
@@ -266,12 +268,16 @@ class _Evaluator:
         return out.reshape(grid.shape)
 
 
-def _search(build_at, target, guess, bounds, phases, what, cost=None):
+def _search(build_at, target, guess, bounds, phases, what, cost=None, anchor=None):
     """Run the bracketing phases (coarse grids first, the last at the requested grid).
 
     ``build_at(step)`` gives ``build(params, rows) -> PrivacyLoss`` on that grid. A row
     infeasible on a coarse grid is retried on the finer one (which is less pessimistic);
-    only the last phase decides. Returns (hi, lo, evaluations, infeasible)."""
+    only the last phase decides. ``anchor``: an optional per-row estimate of the answer on
+    fine grids (DP-SGD: the CLT noise); a coarse grid can be far too pessimistic where the
+    privacy loss per step is small against the grid step, so the next phase's bracket opens
+    around min(coarse answer, anchor). The brackets only steer the search (a bracket that
+    misses is widened), never the verified answer. Returns (hi, lo, evaluations, infeasible)."""
     lo, hi, widen = guess / 2, guess * 2, 4.0
     evaluations = 0
     infeasible = np.zeros(guess.shape, bool)
@@ -280,7 +286,15 @@ def _search(build_at, target, guess, bounds, phases, what, cost=None):
             margin = phases[i - 1][3]
             lo = np.where(np.isnan(lo), bounds[0], lo)
             hi = np.where(infeasible, bounds[1], hi)
-            lo, hi, widen = np.maximum(lo * (1 - margin), bounds[0]), np.minimum(hi * (1 + 0.1 * margin), bounds[1]), 1 + 2 * margin
+            if anchor is None:
+                lo, hi, widen = np.maximum(lo * (1 - margin), bounds[0]), np.minimum(hi * (1 + 0.1 * margin), bounds[1]), 1 + 2 * margin
+            else:
+                est = np.where(np.isfinite(anchor) & (anchor > 0), np.minimum(hi, anchor), hi)
+                est = np.where(infeasible, hi, est)
+                m = min(margin, ANCHOR_MARGIN)
+                new_hi = np.minimum(hi * (1 + 0.1 * m), est * (1 + 1.5 * m))
+                new_lo = np.minimum(est * (1 - m), new_hi / (1 + 2 * tol))
+                lo, hi, widen = np.maximum(new_lo, bounds[0]), np.minimum(np.maximum(new_hi, bounds[0]), bounds[1]), 1.25
         hi, lo, ev, infeasible = bracket_search(
             _Evaluator(build_at(step), target, what, cost), lo, hi, bounds=bounds, rtol=tol, candidates=k, what=what, widen=widen
         )
@@ -304,8 +318,8 @@ def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candi
         p, t = sample_rate[idx], num_steps[idx]
         sub_target = target.take(idx)
         with np.errstate(all="ignore"):
-            guess = _dpsgd_noise_guess(np.asarray(sub_target.gdp_mu(), float), p, t)
-        guess = np.clip(np.where(np.isfinite(guess), guess, 1.0), bounds[0], bounds[1])
+            anchor = _dpsgd_noise_guess(np.asarray(sub_target.gdp_mu(), float), p, t)
+        guess = np.clip(np.where(np.isfinite(anchor), anchor, 1.0), bounds[0], bounds[1])
 
         def build_at(step):
             return lambda params, r: dpsgd(params, p[r], t[r], step)
@@ -315,7 +329,8 @@ def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candi
             return 1.0 + mu * (mu + 10.0)
 
         hi, lo, evaluations, bad = _search(
-            build_at, sub_target, guess, bounds, _phases(grid_step, rtol, candidates), "calibrate_dpsgd", cost=width
+            build_at, sub_target, guess, bounds, _phases(grid_step, rtol, candidates), "calibrate_dpsgd", cost=width,
+            anchor=anchor,
         )
         noise[idx], failing[idx] = hi, lo
         at_floor = ~bad & np.isnan(lo)
