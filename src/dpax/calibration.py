@@ -190,6 +190,8 @@ def _dpsgd_noise_guess(mu, sample_rate, num_steps):
 
 #: fewest candidate rows worth a kernel call of their own (see _Evaluator)
 GROUP_MIN_ROWS = 32
+#: the same for the final re-evaluation of the answers (_achieved)
+ACHIEVED_GROUP_MIN_ROWS = 8
 
 
 def _group_size(n):
@@ -199,6 +201,31 @@ def _group_size(n):
         k = 2 ** (int(np.floor(np.log2(n))) - 2)
         n = next(k * m for m in (4, 5, 6, 7, 8) if k * m >= n)
     return _sharding.pad_rows(n)
+
+
+def _merge_groups(keys, min_rows=None):
+    """Lists of width keys, neighbouring widths merged until each group has GROUP_MIN_ROWS
+    rows: small batches stay one call (each group shape is one more compilation)."""
+    groups, current = [], []
+    for key in np.unique(keys):
+        current.append(key)
+        if np.isin(keys, current).sum() >= (GROUP_MIN_ROWS if min_rows is None else min_rows):
+            groups.append(current)
+            current = []
+    if current:
+        if groups:
+            groups[-1] = groups[-1] + current
+        else:
+            groups.append(current)
+    return groups
+
+
+def _width_key(noise, p, t):
+    """Support-width class of DP-SGD rows (CLT mu, mu^2 + 10 mu, a factor 4 per class)."""
+    with np.errstate(all="ignore"):
+        mu = p * np.sqrt(t * np.expm1(np.minimum(1.0 / noise**2, 700.0)))
+        c = 1.0 + mu * (mu + 10.0)
+    return np.floor(np.log2(np.clip(np.nan_to_num(c, nan=1e300, posinf=1e300), 1.0, 1e300)) / 2).astype(int)
 
 
 class _Evaluator:
@@ -249,20 +276,7 @@ class _Evaluator:
             with np.errstate(all="ignore"):
                 c = np.asarray(self.cost(params, rows), float)
             keys = np.floor(np.log2(np.clip(np.nan_to_num(c, nan=1e300, posinf=1e300), 1.0, 1e300)) / 2).astype(int)
-        # merge neighbouring widths until each group has GROUP_MIN_ROWS rows: small batches
-        # stay one call (each group shape is one more compilation)
-        groups, current = [], []
-        for key in np.unique(keys):
-            current.append(key)
-            if np.isin(keys, current).sum() >= GROUP_MIN_ROWS:
-                groups.append(current)
-                current = []
-        if current:
-            if groups:
-                groups[-1] = groups[-1] + current
-            else:
-                groups.append(current)
-        for g in groups:
+        for g in _merge_groups(keys):
             sel = np.flatnonzero(np.isin(keys, g))
             out[sel] = self._run_group(params[sel], rows[sel], int(g[0]))
         return out.reshape(grid.shape)
@@ -471,11 +485,15 @@ def _achieved(noise, p, t, target, delta, grid_step):
                 cols.append(analyse.beta_kernel(*pl, alpha[r].reshape(-1, 1))[:, 0])
             return np.stack([np.asarray(c) for c in cols], -1)
 
-        vals, _ = _sharding.map_chunks(run, have.size)
-        result["advantage"][have] = vals[:, 0]
-        result["epsilon"][have] = vals[:, 1]
-        if alpha is not None:
-            result["beta"][have] = vals[:, 2]
+        # rows grouped by support width, so small rows are not padded to the widest
+        all_have, keys = have, _width_key(noise[have], p[have], t[have])
+        for g in _merge_groups(keys, ACHIEVED_GROUP_MIN_ROWS):
+            have = all_have[np.isin(keys, g)]
+            vals, _ = _sharding.map_chunks(run, have.size)
+            result["advantage"][have] = vals[:, 0]
+            result["epsilon"][have] = vals[:, 1]
+            if alpha is not None:
+                result["beta"][have] = vals[:, 2]
     zero = noise == 0
     q = _leak_probability(p[zero], t[zero])
     result["advantage"][zero] = q
