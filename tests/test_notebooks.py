@@ -18,7 +18,6 @@ nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 pytest.importorskip("gdpnum")
-pytest.importorskip("opacus")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NB_DIR = os.path.join(ROOT, "notebooks")
