@@ -1,0 +1,19 @@
+"""Test-session hygiene shared by every test module.
+
+XLA:CPU maps each compiled executable's code into memory; a single process that compiles
+the few thousand kernel shapes of the whole suite runs past the kernel's limit on memory
+mappings (vm.max_map_count, 65530 by default) and segfaults inside the compiler. Dropping
+JAX's compiled-function caches after each test module keeps the count bounded; later
+modules recompile what they need (a few seconds in all).
+"""
+
+from __future__ import annotations
+
+import jax
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _drop_compiled_kernels_after_module():
+    yield
+    jax.clear_caches()
