@@ -20,15 +20,9 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.optimize import brentq
 from scipy.stats import norm
 
 from . import validation as _v
-
-
-def gdp_delta(epsilon, mu):
-    """delta(epsilon) of mu-GDP (Dong, Roth & Su, Corollary 2.13)."""
-    return norm.cdf(-epsilon / mu + mu / 2) - np.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
 
 
 class Target:
@@ -186,12 +180,9 @@ class Epsilon(Target):
         return self.epsilon.reshape(-1) - eps, {"epsilon": eps}
 
     def gdp_mu(self):
-        out = np.empty(np.broadcast_shapes(self.epsilon.shape, self.delta.shape))
-        eps = np.broadcast_to(self.epsilon, out.shape)
-        delta = np.broadcast_to(self.delta, out.shape)
-        for i in np.ndindex(out.shape):
-            out[i] = brentq(lambda m: gdp_delta(eps[i], m) - delta[i], 1e-6, 1e3)
-        return out
+        from .conversions import mu_from_epsilon_delta
+
+        return np.asarray(mu_from_epsilon_delta(self.epsilon, self.delta), float)
 
     def standard_epsilon(self, delta):
         return self.epsilon

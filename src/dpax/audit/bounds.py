@@ -108,18 +108,16 @@ def rate_upper_limits(false_positives, negatives, false_negatives, positives, co
 def epsilon_delta_tradeoff(alpha, epsilon, delta=0.0):
     """Trade-off curve of (epsilon, delta)-DP (Kairouz-Oh-Viswanath; lecture):
     f(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha)). Broadcasts."""
-    a = _v.probabilities("alpha", alpha)
-    e = _v.real_array("epsilon", epsilon, low=0.0)
-    d = _v.probabilities("delta", delta)
-    out = np.maximum(0.0, np.maximum(1.0 - d - np.exp(e) * a, np.exp(-e) * (1.0 - d - a)))
-    return _scalar_or_array(out)
+    from ..conversions import epsilon_delta_tradeoff as curve
+
+    return curve(epsilon, delta, alpha)
 
 
 def gdp_tradeoff(alpha, mu):
     """Trade-off curve of mu-GDP (Dong, Roth & Su): G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu)."""
-    a = _v.probabilities("alpha", alpha)
-    m = _v.real_array("mu", mu, low=0.0)
-    return _scalar_or_array(stats.norm.cdf(stats.norm.isf(a) - m))
+    from ..gdp import tradeoff
+
+    return tradeoff(mu, alpha)
 
 
 def _eps_from_limits(fpr_hi, fnr_hi, delta):
