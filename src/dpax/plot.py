@@ -34,6 +34,18 @@ def _rows(pl):
     return [pl[idx] for idx in np.ndindex(pl.batch_shape)]
 
 
+def _tradeoff_axes(ax, alpha, log_scale):
+    """Axis labels and limits of a trade-off plot: FPR alpha (log-scaled on request), FNR beta."""
+    ax.set_xlabel("FPR alpha")
+    ax.set_ylabel("FNR beta")
+    if log_scale:
+        ax.set_xscale("log")
+        ax.set_xlim(alpha[alpha > 0][0], 1.0)
+    else:
+        ax.set_xlim(0.0, 1.0)
+    ax.set_ylim(0.0, 1.0)
+
+
 @float64
 def tradeoff_curves(losses, labels=None, *, log_scale: bool = False, ax=None, points: int = 400,
                     title: str | None = None):
@@ -58,14 +70,7 @@ def tradeoff_curves(losses, labels=None, *, log_scale: bool = False, ax=None, po
     for c, lab in zip(curves, labels):
         ax.plot(alpha, c.beta(alpha), label=lab)
     ax.plot(alpha, 1.0 - alpha, color="0.6", linestyle=":", linewidth=1, label="no privacy (1 - alpha)")
-    ax.set_xlabel("FPR alpha")
-    ax.set_ylabel("FNR beta")
-    if log_scale:
-        ax.set_xscale("log")
-        ax.set_xlim(alpha[alpha > 0][0], 1.0)
-    else:
-        ax.set_xlim(0.0, 1.0)
-    ax.set_ylim(0.0, 1.0)
+    _tradeoff_axes(ax, alpha, log_scale)
     ax.set_title(title or "Trade-off curve of the best membership-inference attack")
     ax.legend(fontsize="small")
     return fig
@@ -85,14 +90,7 @@ def gdp_fit(pl, *, log_scale: bool = False, ax=None, points: int = 400, title: s
     ax.plot(alpha, pl.beta(alpha), label="exact curve (dpax)")
     ax.plot(alpha, gdp.tradeoff(mu, alpha), linestyle="--", label=f"{mu:.4g}-GDP (regret {regret:.2g})")
     ax.plot(alpha, 1.0 - alpha, color="0.6", linestyle=":", linewidth=1, label="no privacy")
-    ax.set_xlabel("FPR alpha")
-    ax.set_ylabel("FNR beta")
-    if log_scale:
-        ax.set_xscale("log")
-        ax.set_xlim(alpha[alpha > 0][0], 1.0)
-    else:
-        ax.set_xlim(0.0, 1.0)
-    ax.set_ylim(0.0, 1.0)
+    _tradeoff_axes(ax, alpha, log_scale)
     ax.set_title(title or f"GDP fit: {pl.description}", fontsize="small")
     ax.legend(fontsize="small")
     return fig
