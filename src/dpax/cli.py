@@ -184,10 +184,7 @@ def _add_curve(subparsers) -> None:
         ),
     )
     _mechanism_args(p, noise=True)
-    p.add_argument("--alpha", type=_number, nargs="+", default=list(DEFAULT_ALPHAS), metavar="A",
-                   help="FPRs at which to report beta (default: %(default)s)")
-    p.add_argument("--delta", type=_number, nargs="+", default=list(DEFAULT_DELTAS), metavar="D",
-                   help="deltas at which to report epsilon (default: %(default)s)")
+    report_args(p)
     common_args(p)
     p.set_defaults(func=run_curve, render=render_curve)
 
@@ -370,6 +367,14 @@ def _mechanism_args(p: argparse.ArgumentParser, *, noise: bool) -> None:
                        help="noise standard deviation / clipping norm")
     g.add_argument("--sample-rate", type=_number, required=True, metavar="P", help="Poisson sampling rate, in (0, 1]")
     g.add_argument("--num-steps", type=_count, required=True, metavar="T", help="number of steps (integer >= 1)")
+
+
+def report_args(p: argparse.ArgumentParser) -> None:
+    """--alpha (FPRs at which beta is reported) and --delta (deltas at which epsilon is)."""
+    p.add_argument("--alpha", type=_number, nargs="+", default=list(DEFAULT_ALPHAS), metavar="A",
+                   help="FPRs at which to report beta (default: %(default)s)")
+    p.add_argument("--delta", type=_number, nargs="+", default=list(DEFAULT_DELTAS), metavar="D",
+                   help="deltas at which to report epsilon (default: %(default)s)")
 
 
 def common_args(p: argparse.ArgumentParser) -> None:

@@ -8,8 +8,7 @@
 
 from __future__ import annotations
 
-from .cli import _count, _fmt, _number, _pairs, _table, common_args
-from .cli import DEFAULT_ALPHAS, DEFAULT_DELTAS
+from .cli import _count, _fmt, _number, _pairs, _table, common_args, report_args
 
 #: kind -> (builder, the options it takes); builders get keyword arguments.
 KINDS = {
@@ -53,10 +52,7 @@ def add_subcommands(subparsers) -> None:
     p.add_argument("--k", type=_count, metavar="K", help="number of randomized-response categories (default 2)")
     p.add_argument("--neighbouring", choices=("add_remove", "substitution"), help="neighbouring relation")
     p.add_argument("--count", type=_count, default=1, metavar="T", help="compose T copies (default 1)")
-    p.add_argument("--alpha", type=_number, nargs="+", default=list(DEFAULT_ALPHAS), metavar="A",
-                   help="FPRs at which to report beta (default: %(default)s)")
-    p.add_argument("--delta", type=_number, nargs="+", default=list(DEFAULT_DELTAS), metavar="D",
-                   help="deltas at which to report epsilon (default: %(default)s)")
+    report_args(p)
     common_args(p)
     p.set_defaults(func=run_mechanism, render=render_mechanism)
 
