@@ -34,13 +34,14 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.special import ndtr, ndtri
+from jax.scipy.special import ndtri
 from scipy.special import log_ndtr as _np_log_ndtr
 from scipy.special import ndtr as _np_ndtr
 from scipy.special import ndtri as _np_ndtri
 
 from . import analyse as _analyse
 from . import validation as _v
+from ._special import ndtr
 from ._x64 import float64
 
 #: Default tail: mu is the tightest GDP parameter for every attack whose FPR and FNR lie in
@@ -229,8 +230,7 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     n = pmf_x.shape[-1]
     rows = jnp.arange(pmf_x.shape[0])
     # breakpoint tables of f (analyse.breakpoints: the tail sums run from the small end)
-    cx = jnp.concatenate([jnp.flip(jnp.cumsum(jnp.flip(pmf_x, -1), -1), -1), jnp.zeros_like(pmf_x[:, :1])], -1)
-    cy = jnp.concatenate([jnp.zeros_like(pmf_y[:, :1]), jnp.cumsum(pmf_y, -1)], -1)
+    cx, cy, _ = _analyse.breakpoints(pmf_x, pmf_y, jnp.zeros_like(inf_y))
     off = offset
     tail_col = jnp.broadcast_to(tail, (pmf_x.shape[0], 1))
 
@@ -261,25 +261,26 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     a_bar, b_bar = cx[rows, k0], cy[rows, k0]
     half_width = jnp.abs(a_bar - b_bar)[:, None]
     v_bar = (a_bar + b_bar)[:, None]
-    ok = pmf_x > 0
-    log_s = jnp.log(jnp.where(ok, pmf_y, 1.0)) - jnp.log(jnp.where(ok, pmf_x, 1.0))
-    ok = ok & (log_s >= 0)
-    log_s = jnp.where(ok, log_s, 0.0)
+    ok = (pmf_x > 0) & (pmf_y >= pmf_x)
+    w = jnp.where(ok, pmf_x / jnp.where(ok, pmf_y, 1.0), 1.0)  # 1 / s
+    log_s = -jnp.log(w)
     m = jnp.maximum(mu, 1e-300)[:, None]
-    z = log_s / m + m / 2.0
-    a_star, b_star = ndtr(-z), ndtr(z - m)
-    w = jnp.exp(-log_s)
-    kappa_line = (w * (cy[:, :-1] - b_star) + (cx[:, :-1] - a_star)) / (w + 1.0)
-    kappa_line = jnp.where(ok, kappa_line, -jnp.inf)
-    # the slope -1 line of h (u* = 0) is always a candidate
-    z1 = m / 2.0
-    a_star = jnp.concatenate([ndtr(-z1), a_star], -1)
-    b_star = jnp.concatenate([ndtr(z1 - m), b_star], -1)
-    kappa_mid = ((a_bar[:, None] - a_star[:, :1]) + (b_bar[:, None] - b_star[:, :1])) / 2.0
-    kappa_line = jnp.concatenate([kappa_mid, kappa_line], -1)
-    best = jnp.argmax(kappa_line, -1)[:, None]
-    a_top = jnp.take_along_axis(a_star, best, -1)
-    b_top = jnp.take_along_axis(b_star, best, -1)
+
+    def tangent(log_s):  # f_mu's point with slope -s
+        z = log_s / m + m / 2.0
+        return ndtr(-z), ndtr(z - m)
+
+    a_star, b_star = tangent(log_s)
+    kappa_line = jnp.where(ok, (w * (cy[:, :-1] - b_star) + (cx[:, :-1] - a_star)) / (w + 1.0), -jnp.inf)
+    best = jnp.argmax(kappa_line, -1)
+    kappa_best = kappa_line[rows, best]
+    a_best, b_best = tangent(log_s[rows, best][:, None])
+    # the slope -1 line of h (u* = 0) is always a candidate (and wins ties)
+    a_mid, b_mid = tangent(jnp.zeros_like(m))
+    kappa_mid = ((a_bar - a_mid[:, 0]) + (b_bar - b_mid[:, 0])) / 2.0
+    use_mid = (kappa_mid >= kappa_best)[:, None]
+    a_top = jnp.where(use_mid, a_mid, a_best)
+    b_top = jnp.where(use_mid, b_mid, b_best)
     u_top = a_top - b_top
     vf = jax.vmap(_v_of_u)(u_k, v_k, u_top)
     vf_mirror = jax.vmap(_v_of_u)(u_k, v_k, -u_top)

@@ -311,8 +311,9 @@ class Reconstruction(_ViaErrRates):
 def _gdp_margin_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, mu):
     """min over breakpoints (alpha_i, beta_i) of both directions of beta_i - G_mu(alpha_i),
     plus the off-grid mass and GDP_SLACK (see :class:`GDP`)."""
-    from jax.scipy.special import ndtr, ndtri
+    from jax.scipy.special import ndtri
 
+    from ._special import ndtr
     from .analyse import breakpoints, reverse_pair
 
     worst = jnp.inf
