@@ -16,3 +16,4 @@ def ndtr(x):
     every point and is about eight times slower on CPU.
     """
     return 0.5 * erfc(-x * _SQRT_HALF)
+

@@ -22,21 +22,49 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.special import logsumexp
 
 from . import _aot
 from . import grid as _grid
 from .construct import close_mass
 
 TAIL_MASS = 1e-24
-#: t = scale / (standard deviation of the composed loss); a Gaussian tail at 1e-24 is
-#: optimal near scale 10, heavier tails below, bounded few-step sums above.
-_CHERNOFF_SCALES = np.geomspace(0.25, 400.0, 24)
+#: Chernoff parameters t: a geometric grid shared by the batch, from 0.25 / (the widest
+#: row's standard deviation) to 400 / (the narrowest's); t = 10 / sd suits a Gaussian tail at
+#: 1e-24, smaller t heavier tails, larger t bounded few-step sums.
+_CHERNOFF_SPAN = (0.25, 400.0)
+_CHERNOFF_POINTS = 48
 
 
-def _log_mgf(log_pmf, loss, t):
-    """K(t) = log sum_j pmf_j exp(t x_j) for each column of t (rows, m) -> (rows, m)."""
-    return jax.lax.map(lambda tc: logsumexp(log_pmf + tc[:, None] * loss, axis=-1), t.T).T
+def _chernoff_grid(scale):
+    """The batch's Chernoff parameters (CHERNOFF_POINTS,) for row scales (rows,)."""
+    t_min = _CHERNOFF_SPAN[0] / jnp.max(scale)
+    t_max = _CHERNOFF_SPAN[1] / jnp.min(scale)
+    return t_min * (t_max / t_min) ** (jnp.arange(_CHERNOFF_POINTS) / (_CHERNOFF_POINTS - 1))
+
+
+def _log_mgfs(pmf, offset, t, grid_step):
+    """log E[exp(t L)] and log E[exp(-t L)] of each row (rows, m) for a shared grid t > 0 (m,).
+
+    Each row is rolled so that its highest (lowest) loss with mass sits at the end (start)
+    of the array; then one matrix product with the shared table exp(-t (top - x))
+    (exp(-t (x - bottom))), entries in (0, 1], gives every row's sum without overflow.
+    Entries that underflow (or flush to zero) lose at most 2.3e-308 each, which the
+    n x 2.3e-308 added to every sum covers: the result stays an upper bound.
+    """
+    n = pmf.shape[-1]
+    has_mass = pmf > 0
+    top = n - 1 - jnp.argmax(jnp.flip(has_mass, -1), -1)
+    bottom = jnp.argmax(has_mass, -1)
+    roll = jax.vmap(jnp.roll)
+    span = jnp.arange(n) * grid_step
+    up_table = jnp.exp(-t[None, :] * (span[-1] - span)[:, None])
+    down_table = jnp.exp(-t[None, :] * span[:, None])
+    floor = n * 2.3e-308
+    mm = functools.partial(jnp.matmul, precision=jax.lax.Precision.HIGHEST)
+    up = jnp.log(mm(roll(pmf, n - 1 - top), up_table) + floor)
+    down = jnp.log(mm(roll(pmf, -bottom), down_table) + floor)
+    return (t[None, :] * ((offset + top) * grid_step)[:, None] + up,
+            -t[None, :] * ((offset + bottom) * grid_step)[:, None] + down)
 
 
 def _moments(pmf, loss):
@@ -59,31 +87,26 @@ def window_kernel(components, counts, grid_step):
         mx, vx = _moments(pmf_x, loss)
         my, vy = _moments(pmf_y, loss)
         total_var = total_var + count * jnp.maximum(vx, vy)
-        stats.append((loss, mx, my))
-    scale = jnp.sqrt(total_var) + grid_step
-    t = jnp.asarray(_CHERNOFF_SCALES)[None, :] / scale[:, None]
+        stats.append((mx, my))
+    t = _chernoff_grid(jnp.sqrt(total_var) + grid_step)
 
-    bounds = []
-    centres = []
+    rows = components[0][0].shape[0]
+    up_x = down_x = up_y = down_y = 0.0
+    for (pmf_x, pmf_y, offset, _, _), count in zip(components, counts):
+        up, down = _log_mgfs(jnp.concatenate([pmf_x, pmf_y], 0), jnp.concatenate([offset, offset]), t, grid_step)
+        c = count[:, None]
+        up_x, up_y = up_x + c * up[:rows], up_y + c * up[rows:]
+        down_x, down_y = down_x + c * down[:rows], down_y + c * down[rows:]
+    high = jnp.maximum(jnp.min((up_x - log_tail) / t, -1), jnp.min((up_y - log_tail) / t, -1))
+    low = jnp.minimum(jnp.max(-(down_x - log_tail) / t, -1), jnp.max(-(down_y - log_tail) / t, -1))
     lo_hard = 0
     hi_hard = 0
-    for which in (0, 1):  # 0: X, 1: Y
-        up = 0.0
-        down = 0.0
-        for ((pmf_x, pmf_y, offset, _, _), count), (loss, _, _) in zip(zip(components, counts), stats):
-            log_pmf = jnp.log(pmf_y if which else pmf_x)
-            up = up + count[:, None] * _log_mgf(log_pmf, loss, t)
-            down = down + count[:, None] * _log_mgf(log_pmf, loss, -t)
-        high = jnp.min((up - log_tail) / t, -1)
-        low = jnp.max(-(down - log_tail) / t, -1)
-        bounds.append((low, high))
-    for (pmf_x, _, offset, _, _), count, (loss, mx, my) in zip(components, counts, stats):
+    centres = []
+    for (pmf_x, _, offset, _, _), count, (mx, my) in zip(components, counts, stats):
         n = pmf_x.shape[-1]
         lo_hard = lo_hard + count * offset
         hi_hard = hi_hard + count * (offset + n - 1)
         centres.append(jnp.round(0.5 * (mx + my) / grid_step).astype(jnp.int64))
-    low = jnp.minimum(bounds[0][0], bounds[1][0])
-    high = jnp.maximum(bounds[0][1], bounds[1][1])
     lo = jnp.maximum(jnp.floor(low / grid_step).astype(jnp.int64), lo_hard)
     hi = jnp.minimum(jnp.ceil(high / grid_step).astype(jnp.int64), hi_hard)
     hi = jnp.maximum(hi, lo)
@@ -207,16 +230,17 @@ def window_stacked_kernel(stacked, counts, grid_step):
         return total + v, centre
 
     total_var, centres = jax.lax.scan(var_body, jnp.zeros(pmf_x.shape[1]), (pmf_x, pmf_y, offset, counts))
-    t = jnp.asarray(_CHERNOFF_SCALES)[None, :] / (jnp.sqrt(total_var) + grid_step)[:, None]
+    t = _chernoff_grid(jnp.sqrt(total_var) + grid_step)
+    rows = pmf_x.shape[1]
 
     def mgf_body(acc, comp):
         px, py, off, count = comp
-        loss = (off[:, None] + idx) * grid_step
+        up, down = _log_mgfs(jnp.concatenate([px, py], 0), jnp.concatenate([off, off]), t, grid_step)
         c = count[:, None]
-        terms = tuple(c * _log_mgf(jnp.log(pm), loss, sign * t) for pm in (px, py) for sign in (1.0, -1.0))
+        terms = (c * up[:rows], c * down[:rows], c * up[rows:], c * down[rows:])
         return tuple(a + b for a, b in zip(acc, terms)), None
 
-    zero = jnp.zeros_like(t)
+    zero = jnp.zeros((rows, t.shape[0]))
     (up_x, down_x, up_y, down_y), _ = jax.lax.scan(mgf_body, (zero, zero, zero, zero), (pmf_x, pmf_y, offset, counts))
     high = jnp.maximum(jnp.min((up_x - log_tail) / t, -1), jnp.min((up_y - log_tail) / t, -1))
     low = jnp.minimum(jnp.max(-(down_x - log_tail) / t, -1), jnp.max(-(down_y - log_tail) / t, -1))
