@@ -78,16 +78,14 @@ def _moments(pmf, loss):
 @functools.partial(_aot.kernel, name="window")
 @jax.jit
 def window_kernel(components, counts, grid_step):
-    """Chernoff window [lo, hi] (grid indices) of the composition, and per-component centres."""
+    """Chernoff window [lo, hi] (grid indices) of the composition."""
     log_tail = math.log(TAIL_MASS)
-    stats = []
     total_var = 0.0
     for (pmf_x, pmf_y, offset, _, _), count in zip(components, counts):
         loss = (offset[:, None] + jnp.arange(pmf_x.shape[-1])[None, :]) * grid_step
-        mx, vx = _moments(pmf_x, loss)
-        my, vy = _moments(pmf_y, loss)
+        _, vx = _moments(pmf_x, loss)
+        _, vy = _moments(pmf_y, loss)
         total_var = total_var + count * jnp.maximum(vx, vy)
-        stats.append((mx, my))
     t = _chernoff_grid(jnp.sqrt(total_var) + grid_step)
 
     rows = components[0][0].shape[0]
@@ -101,23 +99,26 @@ def window_kernel(components, counts, grid_step):
     low = jnp.minimum(jnp.max(-(down_x - log_tail) / t, -1), jnp.max(-(down_y - log_tail) / t, -1))
     lo_hard = 0
     hi_hard = 0
-    centres = []
-    for (pmf_x, _, offset, _, _), count, (mx, my) in zip(components, counts, stats):
+    for (pmf_x, _, offset, _, _), count in zip(components, counts):
         n = pmf_x.shape[-1]
         lo_hard = lo_hard + count * offset
         hi_hard = hi_hard + count * (offset + n - 1)
-        centres.append(jnp.round(0.5 * (mx + my) / grid_step).astype(jnp.int64))
     lo = jnp.maximum(jnp.floor(low / grid_step).astype(jnp.int64), lo_hard)
     hi = jnp.minimum(jnp.ceil(high / grid_step).astype(jnp.int64), hi_hard)
     hi = jnp.maximum(hi, lo)
-    return lo, hi, tuple(centres)
+    return lo, hi
 
 
-def _fold(pmf, offset, centre, length):
-    """Masses at absolute index k placed at (k - centre) mod length (aliasing is exact)."""
+def _rfft_folded(pmf, length):
+    """Spectrum of each row's masses placed circularly from position 0: position j holds
+    the loss (offset + j) * step, so a row's composed sum starts at sum(count * offset).
+    A row longer than ``length`` wraps around (aliasing is exact); a shorter one is only
+    zero-padded, which the FFT does itself."""
     n = pmf.shape[-1]
-    pos = jnp.mod(offset[:, None] + jnp.arange(n)[None, :] - centre[:, None], length)
-    return jax.vmap(lambda p, v: jnp.zeros(length, pmf.dtype).at[p].add(v))(pos, pmf)
+    if n > length:
+        pos = jnp.arange(n) % length
+        pmf = jnp.zeros(pmf.shape[:-1] + (length,), pmf.dtype).at[:, pos].add(pmf)
+    return jnp.fft.rfft(pmf, n=length)
 
 
 def power_bits(counts) -> int:
@@ -155,14 +156,14 @@ def use_exact_ratio(pmf_x, pmf_y, offset, grid_step):
     return jnp.where(loss > 0, pmf_y * shrink, pmf_x), jnp.where(loss < 0, pmf_x * shrink, pmf_y)
 
 
-def _spectra(pmf_x, pmf_y, offset, centre, count, length, bits):
+def _spectra(pmf_x, pmf_y, count, length, bits):
     """Spectra of X and Y raised to ``count``, stacked (2 * rows, length // 2 + 1): one
     batched FFT for both laws (the FFT library runs a batch on all cores)."""
-    folded = jnp.concatenate([_fold(pmf_x, offset, centre, length), _fold(pmf_y, offset, centre, length)], 0)
-    return _spectrum_power(jnp.fft.rfft(folded), jnp.concatenate([count, count]), bits)
+    spec = _rfft_folded(jnp.concatenate([pmf_x, pmf_y], 0), length)
+    return _spectrum_power(spec, jnp.concatenate([count, count]), bits)
 
 
-def _finish(spec, total_centre, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio):
+def _finish(spec, start, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio):
     """Back from the frequency domain (X's spectra stacked over Y's) onto each row's window
     [lo, hi] (rows, length).
 
@@ -174,7 +175,7 @@ def _finish(spec, total_centre, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, l
     rows = lo.shape[0]
     comp = jnp.fft.irfft(spec, n=length)
     pos = jnp.arange(length)[None, :]
-    shift = jnp.mod(lo - total_centre, length)
+    shift = jnp.mod(lo - start, length)  # the window's first point, as a circular position
     comp = jax.vmap(lambda c, k: jnp.roll(c, -k))(comp, jnp.concatenate([shift, shift]))
     inside = pos <= (hi - lo)[:, None]
     pmf_x = jnp.where(inside, jnp.maximum(comp[:rows], 0.0), 0.0)
@@ -187,19 +188,19 @@ def _finish(spec, total_centre, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, l
 
 @functools.partial(_aot.kernel, name="fft_compose")
 @functools.partial(jax.jit, static_argnames=("length", "exact_ratio", "bits"))
-def fft_compose_kernel(components, counts, centres, lo, hi, grid_step, length, exact_ratio, bits):
+def fft_compose_kernel(components, counts, lo, hi, grid_step, length, exact_ratio, bits):
     """Convolution of ``counts[i]`` copies of each component, on the window [lo, hi]."""
     spec = None
-    total_centre = 0
+    start = 0
     neglog_fin_y = 0.0
     neglog_fin_x = 0.0
-    for (pmf_x, pmf_y, offset, inf_y, neginf_x), count, centre in zip(components, counts, centres):
-        s = _spectra(pmf_x, pmf_y, offset, centre, count, length, bits)
+    for (pmf_x, pmf_y, offset, inf_y, neginf_x), count in zip(components, counts):
+        s = _spectra(pmf_x, pmf_y, count, length, bits)
         spec = s if spec is None else spec * s
-        total_centre = total_centre + count * centre
+        start = start + count * offset
         neglog_fin_y = neglog_fin_y + count * jnp.log1p(-inf_y)
         neglog_fin_x = neglog_fin_x + count * jnp.log1p(-neginf_x)
-    return _finish(spec, total_centre, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio)
+    return _finish(spec, start, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio)
 
 
 #: Above this many factors, compose stacks them (padded to one support length) and loops
@@ -225,11 +226,10 @@ def window_stacked_kernel(stacked, counts, grid_step):
         return loss, mx, my, count * jnp.maximum(vx, vy)
 
     def var_body(total, comp):
-        _, mx, my, v = stats(comp)
-        centre = jnp.round(0.5 * (mx + my) / grid_step).astype(jnp.int64)
-        return total + v, centre
+        _, _, _, v = stats(comp)
+        return total + v, None
 
-    total_var, centres = jax.lax.scan(var_body, jnp.zeros(pmf_x.shape[1]), (pmf_x, pmf_y, offset, counts))
+    total_var, _ = jax.lax.scan(var_body, jnp.zeros(pmf_x.shape[1]), (pmf_x, pmf_y, offset, counts))
     t = _chernoff_grid(jnp.sqrt(total_var) + grid_step)
     rows = pmf_x.shape[1]
 
@@ -248,29 +248,29 @@ def window_stacked_kernel(stacked, counts, grid_step):
     hi_hard = jnp.sum(counts * (offset + n - 1), 0)
     lo = jnp.maximum(jnp.floor(low / grid_step).astype(jnp.int64), lo_hard)
     hi = jnp.minimum(jnp.ceil(high / grid_step).astype(jnp.int64), hi_hard)
-    return lo, jnp.maximum(hi, lo), centres
+    return lo, jnp.maximum(hi, lo)
 
 
 @functools.partial(_aot.kernel, name="fft_compose_stacked")
 @functools.partial(jax.jit, static_argnames=("length", "exact_ratio", "bits"))
-def fft_compose_stacked_kernel(stacked, counts, centres, lo, hi, grid_step, length, exact_ratio, bits):
+def fft_compose_stacked_kernel(stacked, counts, lo, hi, grid_step, length, exact_ratio, bits):
     """:func:`fft_compose_kernel` over stacked factors, multiplying spectra in a ``lax.scan``."""
     pmf_x, pmf_y, offset, inf_y, neginf_x = stacked
     rows = pmf_x.shape[1]
     nfreq = length // 2 + 1
 
     def body(carry, comp):
-        spec, tc, fy, fx = carry
-        px, py, off, iy, nx, count, centre = comp
-        spec = spec * _spectra(px, py, off, centre, count, length, bits)
-        return (spec, tc + count * centre, fy + count * jnp.log1p(-iy), fx + count * jnp.log1p(-nx)), None
+        spec, start, fy, fx = carry
+        px, py, off, iy, nx, count = comp
+        spec = spec * _spectra(px, py, count, length, bits)
+        return (spec, start + count * off, fy + count * jnp.log1p(-iy), fx + count * jnp.log1p(-nx)), None
 
     zero = jnp.zeros(rows)
     init = (jnp.ones((2 * rows, nfreq), jnp.complex128), jnp.zeros(rows, jnp.int64), zero, zero)
-    (spec, total_centre, neglog_fin_y, neglog_fin_x), _ = jax.lax.scan(
-        body, init, (pmf_x, pmf_y, offset, inf_y, neginf_x, counts, centres)
+    (spec, start, neglog_fin_y, neglog_fin_x), _ = jax.lax.scan(
+        body, init, (pmf_x, pmf_y, offset, inf_y, neginf_x, counts)
     )
-    return _finish(spec, total_centre, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio)
+    return _finish(spec, start, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio)
 
 
 def _stack(components, counts):
@@ -304,17 +304,17 @@ def compose_arrays(components, counts, grid_step, exact_ratio=False):
     step = np.float64(grid_step)
     if len(components) > STACK_ABOVE:
         stacked, stacked_counts = _stack(components, counts)
-        lo, hi, centres = window_stacked_kernel(stacked, stacked_counts, step)
+        lo, hi = window_stacked_kernel(stacked, stacked_counts, step)
         width = int(np.max(np.asarray(hi) - np.asarray(lo))) + 1
         length = _grid.padded_length(width)
         _grid.check_memory(int(lo.shape[0]) * 2, length, "composition")
         return fft_compose_stacked_kernel(
-            stacked, stacked_counts, centres, lo, hi, step, length=length, exact_ratio=bool(exact_ratio),
+            stacked, stacked_counts, lo, hi, step, length=length, exact_ratio=bool(exact_ratio),
             bits=power_bits(counts),
         )
-    lo, hi, centres = window_kernel(components, counts, step)
+    lo, hi = window_kernel(components, counts, step)
     width = int(np.max(np.asarray(hi) - np.asarray(lo))) + 1
     length = _grid.padded_length(width)
     _grid.check_memory(int(lo.shape[0]) * 2, length, "composition")
-    return fft_compose_kernel(components, counts, centres, lo, hi, step, length=length, exact_ratio=bool(exact_ratio),
+    return fft_compose_kernel(components, counts, lo, hi, step, length=length, exact_ratio=bool(exact_ratio),
                               bits=power_bits(counts))
