@@ -91,10 +91,16 @@ def _zero_index(offset, n):
 
 
 def _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x):
-    fwd = breakpoints(pmf_x, pmf_y, inf_y)
-    rx, ry, roff, rinf, _ = reverse_pair(pmf_x, pmf_y, offset, inf_y, neginf_x)
-    rev = breakpoints(rx, ry, rinf)
-    return (fwd, offset), (rev, roff)
+    """Breakpoint tables of f and of f^-1 (the reversed pair, :func:`reverse_pair`).
+
+    The reversed pair's Pr[X' > x'] is Pr[Y < x] and its Pr[Y' <= x'] is Pr[X >= x], the
+    forward tables read backwards (the same sums, bit for bit), so only its Pr[Y' > x'],
+    which the delta and epsilon kernels use, is summed anew."""
+    cx, cy, ccy = breakpoints(pmf_x, pmf_y, inf_y)
+    _, _, roff, rinf, _ = reverse_pair(pmf_x, pmf_y, offset, inf_y, neginf_x)
+    zeros = jnp.zeros(pmf_x.shape[:-1] + (1,), pmf_x.dtype)
+    rccy = jnp.concatenate([_reverse_cumsum(jnp.flip(pmf_x, -1)), zeros], -1) + rinf[:, None]
+    return ((cx, cy, ccy), offset), ((jnp.flip(cy, -1), jnp.flip(cx, -1), rccy), roff)
 
 
 @functools.partial(_aot.kernel, name="beta_kernel")
