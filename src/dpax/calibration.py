@@ -87,6 +87,27 @@ def _cluster(est, lo, hi, k, rtol):
     return np.clip(pts, lo * (1 + 1e-12), hi / (1 + 1e-12))
 
 
+def _inverse_interpolation(log_params, margins):
+    """Root (margin 0) of the polynomial through the points (margin_i, log param_i)
+    (inverse interpolation, Lagrange form; margins distinct)."""
+    est = 0.0
+    for i, (x, m) in enumerate(zip(log_params, margins)):
+        w = 1.0
+        for j, mj in enumerate(margins):
+            if j != i:
+                w *= mj / (mj - m)
+        est += w * x
+    return est
+
+
+#: points (nearest the root first) through which the root of a bracketed row is interpolated
+INTERPOLATION_POINTS = 4
+#: half-width of the pair of candidates placed at an interpolated root, in units of rtol
+TIGHT_PAIR = 0.45
+#: widest bracket (log of hi / lo) over which the margin is interpolated by a cubic
+INTERPOLATION_WIDTH = 0.2
+
+
 def bracket_search(
     evaluate: Callable[[np.ndarray, np.ndarray], np.ndarray],
     lo,
@@ -100,12 +121,18 @@ def bracket_search(
 ):
     """Smallest parameter meeting a monotone target, for many rows at once.
 
-    ``evaluate(params, rows)`` takes an array (len(rows), k) of parameters for the given row
-    indices and returns margins of the same shape: >= 0 where the parameter meets the target,
-    growing with the parameter (larger parameter = more private). ``lo`` and ``hi`` are
-    per-row starting guesses, widened by ``widen`` per round until they bracket. Once
-    bracketed, candidates cluster around the root interpolated from the margins at the
-    bracket ends (regula falsi in log-parameter), with spacing rtol / 2 at the estimate.
+    ``evaluate(params, rows)`` takes flat arrays of candidate parameters and their row
+    indices and returns margins of the same shape: >= 0 where the parameter meets the
+    target, growing with the parameter (larger parameter = more private). ``lo`` and ``hi``
+    are per-row starting guesses, widened by ``widen`` per round until they bracket.
+
+    Once a row is bracketed, its root is estimated by inverse interpolation (a cubic in the
+    margin through the evaluated points nearest the root, regula falsi in log-parameter
+    while fewer than three are known). A cubic estimate gets a pair of candidates
+    ``TIGHT_PAIR * rtol`` either side: when it is that accurate (the usual case, the
+    margin being smooth in the parameter) the pair closes the bracket in one round. A
+    regula falsi estimate, or one whose pair missed, gets ``candidates`` points around it
+    with spacing rtol / 2 at the estimate; a bracket that did not halve is split evenly.
     Returns (hi, lo, evaluations, infeasible): hi verified to meet, lo verified to fail (NaN
     where even ``bounds[0]`` meets), hi / lo - 1 <= rtol; ``infeasible`` marks the rows that
     fail even at ``bounds[1]`` (their hi is NaN); the other rows are unaffected.
@@ -122,33 +149,59 @@ def bracket_search(
     infeasible = np.zeros(n_rows, bool)
     evaluations = 0
     k = candidates
-    stalled = np.zeros(n_rows, bool)  # the last interpolated round did not halve the bracket
     width = np.full(n_rows, np.inf)
+    tight = np.zeros(n_rows, bool)  # the last round placed an interpolated pair
+    history = [[] for _ in range(n_rows)]  # (log parameter, margin) evaluated per row
     for _ in range(200):
         done = (lo_ok & hi_ok & (hi / lo - 1 <= rtol)) | floor_met | infeasible
         active = np.flatnonzero(~done)
         if active.size == 0:
             break
-        grid = np.empty((active.size, k))
-        for j, r in enumerate(active):
+        grids = []
+        for r in active:
             if lo_ok[r] and hi_ok[r]:
                 w_now = np.log(hi[r] / lo[r])
-                stalled[r] = w_now > 0.5 * width[r]
+                stalled = w_now > 0.5 * width[r]
+                missed, tight[r] = tight[r], False
                 width[r] = w_now
-                if stalled[r] or w_now <= (k + 1) * np.log1p(rtol) or not (np.isfinite(m_lo[r]) and np.isfinite(m_hi[r])):
-                    grid[j] = lo[r] * (hi[r] / lo[r]) ** (np.arange(1, k + 1) / (k + 1))
+                if (stalled and not missed) or w_now <= (k + 1) * np.log1p(rtol) or not (np.isfinite(m_lo[r]) and np.isfinite(m_hi[r])):
+                    grids.append(lo[r] * (hi[r] / lo[r]) ** (np.arange(1, k + 1) / (k + 1)))
+                    continue
+                log_lo, log_hi = np.log(lo[r]), np.log(hi[r])
+                known = []
+                if w_now <= INTERPOLATION_WIDTH:
+                    # nearest the root first, within a few bracket widths, and no two closer
+                    # than 2 rtol (a near-coincident pair would make the cubic ill-conditioned)
+                    near = (x_m for x_m in sorted(history[r], key=lambda x_m: abs(x_m[1]))
+                            if np.isfinite(x_m[1]) and log_lo - 2 * w_now <= x_m[0] <= log_hi + 2 * w_now)
+                    for x, m in near:
+                        if all(abs(x - x2) > 2 * np.log1p(rtol) for x2, _ in known):
+                            known.append((x, m))
+                        if len(known) == INTERPOLATION_POINTS:
+                            break
+                margins = [m for _, m in known]
+                if len(known) >= 3 and min(margins) < 0 <= max(margins) and len(set(margins)) == len(margins):
+                    est_log = _inverse_interpolation([x for x, _ in known], margins)
                 else:
-                    # quantised to 2^-16 of the bracket so that round-off in the margins (e.g. a
-                    # sharded kernel's last bits) does not move the candidates
-                    w = np.round(np.clip(-m_lo[r] / (m_hi[r] - m_lo[r]), 0.0, 1.0) * 65536) / 65536
-                    est = lo[r] * (hi[r] / lo[r]) ** w
-                    grid[j] = _cluster(est, lo[r], hi[r], k, rtol)
+                    est_log = log_lo + np.clip(-m_lo[r] / (m_hi[r] - m_lo[r]), 0.0, 1.0) * (log_hi - log_lo)
+                    known = []
+                # quantised to 2^-16 of the bracket so that round-off in the margins (e.g. a
+                # sharded kernel's last bits) does not move the candidates
+                w = np.round(np.clip((est_log - log_lo) / (log_hi - log_lo), 0.0, 1.0) * 65536) / 65536
+                est = lo[r] * (hi[r] / lo[r]) ** w
+                if len(known) >= 3 and not missed:
+                    tight[r] = True
+                    half = TIGHT_PAIR * np.log1p(rtol)
+                    grids.append(np.clip(est * np.exp([-half, half]), lo[r] * (1 + 1e-12), hi[r] / (1 + 1e-12)))
+                else:
+                    grids.append(_cluster(est, lo[r], hi[r], k, rtol))
             else:
-                grid[j] = lo[r] * (hi[r] / lo[r]) ** (np.arange(k) / (k - 1))
-        margins = np.asarray(evaluate(grid, active), float)
-        evaluations += grid.size
-        for j, r in enumerate(active):
-            g, m = grid[j], margins[j]
+                grids.append(lo[r] * (hi[r] / lo[r]) ** (np.arange(k) / (k - 1)))
+        sizes = np.array([g.size for g in grids])
+        flat_margins = np.asarray(evaluate(np.concatenate(grids), np.repeat(active, sizes)), float)
+        evaluations += int(sizes.sum())
+        for j, (r, g, m) in enumerate(zip(active, grids, np.split(flat_margins, np.cumsum(sizes)[:-1]))):
+            history[r].extend(zip(np.log(g), m))
             meet = m >= 0
             if meet.any():
                 i = int(np.argmax(meet))
@@ -229,8 +282,8 @@ def _width_key(noise, p, t):
 
 
 class _Evaluator:
-    """Margins of a (rows, k) table of candidate parameters, one batched kernel call per
-    group of rows per round.
+    """Margins of flat arrays of candidate parameters and their rows, one batched kernel
+    call per group of rows per round.
 
     A batch shares one padded support length, so rows of very different support (a small
     noise composed many times next to a large one) are split into groups by an estimated
@@ -265,10 +318,7 @@ class _Evaluator:
         margins, self.chunk[key] = _sharding.map_chunks(run, params.size, self.chunk.get(key))
         return margins[:n]
 
-    def __call__(self, grid, active):
-        k = grid.shape[1]
-        params = grid.reshape(-1)
-        rows = np.repeat(active, k)
+    def __call__(self, params, rows):
         out = np.empty(params.size)
         if self.cost is None:
             keys = np.zeros(params.size, int)
@@ -279,7 +329,7 @@ class _Evaluator:
         for g in _merge_groups(keys):
             sel = np.flatnonzero(np.isin(keys, g))
             out[sel] = self._run_group(params[sel], rows[sel], int(g[0]))
-        return out.reshape(grid.shape)
+        return out
 
 
 def _search(build_at, target, guess, bounds, phases, what, cost=None, anchor=None):
@@ -698,11 +748,8 @@ def calibrate_blackbox(
 
     row_targets = [rows.take(r) for r in range(n)]
 
-    def evaluate(grid, active):
-        return np.array([
-            [_blackbox_margin(row_targets[r], w, epsilon, delta, deltas, epsilons) for w in grid[j]]
-            for j, r in enumerate(active)
-        ])
+    def evaluate(params, rows_of):
+        return np.array([_blackbox_margin(row_targets[r], w, epsilon, delta, deltas, epsilons) for w, r in zip(params, rows_of)])
 
     g = np.full(n, np.sqrt(lo_b * hi_b))
     hi, lo, _, bad = bracket_search(evaluate, g / 2, g * 2, bounds=(lo_b, hi_b), rtol=rtol, candidates=candidates, what="calibrate_blackbox")
