@@ -24,7 +24,7 @@ from .mechanisms import dpsgd
 from .privacy_loss import PrivacyLoss
 
 DEFAULT_RTOL = 1e-4
-DEFAULT_CANDIDATES = 4
+DEFAULT_CANDIDATES = 3
 DEFAULT_STANDARD_DELTA = 1e-5
 #: Bracketing phases (grid step, relative tolerance, candidates per round, how far the next
 #: phase's bracket is opened below this one's answer). The last phase always runs at the
@@ -257,8 +257,11 @@ def _group_size(n):
 
 
 def _merge_groups(keys, min_rows=None):
-    """Lists of width keys, neighbouring widths merged until each group has GROUP_MIN_ROWS
-    rows: small batches stay one call (each group shape is one more compilation)."""
+    """Lists of width keys, neighbouring widths merged (narrowest first) until each group
+    has GROUP_MIN_ROWS rows: small batches stay one call (each group shape is one more
+    compilation). A group runs at its widest row's support, so the widest classes left
+    over at the end form a group of their own: merged into the group before, they would
+    make all of its rows run at a support 4 times longer."""
     groups, current = [], []
     for key in np.unique(keys):
         current.append(key)
@@ -266,10 +269,7 @@ def _merge_groups(keys, min_rows=None):
             groups.append(current)
             current = []
     if current:
-        if groups:
-            groups[-1] = groups[-1] + current
-        else:
-            groups.append(current)
+        groups.append(current)
     return groups
 
 
