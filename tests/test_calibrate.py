@@ -210,3 +210,25 @@ def test_calibrate_gaussian_closed_form(target, mu):
 def test_calibrate_rejects_target_out_of_range():
     with pytest.raises(ValueError, match="upper search bound|bound"):
         dpax.calibrate(_gauss, Advantage(0.2), bounds=(0.1, 1.0))
+
+
+@pytest.mark.parametrize("candidates, per_row", [(3, 9.0), (4, 6.5)])
+def test_bracket_search_interpolates_the_root_and_closes_in_few_rounds(candidates, per_row):
+    """A smooth monotone margin (a Gaussian CDF in log-parameter), 200 rows, the fine phase's
+    kind of starting bracket (-3%, +4.5%): every answer meets, every lower end fails, hi / lo
+    - 1 <= rtol, and the cubic interpolation with its tight pair needs few evaluations per
+    row (observed 8.15 for 3 candidates, 6.0 for 4; the regula falsi search it replaced
+    took 12.0 and 16.3)."""
+    from dpax.calibration import bracket_search
+
+    roots = 10 ** np.random.default_rng(0).uniform(-1, 1, 200)
+
+    def evaluate(params, rows):
+        return norm.cdf(5 * np.log(params / roots[rows]) - 1.0) - norm.cdf(-1.0)
+
+    hi, lo, evaluations, infeasible = bracket_search(
+        evaluate, roots * 0.97, roots * 1.045, bounds=(1e-3, 1e3), rtol=1e-4, candidates=candidates, what="test")
+    assert not infeasible.any()
+    assert np.all(evaluate(hi, np.arange(200)) >= 0) and np.all(evaluate(lo, np.arange(200)) < 0)
+    assert np.all(hi / lo - 1 <= 1e-4 * (1 + 1e-9))
+    assert evaluations / roots.size <= per_row

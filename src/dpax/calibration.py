@@ -79,10 +79,16 @@ def _scalarise(a):
 
 
 def _cluster(est, lo, hi, k, rtol):
-    """k points around ``est`` inside (lo, hi): spacing rtol/2 near est, doubling outwards."""
-    half = (k + 1) // 2
-    steps = np.log1p(rtol) * 0.5 * (2.0 ** np.arange(half) * 2 - 1)  # 0.5, 1.5, 3.5, ... (x rtol)
-    offsets = np.concatenate([-steps[::-1], steps])[:k] if k % 2 == 0 else np.concatenate([-steps[::-1], steps[1:]])
+    """k points around ``est`` inside (lo, hi), adjacent ones rtol apart near est (so a root
+    between them closes the bracket), the gaps doubling outwards: offsets +-0.5, +-1.5,
+    +-3.5, ... x rtol for even k; 0, +-1, +-3, ... for odd k."""
+    half = k // 2
+    if k % 2 == 0:
+        steps = np.log1p(rtol) * (2.0 ** np.arange(half) - 0.5)
+        offsets = np.concatenate([-steps[::-1], steps])
+    else:
+        steps = np.log1p(rtol) * (2.0 ** (np.arange(half) + 1) - 1)
+        offsets = np.concatenate([-steps[::-1], [0.0], steps])
     pts = np.exp(np.log(est) + offsets)
     return np.clip(pts, lo * (1 + 1e-12), hi / (1 + 1e-12))
 
@@ -200,7 +206,7 @@ def bracket_search(
         sizes = np.array([g.size for g in grids])
         flat_margins = np.asarray(evaluate(np.concatenate(grids), np.repeat(active, sizes)), float)
         evaluations += int(sizes.sum())
-        for j, (r, g, m) in enumerate(zip(active, grids, np.split(flat_margins, np.cumsum(sizes)[:-1]))):
+        for r, g, m in zip(active, grids, np.split(flat_margins, np.cumsum(sizes)[:-1])):
             history[r].extend(zip(np.log(g), m))
             meet = m >= 0
             if meet.any():
