@@ -103,6 +103,20 @@ def _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x):
     return ((cx, cy, ccy), offset), ((jnp.flip(cy, -1), jnp.flip(cx, -1), rccy), roff)
 
 
+def _beta_from_tables(tables, offset, n, alpha):
+    ((cx, cy, _), _), ((rcx, rcy, _), _) = tables
+    f = _curve(cx, cy, alpha)
+    f_inv = _curve(rcx, rcy, alpha)
+    k0 = _zero_index(offset, n)
+    rows = jnp.arange(cx.shape[0])
+    a_bar = cx[rows, k0][:, None]
+    b_bar = cy[rows, k0][:, None]
+    lo, hi = jnp.minimum(a_bar, b_bar), jnp.maximum(a_bar, b_bar)
+    line = a_bar + b_bar - alpha
+    beta = jnp.where((alpha > lo) & (alpha < hi), line, jnp.minimum(f, f_inv))
+    return jnp.clip(beta, 0.0, 1.0)
+
+
 @functools.partial(_aot.kernel, name="beta_kernel")
 @jax.jit
 def beta_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, alpha):
@@ -112,31 +126,24 @@ def beta_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, alpha):
     f), the symmetrised curve is the line alpha_bar + beta_bar - alpha between the two, and
     min(f, f^-1) outside.
     """
-    n = pmf_x.shape[-1]
-    ((cx, cy, _), off), ((rcx, rcy, _), _) = _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x)
-    f = _curve(cx, cy, alpha)
-    f_inv = _curve(rcx, rcy, alpha)
-    k0 = _zero_index(offset, n)
-    rows = jnp.arange(pmf_x.shape[0])
-    a_bar = cx[rows, k0][:, None]
-    b_bar = cy[rows, k0][:, None]
-    lo, hi = jnp.minimum(a_bar, b_bar), jnp.maximum(a_bar, b_bar)
-    line = a_bar + b_bar - alpha
-    beta = jnp.where((alpha > lo) & (alpha < hi), line, jnp.minimum(f, f_inv))
-    return jnp.clip(beta, 0.0, 1.0)
+    tables = _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x)
+    return _beta_from_tables(tables, offset, pmf_x.shape[-1], alpha)
+
+
+def _advantage_from_tables(tables, n):
+    ((cx, cy, _), off), ((rcx, rcy, _), roff) = tables
+    rows = jnp.arange(cx.shape[0])
+    k0 = _zero_index(off, n)
+    rk0 = _zero_index(roff, n)
+    adv = jnp.maximum(1.0 - cx[rows, k0] - cy[rows, k0], 1.0 - rcx[rows, rk0] - rcy[rows, rk0])
+    return jnp.clip(adv, 0.0, 1.0)
 
 
 @functools.partial(_aot.kernel, name="advantage_kernel")
 @jax.jit
 def advantage_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x):
     """Maximal TPR - FPR (Algorithm 3 / Eq. 11): 1 - Pr[X > 0] - Pr[Y <= 0], worst direction."""
-    n = pmf_x.shape[-1]
-    rows = jnp.arange(pmf_x.shape[0])
-    ((cx, cy, _), off), ((rcx, rcy, _), roff) = _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x)
-    k0 = _zero_index(off, n)
-    rk0 = _zero_index(roff, n)
-    adv = jnp.maximum(1.0 - cx[rows, k0] - cy[rows, k0], 1.0 - rcx[rows, rk0] - rcy[rows, rk0])
-    return jnp.clip(adv, 0.0, 1.0)
+    return _advantage_from_tables(_both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x), pmf_x.shape[-1])
 
 
 @functools.partial(_aot.kernel, name="delta_kernel")
@@ -161,15 +168,30 @@ def _epsilon_one_direction(cx, ccy, delta):
     return jnp.where(infinite, jnp.inf, eps)
 
 
+def _epsilon_from_tables(tables, delta):
+    ((cx, _, ccy), _), ((rcx, _, rccy), _) = tables
+    eps = jnp.maximum(_epsilon_one_direction(cx, ccy, delta), _epsilon_one_direction(rcx, rccy, delta))
+    return jnp.maximum(eps, 0.0)
+
+
 @functools.partial(_aot.kernel, name="epsilon_kernel")
 @jax.jit
 def epsilon_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, delta):
     """Smallest epsilon >= 0 with delta(epsilon) <= delta (rows, m): the largest over
     breakpoints i of log((Pr[Y > x_i] - delta) / Pr[X > x_i]), both directions; +inf when
     the +inf atom alone exceeds delta."""
-    ((cx, _, ccy), _), ((rcx, _, rccy), _) = _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x)
-    eps = jnp.maximum(_epsilon_one_direction(cx, ccy, delta), _epsilon_one_direction(rcx, rccy, delta))
-    return jnp.maximum(eps, 0.0)
+    return _epsilon_from_tables(_both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x), delta)
+
+
+@functools.partial(_aot.kernel, name="risk_summary_kernel")
+@jax.jit
+def risk_summary_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, alpha, delta):
+    """(advantage (rows,), epsilon at ``delta`` (rows, m), beta at ``alpha`` (rows, k)):
+    :func:`advantage_kernel`, :func:`epsilon_kernel` and :func:`beta_kernel` from one set of
+    breakpoint tables (four prefix sums instead of eight)."""
+    tables = _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x)
+    n = pmf_x.shape[-1]
+    return _advantage_from_tables(tables, n), _epsilon_from_tables(tables, delta), _beta_from_tables(tables, offset, n, alpha)
 
 
 @functools.partial(_aot.kernel, name="tradeoff_points_kernel")

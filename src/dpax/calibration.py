@@ -536,10 +536,9 @@ def _achieved(noise, p, t, target, delta, grid_step):
         def run(a, b):
             r = have[a:b]
             pl = dpsgd(noise[r], p[r], t[r], grid_step)._rows()
-            cols = [analyse.advantage_kernel(*pl), analyse.epsilon_kernel(*pl, delta[r].reshape(-1, 1))[:, 0]]
-            if alpha is not None:
-                cols.append(analyse.beta_kernel(*pl, alpha[r].reshape(-1, 1))[:, 0])
-            return np.stack([np.asarray(c) for c in cols], -1)
+            a = (alpha[r] if alpha is not None else np.full(r.size, 0.5)).reshape(-1, 1)
+            adv, eps, beta = analyse.risk_summary_kernel(*pl, a, delta[r].reshape(-1, 1))
+            return np.stack([np.asarray(adv), np.asarray(eps)[:, 0], np.asarray(beta)[:, 0]], -1)
 
         # rows grouped by support width, so small rows are not padded to the widest
         all_have, keys = have, _width_key(noise[have], p[have], t[have])
