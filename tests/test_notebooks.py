@@ -28,7 +28,7 @@ import build  # noqa: E402  (notebooks/build.py: the notebooks' source)
 
 NAMES = sorted(build.NOTEBOOKS)
 #: fast runs too long for the default suite's budget (they run under ``pytest -m slow``)
-SLOW_FAST_RUNS = {"01_attack_aware_calibration"}
+SLOW_FAST_RUNS = {"01_attack_aware_calibration", "02_gdp_reporting"}
 
 
 def _committed(name):
