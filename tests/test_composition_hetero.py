@@ -158,3 +158,26 @@ def test_the_cell_split_keeps_every_rows_mass_in_a_wide_batch():
     mu = dpax.gdp.mu_and_regret(step.self_compose(2000))[0]
     mu_alone = dpax.gdp.mu_and_regret(dpax.dpsgd(4.0, 1e-3, 2000, grid_step=1e-3))[0]
     assert mu[2, 0] == pytest.approx(mu_alone, rel=0.02)
+
+
+def test_a_factor_longer_than_the_fft_wraps_around_exactly():
+    """A factor whose array is longer than the composed window (here zero padding) is
+    folded onto the FFT length circularly: the composition equals the unpadded one."""
+    import jax.numpy as jnp
+
+    from dpax import composition
+    from dpax._x64 import float64
+
+    @float64
+    def both():
+        px, py, off, iy, nx = dpax.gaussian(20.0, grid_step=1e-2)._rows()
+        padded = tuple(jnp.pad(a, ((0, 0), (0, 2048 - a.shape[-1]))) for a in (px, py))
+        counts = (np.array([3]),)
+        plain = composition.compose_arrays(((px, py, off, iy, nx),), counts, 1e-2, exact_ratio=True)
+        wrapped = composition.compose_arrays(((*padded, off, iy, nx),), counts, 1e-2, exact_ratio=True)
+        return plain, wrapped, padded[0].dtype
+
+    plain, wrapped, dtype = both()
+    assert dtype == np.float64 and plain[0].shape[-1] < 2048  # the wrap-around branch ran
+    for a, b in zip(plain, wrapped):
+        np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=0, atol=1e-15)

@@ -314,11 +314,10 @@ def _gdp_margin_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, mu):
     from jax.scipy.special import ndtri
 
     from ._special import ndtr
-    from .analyse import breakpoints, reverse_pair
+    from .analyse import _both_directions
 
     worst = jnp.inf
-    for px, py, _, iy, _ in ((pmf_x, pmf_y, offset, inf_y, neginf_x), reverse_pair(pmf_x, pmf_y, offset, inf_y, neginf_x)):
-        cx, cy, _ = breakpoints(px, py, iy)
+    for (cx, cy, _), _ in _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x):
         g = ndtr(-ndtri(jnp.clip(cx, 0.0, 1.0)) - mu[:, None])
         worst = jnp.minimum(worst, jnp.min(cy - g, -1))
     return worst + inf_y + neginf_x + GDP_SLACK
