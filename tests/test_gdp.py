@@ -219,6 +219,39 @@ def test_regret_matches_gdpnum_algorithm_on_the_same_curve(cfg):
     assert g_regret - 1e-9 <= regret <= g_regret + 1e-6
 
 
+def test_max_over_a_range_evaluates_only_a_slice_and_equals_the_full_masked_max():
+    """gdp._max_over_range: the kernels' ndtri / ndtr run only on a static slice holding each
+    row's index range; its (max, first argmax) must equal a plain masked max over the whole
+    row, for ranges needing each slice length, empty rows, ranges at either end, and ties."""
+    import jax
+    import jax.numpy as jnp
+
+    n = 40_000
+    rng = np.random.default_rng(7)
+    values = rng.normal(size=(9, n))
+    values[8, 100:200] = 5.0  # ties: the first index wins, as with argmax
+    values[2, 123] = values[3, 35_000] = values[1, n - 9000] = 9.0  # maxima at the ranges' ends
+    first = np.array([0, n - 9000, 123, 5000, 0, 17, n - 1, 0, 50])
+    last = np.array([8000, n - 1, 20_000, 35_000, n - 1, 16, n - 1, -1, 300])  # row 7: empty
+    with jax.enable_x64(True):
+        def run(v, f, l):
+            return gdp._max_over_range(
+                lambda idx, a: jnp.where((idx >= f[:, None]) & (idx <= l[:, None]), a, -jnp.inf), (v,), f, l)
+
+        # each row alone (its own slice length: a quarter, a half, ... of n) and all together
+        runs = [jax.jit(run)(jnp.asarray(values[r:r + 1]), jnp.asarray(first[r:r + 1]), jnp.asarray(last[r:r + 1]))
+                for r in range(len(first))]
+        top, arg = (np.concatenate([np.asarray(x[i]) for x in runs]) for i in (0, 1))
+        top_all, arg_all = jax.jit(run)(jnp.asarray(values), jnp.asarray(first), jnp.asarray(last))
+    idx = np.arange(n)
+    masked = np.where((idx >= first[:, None]) & (idx <= last[:, None]), values, -np.inf)
+    have = last >= first
+    for t, a in ((top, arg), (np.asarray(top_all), np.asarray(arg_all))):
+        np.testing.assert_array_equal(t, masked.max(-1))
+        np.testing.assert_array_equal(a[have], masked.argmax(-1)[have])
+    assert arg[8] == 100 and arg[2] == 123 and np.isneginf(top[7])
+
+
 def test_batch_is_one_call_and_matches_rows():
     pl = _batch()
     mu, regret = gdp.mu_and_regret(pl)

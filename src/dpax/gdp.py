@@ -211,6 +211,51 @@ def _v_of_u(u_desc, v_desc, q):
     return jnp.where(q < u[0], -q, jnp.where(q > u[-1], q, inside))
 
 
+#: Static slice lengths, as fractions of a row, among which :func:`_max_over_range` picks
+#: the shortest that holds every row's index range (one compiled branch each).
+SLICE_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
+SLICE_ALIGN = 4096
+
+
+def _max_over_range(value, arrays, first, last):
+    """(max, argmax) per row of ``value(index, *slices)`` over the indices [first, last].
+
+    ``arrays`` are (rows, n) tables; ``value`` maps global indices (rows, S) and the tables'
+    slices (rows, S) to values, -inf where a point does not count. Only the shortest static
+    length S among ``SLICE_FRACTIONS`` of n that covers every row's range is evaluated (a
+    ``lax.switch``), so costly per-point work (ndtri, ndtr) skips the points outside the
+    ranges: the same values at the same points, hence the same max (and first argmax).
+    """
+    n = arrays[0].shape[-1]
+    # multiples of SLICE_ALIGN: XLA's CPU loops run several times slower on odd lengths
+    lengths = sorted({min(n, -(-math.ceil(f * n) // SLICE_ALIGN) * SLICE_ALIGN) for f in SLICE_FRACTIONS} | {n})
+    need = jnp.max(jnp.where(last >= first, last - first + 1, 1))
+
+    def branch(size):
+        def run(arrays, first):
+            start = jnp.clip(first, 0, n - size)
+            take = jax.vmap(lambda a, s: jax.lax.dynamic_slice(a, (s,), (size,)))
+            slices = [take(a, start) for a in arrays]
+            idx = start[:, None] + jnp.arange(size)[None, :]
+            vals = value(idx, *slices)
+            top = jnp.max(vals, -1)
+            return top, jnp.min(jnp.where(vals == top[:, None], idx, n), -1)
+
+        return run
+
+    which = jnp.searchsorted(jnp.asarray(lengths), need, side="left")
+    return jax.lax.switch(which, [branch(size) for size in lengths], arrays, first)
+
+
+def _first_last(mask):
+    """First and last index of True per row (rows,); (0, -1) where there is none."""
+    n = mask.shape[-1]
+    idx = jnp.arange(n)[None, :]
+    first = jnp.min(jnp.where(mask, idx, n), -1)  # plain min/max: XLA's argmax is slow on CPU
+    last = jnp.max(jnp.where(mask, idx, -1), -1)
+    return jnp.where(last >= 0, first, 0), last
+
+
 @jax.jit
 def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     """(mu, regret, witness alpha) per row for the symmetrised curve.
@@ -245,12 +290,19 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
         t = -ndtri(jnp.where(keep, a, 0.5)) - ndtri(jnp.where(keep, b, 0.5))
         return jnp.where(keep & ~jnp.isnan(t), t, -jnp.inf)
 
-    terms = term(cx, cy, in_box(cx, cy))
+    # Eq. 29's terms (two ndtri each) only on the slice holding the box's breakpoints
+    box_first, box_last = _first_last(in_box(cx, cy))
+
+    def box_terms(idx, a, b):
+        inside = (idx >= box_first[:, None]) & (idx <= box_last[:, None]) & in_box(a, b)
+        return term(a, b, inside)
+
+    terms_max, _ = _max_over_range(box_terms, (cx, cy), box_first, box_last)
     sides_a = jnp.concatenate([tail_col, hi], -1)
     b_at = _analyse._curve(cx, cy, sides_a)  # f(tail), f(1 - tail)
     a_at = jax.vmap(_inverse_at)(cx, cy, sides_a)  # f^-1(tail), f^-1(1 - tail)
     edge = jnp.concatenate([term(sides_a, b_at, in_box(sides_a, b_at)), term(a_at, sides_a, in_box(a_at, sides_a))], -1)
-    mu = jnp.maximum(jnp.maximum(jnp.max(terms, -1), jnp.max(edge, -1)), 0.0)
+    mu = jnp.maximum(jnp.maximum(terms_max, jnp.max(edge, -1)), 0.0)
 
     # -- regret: tangent points of f_mu parallel to f's steep segments (slope -s, s >= 1;
     # the others are their mirror images). kappa of segment j's own line (closed form)
@@ -261,20 +313,29 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     a_bar, b_bar = cx[rows, k0], cy[rows, k0]
     half_width = jnp.abs(a_bar - b_bar)[:, None]
     v_bar = (a_bar + b_bar)[:, None]
-    ok = (pmf_x > 0) & (pmf_y >= pmf_x)
-    w = jnp.where(ok, pmf_x / jnp.where(ok, pmf_y, 1.0), 1.0)  # 1 / s
-    log_s = -jnp.log(w)
     m = jnp.maximum(mu, 1e-300)[:, None]
+
+    def steep(px, py):  # segments with slope -s, s = Pr[Y = x] / Pr[X = x] >= 1: (mask, 1 / s, log s)
+        ok = (px > 0) & (py >= px)
+        w = jnp.where(ok, px / jnp.where(ok, py, 1.0), 1.0)
+        return ok, w, -jnp.log(w)
 
     def tangent(log_s):  # f_mu's point with slope -s
         z = log_s / m + m / 2.0
         return ndtr(-z), ndtr(z - m)
 
-    a_star, b_star = tangent(log_s)
-    kappa_line = jnp.where(ok, (w * (cy[:, :-1] - b_star) + (cx[:, :-1] - a_star)) / (w + 1.0), -jnp.inf)
-    best = jnp.argmax(kappa_line, -1)
-    kappa_best = kappa_line[rows, best]
-    a_best, b_best = tangent(log_s[rows, best][:, None])
+    # kappa of each steep segment's line (two ndtr each), on the slice holding them
+    ok_first, ok_last = _first_last((pmf_x > 0) & (pmf_y >= pmf_x))
+
+    def kappa_line(idx, px, py, x0, y0):
+        ok, w, log_s = steep(px, py)
+        a_star, b_star = tangent(log_s)
+        keep = ok & (idx >= ok_first[:, None]) & (idx <= ok_last[:, None])
+        return jnp.where(keep, (w * (y0 - b_star) + (x0 - a_star)) / (w + 1.0), -jnp.inf)
+
+    kappa_best, best = _max_over_range(kappa_line, (pmf_x, pmf_y, cx[:, :-1], cy[:, :-1]), ok_first, ok_last)
+    best = jnp.minimum(best, n - 1)
+    a_best, b_best = tangent(steep(pmf_x[rows, best], pmf_y[rows, best])[2][:, None])
     # the slope -1 line of h (u* = 0) is always a candidate (and wins ties)
     a_mid, b_mid = tangent(jnp.zeros_like(m))
     kappa_mid = ((a_bar - a_mid[:, 0]) + (b_bar - b_mid[:, 0])) / 2.0
