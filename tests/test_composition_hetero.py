@@ -181,3 +181,32 @@ def test_a_factor_longer_than_the_fft_wraps_around_exactly():
     assert dtype == np.float64 and plain[0].shape[-1] < 2048  # the wrap-around branch ran
     for a, b in zip(plain, wrapped):
         np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=0, atol=1e-15)
+
+
+def test_a_factor_placed_early_gives_the_rolled_composition(monkeypatch):
+    """One factor whose count fits in the FFT's spare length is placed floor((lo - start) / T)
+    positions early, so the composed window needs no roll (``aligned``); forcing the roll
+    gives the same masses at the same losses, to FFT round-off. Fails on any off-by-one in
+    the shift or the offsets."""
+    from dpax import composition
+
+    def masses(pl):
+        px, py, off, iy, nx = (np.asarray(a) for a in pl._rows())
+        return [{(int(o) + i): (x, y) for i, (x, y) in enumerate(zip(rx, ry)) if x > 0 or y > 0}
+                for rx, ry, o in zip(px, py, off)], iy, nx
+
+    build = lambda: dpax.dpsgd([1.0, 4.0], [0.01, 0.2], [300, 1000], grid_step=1e-3)  # noqa: E731
+    aligned, iy_a, nx_a = masses(build())
+    kernel = composition.fft_compose_kernel
+    monkeypatch.setattr(composition, "fft_compose_kernel", lambda *a, **k: kernel(*a, **{**k, "aligned": False}))
+    rolled, iy_r, nx_r = masses(build())
+    for a, r in zip(aligned, rolled):
+        keys = sorted(set(a) | set(r))
+        assert len(keys) > 1000
+        got = np.array([a.get(k, (0.0, 0.0)) for k in keys])
+        ref = np.array([r.get(k, (0.0, 0.0)) for k in keys])
+        np.testing.assert_allclose(got, ref, rtol=0, atol=2e-15)
+        np.testing.assert_allclose(got[ref > 1e-6], ref[ref > 1e-6], rtol=1e-9)
+    # the atoms hold the closing deficits: sums of the masses' round-off
+    np.testing.assert_allclose(iy_a, iy_r, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(nx_a, nx_r, rtol=0, atol=1e-13)

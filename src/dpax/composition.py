@@ -114,13 +114,17 @@ def window_kernel(components, counts, grid_step):
     return lo, hi
 
 
-def _rfft_folded(pmf, length):
+def _rfft_folded(pmf, length, shift=None):
     """Spectrum of each row's masses placed circularly from position 0: position j holds
     the loss (offset + j) * step, so a row's composed sum starts at sum(count * offset).
     A row longer than ``length`` wraps around (aliasing is exact); a shorter one is only
-    zero-padded, which the FFT does itself."""
+    zero-padded, which the FFT does itself. ``shift`` (rows,): place each row ``shift``
+    positions earlier instead (position j holds the loss (offset + shift + j) * step)."""
     n = pmf.shape[-1]
-    if n > length:
+    if shift is not None:
+        pos = jnp.mod(jnp.arange(n)[None, :] - shift[:, None], length)
+        pmf = jnp.zeros(pmf.shape[:-1] + (length,), pmf.dtype).at[jnp.arange(pmf.shape[0])[:, None], pos].add(pmf)
+    elif n > length:
         pos = jnp.arange(n) % length
         pmf = jnp.zeros(pmf.shape[:-1] + (length,), pmf.dtype).at[:, pos].add(pmf)
     return jnp.fft.rfft(pmf, n=length)
@@ -161,16 +165,23 @@ def use_exact_ratio(pmf_x, pmf_y, offset, grid_step):
     return jnp.where(loss > 0, pmf_y * shrink, pmf_x), jnp.where(loss < 0, pmf_x * shrink, pmf_y)
 
 
-def _spectra(pmf_x, pmf_y, count, length, bits):
+def _spectra(pmf_x, pmf_y, count, length, bits, shift=None):
     """Spectra of X and Y raised to ``count``, stacked (2 * rows, length // 2 + 1): one
     batched FFT for both laws (the FFT library runs a batch on all cores)."""
-    spec = _rfft_folded(jnp.concatenate([pmf_x, pmf_y], 0), length)
+    if shift is not None:
+        shift = jnp.concatenate([shift, shift])
+    spec = _rfft_folded(jnp.concatenate([pmf_x, pmf_y], 0), length, shift)
     return _spectrum_power(spec, jnp.concatenate([count, count]), bits)
 
 
-def _finish(spec, start, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio):
+def _finish(spec, start, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio, aligned=False):
     """Back from the frequency domain (X's spectra stacked over Y's) onto each row's window
-    [lo, hi] (rows, length).
+    [lo, hi] (rows, length); returns the PLRV arrays with their offsets.
+
+    The circular position of the window's first point ``lo`` is (lo - start) mod length,
+    where position 0 holds the loss ``start``; the rows are rolled to put it first. With
+    ``aligned`` (the factors were placed so that lo - start lies in [0, length - width))
+    the rows are kept as they are, offset ``start``, with zeros before the window.
 
     A batch shares one FFT length, the widest row's; past its own Chernoff window ``hi``
     (at most ``TAIL_MASS`` there) a narrower row would only carry FFT round-off, which
@@ -180,32 +191,47 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, 
     rows = lo.shape[0]
     comp = jnp.fft.irfft(spec, n=length)
     pos = jnp.arange(length)[None, :]
-    shift = jnp.mod(lo - start, length)  # the window's first point, as a circular position
-    comp = jax.vmap(lambda c, k: jnp.roll(c, -k))(comp, jnp.concatenate([shift, shift]))
-    inside = pos <= (hi - lo)[:, None]
+    if aligned:
+        first = (lo - start)[:, None]
+        inside = (pos >= first) & (pos - first <= (hi - lo)[:, None])
+        offset = start
+    else:
+        shift = jnp.mod(lo - start, length)  # the window's first point, as a circular position
+        comp = jax.vmap(lambda c, k: jnp.roll(c, -k))(comp, jnp.concatenate([shift, shift]))
+        inside = pos <= (hi - lo)[:, None]
+        offset = lo
     pmf_x = jnp.where(inside, jnp.maximum(comp[:rows], 0.0), 0.0)
     pmf_y = jnp.where(inside, jnp.maximum(comp[rows:], 0.0), 0.0)
     if exact_ratio:
-        pmf_x, pmf_y = use_exact_ratio(pmf_x, pmf_y, lo, grid_step)
+        pmf_x, pmf_y = use_exact_ratio(pmf_x, pmf_y, offset, grid_step)
     pmf_x, pmf_y, inf_y, neginf_x = close_mass(pmf_x, pmf_y, -jnp.expm1(neglog_fin_y), -jnp.expm1(neglog_fin_x))
-    return pmf_x, pmf_y, lo, inf_y, neginf_x
+    return pmf_x, pmf_y, offset, inf_y, neginf_x
 
 
 @functools.partial(_aot.kernel, name="fft_compose")
-@functools.partial(jax.jit, static_argnames=("length", "exact_ratio", "bits"))
-def fft_compose_kernel(components, counts, lo, hi, grid_step, length, exact_ratio, bits):
-    """Convolution of ``counts[i]`` copies of each component, on the window [lo, hi]."""
+@functools.partial(jax.jit, static_argnames=("length", "exact_ratio", "bits", "aligned"))
+def fft_compose_kernel(components, counts, lo, hi, grid_step, length, exact_ratio, bits, aligned=False):
+    """Convolution of ``counts[i]`` copies of each component, on the window [lo, hi].
+
+    ``aligned`` (one component, every count >= 1 and below length - width + 1): the factor
+    is placed floor((lo - start) / count) positions early, so that the composed window starts
+    within ``count`` positions of position 0 and needs no roll (see :func:`_finish`).
+    """
     spec = None
     start = 0
     neglog_fin_y = 0.0
     neglog_fin_x = 0.0
     for (pmf_x, pmf_y, offset, inf_y, neginf_x), count in zip(components, counts):
-        s = _spectra(pmf_x, pmf_y, count, length, bits)
+        shift = None
+        if aligned:
+            shift = jnp.floor_divide(lo - count * offset, count)
+            offset = offset + shift
+        s = _spectra(pmf_x, pmf_y, count, length, bits, shift)
         spec = s if spec is None else spec * s
         start = start + count * offset
         neglog_fin_y = neglog_fin_y + count * jnp.log1p(-inf_y)
         neglog_fin_x = neglog_fin_x + count * jnp.log1p(-neginf_x)
-    return _finish(spec, start, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio)
+    return _finish(spec, start, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio, aligned)
 
 
 #: Above this many factors, compose stacks them (padded to one support length) and loops
@@ -321,5 +347,7 @@ def compose_arrays(components, counts, grid_step, exact_ratio=False):
     width = int(np.max(np.asarray(hi) - np.asarray(lo))) + 1
     length = _grid.padded_length(width)
     _grid.check_memory(int(lo.shape[0]) * 2, length, "composition")
+    # one factor whose count fits in the FFT's spare length: placed so that no roll is needed
+    aligned = len(components) == 1 and 1 <= int(np.min(counts[0])) and int(np.max(counts[0])) <= length - width + 1
     return fft_compose_kernel(components, counts, lo, hi, step, length=length, exact_ratio=bool(exact_ratio),
-                              bits=power_bits(counts))
+                              bits=power_bits(counts), aligned=aligned)

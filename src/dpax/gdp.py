@@ -213,7 +213,7 @@ def _v_of_u(u_desc, v_desc, q):
 
 #: Static slice lengths, as fractions of a row, among which :func:`_max_over_range` picks
 #: the shortest that holds every row's index range (one compiled branch each).
-SLICE_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
+SLICE_FRACTIONS = (0.25, 0.375, 0.5, 0.625, 0.75, 1.0)
 SLICE_ALIGN = 4096
 
 
