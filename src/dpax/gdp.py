@@ -197,18 +197,40 @@ def _inverse_at(cx, cy, beta):
     return jnp.where(beta > cy[-1], 0.0, a0 + t * (a1 - a0))
 
 
-def _v_of_u(u_desc, v_desc, q):
-    """V(q) of a curve with vertices (u_k, v_k), u descending in k; outside the vertices the
-    curve continues along the square's edges (alpha = 0 or beta = 0), where V(u) = |u|."""
-    u = jnp.flip(u_desc)
-    v = jnp.flip(v_desc)
-    n1 = u.shape[0]
-    j = jnp.clip(jnp.searchsorted(u, q, side="right"), 1, n1 - 1)
-    u0, u1, v0, v1 = u[j - 1], u[j], v[j - 1], v[j]
+def _first_true(pred, n, shape):
+    """Smallest k in [0, n] with ``pred(k)`` (n where none), for a predicate that is False
+    then True along k = 0..n-1; elementwise over ``shape``. A binary search that evaluates
+    the keys it visits, so no whole table of keys is built."""
+    lo = jnp.zeros(shape, jnp.int64)
+    hi = jnp.full(shape, n, jnp.int64)
+    for _ in range(max(1, math.ceil(math.log2(n + 1)))):
+        mid = (lo + hi) // 2
+        t = pred(jnp.minimum(mid, n - 1))
+        lo, hi = jnp.where(t, lo, mid + 1), jnp.where(t, mid, hi)
+    return lo
+
+
+def _v_at(cx, cy, q):
+    """V(q) (rows, m) of one direction's curve, whose vertices are u_k = cx_k - cy_k
+    (descending in k) and v_k = cx_k + cy_k; outside them the curve continues along the
+    square's edges (alpha = 0 or beta = 0), where V(u) = |u|."""
+    n1 = cx.shape[-1]
+    rows = jnp.arange(cx.shape[0])[:, None]
+
+    def u(k):
+        return cx[rows, k] - cy[rows, k]
+
+    def v(k):
+        return cx[rows, k] + cy[rows, k]
+
+    below = n1 - _first_true(lambda k: u(k) <= q, n1, q.shape)  # vertices with u_k <= q
+    j = jnp.clip(below, 1, n1 - 1)
+    u0, u1, v0, v1 = u(n1 - j), u(n1 - 1 - j), v(n1 - j), v(n1 - 1 - j)  # u0 <= u1
     w = u1 - u0
     t = jnp.where(w > 0, (q - u0) / jnp.where(w > 0, w, 1.0), 0.0)
     inside = v0 + jnp.clip(t, 0.0, 1.0) * (v1 - v0)
-    return jnp.where(q < u[0], -q, jnp.where(q > u[-1], q, inside))
+    last, first = jnp.full(q.shape, n1 - 1), jnp.zeros(q.shape, jnp.int64)
+    return jnp.where(q < u(last), -q, jnp.where(q > u(first), q, inside))
 
 
 #: Static slice lengths, as fractions of a row, among which :func:`_max_over_range` picks
@@ -308,7 +330,6 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     # the others are their mirror images). kappa of segment j's own line (closed form)
     # picks the candidate; V_h itself is then evaluated there, so the value is a point of h
     # (a lower bound of Delta), exact when h is convex and the line lies on h.
-    u_k, v_k = cx - cy, cx + cy
     k0 = _analyse._zero_index(off, n)
     a_bar, b_bar = cx[rows, k0], cy[rows, k0]
     half_width = jnp.abs(a_bar - b_bar)[:, None]
@@ -343,13 +364,13 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     a_top = jnp.where(use_mid, a_mid, a_best)
     b_top = jnp.where(use_mid, b_mid, b_best)
     u_top = a_top - b_top
-    vf = jax.vmap(_v_of_u)(u_k, v_k, u_top)
-    vf_mirror = jax.vmap(_v_of_u)(u_k, v_k, -u_top)
+    vf = _v_at(cx, cy, u_top)
+    vf_mirror = _v_at(cx, cy, -u_top)
     v_h = jnp.where(jnp.abs(u_top) < half_width, v_bar, jnp.minimum(vf, vf_mirror))
     regret = jnp.maximum((v_h - (a_top + b_top))[:, 0] / 2.0, 0.0)
     witness = jnp.minimum(a_top, b_top)[:, 0]
     # mu = inf: f_mu is the perfect-attack curve, V = |u|; the sup is at u = 0
-    v0 = jax.vmap(_v_of_u)(u_k, v_k, jnp.zeros((pmf_x.shape[0], 1)))[:, 0]
+    v0 = _v_at(cx, cy, jnp.zeros((pmf_x.shape[0], 1)))[:, 0]
     v0 = jnp.where(half_width[:, 0] > 0, v_bar[:, 0], v0)
     regret = jnp.where(jnp.isinf(mu), v0 / 2.0, regret)
     witness = jnp.where(jnp.isinf(mu), 0.0, witness)
