@@ -17,3 +17,19 @@ import pytest
 def _drop_compiled_kernels_after_module():
     yield
     jax.clear_caches()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _persistent_compilation_cache(tmp_path_factory):
+    """Keep every compiled kernel in an on-disk cache for the session: the modules above
+    drop their in-memory caches, and many recompile the same kernel shapes (about half
+    of the suite's time was XLA compilation), which then load from disk instead."""
+    keys = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs",
+            "jax_persistent_cache_min_entry_size_bytes")
+    before = {k: getattr(jax.config, k) for k in keys}
+    jax.config.update("jax_compilation_cache_dir", str(tmp_path_factory.mktemp("xla_cache")))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    yield
+    for k, v in before.items():
+        jax.config.update(k, v)

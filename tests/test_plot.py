@@ -68,6 +68,8 @@ def test_gdp_fit_content():
         plot.gdp_fit(dpax.dpsgd([1.0, 2.0], 0.01, 10, grid_step=STEP))
 
 
+# slow suite: two calibrations of a batch (17 s of compilation); the other plots stay in the default run
+@pytest.mark.slow
 def test_calibration_comparison_content():
     fig = plot.calibration_comparison(0.01, 50, target="err_rates", alphas=[0.05, 0.1], tprs=[0.2, 0.4],
                                       grid_step=1e-2)

@@ -127,6 +127,8 @@ def _cli(args, env, **kw):
                             stderr=subprocess.PIPE, text=True, **kw)
 
 
+# slow suite (35 s); the default run keeps the resume test on a torn JSON-lines file
+@pytest.mark.slow
 def test_500_rows_interrupted_and_resumed_equal_uninterrupted(tmp_path):
     cfg = _config_500(tmp_path / "cfg.csv")
     env = {**os.environ, "DPAX_CACHE_DIR": str(tmp_path / "cache")}
