@@ -26,9 +26,9 @@ import functools
 
 import jax
 import jax.numpy as jnp
-from jax.scipy.special import log_ndtr
 
 from . import _aot
+from ._special import log_ndtr_pair
 
 _LOG_HALF = -0.6931471805599453
 
@@ -143,9 +143,10 @@ def subsampled_gaussian_log_cdfs(loss, sigma, p):
     o = jnp.where(above, sigma**2 * (log_excess - jnp.log(p)) + 0.5, -jnp.inf)
     u = o / sigma
     v = (o - 1.0) / sigma
-    lf_x, ls_x = log_ndtr(u), log_ndtr(-u)
-    lf_y = jnp.logaddexp(log1mp + lf_x, jnp.log(p) + log_ndtr(v))
-    ls_y = jnp.logaddexp(log1mp + ls_x, jnp.log(p) + log_ndtr(-v))
+    lf_x, ls_x = log_ndtr_pair(u)
+    lf_v, ls_v = log_ndtr_pair(v)
+    lf_y = jnp.logaddexp(log1mp + lf_x, jnp.log(p) + lf_v)
+    ls_y = jnp.logaddexp(log1mp + ls_x, jnp.log(p) + ls_v)
     return lf_y, ls_y, lf_x, ls_x
 
 
@@ -409,10 +410,11 @@ def subsampled_gaussian_substitution_log_cdfs(loss, sigma, p):
     o = substitution_output_of_loss(loss, sigma, p)
     log1mp, logp = jnp.log1p(-p), jnp.log(p)
 
+    lf_o, ls_o = log_ndtr_pair(o / sigma)
+
     def mix(shift):
-        c = jnp.logaddexp(log1mp + log_ndtr(o / sigma), logp + log_ndtr((o - shift) / sigma))
-        s = jnp.logaddexp(log1mp + log_ndtr(-o / sigma), logp + log_ndtr(-(o - shift) / sigma))
-        return c, s
+        lf_s, ls_s = log_ndtr_pair((o - shift) / sigma)
+        return jnp.logaddexp(log1mp + lf_o, logp + lf_s), jnp.logaddexp(log1mp + ls_o, logp + ls_s)
 
     lf_y, ls_y = mix(1.0)
     lf_x, ls_x = mix(-1.0)

@@ -325,6 +325,9 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     a_at = jax.vmap(_inverse_at)(cx, cy, sides_a)  # f^-1(tail), f^-1(1 - tail)
     edge = jnp.concatenate([term(sides_a, b_at, in_box(sides_a, b_at)), term(a_at, sides_a, in_box(a_at, sides_a))], -1)
     mu = jnp.maximum(jnp.maximum(terms_max, jnp.max(edge, -1)), 0.0)
+    # tail = 0 asks for every attack: an infinite atom puts the point (0, 1 - Pr[Y = +inf])
+    # (or (1 - Pr[X = -inf], 0)) on f, below every f_mu, even when it rounds to 1 in the tables
+    mu = jnp.where((tail <= 0.0) & ((inf_y > 0.0) | (neginf_x > 0.0)), jnp.inf, mu)
 
     # -- regret: tangent points of f_mu parallel to f's steep segments (slope -s, s >= 1;
     # the others are their mirror images). kappa of segment j's own line (closed form)
