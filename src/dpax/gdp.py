@@ -201,13 +201,14 @@ def _first_true(pred, n, shape):
     """Smallest k in [0, n] with ``pred(k)`` (n where none), for a predicate that is False
     then True along k = 0..n-1; elementwise over ``shape``. A binary search that evaluates
     the keys it visits, so no whole table of keys is built."""
-    lo = jnp.zeros(shape, jnp.int64)
-    hi = jnp.full(shape, n, jnp.int64)
-    for _ in range(max(1, math.ceil(math.log2(n + 1)))):
+    def step(_, bounds):
+        lo, hi = bounds
         mid = (lo + hi) // 2
         t = pred(jnp.minimum(mid, n - 1))
-        lo, hi = jnp.where(t, lo, mid + 1), jnp.where(t, mid, hi)
-    return lo
+        return jnp.where(t, lo, mid + 1), jnp.where(t, mid, hi)
+
+    bounds = (jnp.zeros(shape, jnp.int64), jnp.full(shape, n, jnp.int64))
+    return jax.lax.fori_loop(0, max(1, math.ceil(math.log2(n + 1))), step, bounds)[0]
 
 
 def _v_at(cx, cy, q):
@@ -235,7 +236,7 @@ def _v_at(cx, cy, q):
 
 #: Static slice lengths, as fractions of a row, among which :func:`_max_over_range` picks
 #: the shortest that holds every row's index range (one compiled branch each).
-SLICE_FRACTIONS = (0.25, 0.375, 0.5, 0.625, 0.75, 1.0)
+SLICE_FRACTIONS = (0.375, 0.625, 1.0)
 SLICE_ALIGN = 4096
 
 
