@@ -180,7 +180,7 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, 
 
     The circular position of the window's first point ``lo`` is (lo - start) mod length,
     where position 0 holds the loss ``start``; the rows are rolled to put it first. With
-    ``aligned`` (the factors were placed so that lo - start lies in [0, length - width))
+    ``aligned`` (the factors were placed so that lo - start lies in [0, length - width])
     the rows are kept as they are, offset ``start``, with zeros before the window.
 
     A batch shares one FFT length, the widest row's; past its own Chernoff window ``hi``
