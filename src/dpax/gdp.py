@@ -238,10 +238,24 @@ def _v_at(cx, cy, q):
 #: the shortest that holds every row's index range (one compiled branch each).
 SLICE_FRACTIONS = (0.375, 0.625, 1.0)
 SLICE_ALIGN = 4096
+#: Branch and bound (:func:`_bounded_max`): at most BOUND_CANDIDATES blocks per row (those
+#: whose bound reaches the best known value) are evaluated, of 16 points for Eq. 29's terms and
+#: 32 for the regret's kappas (the block sizes that evaluate fewest points on DP-SGD curves).
+BOUND_CANDIDATES = 1024
+#: Absolute slack on both sides of the block bounds' comparison: covers float64 rounding of
+#: the bounds (values up to ~40) with a wide margin; it only ever keeps more blocks.
+BOUND_SLACK = 1e-9
+
+
+def _masked_max(vals, idx, n):
+    """(max, smallest index attaining it; n where the row is empty, all -inf) per row."""
+    top = jnp.max(vals, -1)
+    return top, jnp.where(jnp.isneginf(top), n, jnp.min(jnp.where(vals == top[:, None], idx, n), -1))
 
 
 def _max_over_range(value, arrays, first, last):
-    """(max, argmax) per row of ``value(index, *slices)`` over the indices [first, last].
+    """(max, first argmax; n where none) per row of ``value(index, *slices)`` over the
+    indices [first, last].
 
     ``arrays`` are (rows, n) tables; ``value`` maps global indices (rows, S) and the tables'
     slices (rows, S) to values, -inf where a point does not count. Only the shortest static
@@ -260,14 +274,45 @@ def _max_over_range(value, arrays, first, last):
             take = jax.vmap(lambda a, s: jax.lax.dynamic_slice(a, (s,), (size,)))
             slices = [take(a, start) for a in arrays]
             idx = start[:, None] + jnp.arange(size)[None, :]
-            vals = value(idx, *slices)
-            top = jnp.max(vals, -1)
-            return top, jnp.min(jnp.where(vals == top[:, None], idx, n), -1)
+            return _masked_max(value(idx, *slices), idx, n)
 
         return run
 
     which = jnp.searchsorted(jnp.asarray(lengths), need, side="left")
     return jax.lax.switch(which, [branch(size) for size in lengths], arrays, first)
+
+
+def _per_block(a, size, fill, reduce):
+    """``reduce`` over blocks of ``size`` points along the last axis (padded with ``fill``)."""
+    n = a.shape[-1]
+    blocks = -(-n // size)
+    a = jnp.pad(a, ((0, 0), (0, blocks * size - n)), constant_values=fill)
+    return reduce(a.reshape(a.shape[0], blocks, size), -1)
+
+
+def _bounded_max(value, arrays, first, last, upper, lower, size):
+    """:func:`_max_over_range` by branch and bound: the same (max, first argmax), bit for bit.
+
+    ``upper`` (rows, blocks): a bound on ``value`` over each block of ``size`` indices
+    [b size, (b + 1) size) (-inf where the block has no counted point, +inf always allowed); ``lower``
+    (rows,): a value attained at a counted point (or -inf). A block whose bound falls short of
+    ``lower`` cannot hold the maximum; the others (candidates) are evaluated point by point.
+    Where some row has more than ``BOUND_CANDIDATES`` candidates (a flat curve, such as a
+    composed Gaussian's Eq. 29 terms), the whole range is evaluated instead.
+    """
+    n = arrays[0].shape[-1]
+    rows = upper.shape[0]
+    upper = jnp.where(jnp.isnan(upper), jnp.inf, upper)
+    candidate = upper + BOUND_SLACK >= lower[:, None] - BOUND_SLACK
+    count = jnp.sum(candidate, -1)
+    (blocks,) = jax.vmap(lambda c: jnp.nonzero(c, size=BOUND_CANDIDATES, fill_value=0))(candidate)
+    pos = (blocks[:, :, None] * size + jnp.arange(size)).reshape(rows, -1)
+    used = (jnp.arange(BOUND_CANDIDATES) < count[:, None]).repeat(size, -1) & (pos < n)
+    pos = jnp.minimum(pos, n - 1)
+    picked = [jnp.take_along_axis(a, pos, -1) for a in arrays]
+    bounded = _masked_max(jnp.where(used, value(pos, *picked), -jnp.inf), pos, n)
+    return jax.lax.cond(jnp.all(count <= BOUND_CANDIDATES), lambda: bounded,
+                        lambda: _max_over_range(value, arrays, first, last))
 
 
 def _first_last(mask):
@@ -313,14 +358,33 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
         t = -ndtri(jnp.where(keep, a, 0.5)) - ndtri(jnp.where(keep, b, 0.5))
         return jnp.where(keep & ~jnp.isnan(t), t, -jnp.inf)
 
-    # Eq. 29's terms (two ndtri each) only on the slice holding the box's breakpoints
-    box_first, box_last = _first_last(in_box(cx, cy))
+    # the box's breakpoints form one index range (cx falls and cy rises with k): four binary
+    # searches for its ends
+    n1, shape = n + 1, rows.shape
+    at_x, at_y = (lambda k: cx[rows, k]), (lambda k: cy[rows, k])
+    box_first = jnp.maximum(_first_true(lambda k: at_x(k) <= 1.0 - tail, n1, shape),
+                            _first_true(lambda k: at_y(k) >= tail, n1, shape))
+    box_last = jnp.minimum(_first_true(lambda k: at_x(k) < tail, n1, shape),
+                           _first_true(lambda k: at_y(k) > 1.0 - tail, n1, shape)) - 1
+    box_first, box_last = jnp.where(box_last >= box_first, box_first, 0), jnp.where(box_last >= box_first, box_last, -1)
 
     def box_terms(idx, a, b):
         inside = (idx >= box_first[:, None]) & (idx <= box_last[:, None]) & in_box(a, b)
         return term(a, b, inside)
 
-    terms_max, _ = _max_over_range(box_terms, (cx, cy), box_first, box_last)
+    # Eq. 29's max by branch and bound on blocks of 16: -Phi^-1(cx_k) rises with k and
+    # -Phi^-1(cy_k) falls, so the terms of block b, within [q_b, q_b+1] for the boundaries
+    # q_b = 16 b clipped into the box's range, are at most -Phi^-1(cx[q_b+1]) - Phi^-1(cy[q_b]);
+    # the terms at the boundaries themselves (all in the box) are attained values
+    size = 16
+    starts = jnp.arange(-(-n1 // size) + 1) * size
+    q = jnp.clip(starts[None, :], box_first[:, None], jnp.maximum(box_last, box_first)[:, None])
+    zx, zy = -ndtri(cx[rows[:, None], q]), -ndtri(cy[rows[:, None], q])
+    filled = (starts[None, :-1] <= box_last[:, None]) & (starts[None, 1:] > box_first[:, None])
+    upper = jnp.where(filled, zx[:, 1:] + zy[:, :-1], -jnp.inf)
+    at_q = zx + zy
+    lower = jnp.where(box_last >= box_first, jnp.max(jnp.where(jnp.isnan(at_q), -jnp.inf, at_q), -1), -jnp.inf)
+    terms_max, _ = _bounded_max(box_terms, (cx, cy), box_first, box_last, upper, lower, size)
     sides_a = jnp.concatenate([tail_col, hi], -1)
     b_at = _analyse._curve(cx, cy, sides_a)  # f(tail), f(1 - tail)
     a_at = jax.vmap(_inverse_at)(cx, cy, sides_a)  # f^-1(tail), f^-1(1 - tail)
@@ -358,7 +422,23 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
         keep = ok & (idx >= ok_first[:, None]) & (idx <= ok_last[:, None])
         return jnp.where(keep, (w * (y0 - b_star) + (x0 - a_star)) / (w + 1.0), -jnp.inf)
 
-    kappa_best, best = _max_over_range(kappa_line, (pmf_x, pmf_y, cx[:, :-1], cy[:, :-1]), ok_first, ok_last)
+    # the max kappa by branch and bound on blocks of 32: kappa_j = h_f(j) - h_mu(s_j) with
+    # h(s) the line's offset (s alpha + beta) / (s + 1) (h_f(j) at segment j's own point, no
+    # ndtr) and h_mu decreasing in s for s >= 1 (its derivative is (alpha* - beta*) / (s + 1)^2):
+    # a block's kappas are at most max h_f - h_mu(its largest s), a bound attained (up to
+    # rounding) by the kappa at that largest s
+    size = 32
+    x0, y0 = cx[:, :-1], cy[:, :-1]
+    ok, w, _ = steep(pmf_x, pmf_y)
+    h_f = jnp.where(ok, (w * y0 + x0) / (w + 1.0), -jnp.inf)
+    w_low = _per_block(jnp.where(ok, w, 1.0), size, 1.0, jnp.min)
+    h_top = _per_block(h_f, size, -jnp.inf, jnp.max)
+    at_low = _per_block(jnp.where(ok & (w == jnp.repeat(w_low, size, -1)[:, :n]), h_f, -jnp.inf), size, -jnp.inf, jnp.max)
+    a_low, b_low = tangent(-jnp.log(w_low))
+    h_mu = (w_low * b_low + a_low) / (w_low + 1.0)
+    at_low = at_low - h_mu
+    lower = jnp.max(jnp.where(jnp.isnan(at_low), -jnp.inf, at_low), -1)
+    kappa_best, best = _bounded_max(kappa_line, (pmf_x, pmf_y, x0, y0), ok_first, ok_last, h_top - h_mu, lower, size)
     best = jnp.minimum(best, n - 1)
     a_best, b_best = tangent(steep(pmf_x[rows, best], pmf_y[rows, best])[2][:, None])
     # the slope -1 line of h (u* = 0) is always a candidate (and wins ties)
