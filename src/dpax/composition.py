@@ -61,13 +61,18 @@ def _log_mgfs(pmf, offset, t, grid_step):
     top = n - 1 - jnp.argmax(jnp.flip(has_mass, -1), -1)
     bottom = jnp.argmax(has_mass, -1)
     roll = jax.vmap(jnp.roll)
-    span = jnp.arange(n) * grid_step
-    up_table = jnp.exp(-t[None, :] * (span[-1] - span)[:, None])
-    down_table = jnp.exp(-t[None, :] * span[:, None])
+    # exp(-t j step) for j = 0..n-1 as exp(-t (j - j mod B) step) exp(-t (j mod B) step): two
+    # small tables of exponentials and one product (within 2 ulps, which the factor
+    # 1 + 1e-14 below covers) instead of n exponentials per t
+    block = max(1, math.isqrt(n))
+    coarse = jnp.exp(-t[None, :] * (jnp.arange(-(-n // block)) * block * grid_step)[:, None])
+    fine = jnp.exp(-t[None, :] * (jnp.arange(block) * grid_step)[:, None])
+    down_table = (coarse[:, None, :] * fine[None, :, :]).reshape(-1, t.shape[0])[:n]
+    up_table = jnp.flip(down_table, 0)  # exp(-t (n - 1 - j) step)
     floor = n * 2.3e-308
     mm = functools.partial(jnp.matmul, precision=jax.lax.Precision.HIGHEST)
-    up = jnp.log(mm(roll(pmf, n - 1 - top), up_table) + floor)
-    down = jnp.log(mm(roll(pmf, -bottom), down_table) + floor)
+    up = jnp.log(mm(roll(pmf, n - 1 - top), up_table) * (1.0 + 1e-14) + floor)
+    down = jnp.log(mm(roll(pmf, -bottom), down_table) * (1.0 + 1e-14) + floor)
     return (t[None, :] * ((offset + top) * grid_step)[:, None] + up,
             -t[None, :] * ((offset + bottom) * grid_step)[:, None] + down)
 
