@@ -219,77 +219,45 @@ def test_regret_matches_gdpnum_algorithm_on_the_same_curve(cfg):
     assert g_regret - 1e-9 <= regret <= g_regret + 1e-6
 
 
-def test_max_over_a_range_evaluates_only_a_slice_and_equals_the_full_masked_max():
-    """gdp._max_over_range: the kernels' ndtri / ndtr run only on a static slice holding each
-    row's index range; its (max, first argmax) must equal a plain masked max over the whole
-    row, for ranges needing each slice length, empty rows, ranges at either end, and ties."""
-    import jax
-    import jax.numpy as jnp
-
-    n = 40_000
-    rng = np.random.default_rng(7)
-    values = rng.normal(size=(9, n))
-    values[8, 100:200] = 5.0  # ties: the first index wins, as with argmax
-    values[2, 123] = values[3, 35_000] = values[1, n - 9000] = 9.0  # maxima at the ranges' ends
-    first = np.array([0, n - 9000, 123, 5000, 0, 17, n - 1, 0, 50])
-    last = np.array([8000, n - 1, 20_000, 35_000, n - 1, 16, n - 1, -1, 300])  # row 7: empty
-    with jax.enable_x64(True):
-        def run(v, f, l):
-            return gdp._max_over_range(
-                lambda idx, a: jnp.where((idx >= f[:, None]) & (idx <= l[:, None]), a, -jnp.inf), (v,), f, l)
-
-        # each row alone (its own slice length: a quarter, a half, ... of n) and all together
-        runs = [jax.jit(run)(jnp.asarray(values[r:r + 1]), jnp.asarray(first[r:r + 1]), jnp.asarray(last[r:r + 1]))
-                for r in range(len(first))]
-        top, arg = (np.concatenate([np.asarray(x[i]) for x in runs]) for i in (0, 1))
-        top_all, arg_all = jax.jit(run)(jnp.asarray(values), jnp.asarray(first), jnp.asarray(last))
-    idx = np.arange(n)
-    masked = np.where((idx >= first[:, None]) & (idx <= last[:, None]), values, -np.inf)
-    have = last >= first
-    for t, a in ((top, arg), (np.asarray(top_all), np.asarray(arg_all))):
-        np.testing.assert_array_equal(t, masked.max(-1))
-        np.testing.assert_array_equal(a[have], masked.argmax(-1)[have])
-    assert arg[8] == 100 and arg[2] == 123 and np.isneginf(top[7])
-
-
-def test_bounded_max_equals_the_full_max():
+def test_bounded_max_equals_the_full_max(monkeypatch):
     """gdp._bounded_max: branch and bound over blocks must give the full (max, first argmax)
-    bit for bit, whether few blocks reach the lower value, ties, empty rows, NaN bounds, or so
-    many blocks that it falls back to the full evaluation."""
+    bit for bit, whether few blocks reach the lower value, ties across blocks, empty rows,
+    NaN bounds, or so many candidates that they take several chunks (a flat row)."""
     import jax
     import jax.numpy as jnp
 
+    monkeypatch.setattr(gdp, "BOUND_CHUNK", 64)  # several chunks for the flat row
     n, size = 10_000, 16
     rng = np.random.default_rng(3)
     values = rng.normal(size=(6, n)) - np.linspace(0.0, 8.0, n) ** 2  # one peak near 0
     values[1, 5000:5040] = 9.0  # ties spanning blocks: the first index wins
+    values[1, 9000:9020] = 9.0  # and a later tie, in a later chunk
     values[2] = -np.inf  # empty
     values[3] = 1.0 + 1e-3 * rng.normal(size=n)  # flat: every block is a candidate
+    values[3, 7777] = 1.1
     first = np.array([0, 100, 0, 0, 2000, 17])
-    last = np.array([n - 1, 9000, n - 1, n - 1, 2500, 9999])
+    last = np.array([n - 1, 9999, n - 1, n - 1, 2500, 9999])
     idx = np.arange(n)
     masked = np.where((idx >= first[:, None]) & (idx <= last[:, None]), values, -np.inf)
     blocks = masked.reshape(6, -1, size)
     upper = blocks.max(-1) + rng.uniform(0.0, 1.0, blocks.shape[:2])  # valid, loose bounds
+    upper[1, 312:314] = 9.0  # exactly the bound (the tie blocks)
+    upper[1, 320:560] = 9.5  # loose: the later tie's blocks come several chunks later
     upper[4, :3] = np.nan  # treated as +inf
     lower = np.array([masked[0, 3], 9.0, -np.inf, 1.0, masked[4, 2000], -np.inf])
 
-    with jax.enable_x64(True):
+    def run(upper):
         def value(i, a):
             return jnp.where((i >= first[:, None]) & (i <= last[:, None]), a, -jnp.inf)
 
-        def run(upper):
-            return gdp._bounded_max(value, (jnp.asarray(values),), jnp.asarray(first), jnp.asarray(last),
-                                    jnp.asarray(upper), jnp.asarray(lower), size)
+        return gdp._bounded_max(value, (jnp.asarray(values),), jnp.asarray(upper), jnp.asarray(lower), size)
 
+    with jax.enable_x64(True):
         top, arg = (np.asarray(x) for x in jax.jit(run)(upper))
-        rows = [jax.jit(run)(np.where(np.arange(6)[:, None] == r, upper, -np.inf)) for r in (0, 1)]
     have = masked.max(-1) > -np.inf
     np.testing.assert_array_equal(top, masked.max(-1))
     np.testing.assert_array_equal(arg[have], masked.argmax(-1)[have])
-    assert arg[1] == 5000 and arg[2] == n
-    # bounds of -inf everywhere else: rows 0 and 1 alone still find their own max
-    assert [float(r[0][i]) for i, r in enumerate(rows)] == [masked[0].max(), 9.0]
+    assert arg[1] == 5000 and arg[2] == n and arg[3] == 7777
 
 
 def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch):
@@ -310,8 +278,11 @@ def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch):
     with jax.enable_x64(True):
         pruned_kernel = jax.jit(lambda *a: raw(*a))
         pruned = [[np.asarray(v) for v in pruned_kernel(*pl._rows(), jnp.float64(t))] for pl in cases for t in tails]
-        monkeypatch.setattr(gdp, "_bounded_max",
-                            lambda value, arrays, first, last, *_: gdp._max_over_range(value, arrays, first, last))
+        def every_point(value, arrays, *_):
+            idx = jnp.broadcast_to(jnp.arange(arrays[0].shape[-1]), arrays[0].shape)
+            return gdp._masked_max(value(idx, *arrays), idx, arrays[0].shape[-1])
+
+        monkeypatch.setattr(gdp, "_bounded_max", every_point)
         full_kernel = jax.jit(lambda *a: raw(*a))
         full = [[np.asarray(v) for v in full_kernel(*pl._rows(), jnp.float64(t))] for pl in cases for t in tails]
     for got, want in zip(pruned, full):

@@ -234,14 +234,11 @@ def _v_at(cx, cy, q):
     return jnp.where(q < u(last), -q, jnp.where(q > u(first), q, inside))
 
 
-#: Static slice lengths, as fractions of a row, among which :func:`_max_over_range` picks
-#: the shortest that holds every row's index range (one compiled branch each).
-SLICE_FRACTIONS = (0.375, 0.625, 1.0)
-SLICE_ALIGN = 4096
-#: Branch and bound (:func:`_bounded_max`): at most BOUND_CANDIDATES blocks per row (those
-#: whose bound reaches the best known value) are evaluated, of 16 points for Eq. 29's terms and
-#: 32 for the regret's kappas (the block sizes that evaluate fewest points on DP-SGD curves).
-BOUND_CANDIDATES = 1024
+#: Branch and bound (:func:`_bounded_max`): the candidate blocks (those whose bound reaches
+#: the best known value) are evaluated BOUND_CHUNK at a time, of 16 points for Eq. 29's terms
+#: and 32 for the regret's kappas (the block sizes that evaluate fewest points on DP-SGD
+#: curves, whose candidates fit in one chunk).
+BOUND_CHUNK = 1024
 #: Absolute slack on both sides of the block bounds' comparison: covers float64 rounding of
 #: the bounds (values up to ~40) with a wide margin; it only ever keeps more blocks.
 BOUND_SLACK = 1e-9
@@ -253,35 +250,6 @@ def _masked_max(vals, idx, n):
     return top, jnp.where(jnp.isneginf(top), n, jnp.min(jnp.where(vals == top[:, None], idx, n), -1))
 
 
-def _max_over_range(value, arrays, first, last):
-    """(max, first argmax; n where none) per row of ``value(index, *slices)`` over the
-    indices [first, last].
-
-    ``arrays`` are (rows, n) tables; ``value`` maps global indices (rows, S) and the tables'
-    slices (rows, S) to values, -inf where a point does not count. Only the shortest static
-    length S among ``SLICE_FRACTIONS`` of n that covers every row's range is evaluated (a
-    ``lax.switch``), so costly per-point work (ndtri, ndtr) skips the points outside the
-    ranges: the same values at the same points, hence the same max (and first argmax).
-    """
-    n = arrays[0].shape[-1]
-    # multiples of SLICE_ALIGN: XLA's CPU loops run several times slower on odd lengths
-    lengths = sorted({min(n, -(-math.ceil(f * n) // SLICE_ALIGN) * SLICE_ALIGN) for f in SLICE_FRACTIONS} | {n})
-    need = jnp.max(jnp.where(last >= first, last - first + 1, 1))
-
-    def branch(size):
-        def run(arrays, first):
-            start = jnp.clip(first, 0, n - size)
-            take = jax.vmap(lambda a, s: jax.lax.dynamic_slice(a, (s,), (size,)))
-            slices = [take(a, start) for a in arrays]
-            idx = start[:, None] + jnp.arange(size)[None, :]
-            return _masked_max(value(idx, *slices), idx, n)
-
-        return run
-
-    which = jnp.searchsorted(jnp.asarray(lengths), need, side="left")
-    return jax.lax.switch(which, [branch(size) for size in lengths], arrays, first)
-
-
 def _per_block(a, size, fill, reduce):
     """``reduce`` over blocks of ``size`` points along the last axis (padded with ``fill``)."""
     n = a.shape[-1]
@@ -290,38 +258,46 @@ def _per_block(a, size, fill, reduce):
     return reduce(a.reshape(a.shape[0], blocks, size), -1)
 
 
-def _bounded_max(value, arrays, first, last, upper, lower, size):
-    """:func:`_max_over_range` by branch and bound: the same (max, first argmax), bit for bit.
+def _bounded_max(value, arrays, upper, lower, size):
+    """(max, first argmax; n where none) per row of ``value(index, *points)`` over the
+    indices of (rows, n) tables ``arrays``, by branch and bound.
 
-    ``upper`` (rows, blocks): a bound on ``value`` over each block of ``size`` indices
-    [b size, (b + 1) size) (-inf where the block has no counted point, +inf always allowed); ``lower``
-    (rows,): a value attained at a counted point (or -inf). A block whose bound falls short of
-    ``lower`` cannot hold the maximum; the others (candidates) are evaluated point by point.
-    Where some row has more than ``BOUND_CANDIDATES`` candidates (a flat curve, such as a
-    composed Gaussian's Eq. 29 terms), the whole range is evaluated instead.
+    ``value`` maps global indices (rows, m) and the tables' entries there (rows, m) to
+    values, -inf where a point does not count. ``upper`` (rows, blocks): a bound on ``value``
+    over each block of ``size`` indices [b size, (b + 1) size) (-inf where the block has no
+    counted point, +inf or NaN always allowed); ``lower`` (rows,): a value attained at a
+    counted point, up to rounding (or -inf). A block whose bound falls short of ``lower``
+    cannot hold the maximum; the others (candidates, in increasing order) are evaluated
+    point by point, ``BOUND_CHUNK`` blocks per step of a loop that runs as long as the row
+    with most candidates needs. Same max and first argmax as evaluating every point, bit for
+    bit; the cost follows the number of candidates (one step on DP-SGD curves, all blocks on
+    a flat curve such as a composed Gaussian's Eq. 29 terms).
     """
     n = arrays[0].shape[-1]
-    rows = upper.shape[0]
+    rows, blocks = upper.shape
     upper = jnp.where(jnp.isnan(upper), jnp.inf, upper)
     candidate = upper + BOUND_SLACK >= lower[:, None] - BOUND_SLACK
     count = jnp.sum(candidate, -1)
-    (blocks,) = jax.vmap(lambda c: jnp.nonzero(c, size=BOUND_CANDIDATES, fill_value=0))(candidate)
-    pos = (blocks[:, :, None] * size + jnp.arange(size)).reshape(rows, -1)
-    used = (jnp.arange(BOUND_CANDIDATES) < count[:, None]).repeat(size, -1) & (pos < n)
-    pos = jnp.minimum(pos, n - 1)
-    picked = [jnp.take_along_axis(a, pos, -1) for a in arrays]
-    bounded = _masked_max(jnp.where(used, value(pos, *picked), -jnp.inf), pos, n)
-    return jax.lax.cond(jnp.all(count <= BOUND_CANDIDATES), lambda: bounded,
-                        lambda: _max_over_range(value, arrays, first, last))
+    chunk = min(BOUND_CHUNK, blocks)
+    steps = -(-blocks // chunk)
+    (order,) = jax.vmap(lambda c: jnp.nonzero(c, size=steps * chunk, fill_value=0))(candidate)
 
+    # each block read as one contiguous window (the last one ending at n - 1, so it may
+    # repeat points of the one before: evaluating a point twice leaves max and argmax alone)
+    window = jax.vmap(jax.vmap(lambda a, s: jax.lax.dynamic_slice(a, (s,), (size,)), (None, 0)))
 
-def _first_last(mask):
-    """First and last index of True per row (rows,); (0, -1) where there is none."""
-    n = mask.shape[-1]
-    idx = jnp.arange(n)[None, :]
-    first = jnp.min(jnp.where(mask, idx, n), -1)  # plain min/max: XLA's argmax is slow on CPU
-    last = jnp.max(jnp.where(mask, idx, -1), -1)
-    return jnp.where(last >= 0, first, 0), last
+    def step(i, best):
+        ids = jax.lax.dynamic_slice_in_dim(order, i * chunk, chunk, axis=1)
+        live = i * chunk + jnp.arange(chunk) < count[:, None]
+        starts = jnp.minimum(ids * size, n - size)
+        pos = (starts[:, :, None] + jnp.arange(size)).reshape(rows, -1)
+        points = [window(a, starts).reshape(rows, -1) for a in arrays]
+        top, arg = _masked_max(jnp.where(jnp.repeat(live, size, -1), value(pos, *points), -jnp.inf), pos, n)
+        better = top > best[0]  # strictly: earlier steps hold earlier blocks, so ties keep the first
+        return jnp.where(better, top, best[0]), jnp.where(better, arg, best[1])
+
+    start = (jnp.full((rows,), -jnp.inf), jnp.full((rows,), n, dtype=jnp.int64))
+    return jax.lax.fori_loop(0, (jnp.max(count) + chunk - 1) // chunk, step, start)
 
 
 @jax.jit
@@ -384,7 +360,7 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     upper = jnp.where(filled, zx[:, 1:] + zy[:, :-1], -jnp.inf)
     at_q = zx + zy
     lower = jnp.where(box_last >= box_first, jnp.max(jnp.where(jnp.isnan(at_q), -jnp.inf, at_q), -1), -jnp.inf)
-    terms_max, _ = _bounded_max(box_terms, (cx, cy), box_first, box_last, upper, lower, size)
+    terms_max, _ = _bounded_max(box_terms, (cx, cy), upper, lower, size)
     sides_a = jnp.concatenate([tail_col, hi], -1)
     b_at = _analyse._curve(cx, cy, sides_a)  # f(tail), f(1 - tail)
     a_at = jax.vmap(_inverse_at)(cx, cy, sides_a)  # f^-1(tail), f^-1(1 - tail)
@@ -413,14 +389,10 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
         z = log_s / m + m / 2.0
         return ndtr(-z), ndtr(z - m)
 
-    # kappa of each steep segment's line (two ndtr each), on the slice holding them
-    ok_first, ok_last = _first_last((pmf_x > 0) & (pmf_y >= pmf_x))
-
-    def kappa_line(idx, px, py, x0, y0):
+    def kappa_line(_idx, px, py, x0, y0):  # kappa of each steep segment's line (two ndtr each)
         ok, w, log_s = steep(px, py)
         a_star, b_star = tangent(log_s)
-        keep = ok & (idx >= ok_first[:, None]) & (idx <= ok_last[:, None])
-        return jnp.where(keep, (w * (y0 - b_star) + (x0 - a_star)) / (w + 1.0), -jnp.inf)
+        return jnp.where(ok, (w * (y0 - b_star) + (x0 - a_star)) / (w + 1.0), -jnp.inf)
 
     # the max kappa by branch and bound on blocks of 32: kappa_j = h_f(j) - h_mu(s_j) with
     # h(s) the line's offset (s alpha + beta) / (s + 1) (h_f(j) at segment j's own point, no
@@ -438,7 +410,7 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     h_mu = (w_low * b_low + a_low) / (w_low + 1.0)
     at_low = at_low - h_mu
     lower = jnp.max(jnp.where(jnp.isnan(at_low), -jnp.inf, at_low), -1)
-    kappa_best, best = _bounded_max(kappa_line, (pmf_x, pmf_y, x0, y0), ok_first, ok_last, h_top - h_mu, lower, size)
+    kappa_best, best = _bounded_max(kappa_line, (pmf_x, pmf_y, x0, y0), h_top - h_mu, lower, size)
     best = jnp.minimum(best, n - 1)
     a_best, b_best = tangent(steep(pmf_x[rows, best], pmf_y[rows, best])[2][:, None])
     # the slope -1 line of h (u* = 0) is always a candidate (and wins ties)
