@@ -41,8 +41,15 @@ def prefix_sum(a):
     return (inner + before[..., None]).reshape(a.shape[:-1] + (m * PREFIX_BLOCK,))[..., :n]
 
 
-def _reverse_cumsum(a):
-    return jnp.flip(prefix_sum(jnp.flip(a, -1)), -1)
+def _head_sums(a):
+    """[sum(a[..., :k]) for k = 0..n], shaped (..., n + 1). The leading zero is padded onto
+    the input, where XLA fuses it into the sum, rather than concatenated onto the output."""
+    return prefix_sum(jnp.pad(a, [(0, 0)] * (a.ndim - 1) + [(1, 0)]))
+
+
+def _tail_sums(a):
+    """[sum(a[..., k:]) for k = 0..n], shaped (..., n + 1), summed from the far end."""
+    return jnp.flip(_head_sums(jnp.flip(a, -1)), -1)
 
 
 def breakpoints(pmf_x, pmf_y, inf_y):
@@ -52,10 +59,9 @@ def breakpoints(pmf_x, pmf_y, inf_y):
     (the last including the +inf atom), each shaped ``(rows, n + 1)``. Tails are summed
     from the small end so that Pr[X > x] keeps its relative precision at tiny alpha.
     """
-    zeros = jnp.zeros(pmf_x.shape[:-1] + (1,), pmf_x.dtype)
-    ccdf_x = jnp.concatenate([_reverse_cumsum(pmf_x), zeros], -1)
-    cdf_y = jnp.concatenate([zeros, prefix_sum(pmf_y)], -1)
-    ccdf_y = jnp.concatenate([_reverse_cumsum(pmf_y), zeros], -1) + inf_y[:, None]
+    ccdf_x = _tail_sums(pmf_x)
+    cdf_y = _head_sums(pmf_y)
+    ccdf_y = _tail_sums(pmf_y) + inf_y[:, None]
     return ccdf_x, cdf_y, ccdf_y
 
 
@@ -98,8 +104,7 @@ def _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x):
     which the delta and epsilon kernels use, is summed anew."""
     cx, cy, ccy = breakpoints(pmf_x, pmf_y, inf_y)
     _, _, roff, rinf, _ = reverse_pair(pmf_x, pmf_y, offset, inf_y, neginf_x)
-    zeros = jnp.zeros(pmf_x.shape[:-1] + (1,), pmf_x.dtype)
-    rccy = jnp.concatenate([_reverse_cumsum(jnp.flip(pmf_x, -1)), zeros], -1) + rinf[:, None]
+    rccy = _tail_sums(jnp.flip(pmf_x, -1)) + rinf[:, None]
     return ((cx, cy, ccy), offset), ((jnp.flip(cy, -1), jnp.flip(cx, -1), rccy), roff)
 
 
