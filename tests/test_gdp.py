@@ -263,7 +263,8 @@ def test_bounded_max_equals_the_full_max(monkeypatch):
 def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch):
     """The kernel's block bounds on Eq. 29's terms and on the regret's kappas are sound: the
     kernel with every block evaluated (no pruning) gives the same mu, regret and witness bit
-    for bit, on DP-SGD (peaked terms), the composed Gaussian (flat terms), RR and Laplace."""
+    for bit, on DP-SGD (peaked terms), the composed Gaussian (flat terms), RR, Laplace and a
+    loss shorter than one block."""
     import jax
     import jax.numpy as jnp
 
@@ -272,6 +273,7 @@ def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch):
                                 np.array([300, 300, 300, 1000]), grid_step=1e-3)),
         dpax.compose(dpax.gaussian(1.5, grid_step=1e-3).self_compose(20), dpax.randomized_response(1.0, grid_step=1e-3)),
         dpax.laplace(np.array([0.5, 2.0, 1.0]), grid_step=1e-3),
+        dpax.PrivacyLoss([0.6, 0.0, 0.4], [0.4, 0.0, 0.6], -2, 0.0, 0.0, 0.2),  # shorter than a block
     ]
     raw = gdp._mu_regret_kernel.__wrapped__
     tails = (1e-10, 0.0, 1e-3)

@@ -284,15 +284,16 @@ def _bounded_max(value, arrays, upper, lower, size):
 
     # each block read as one contiguous window (the last one ending at n - 1, so it may
     # repeat points of the one before: evaluating a point twice leaves max and argmax alone)
-    window = jax.vmap(jax.vmap(lambda a, s: jax.lax.dynamic_slice(a, (s,), (size,)), (None, 0)))
+    span = min(size, n)
+    window = jax.vmap(jax.vmap(lambda a, s: jax.lax.dynamic_slice(a, (s,), (span,)), (None, 0)))
 
     def step(i, best):
         ids = jax.lax.dynamic_slice_in_dim(order, i * chunk, chunk, axis=1)
         live = i * chunk + jnp.arange(chunk) < count[:, None]
-        starts = jnp.minimum(ids * size, n - size)
-        pos = (starts[:, :, None] + jnp.arange(size)).reshape(rows, -1)
+        starts = jnp.minimum(ids * size, n - span)
+        pos = (starts[:, :, None] + jnp.arange(span)).reshape(rows, -1)
         points = [window(a, starts).reshape(rows, -1) for a in arrays]
-        top, arg = _masked_max(jnp.where(jnp.repeat(live, size, -1), value(pos, *points), -jnp.inf), pos, n)
+        top, arg = _masked_max(jnp.where(jnp.repeat(live, span, -1), value(pos, *points), -jnp.inf), pos, n)
         better = top > best[0]  # strictly: earlier steps hold earlier blocks, so ties keep the first
         return jnp.where(better, top, best[0]), jnp.where(better, arg, best[1])
 
