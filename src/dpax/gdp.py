@@ -276,7 +276,7 @@ def _bounded_max(value, arrays, upper, lower, size):
     n = arrays[0].shape[-1]
     rows, blocks = upper.shape
     upper = jnp.where(jnp.isnan(upper), jnp.inf, upper)
-    candidate = upper + BOUND_SLACK >= lower[:, None] - BOUND_SLACK
+    candidate = (upper > -jnp.inf) & (upper + BOUND_SLACK >= lower[:, None] - BOUND_SLACK)
     count = jnp.sum(candidate, -1)
     chunk = min(BOUND_CHUNK, blocks)
     steps = -(-blocks // chunk)
