@@ -336,7 +336,8 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
         return jnp.where(keep & ~jnp.isnan(t), t, -jnp.inf)
 
     # the box's breakpoints form one index range (cx falls and cy rises with k): four binary
-    # searches for its ends
+    # searches for its ends (the blocked sums can leave a table an ulp out of order, which
+    # moves an end by a point only where the table meets the box's side within that ulp)
     n1, shape = n + 1, rows.shape
     at_x, at_y = (lambda k: cx[rows, k]), (lambda k: cy[rows, k])
     box_first = jnp.maximum(_first_true(lambda k: at_x(k) <= 1.0 - tail, n1, shape),

@@ -187,18 +187,24 @@ class PrivacyLoss:
         (2 support_length + 2,)`` (some repeated): they lie among the breakpoints of f and
         f^-1 (the line of slope -1 joins the two where they cross the diagonal), so the
         curve is the linear interpolation of these points; made for plotting and reports.
+
+        The sums behind the points are rounded in blocks, which can leave neighbours an ulp
+        out of order; the arrays returned are made exactly monotone by moving such points an
+        ulp down (smaller alpha or beta: the pessimistic side).
         """
         rows = self._rows()
         cx, cy = _analyse.tradeoff_points_kernel(*rows)
         if not symmetric:
             shape = self.batch_shape + (self.support_length + 1,)
-            return np.asarray(cx).reshape(shape), np.asarray(cy).reshape(shape)
+            alpha = np.minimum.accumulate(np.asarray(cx), -1)
+            beta = np.flip(np.minimum.accumulate(np.flip(np.asarray(cy), -1), -1), -1)
+            return alpha.reshape(shape), beta.reshape(shape)
         rx, ry, roff, rinf, rneg = _analyse.reverse_pair(*rows)
         rcx, _ = _analyse.tradeoff_points_kernel(rx, ry, roff, rinf, rneg)
         alpha = np.sort(np.concatenate([np.asarray(cx), np.asarray(rcx)], -1), -1)
-        beta = _analyse.beta_kernel(*rows, alpha)
+        beta = np.minimum.accumulate(np.asarray(_analyse.beta_kernel(*rows, alpha)), -1)
         shape = self.batch_shape + (alpha.shape[-1],)
-        return alpha.reshape(shape), np.asarray(beta).reshape(shape)
+        return alpha.reshape(shape), beta.reshape(shape)
 
     @float64
     def __getitem__(self, key) -> "PrivacyLoss":
