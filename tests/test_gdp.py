@@ -281,8 +281,9 @@ def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch):
         pruned_kernel = jax.jit(lambda *a: raw(*a))
         pruned = [[np.asarray(v) for v in pruned_kernel(*pl._rows(), jnp.float64(t))] for pl in cases for t in tails]
         def every_point(value, arrays, *_):
-            idx = jnp.broadcast_to(jnp.arange(arrays[0].shape[-1]), arrays[0].shape)
-            return gdp._masked_max(value(idx, *arrays), idx, arrays[0].shape[-1])
+            n = arrays[0].shape[-1]  # the others may be longer (breakpoint tables, n + 1)
+            idx = jnp.broadcast_to(jnp.arange(n), arrays[0].shape)
+            return gdp._masked_max(value(idx, *(a[..., :n] for a in arrays)), idx, n)
 
         monkeypatch.setattr(gdp, "_bounded_max", every_point)
         full_kernel = jax.jit(lambda *a: raw(*a))

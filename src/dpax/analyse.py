@@ -14,6 +14,7 @@ reported number is for the symmetrised curve, the convex hull of min(f, f^-1) (D
 from __future__ import annotations
 
 import functools
+import math
 
 import jax
 import jax.numpy as jnp
@@ -21,35 +22,57 @@ import jax.numpy as jnp
 from . import _aot
 
 
-#: Block length of :func:`prefix_sum`; shorter arrays use one plain cumulative sum.
-PREFIX_BLOCK = 256
+#: Block length of :func:`prefix_sum`: the sums run in levels of this many points.
+PREFIX_BLOCK = 8
 
 
-def prefix_sum(a):
-    """Inclusive cumulative sum along the last axis, in two levels: within blocks of
-    ``PREFIX_BLOCK`` points, then over the blocks' totals. Same left-to-right summation
-    order as ``jnp.cumsum`` (so small leading terms keep their relative precision), and
-    about three times faster on CPU, where XLA's long scans are slow."""
+def _chain(a, reverse):
+    """Running sums along a short last axis as an explicit chain of adds (XLA fuses the
+    chain into the pass that writes it out)."""
+    order = range(a.shape[-1] - 1, -1, -1) if reverse else range(a.shape[-1])
+    sums, total = {}, None
+    for j in order:
+        total = a[..., j] if total is None else total + a[..., j]
+        sums[j] = total
+    return jnp.stack([sums[j] for j in range(a.shape[-1])], -1)
+
+
+def prefix_sum(a, reverse=False):
+    """Inclusive running sums along the last axis (``reverse``: from the far end, i.e.
+    sum(a[..., k:]) at k), in levels: within blocks of ``PREFIX_BLOCK`` points, then the
+    same over the blocks' totals, recursively. Each sum of non-negative terms passes through
+    at most ~PREFIX_BLOCK additions per level (~6 levels at 3e5 points), so it keeps its
+    relative precision however small it is; about twice as fast as ``jnp.cumsum`` on CPU
+    (whose reduce-window tree writes more intermediates) and needs no flips for reverse sums."""
     n = a.shape[-1]
-    if n < 8 * PREFIX_BLOCK:
-        return jnp.cumsum(a, -1)
+    if n <= PREFIX_BLOCK:
+        return _chain(a, reverse)
     m = -(-n // PREFIX_BLOCK)
-    pad = [(0, 0)] * (a.ndim - 1) + [(0, m * PREFIX_BLOCK - n)]
-    inner = jnp.cumsum(jnp.pad(a, pad).reshape(a.shape[:-1] + (m, PREFIX_BLOCK)), -1)
-    totals = jnp.cumsum(inner[..., -1], -1)
-    before = jnp.concatenate([jnp.zeros_like(totals[..., :1]), totals[..., :-1]], -1)
-    return (inner + before[..., None]).reshape(a.shape[:-1] + (m * PREFIX_BLOCK,))[..., :n]
+    extra = m * PREFIX_BLOCK - n
+    lead = [(0, 0)] * (a.ndim - 1)
+    # reverse sums: padding in front, so that the last block ends at the last point
+    blocks = jnp.pad(a, lead + [(extra, 0) if reverse else (0, extra)]).reshape(a.shape[:-1] + (m, PREFIX_BLOCK))
+    # materialised (an optimisation barrier): fused into its consumers, each level's chain
+    # would be recomputed for every element of the next
+    inner = jax.lax.optimization_barrier(_chain(blocks, reverse))
+    if reverse:
+        carry = jnp.pad(prefix_sum(inner[..., 0], True)[..., 1:], lead + [(0, 1)])  # blocks after b
+    else:
+        carry = jnp.pad(prefix_sum(inner[..., -1])[..., :-1], lead + [(1, 0)])  # blocks before b
+    out = (inner + carry[..., None]).reshape(a.shape[:-1] + (m * PREFIX_BLOCK,))
+    return out[..., extra:] if reverse else out[..., :n]
 
 
 def _head_sums(a):
     """[sum(a[..., :k]) for k = 0..n], shaped (..., n + 1). The leading zero is padded onto
-    the input, where XLA fuses it into the sum, rather than concatenated onto the output."""
-    return prefix_sum(jnp.pad(a, [(0, 0)] * (a.ndim - 1) + [(1, 0)]))
+    the sums, where XLA fuses it into the pass that writes them (n is a multiple of
+    PREFIX_BLOCK for every padded support, so the sums need no padding of their own)."""
+    return jnp.pad(prefix_sum(a), [(0, 0)] * (a.ndim - 1) + [(1, 0)])
 
 
 def _tail_sums(a):
     """[sum(a[..., k:]) for k = 0..n], shaped (..., n + 1), summed from the far end."""
-    return jnp.flip(_head_sums(jnp.flip(a, -1)), -1)
+    return jnp.pad(prefix_sum(a, reverse=True), [(0, 0)] * (a.ndim - 1) + [(0, 1)])
 
 
 def breakpoints(pmf_x, pmf_y, inf_y):
@@ -71,14 +94,42 @@ def reverse_pair(pmf_x, pmf_y, offset, inf_y, neginf_x):
     return jnp.flip(pmf_y, -1), jnp.flip(pmf_x, -1), -(offset + n - 1), neginf_x, inf_y
 
 
+#: Levels of :func:`first_true`: ~n^(1/3) keys per level (69 at 3e5 points).
+SEARCH_LEVELS = 3
+
+
+def first_true(pred, n, shape):
+    """Smallest k in [0, n] with ``pred(k)`` (n where none), for a predicate that is False
+    then True along k = 0..n-1; elementwise over ``shape``.
+
+    ``pred`` maps an index array shaped ``shape + (m,)`` to booleans of that shape (values
+    it compares against broadcast with ``[..., None]``). A search in SEARCH_LEVELS steps of
+    S ~ n^(1/levels) keys each: at every step the last keys of S sub-ranges are evaluated at
+    once and the False ones counted, which narrows the range S-fold. Only the keys visited
+    are read (no table of keys is built), and there is no loop: on CPU each step of a
+    binary-search loop costs a thread hand-off, which made its 19 steps the longest part
+    of the mu kernel's critical path."""
+    s = max(2, math.ceil(n ** (1.0 / SEARCH_LEVELS) - 1e-9))
+    while s ** SEARCH_LEVELS < n:
+        s += 1
+    lo = jnp.zeros(shape, jnp.int64)
+    span = n
+    for level in range(SEARCH_LEVELS - 1, -1, -1):
+        width = s**level  # sub-range length at this step; 1 at the last
+        keys = -(-span // width)
+        last = lo[..., None] + (jnp.arange(keys) * width + width - 1)  # each sub-range's last key
+        false = (last < n) & ~pred(jnp.minimum(last, n - 1))
+        lo = lo + width * jnp.sum(false, -1)
+        span = width
+    return lo
+
+
 def _curve(ccdf_x, cdf_y, alpha):
     """Algorithm 1 for one direction: beta at each alpha (rows, m), by breakpoint interpolation."""
     n1 = ccdf_x.shape[-1]
 
     def one(cx, cy, a):
-        # number of breakpoints with Pr[X > x_i] <= alpha; ccdf_x is non-increasing
-        count = jnp.searchsorted(jnp.flip(cx), a, side="right")
-        k = n1 - count  # smallest k with ccdf_x[k] <= alpha
+        k = first_true(lambda j: cx[j] <= a[..., None], n1, a.shape)  # ccdf_x is non-increasing
         kk = jnp.clip(k, 1, n1 - 1)
         a_right, a_left = cx[kk], cx[kk - 1]
         b_right, b_left = cy[kk], cy[kk - 1]

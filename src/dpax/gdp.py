@@ -190,25 +190,11 @@ def clt_mu(pl, num_steps=1):
 def _inverse_at(cx, cy, beta):
     """alpha at which one direction's curve (tables cx descending, cy ascending) has FNR beta."""
     n1 = cx.shape[0]
-    j = jnp.clip(jnp.searchsorted(cy, beta, side="left"), 1, n1 - 1)
+    j = jnp.clip(_analyse.first_true(lambda k: cy[k] >= beta[..., None], n1, beta.shape), 1, n1 - 1)
     b0, b1, a0, a1 = cy[j - 1], cy[j], cx[j - 1], cx[j]
     w = b1 - b0
     t = jnp.clip(jnp.where(w > 0, (beta - b0) / jnp.where(w > 0, w, 1.0), 1.0), 0.0, 1.0)
     return jnp.where(beta > cy[-1], 0.0, a0 + t * (a1 - a0))
-
-
-def _first_true(pred, n, shape):
-    """Smallest k in [0, n] with ``pred(k)`` (n where none), for a predicate that is False
-    then True along k = 0..n-1; elementwise over ``shape``. A binary search that evaluates
-    the keys it visits, so no whole table of keys is built."""
-    def step(_, bounds):
-        lo, hi = bounds
-        mid = (lo + hi) // 2
-        t = pred(jnp.minimum(mid, n - 1))
-        return jnp.where(t, lo, mid + 1), jnp.where(t, mid, hi)
-
-    bounds = (jnp.zeros(shape, jnp.int64), jnp.full(shape, n, jnp.int64))
-    return jax.lax.fori_loop(0, max(1, math.ceil(math.log2(n + 1))), step, bounds)[0]
 
 
 def _v_at(cx, cy, q):
@@ -216,15 +202,15 @@ def _v_at(cx, cy, q):
     (descending in k) and v_k = cx_k + cy_k; outside them the curve continues along the
     square's edges (alpha = 0 or beta = 0), where V(u) = |u|."""
     n1 = cx.shape[-1]
-    rows = jnp.arange(cx.shape[0])[:, None]
 
     def u(k):
+        rows = jnp.arange(cx.shape[0]).reshape((-1,) + (1,) * (k.ndim - 1))
         return cx[rows, k] - cy[rows, k]
 
     def v(k):
-        return cx[rows, k] + cy[rows, k]
+        return cx[jnp.arange(cx.shape[0])[:, None], k] + cy[jnp.arange(cx.shape[0])[:, None], k]
 
-    below = n1 - _first_true(lambda k: u(k) <= q, n1, q.shape)  # vertices with u_k <= q
+    below = n1 - _analyse.first_true(lambda k: u(k) <= q[..., None], n1, q.shape)  # vertices with u_k <= q
     j = jnp.clip(below, 1, n1 - 1)
     u0, u1, v0, v1 = u(n1 - j), u(n1 - 1 - j), v(n1 - j), v(n1 - 1 - j)  # u0 <= u1
     w = u1 - u0
@@ -260,7 +246,8 @@ def _per_block(a, size, fill, reduce):
 
 def _bounded_max(value, arrays, upper, lower, size):
     """(max, first argmax; n where none) per row of ``value(index, *points)`` over the
-    indices of (rows, n) tables ``arrays``, by branch and bound.
+    indices 0..n-1 of the tables ``arrays`` (the first (rows, n), the others at least as
+    long), by branch and bound.
 
     ``value`` maps global indices (rows, m) and the tables' entries there (rows, m) to
     values, -inf where a point does not count. ``upper`` (rows, blocks): a bound on ``value``
@@ -339,11 +326,11 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     # searches for its ends (the blocked sums can leave a table an ulp out of order, which
     # moves an end by a point only where the table meets the box's side within that ulp)
     n1, shape = n + 1, rows.shape
-    at_x, at_y = (lambda k: cx[rows, k]), (lambda k: cy[rows, k])
-    box_first = jnp.maximum(_first_true(lambda k: at_x(k) <= 1.0 - tail, n1, shape),
-                            _first_true(lambda k: at_y(k) >= tail, n1, shape))
-    box_last = jnp.minimum(_first_true(lambda k: at_x(k) < tail, n1, shape),
-                           _first_true(lambda k: at_y(k) > 1.0 - tail, n1, shape)) - 1
+    at_x, at_y = (lambda k: cx[rows[:, None], k]), (lambda k: cy[rows[:, None], k])
+    box_first = jnp.maximum(_analyse.first_true(lambda k: at_x(k) <= 1.0 - tail, n1, shape),
+                            _analyse.first_true(lambda k: at_y(k) >= tail, n1, shape))
+    box_last = jnp.minimum(_analyse.first_true(lambda k: at_x(k) < tail, n1, shape),
+                           _analyse.first_true(lambda k: at_y(k) > 1.0 - tail, n1, shape)) - 1
     box_first, box_last = jnp.where(box_last >= box_first, box_first, 0), jnp.where(box_last >= box_first, box_last, -1)
 
     def box_terms(idx, a, b):
@@ -402,17 +389,18 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     # a block's kappas are at most max h_f - h_mu(its largest s), a bound attained (up to
     # rounding) by the kappa at that largest s
     size = 32
-    x0, y0 = cx[:, :-1], cy[:, :-1]
     ok, w, _ = steep(pmf_x, pmf_y)
-    h_f = jnp.where(ok, (w * y0 + x0) / (w + 1.0), -jnp.inf)
+    h_f = jnp.where(ok, (w * cy[:, :-1] + cx[:, :-1]) / (w + 1.0), -jnp.inf)
     w_low = _per_block(jnp.where(ok, w, 1.0), size, 1.0, jnp.min)
     h_top = _per_block(h_f, size, -jnp.inf, jnp.max)
-    at_low = _per_block(jnp.where(ok & (w == jnp.repeat(w_low, size, -1)[:, :n]), h_f, -jnp.inf), size, -jnp.inf, jnp.max)
     a_low, b_low = tangent(-jnp.log(w_low))
-    h_mu = (w_low * b_low + a_low) / (w_low + 1.0)
-    at_low = at_low - h_mu
-    lower = jnp.max(jnp.where(jnp.isnan(at_low), -jnp.inf, at_low), -1)
-    kappa_best, best = _bounded_max(kappa_line, (pmf_x, pmf_y, x0, y0), h_top - h_mu, lower, size)
+    upper = h_top - (w_low * b_low + a_low) / (w_low + 1.0)
+    # an attained kappa: the largest of the block with the highest bound
+    top_block = jnp.argmax(jnp.where(jnp.isnan(upper), -jnp.inf, upper), -1)
+    span = min(size, n)
+    at = jnp.minimum(top_block * size, n - span)[:, None] + jnp.arange(span)
+    lower = jnp.max(kappa_line(at, *(a[rows[:, None], at] for a in (pmf_x, pmf_y, cx, cy))), -1)
+    kappa_best, best = _bounded_max(kappa_line, (pmf_x, pmf_y, cx, cy), upper, lower, size)
     best = jnp.minimum(best, n - 1)
     a_best, b_best = tangent(steep(pmf_x[rows, best], pmf_y[rows, best])[2][:, None])
     # the slope -1 line of h (u* = 0) is always a candidate (and wins ties)
