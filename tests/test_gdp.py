@@ -105,6 +105,18 @@ def test_composed_gaussian_is_exactly_gdp(sigma, steps):
     assert 0.0 <= regret < 1e-6
 
 
+@pytest.mark.parametrize("sigma,step", [(30.0, 1e-4), (100.0, 1e-4), (100.0, 1e-5)])
+def test_small_mu_is_exact_to_the_grid(sigma, step):
+    """A single Gaussian step with mu = 1/sigma down to 0.01: Eq. 29's max sits at the box's
+    corner, where beta ~ 1 - 1e-10. Taking Phi^-1 of beta from the head sums left 1 - beta
+    with ~6 digits and mu off by up to 5e-5 relative, in either direction; from the
+    complementary sums, mu exceeds 1/sigma by the connect-the-dots grid's own
+    (step / mu)^2 / 8, converging with the grid (the old error did not)."""
+    mu, _ = gdp.mu_and_regret(dpax.gaussian(sigma, grid_step=step))
+    excess = mu * sigma - 1.0
+    assert excess == pytest.approx((step * sigma) ** 2 / 8.0, rel=1e-3)
+
+
 def test_randomized_response_gets_proposition_6_1_and_large_regret():
     from gdpnum.converter import get_worst_case_regret
 

@@ -124,8 +124,10 @@ def first_true(pred, n, shape):
     return lo
 
 
-def _curve(ccdf_x, cdf_y, alpha):
-    """Algorithm 1 for one direction: beta at each alpha (rows, m), by breakpoint interpolation."""
+def _curve(ccdf_x, cdf_y, alpha, at_start=0.0):
+    """Algorithm 1 for one direction: beta at each alpha (rows, m), by breakpoint interpolation
+    (``at_start`` where alpha reaches the first breakpoint's; given Pr[Y > x] as ``cdf_y``
+    and ``at_start=1``, the same interpolation gives 1 - beta)."""
     n1 = ccdf_x.shape[-1]
 
     def one(cx, cy, a):
@@ -137,7 +139,7 @@ def _curve(ccdf_x, cdf_y, alpha):
         gamma = jnp.where(width > 0, (a - a_right) / jnp.where(width > 0, width, 1.0), 0.0)
         gamma = jnp.clip(gamma, 0.0, 1.0)
         beta = b_right - gamma * (b_right - b_left)
-        return jnp.where(k <= 0, 0.0, beta)
+        return jnp.where(k <= 0, at_start, beta)
 
     return jax.vmap(one)(ccdf_x, cdf_y, alpha)
 

@@ -187,14 +187,24 @@ def clt_mu(pl, num_steps=1):
 # -- mu and regret of a discrete curve ----------------------------------------------------
 
 
-def _inverse_at(cx, cy, beta):
-    """alpha at which one direction's curve (tables cx descending, cy ascending) has FNR beta."""
+def _inverse_at(cx, cy, beta, beyond=0.0):
+    """alpha at which one direction's curve (tables cx descending, cy ascending) has FNR beta
+    (``beyond`` where beta exceeds the last breakpoint's). Given 1 - cx as ``cx`` (and
+    ``beyond=1``), the same interpolation gives 1 - alpha."""
     n1 = cx.shape[0]
     j = jnp.clip(_analyse.first_true(lambda k: cy[k] >= beta[..., None], n1, beta.shape), 1, n1 - 1)
     b0, b1, a0, a1 = cy[j - 1], cy[j], cx[j - 1], cx[j]
     w = b1 - b0
     t = jnp.clip(jnp.where(w > 0, (beta - b0) / jnp.where(w > 0, w, 1.0), 1.0), 0.0, 1.0)
-    return jnp.where(beta > cy[-1], 0.0, a0 + t * (a1 - a0))
+    return jnp.where(beta > cy[-1], beyond, a0 + t * (a1 - a0))
+
+
+def _upper_probit(p, q):
+    """-Phi^-1(p), given q = 1 - p summed on its own: from q where p > 1/2, so that a
+    probability near 1 (1 - 1e-10 at the box's corner) keeps the digits of its complement."""
+    low = p <= 0.5
+    z = ndtri(jnp.where(low, p, jnp.minimum(q, 0.5)))  # one ndtri per point
+    return jnp.where(low, -z, z)
 
 
 def _v_at(cx, cy, q):
@@ -263,7 +273,9 @@ def _bounded_max(value, arrays, upper, lower, size):
     n = arrays[0].shape[-1]
     rows, blocks = upper.shape
     upper = jnp.where(jnp.isnan(upper), jnp.inf, upper)
-    candidate = (upper > -jnp.inf) & (upper + BOUND_SLACK >= lower[:, None] - BOUND_SLACK)
+    # materialised once (an optimisation barrier): fused into the running count of
+    # ``nonzero``, the bounds would be recomputed for every element of its windowed sums
+    candidate = jax.lax.optimization_barrier((upper > -jnp.inf) & (upper + BOUND_SLACK >= lower[:, None] - BOUND_SLACK))
     count = jnp.sum(candidate, -1)
     chunk = min(BOUND_CHUNK, blocks)
     steps = -(-blocks // chunk)
@@ -286,6 +298,114 @@ def _bounded_max(value, arrays, upper, lower, size):
 
     start = (jnp.full((rows,), -jnp.inf), jnp.full((rows,), n, dtype=jnp.int64))
     return jax.lax.fori_loop(0, (jnp.max(count) + chunk - 1) // chunk, step, start)
+
+
+#: Table values above 1 - PROBIT_SAFE count as near 1: there Phi^-1 of 1 - value (an exact
+#: subtraction from a sum that carries up to TABLE_ERROR of absolute error) may be off by
+#: TABLE_ERROR / phi(z), phi the normal density (1e-5 at 1 - 1e-10); below, by < 3e-12.
+PROBIT_SAFE = 1e-3
+#: Bound on the absolute error of a breakpoint table's value (at most 8 roundings of
+#: <= 1.1e-16 per level of :func:`dpax.analyse.prefix_sum`, 7 levels at 3e5 points, 10 at
+#: 1e9, and 3 of the interpolation at the box's sides).
+TABLE_ERROR = 1e-14
+#: Eq. 29's max is taken over upper bounds of the terms (term + its error bound); when the
+#: error part of the attaining term exceeds MU_ROUNDING times the max, the terms are
+#: recomputed from complementary sums. So mu is the discrete curve's, or above it by at most
+#: this relative amount (1e-8; DP-SGD of the paper: 2e-9).
+MU_ROUNDING = 1e-8
+
+
+def _probit_and_error(p, q, plain):
+    """(-Phi^-1(p), a bound on its error): from q = 1 - p where p > 1/2 (see
+    :func:`_upper_probit`); the error is that of a p near 1 whose q is the subtraction 1 - p
+    (``plain``), zero otherwise."""
+    z = _upper_probit(p, q)
+    if not plain:
+        return z, jnp.zeros_like(z)
+    # dz = dq / phi(z), and phi(z) >= |z| q (the Mills ratio: Q(x) < phi(x) / x for x > 0);
+    # the factor 2 covers q's own error (<= 1e-4 relative inside the box at tail 1e-10)
+    near = (p > 1.0 - PROBIT_SAFE) & ~jnp.isnan(z)
+    return z, jnp.where(near, 2.0 * TABLE_ERROR / jnp.where(near, jnp.abs(z) * q, 1.0), 0.0)
+
+
+def _eq29_max(cx, cy, nx, ny, tail_col):
+    """Eq. 29's max over f's breakpoints inside the box [tail, 1 - tail]^2 and the points
+    where f crosses the box's sides, per row, and the error part of the term attaining it.
+
+    ``nx``, ``ny``: 1 - cx and 1 - cy as their own sums (no error part), or None to take them
+    as 1 - cx and 1 - cy. Then each term is raised by the error bound of its values near 1
+    (:func:`_probit_and_error`): the max is that of upper bounds of the true terms, hence at
+    or above the true max, and above it by at most the error part of the attaining term.
+    """
+    n1 = cx.shape[-1]
+    rows = jnp.arange(cx.shape[0])
+    plain = nx is None
+    if plain:
+        nx, ny = 1.0 - cx, 1.0 - cy  # fused into their readers: no tables are written
+
+    def in_box(a, na, b, nb):
+        return (a >= tail_col) & (na >= tail_col) & (b >= tail_col) & (nb >= tail_col)
+
+    def term(a, na, b, nb, keep):  # (upper bound of the term, its error part); -inf outside
+        za, ea = _probit_and_error(jnp.where(keep, a, 0.5), na, plain)
+        zb, eb = _probit_and_error(jnp.where(keep, b, 0.5), nb, plain)
+        t = za + zb + (ea + eb)
+        return jnp.where(keep & ~jnp.isnan(t), t, -jnp.inf), ea + eb
+
+    def at(table):
+        return lambda k: table[rows[:, None], k]
+
+    # the box's breakpoints form one index range (cx falls and cy rises with k): four
+    # searches for its ends (the blocked sums can leave a table an ulp out of order, which
+    # moves an end by a point only where the table meets the box's side within that ulp)
+    box_first = jnp.maximum(_analyse.first_true(lambda k: at(nx)(k) >= tail_col, n1, rows.shape),
+                            _analyse.first_true(lambda k: at(cy)(k) >= tail_col, n1, rows.shape))
+    box_last = jnp.minimum(_analyse.first_true(lambda k: at(cx)(k) < tail_col, n1, rows.shape),
+                           _analyse.first_true(lambda k: at(ny)(k) < tail_col, n1, rows.shape)) - 1
+    box_first, box_last = jnp.where(box_last >= box_first, box_first, 0), jnp.where(box_last >= box_first, box_last, -1)
+
+    def box_terms(idx, a, b, *complements):
+        na, nb = complements if complements else (1.0 - a, 1.0 - b)
+        inside = (idx >= box_first[:, None]) & (idx <= box_last[:, None]) & in_box(a, na, b, nb)
+        return term(a, na, b, nb, inside)[0]
+
+    # branch and bound on blocks of 16: -Phi^-1(alpha_k) rises with k and -Phi^-1(beta_k)
+    # falls, so the terms of block b, within [q_b, q_b+1] for the boundaries q_b = 16 b
+    # clipped into the box's range, are at most -Phi^-1(alpha at q_b+1) - Phi^-1(beta at
+    # q_b), plus the error bounds, largest at the block's largest alpha (q_b) and beta
+    # (q_b+1); the terms at the boundaries themselves (all in the box) are attained values
+    size = 16
+    starts = jnp.arange(-(-n1 // size) + 1) * size
+    q = jnp.clip(starts[None, :], box_first[:, None], jnp.maximum(box_last, box_first)[:, None])
+    zx, ex = _probit_and_error(at(cx)(q), at(nx)(q), plain)
+    zy, ey = _probit_and_error(at(cy)(q), at(ny)(q), plain)
+    filled = (starts[None, :-1] <= box_last[:, None]) & (starts[None, 1:] > box_first[:, None])
+    upper = jnp.where(filled, zx[:, 1:] + zy[:, :-1] + ex[:, :-1] + ey[:, 1:], -jnp.inf)
+    at_q = zx + zy + ex + ey
+    lower = jnp.where(box_last >= box_first, jnp.max(jnp.where(jnp.isnan(at_q), -jnp.inf, at_q), -1), -jnp.inf)
+    arrays = (cx, cy) if plain else (cx, cy, nx, ny)
+    terms_max, best = _bounded_max(box_terms, arrays, upper, lower, size)
+    best = jnp.minimum(best, n1 - 1)[:, None]
+    best_error = term(at(cx)(best), at(nx)(best), at(cy)(best), at(ny)(best), jnp.ones(best.shape, bool))[1][:, 0]
+    # the sides: alpha = tail and 1 - tail (whose complement 1 - (1 - tail) is exact), and
+    # beta = the same; f and f^-1 interpolated there (complements from the complement tables)
+    hi = 1.0 - tail_col
+    sides_a = jnp.concatenate([tail_col, hi], -1)
+    sides_na = 1.0 - sides_a
+    b_at = _analyse._curve(cx, cy, sides_a)  # f(tail), f(1 - tail)
+    a_at = jax.vmap(_inverse_at)(cx, cy, sides_a)  # f^-1(tail), f^-1(1 - tail)
+    if plain:
+        nb_at, na_at = 1.0 - b_at, 1.0 - a_at
+    else:
+        nb_at = _analyse._curve(cx, ny, sides_a, at_start=1.0)
+        na_at = jax.vmap(functools.partial(_inverse_at, beyond=1.0))(nx, cy, sides_a)
+    e1, r1 = term(sides_a, sides_na, b_at, nb_at, in_box(sides_a, sides_na, b_at, nb_at))
+    e2, r2 = term(a_at, na_at, sides_a, sides_na, in_box(a_at, na_at, sides_a, sides_na))
+    edge, edge_error = jnp.concatenate([e1, e2], -1), jnp.concatenate([r1, r2], -1)
+    top = jnp.maximum(terms_max, jnp.max(edge, -1))
+    error = jnp.minimum(jnp.where(terms_max >= top, best_error, jnp.inf),
+                        jnp.min(jnp.where(edge >= top[:, None], edge_error, jnp.inf), -1))
+    return top, error
 
 
 @jax.jit
@@ -312,49 +432,22 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     tail_col = jnp.broadcast_to(tail, (pmf_x.shape[0], 1))
 
     # -- mu: Eq. 29 on the breakpoints inside the box [tail, 1 - tail]^2, plus the points
-    # where f crosses the box's sides (f's points in the box: by symmetry, h's as well)
-    hi = 1.0 - tail_col
+    # where f crosses the box's sides (f's points in the box: by symmetry, h's as well).
+    # Near 1, 1 - cx and 1 - cy keep only the absolute precision of the sums (~1e-15): the
+    # max is first taken over upper bounds of the terms there, and only when such a bound
+    # attains it with a relative error above MU_ROUNDING (small mu, whose max sits at the
+    # box's corner) are the terms recomputed from complementary sums (Pr[X <= x] and
+    # Pr[Y > x] summed from their own small ends).
+    plain_max, error = _eq29_max(cx, cy, None, None, tail_col)
+    close = ~(error > MU_ROUNDING * jnp.abs(plain_max))  # (NaN error: none attains, -inf max)
 
-    def in_box(a, b):
-        return (a >= tail_col) & (a <= hi) & (b >= tail_col) & (b <= hi)
+    def from_complements(_):
+        nx = neginf_x[:, None] + _analyse._head_sums(pmf_x)
+        ny = _analyse._tail_sums(pmf_y) + inf_y[:, None]
+        return jnp.where(close, plain_max, _eq29_max(cx, cy, nx, ny, tail_col)[0])
 
-    def term(a, b, keep):
-        t = -ndtri(jnp.where(keep, a, 0.5)) - ndtri(jnp.where(keep, b, 0.5))
-        return jnp.where(keep & ~jnp.isnan(t), t, -jnp.inf)
-
-    # the box's breakpoints form one index range (cx falls and cy rises with k): four binary
-    # searches for its ends (the blocked sums can leave a table an ulp out of order, which
-    # moves an end by a point only where the table meets the box's side within that ulp)
-    n1, shape = n + 1, rows.shape
-    at_x, at_y = (lambda k: cx[rows[:, None], k]), (lambda k: cy[rows[:, None], k])
-    box_first = jnp.maximum(_analyse.first_true(lambda k: at_x(k) <= 1.0 - tail, n1, shape),
-                            _analyse.first_true(lambda k: at_y(k) >= tail, n1, shape))
-    box_last = jnp.minimum(_analyse.first_true(lambda k: at_x(k) < tail, n1, shape),
-                           _analyse.first_true(lambda k: at_y(k) > 1.0 - tail, n1, shape)) - 1
-    box_first, box_last = jnp.where(box_last >= box_first, box_first, 0), jnp.where(box_last >= box_first, box_last, -1)
-
-    def box_terms(idx, a, b):
-        inside = (idx >= box_first[:, None]) & (idx <= box_last[:, None]) & in_box(a, b)
-        return term(a, b, inside)
-
-    # Eq. 29's max by branch and bound on blocks of 16: -Phi^-1(cx_k) rises with k and
-    # -Phi^-1(cy_k) falls, so the terms of block b, within [q_b, q_b+1] for the boundaries
-    # q_b = 16 b clipped into the box's range, are at most -Phi^-1(cx[q_b+1]) - Phi^-1(cy[q_b]);
-    # the terms at the boundaries themselves (all in the box) are attained values
-    size = 16
-    starts = jnp.arange(-(-n1 // size) + 1) * size
-    q = jnp.clip(starts[None, :], box_first[:, None], jnp.maximum(box_last, box_first)[:, None])
-    zx, zy = -ndtri(cx[rows[:, None], q]), -ndtri(cy[rows[:, None], q])
-    filled = (starts[None, :-1] <= box_last[:, None]) & (starts[None, 1:] > box_first[:, None])
-    upper = jnp.where(filled, zx[:, 1:] + zy[:, :-1], -jnp.inf)
-    at_q = zx + zy
-    lower = jnp.where(box_last >= box_first, jnp.max(jnp.where(jnp.isnan(at_q), -jnp.inf, at_q), -1), -jnp.inf)
-    terms_max, _ = _bounded_max(box_terms, (cx, cy), upper, lower, size)
-    sides_a = jnp.concatenate([tail_col, hi], -1)
-    b_at = _analyse._curve(cx, cy, sides_a)  # f(tail), f(1 - tail)
-    a_at = jax.vmap(_inverse_at)(cx, cy, sides_a)  # f^-1(tail), f^-1(1 - tail)
-    edge = jnp.concatenate([term(sides_a, b_at, in_box(sides_a, b_at)), term(a_at, sides_a, in_box(a_at, sides_a))], -1)
-    mu = jnp.maximum(jnp.maximum(terms_max, jnp.max(edge, -1)), 0.0)
+    terms_max = jax.lax.cond(jnp.all(close), lambda _: plain_max, from_complements, None)
+    mu = jnp.maximum(terms_max, 0.0)
     # tail = 0 asks for every attack: an infinite atom puts the point (0, 1 - Pr[Y = +inf])
     # (or (1 - Pr[X = -inf], 0)) on f, below every f_mu, even when it rounds to 1 in the tables
     mu = jnp.where((tail <= 0.0) & ((inf_y > 0.0) | (neginf_x > 0.0)), jnp.inf, mu)
