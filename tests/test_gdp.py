@@ -117,6 +117,34 @@ def test_small_mu_is_exact_to_the_grid(sigma, step):
     assert excess == pytest.approx((step * sigma) ** 2 / 8.0, rel=1e-3)
 
 
+def test_eq29_fast_path_bounds_the_exact_max():
+    """Eq. 29 from the tables as they are (1 - value near 1 by subtraction) is an upper bound
+    whose error part covers the distance to the max from complementary sums, on curves whose
+    max sits far into the corner (DP-SGD at FNR ~ 1 - 1e-6, small mu at 1 - 1e-10); the
+    kernel keeps it only within MU_ROUNDING, and is never below the exact max."""
+    import jax
+    import jax.numpy as jnp
+
+    cases = [dpax.dpsgd(np.array([9.4, 2.0, 3.0]), np.array([16384 / 50000, 0.1, 0.001]), np.array([2000, 400, 400]),
+                        grid_step=1e-4),
+             dpax.gaussian(np.array([1.0, 30.0, 100.0]), grid_step=1e-4)]
+    with jax.enable_x64(True):
+        for pl in cases:
+            px, py, _, inf_y, neginf_x = pl._rows()
+            cx, cy, _ = dpax.analyse.breakpoints(px, py, jnp.zeros_like(inf_y))
+            tail = jnp.full((px.shape[0], 1), 1e-10)
+            fast, error = (np.asarray(v) for v in gdp._eq29_max(cx, cy, None, None, tail))
+            nx = neginf_x[:, None] + dpax.analyse._head_sums(px)
+            ny = dpax.analyse._tail_sums(py) + inf_y[:, None]
+            exact, none = (np.asarray(v) for v in gdp._eq29_max(cx, cy, nx, ny, tail))
+            np.testing.assert_array_equal(none, 0.0)
+            assert np.all(fast >= exact) and np.all(fast - 2 * error <= exact)
+            mu, _ = gdp.mu_and_regret(pl)
+            mu = np.ravel(mu)
+            assert np.all(mu >= exact) and np.all(mu <= exact * (1 + gdp.MU_ROUNDING))
+            assert np.any(2 * error > gdp.MU_ROUNDING * fast)  # some row needs the complementary sums
+
+
 def test_randomized_response_gets_proposition_6_1_and_large_regret():
     from gdpnum.converter import get_worst_case_regret
 

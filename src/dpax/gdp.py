@@ -254,6 +254,19 @@ def _per_block(a, size, fill, reduce):
     return reduce(a.reshape(a.shape[0], blocks, size), -1)
 
 
+def _first_indices(mask, size):
+    """Indices of the first ``size`` True entries of each row of ``mask`` (rows, m), in
+    increasing order, padded with 0: ``jnp.nonzero(size=)`` per row, with its running count
+    taken by :func:`dpax.analyse.prefix_sum` (XLA:CPU's cumsum, a windowed-sum tree,
+    recomputes the mask's producers for every element of each window)."""
+    rows, m = mask.shape
+    rank = _analyse.prefix_sum(mask.astype(jnp.int32)) - 1  # place of each True among its row's
+    target = jnp.where(mask & (rank < size), rank, size)  # the rest to a spare column
+    out = jnp.zeros((rows, size + 1), jnp.int32).at[jnp.arange(rows)[:, None], target].set(
+        jnp.broadcast_to(jnp.arange(m, dtype=jnp.int32), mask.shape))
+    return out[:, :size]
+
+
 def _bounded_max(value, arrays, upper, lower, size):
     """(max, first argmax; n where none) per row of ``value(index, *points)`` over the
     indices 0..n-1 of the tables ``arrays`` (the first (rows, n), the others at least as
@@ -273,13 +286,11 @@ def _bounded_max(value, arrays, upper, lower, size):
     n = arrays[0].shape[-1]
     rows, blocks = upper.shape
     upper = jnp.where(jnp.isnan(upper), jnp.inf, upper)
-    # materialised once (an optimisation barrier): fused into the running count of
-    # ``nonzero``, the bounds would be recomputed for every element of its windowed sums
-    candidate = jax.lax.optimization_barrier((upper > -jnp.inf) & (upper + BOUND_SLACK >= lower[:, None] - BOUND_SLACK))
+    candidate = (upper > -jnp.inf) & (upper + BOUND_SLACK >= lower[:, None] - BOUND_SLACK)
     count = jnp.sum(candidate, -1)
     chunk = min(BOUND_CHUNK, blocks)
     steps = -(-blocks // chunk)
-    (order,) = jax.vmap(lambda c: jnp.nonzero(c, size=steps * chunk, fill_value=0))(candidate)
+    order = _first_indices(candidate, steps * chunk)
 
     # each block read as one contiguous window (the last one ending at n - 1, so it may
     # repeat points of the one before: evaluating a point twice leaves max and argmax alone)
@@ -300,32 +311,32 @@ def _bounded_max(value, arrays, upper, lower, size):
     return jax.lax.fori_loop(0, (jnp.max(count) + chunk - 1) // chunk, step, start)
 
 
-#: Table values above 1 - PROBIT_SAFE count as near 1: there Phi^-1 of 1 - value (an exact
-#: subtraction from a sum that carries up to TABLE_ERROR of absolute error) may be off by
-#: TABLE_ERROR / phi(z), phi the normal density (1e-5 at 1 - 1e-10); below, by < 3e-12.
-PROBIT_SAFE = 1e-3
+#: Phi^-1 of a table value p > 1/2 is taken from 1 - p, an exact subtraction from a sum that
+#: carries up to TABLE_ERROR of absolute error: off by up to TABLE_ERROR / phi(z), phi the
+#: normal density (~2e-5 at p = 1 - 1e-10, ~3e-11 at 1 - 1e-3).
 #: Bound on the absolute error of a breakpoint table's value (at most 8 roundings of
 #: <= 1.1e-16 per level of :func:`dpax.analyse.prefix_sum`, 7 levels at 3e5 points, 10 at
 #: 1e9, and 3 of the interpolation at the box's sides).
 TABLE_ERROR = 1e-14
-#: Eq. 29's max is taken over upper bounds of the terms (term + its error bound); when the
-#: error part of the attaining term exceeds MU_ROUNDING times the max, the terms are
-#: recomputed from complementary sums. So mu is the discrete curve's, or above it by at most
-#: this relative amount (1e-8; DP-SGD of the paper: 2e-9).
+#: Eq. 29's max is taken over upper bounds of the terms (term + its error bound e), which is
+#: within 2 e of the true max; when 2 e of the attaining term exceeds MU_ROUNDING times the
+#: max, the terms are recomputed from complementary sums. So mu is the discrete curve's, or
+#: above it by at most this relative amount (1e-8; DP-SGD of the paper: 4e-9).
 MU_ROUNDING = 1e-8
 
 
 def _probit_and_error(p, q, plain):
     """(-Phi^-1(p), a bound on its error): from q = 1 - p where p > 1/2 (see
-    :func:`_upper_probit`); the error is that of a p near 1 whose q is the subtraction 1 - p
-    (``plain``), zero otherwise."""
+    :func:`_upper_probit`); the error is that of a p > 1/2 whose q is the subtraction 1 - p
+    (``plain``), zero otherwise (a tail sum keeps its relative precision: ~1e-14 on z)."""
     z = _upper_probit(p, q)
     if not plain:
         return z, jnp.zeros_like(z)
-    # dz = dq / phi(z), and phi(z) >= |z| q (the Mills ratio: Q(x) < phi(x) / x for x > 0);
-    # the factor 2 covers q's own error (<= 1e-4 relative inside the box at tail 1e-10)
-    near = (p > 1.0 - PROBIT_SAFE) & ~jnp.isnan(z)
-    return z, jnp.where(near, 2.0 * TABLE_ERROR / jnp.where(near, jnp.abs(z) * q, 1.0), 0.0)
+    # dz = dq / phi(z), with phi(z) >= q max(|z|, 0.79): the Mills ratio Q(x) / phi(x) falls
+    # from sqrt(pi / 2) = 1.2533 < 1 / 0.79 at x = 0 and stays below 1 / x. The factor 2
+    # covers q's own error (<= 1e-4 relative inside the box at tail 1e-10)
+    upper = p > 0.5
+    return z, jnp.where(upper, 2.0 * TABLE_ERROR / jnp.where(upper, q * jnp.maximum(jnp.abs(z), 0.79), 1.0), 0.0)
 
 
 def _eq29_max(cx, cy, nx, ny, tail_col):
@@ -333,9 +344,9 @@ def _eq29_max(cx, cy, nx, ny, tail_col):
     where f crosses the box's sides, per row, and the error part of the term attaining it.
 
     ``nx``, ``ny``: 1 - cx and 1 - cy as their own sums (no error part), or None to take them
-    as 1 - cx and 1 - cy. Then each term is raised by the error bound of its values near 1
-    (:func:`_probit_and_error`): the max is that of upper bounds of the true terms, hence at
-    or above the true max, and above it by at most the error part of the attaining term.
+    as 1 - cx and 1 - cy. Then each term is raised by the error bound e of its values above
+    1/2 (:func:`_probit_and_error`): the max is that of upper bounds of the true terms, hence
+    at or above the true max, and above it by at most 2 e of the attaining term.
     """
     n1 = cx.shape[-1]
     rows = jnp.arange(cx.shape[0])
@@ -439,7 +450,8 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     # box's corner) are the terms recomputed from complementary sums (Pr[X <= x] and
     # Pr[Y > x] summed from their own small ends).
     plain_max, error = _eq29_max(cx, cy, None, None, tail_col)
-    close = ~(error > MU_ROUNDING * jnp.abs(plain_max))  # (NaN error: none attains, -inf max)
+    # the max of upper bounds t + e is at most the true max + 2 e (t itself is within e)
+    close = ~(2.0 * error > MU_ROUNDING * jnp.abs(plain_max))  # (NaN error: none attains, -inf max)
 
     def from_complements(_):
         nx = neginf_x[:, None] + _analyse._head_sums(pmf_x)
