@@ -11,7 +11,7 @@ jax = pytest.importorskip("jax")
 jnp = jax.numpy
 
 
-@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 63, 64, 65, 513, 4097])
+@pytest.mark.parametrize("n", [1, 8, 9, 65, 4097])
 def test_prefix_sum_forward_and_reverse(n):
     rng = np.random.default_rng(n)
     a = rng.random((3, n)) ** 6
@@ -44,7 +44,7 @@ def test_tail_sums_keep_relative_precision_far_out():
     assert want[-1] < 1e-298
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 8, 9, 68, 69, 70, 1000, 4097, 327681])
+@pytest.mark.parametrize("n", [1, 3, 9, 69, 70, 4097, 327681])
 def test_first_true_is_a_search(n):
     rng = np.random.default_rng(n)
     table = np.sort(rng.random(n))

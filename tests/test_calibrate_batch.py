@@ -110,6 +110,7 @@ def test_riskcal_advantage_and_accuracy_targets_in_one_batch():
     assert r2.noise_multiplier == pytest.approx(_riskcal_noise(0.05, 0.71, p, t, STEP), rel=5e-3)
 
 
+@pytest.mark.slow  # 33 s; statuses and infeasible rows also in test_calibrate / test_targets
 def test_mixed_targets_statuses_and_infeasible_rows():
     """One call, one row per target type; an infeasible row (noise bound too low) is marked
     with its reason while the others are answered, and alone it raises naming the reason."""

@@ -555,9 +555,11 @@ def mu_and_regret(pl, tail=DEFAULT_TAIL):
     mu (Eq. 11 / Appendix B Eq. 29): the smallest mu with f_mu(alpha) <= h(alpha) at every
     point of the curve whose FPR alpha and FNR beta lie in [tail, 1 - tail] (default 1e-10,
     as in the paper's code, gdpnum): it bounds every attack except those with FPR, TPR,
-    FNR or TNR below ``tail``; exact for the discrete curve, which lies below the true one, so mu is never below the
-    mechanism's. ``tail=0`` asks for every attack, and gives inf when the grid keeps any
-    mass at +-inf.
+    FNR or TNR below ``tail``; exact for the discrete curve, which lies below the true one, so
+    mu is never below the mechanism's. (Probabilities near 1 are read from complementary
+    sums where their lost digits could matter; otherwise mu may exceed the discrete curve's
+    by at most ``MU_ROUNDING`` = 1e-8 relative, on the safe side.) ``tail=0`` asks for every
+    attack, and gives inf when the grid keeps any mass at +-inf.
 
     regret (Eq. 13, Theorem B.2): Delta(h, f_mu), evaluated in closed form at the points of
     f_mu whose tangents are parallel to h's segments (where the maximum lies, see the module
