@@ -44,11 +44,13 @@ def test_tail_sums_keep_relative_precision_far_out():
     assert want[-1] < 1e-298
 
 
-@pytest.mark.parametrize("n", [1, 3, 9, 69, 70, 4097, 327681])
-def test_first_true_is_a_search(n):
+@pytest.mark.parametrize("n,queries", [(1, 40), (3, 40), (9, 40), (69, 40), (70, 40), (4097, 40), (327681, 40),
+                                       (5, 600), (4097, 600)])
+def test_first_true_is_a_search(n, queries):
+    """Both strategies: the level search (few queries) and bisection (many)."""
     rng = np.random.default_rng(n)
     table = np.sort(rng.random(n))
-    keys = np.concatenate([rng.random(40), [-1.0, 2.0], table[:3], table[-3:]])
+    keys = np.concatenate([rng.random(queries), [-1.0, 2.0], table[:3], table[-3:]])
     with jax.enable_x64(True):
         t = jnp.asarray(table)
         q = jnp.asarray(keys)

@@ -94,8 +94,10 @@ def reverse_pair(pmf_x, pmf_y, offset, inf_y, neginf_x):
     return jnp.flip(pmf_y, -1), jnp.flip(pmf_x, -1), -(offset + n - 1), neginf_x, inf_y
 
 
-#: Levels of :func:`first_true`: ~n^(1/3) keys per level (69 at 3e5 points).
+#: :func:`first_true` searches in SEARCH_LEVELS steps of ~n^(1/3) keys (69 at 3e5 points)
+#: for up to LEVEL_SEARCH_QUERIES queries, and by bisection beyond.
 SEARCH_LEVELS = 3
+LEVEL_SEARCH_QUERIES = 256
 
 
 def first_true(pred, n, shape):
@@ -103,12 +105,22 @@ def first_true(pred, n, shape):
     then True along k = 0..n-1; elementwise over ``shape``.
 
     ``pred`` maps an index array shaped ``shape + (m,)`` to booleans of that shape (values
-    it compares against broadcast with ``[..., None]``). A search in SEARCH_LEVELS steps of
-    S ~ n^(1/levels) keys each: at every step the last keys of S sub-ranges are evaluated at
-    once and the False ones counted, which narrows the range S-fold. Only the keys visited
-    are read (no table of keys is built), and there is no loop: on CPU each step of a
-    binary-search loop costs a thread hand-off, which made its 19 steps the longest part
-    of the mu kernel's critical path."""
+    it compares against broadcast with ``[..., None]``). Only the keys visited are read (no
+    table of keys is built). For few queries (the mu kernel's box ends and sides) the search
+    runs in SEARCH_LEVELS steps without a loop: at each, the last keys of S ~ n^(1/levels)
+    sub-ranges are evaluated at once and the False ones counted, narrowing the range S-fold.
+    For many (a fine grid of alphas) it bisects, ~log2(n) keys per query instead of ~3 S.
+    """
+    queries = math.prod(shape)
+    if queries > LEVEL_SEARCH_QUERIES:
+        def step(_, bounds):
+            lo, hi = bounds
+            mid = (lo + hi) // 2
+            t = (mid >= n) | pred(jnp.minimum(mid, n - 1)[..., None])[..., 0]  # n: the 'none' answer
+            return jnp.where(t, lo, mid + 1), jnp.where(t, mid, hi)
+
+        bounds = (jnp.zeros(shape, jnp.int64), jnp.full(shape, n, jnp.int64))
+        return jax.lax.fori_loop(0, max(1, math.ceil(math.log2(n + 1))), step, bounds)[0]
     s = max(2, math.ceil(n ** (1.0 / SEARCH_LEVELS) - 1e-9))
     while s ** SEARCH_LEVELS < n:
         s += 1
