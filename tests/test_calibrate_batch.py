@@ -145,6 +145,7 @@ def test_mixed_targets_statuses_and_infeasible_rows():
         dpax.calibrate_dpsgd(sample_rate=0.02, num_steps=200, target=Advantage(0.001), grid_step=STEP, noise_bounds=(0.1, 3.0))
 
 
+@pytest.mark.slow  # 22 s; generic calibrate is also tested in test_targets
 def test_generic_calibrate_matches_calibrate_dpsgd():
     """calibrate() with configuration args on the DP-SGD family gives calibrate_dpsgd's answer."""
     p = np.array([0.01, 0.003]); t = np.array([300, 2000])

@@ -143,6 +143,7 @@ def test_calibrate_tpr_target_and_table(capsys):
         assert text in out
 
 
+@pytest.mark.slow  # 13 s; CLI calibration also in test_calibrate_err_rates_meets_target
 def test_calibrate_advantage_json(capsys):
     target, grid = 0.2, 1e-2
     out = run_json(capsys, ["calibrate", "--sample-rate", str(P), "--num-steps", str(T), "--advantage", str(target),

@@ -72,6 +72,7 @@ def _read_csv(path):
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow  # 13 s; the sweep runner is also tested by the resume tests
 def test_analysed_and_calibrated_rows_match_dpax(tmp_path):
     cfg = _write(tmp_path / "cfg.csv", (
         "name,noise_multiplier,sample_rate,num_steps,alpha,beta,advantage,delta\n"
