@@ -213,12 +213,14 @@ def _v_at(cx, cy, q):
     square's edges (alpha = 0 or beta = 0), where V(u) = |u|."""
     n1 = cx.shape[-1]
 
+    def rows(k):  # row indices broadcast against an index array k (rows, ...)
+        return jnp.arange(cx.shape[0]).reshape((-1,) + (1,) * (k.ndim - 1))
+
     def u(k):
-        rows = jnp.arange(cx.shape[0]).reshape((-1,) + (1,) * (k.ndim - 1))
-        return cx[rows, k] - cy[rows, k]
+        return cx[rows(k), k] - cy[rows(k), k]
 
     def v(k):
-        return cx[jnp.arange(cx.shape[0])[:, None], k] + cy[jnp.arange(cx.shape[0])[:, None], k]
+        return cx[rows(k), k] + cy[rows(k), k]
 
     below = n1 - _analyse.first_true(lambda k: u(k) <= q[..., None], n1, q.shape)  # vertices with u_k <= q
     j = jnp.clip(below, 1, n1 - 1)
@@ -311,12 +313,11 @@ def _bounded_max(value, arrays, upper, lower, size):
     return jax.lax.fori_loop(0, (jnp.max(count) + chunk - 1) // chunk, step, start)
 
 
-#: Phi^-1 of a table value p > 1/2 is taken from 1 - p, an exact subtraction from a sum that
-#: carries up to TABLE_ERROR of absolute error: off by up to TABLE_ERROR / phi(z), phi the
-#: normal density (~2e-5 at p = 1 - 1e-10, ~3e-11 at 1 - 1e-3).
 #: Bound on the absolute error of a breakpoint table's value (at most 8 roundings of
 #: <= 1.1e-16 per level of :func:`dpax.analyse.prefix_sum`, 7 levels at 3e5 points, 10 at
-#: 1e9, and 3 of the interpolation at the box's sides).
+#: 1e9, and 3 of the interpolation at the box's sides). Phi^-1 of a value p > 1/2 taken
+#: from the subtraction 1 - p is therefore off by up to TABLE_ERROR / phi(z), phi the normal
+#: density (~1e-5 at p = 1 - 1e-10, ~3e-12 at 1 - 1e-3).
 TABLE_ERROR = 1e-14
 #: Eq. 29's max is taken over upper bounds of the terms (term + its error bound e), which is
 #: within 2 e of the true max; when 2 e of the attaining term exceeds MU_ROUNDING times the
