@@ -133,16 +133,61 @@ def test_eq29_fast_path_bounds_the_exact_max():
             px, py, _, inf_y, neginf_x = pl._rows()
             cx, cy, _ = dpax.analyse.breakpoints(px, py, jnp.zeros_like(inf_y))
             tail = jnp.full((px.shape[0], 1), 1e-10)
-            fast, error = (np.asarray(v) for v in gdp._eq29_max(cx, cy, None, None, tail))
+            fast, error = (np.asarray(v) for v in gdp._eq29_max(px, py, cx, cy, None, None, tail))
             nx = neginf_x[:, None] + dpax.analyse._head_sums(px)
             ny = dpax.analyse._tail_sums(py) + inf_y[:, None]
-            exact, none = (np.asarray(v) for v in gdp._eq29_max(cx, cy, nx, ny, tail))
+            exact, none = (np.asarray(v) for v in gdp._eq29_max(px, py, cx, cy, nx, ny, tail))
             np.testing.assert_array_equal(none, 0.0)
             assert np.all(fast >= exact) and np.all(fast - 2 * error <= exact)
             mu, _ = gdp.mu_and_regret(pl)
             mu = np.ravel(mu)
             assert np.all(mu >= exact) and np.all(mu <= exact * (1 + gdp.MU_ROUNDING))
             assert np.any(2 * error > gdp.MU_ROUNDING * fast)  # some row needs the complementary sums
+
+
+def test_eq29_block_bounds_hold_and_are_tight():
+    """gdp._eq29_block_bounds: every block's bound is at or above the largest of its terms
+    (error parts included, as the kernel evaluates them), on DP-SGD, small mu, Laplace and
+    pmfs with random slopes (not convex: the parallelogram still holds them); and on DP-SGD
+    so tight that at most 8 blocks of 256 reach the best boundary term (the box corner of
+    each block, the bound it falls back to, leaves hundreds)."""
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(7)
+    shaped = rng.uniform(0.0, 1.0, (2, 20_000)) ** 4
+    random = dpax.PrivacyLoss(shaped[0] / shaped[0].sum(), shaped[1] / shaped[1].sum(), -10_000, 0.0, 0.0, 1e-3)
+    cases = [dpax.dpsgd(np.array([9.4, 2.0, 0.8]), np.array([16384 / 50000, 0.1, 0.05]), np.array([2000, 400, 1000]),
+                        grid_step=1e-4),
+             dpax.gaussian(np.array([1.0, 100.0]), grid_step=1e-4), dpax.laplace(np.array([0.5, 3.0]), grid_step=1e-4),
+             random]
+    size = gdp.EQ29_BLOCK
+    with jax.enable_x64(True):
+        for case, pl in enumerate(cases):
+            px, py = (np.asarray(a) for a in pl._rows()[:2])
+            cx, cy, _ = (np.asarray(a) for a in dpax.analyse.breakpoints(*pl._rows()[:2], jnp.zeros(px.shape[0])))
+            n1 = cx.shape[-1]
+            inside = (cx >= 1e-10) & (1 - cx >= 1e-10) & (cy >= 1e-10) & (1 - cy >= 1e-10)
+            first, last = np.argmax(inside, -1), n1 - 1 - np.argmax(inside[:, ::-1], -1)
+            q = np.clip(np.arange(-(-n1 // size) + 1) * size, first[:, None], last[:, None])
+            ends = [np.take_along_axis(t, q, -1) for t in (cx, 1 - cx, cy, 1 - cy)]
+            zx, ex = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(ends[0]), jnp.asarray(ends[1]), True))
+            zy, ey = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(ends[2]), jnp.asarray(ends[3]), True))
+            upper = np.asarray(gdp._eq29_block_bounds(jnp.asarray(px), jnp.asarray(py), [jnp.asarray(e) for e in ends],
+                                                     zx, ex, zy, ey, jnp.asarray(first), jnp.asarray(last)))
+            za, ea = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(cx), jnp.asarray(1 - cx), True))
+            zb, eb = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(cy), jnp.asarray(1 - cy), True))
+            k = np.arange(n1)
+            with np.errstate(invalid="ignore"):
+                terms = np.where(inside & (k >= first[:, None]) & (k <= last[:, None]), za + zb + ea + eb, -np.inf)
+            starts = np.arange(q.shape[1]) * size
+            for r in range(px.shape[0]):
+                block_max = np.array([terms[r, q[r, b]:q[r, b + 1] + 1].max() for b in range(q.shape[1] - 1)])
+                held = (block_max > -np.inf) & (starts[:-1] <= last[r]) & (starts[1:] > first[r])  # the kernel's blocks
+                assert np.all(upper[r][held] >= block_max[held]), (case, r)
+                if case == 0:
+                    best = np.max(np.where(held, np.maximum(zx[r, :-1] + zy[r, :-1] + ex[r, :-1] + ey[r, :-1], -np.inf), -np.inf))
+                    assert np.sum(upper[r][held] >= best - 2 * gdp.BOUND_SLACK) <= 8, r
 
 
 def test_randomized_response_gets_proposition_6_1_and_large_regret():

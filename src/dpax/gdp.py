@@ -233,10 +233,15 @@ def _v_at(cx, cy, q):
 
 
 #: Branch and bound (:func:`_bounded_max`): the candidate blocks (those whose bound reaches
-#: the best known value) are evaluated BOUND_CHUNK at a time, of 16 points for Eq. 29's terms
-#: and 32 for the regret's kappas (the block sizes that evaluate fewest points on DP-SGD
-#: curves, whose candidates fit in one chunk).
+#: the best known value) are evaluated BOUND_CHUNK at a time, of 32 points for the regret's
+#: kappas (the block size that evaluates fewest points on DP-SGD curves, whose candidates fit
+#: in one chunk).
 BOUND_CHUNK = 1024
+#: Eq. 29's blocks: EQ29_BLOCK breakpoints each, EQ29_CHUNK candidates per step. Its bounds
+#: (:func:`_eq29_block_bounds`) are tight to second order, so on DP-SGD curves 1 to 6 blocks
+#: of 256 remain (at 16 points, the box bound of the block's ends left ~1000).
+EQ29_BLOCK = 256
+EQ29_CHUNK = 8
 #: Absolute slack on both sides of the block bounds' comparison: covers float64 rounding of
 #: the bounds (values up to ~40) with a wide margin; it only ever keeps more blocks.
 BOUND_SLACK = 1e-9
@@ -269,7 +274,7 @@ def _first_indices(mask, size):
     return out[:, :size]
 
 
-def _bounded_max(value, arrays, upper, lower, size):
+def _bounded_max(value, arrays, upper, lower, size, chunk=None):
     """(max, first argmax; n where none) per row of ``value(index, *points)`` over the
     indices 0..n-1 of the tables ``arrays`` (the first (rows, n), the others at least as
     long), by branch and bound.
@@ -280,7 +285,7 @@ def _bounded_max(value, arrays, upper, lower, size):
     counted point, +inf or NaN always allowed); ``lower`` (rows,): a value attained at a
     counted point, up to rounding (or -inf). A block whose bound falls short of ``lower``
     cannot hold the maximum; the others (candidates, in increasing order) are evaluated
-    point by point, ``BOUND_CHUNK`` blocks per step of a loop that runs as long as the row
+    point by point, ``chunk`` blocks (default BOUND_CHUNK) per step of a loop that runs as long as the row
     with most candidates needs. Same max and first argmax as evaluating every point, bit for
     bit; the cost follows the number of candidates (one step on DP-SGD curves, all blocks on
     a flat curve such as a composed Gaussian's Eq. 29 terms).
@@ -290,7 +295,7 @@ def _bounded_max(value, arrays, upper, lower, size):
     upper = jnp.where(jnp.isnan(upper), jnp.inf, upper)
     candidate = (upper > -jnp.inf) & (upper + BOUND_SLACK >= lower[:, None] - BOUND_SLACK)
     count = jnp.sum(candidate, -1)
-    chunk = min(BOUND_CHUNK, blocks)
+    chunk = min(BOUND_CHUNK if chunk is None else chunk, blocks)
     steps = -(-blocks // chunk)
     order = _first_indices(candidate, steps * chunk)
 
@@ -340,7 +345,67 @@ def _probit_and_error(p, q, plain):
     return z, jnp.where(upper, 2.0 * TABLE_ERROR / jnp.where(upper, q * jnp.maximum(jnp.abs(z), 0.79), 1.0), 0.0)
 
 
-def _eq29_max(cx, cy, nx, ny, tail_col):
+def _eq29_block_bounds(pmf_x, pmf_y, ends, zx, ex, zy, ey, box_first, box_last):
+    """Upper bounds (rows, blocks) of Eq. 29's terms, error parts included, over each block
+    of breakpoints [q_b, q_b+1] (``ends``: cx, 1 - cx, cy, 1 - cy at the q's; zx, ex, zy, ey:
+    their probits and error parts).
+
+    The term g(alpha, beta) = -Phi^-1(alpha) - Phi^-1(beta) is quasiconvex (its sublevel set
+    {g <= m} = {beta >= f_m(alpha)} is the epigraph of a convex curve), so on a polygon it
+    peaks at a vertex. Past q_b the breakpoints move by steps (-px_j, py_j) with slopes
+    py_j / px_j in [r_lo, r_hi]: the block lies in the parallelogram with diagonal from q_b to
+    q_b+1 and sides of these slopes. Its vertex above the diagonal dominates a point of the
+    diagonal, where g is at most its value at an end; its lower-left vertex is
+    P = (alpha_b+1 + s, beta_b + r_lo t), t = (r_hi S_a - S_b) / (r_hi - r_lo), s = S_a - t,
+    with S_a, S_b the block's sums of px and py. So the terms are at most
+    max(g(q_b), g(q_b+1), g(P)), plus the error parts, largest at the block's largest alpha
+    (q_b) and beta (q_b+1). P is moved down-left by a bound on the rounding of t and s; the
+    box corner g(alpha_b+1, beta_b) stands where the slopes give no vertex (a vertical step,
+    no step, slopes equal to rounding) and wherever it is lower.
+    """
+    a, na, b, nb = ends
+    rows, n = pmf_x.shape
+    blocks = a.shape[-1] - 1
+    whole = n // EQ29_BLOCK  # blocks read in place; the rest (and the empty one past the last step) padded
+
+    def per_block(reduce, f):
+        def stats(lo, px, py):
+            j = lo + jnp.arange(px.shape[1] * px.shape[2]).reshape(px.shape[1:])
+            inside = (j >= box_first[:, None, None]) & (j < box_last[:, None, None])  # steps between box breakpoints
+            return reduce(f(jnp.where(inside, px, 0.0), jnp.where(inside, py, 0.0)), -1)
+
+        pieces = []
+        if whole:
+            pieces.append(stats(0, *(p[:, :whole * EQ29_BLOCK].reshape(rows, whole, EQ29_BLOCK) for p in (pmf_x, pmf_y))))
+        rest = ((0, 0), (0, (blocks - whole) * EQ29_BLOCK - (n - whole * EQ29_BLOCK)))
+        pieces.append(stats(whole * EQ29_BLOCK, *(jnp.pad(p[:, whole * EQ29_BLOCK:], rest).reshape(rows, blocks - whole, EQ29_BLOCK)
+                                                  for p in (pmf_x, pmf_y))))
+        return jnp.concatenate(pieces, -1)
+
+    def slope(px, py, fill):
+        return jnp.where(px > 0, py / jnp.where(px > 0, px, 1.0), fill(py))
+
+    r_lo = per_block(jnp.min, lambda px, py: slope(px, py, lambda py: jnp.inf))
+    r_hi = per_block(jnp.max, lambda px, py: slope(px, py, lambda py: jnp.where(py > 0, jnp.inf, 0.0)))
+    s_a, s_b = per_block(jnp.sum, lambda px, py: px), per_block(jnp.sum, lambda px, py: py)
+    width = r_hi - r_lo
+    usable = (s_a > 0) & (r_hi < jnp.inf) & (width > 1e-12 * r_hi)
+    w = jnp.where(usable, width, 1.0)
+    t = (r_hi * s_a - s_b) / w
+    s = (s_b - r_lo * s_a) / w
+    # rounding of the sums (<= EQ29_BLOCK terms), the slopes, the products and w itself
+    slack = (r_hi * s_a + s_b) / w * ((EQ29_BLOCK + 8) * 2.3e-16)
+    t_lo, t_hi = jnp.clip(t - slack, 0.0, s_a), jnp.clip(t + slack, 0.0, s_a)
+    s_lo, s_hi = jnp.clip(s - slack, 0.0, s_a), jnp.clip(s + slack, 0.0, s_a)
+    z_p = (_upper_probit(a[:, 1:] + s_lo, na[:, :-1] + t_hi)
+           + _upper_probit(b[:, :-1] + r_lo * t_lo, nb[:, 1:] + jnp.where(usable, r_hi, 0.0) * s_hi))
+    errors = ex[:, :-1] + ey[:, 1:]
+    corner = zx[:, 1:] + zy[:, :-1] + errors
+    vertex = jnp.maximum(jnp.maximum(zx[:, :-1] + zy[:, :-1], zx[:, 1:] + zy[:, 1:]), z_p) + errors
+    return jnp.where(usable, jnp.minimum(corner, vertex), corner)
+
+
+def _eq29_max(pmf_x, pmf_y, cx, cy, nx, ny, tail_col):
     """Eq. 29's max over f's breakpoints inside the box [tail, 1 - tail]^2 and the points
     where f crosses the box's sides, per row, and the error part of the term attaining it.
 
@@ -381,22 +446,21 @@ def _eq29_max(cx, cy, nx, ny, tail_col):
         inside = (idx >= box_first[:, None]) & (idx <= box_last[:, None]) & in_box(a, na, b, nb)
         return term(a, na, b, nb, inside)[0]
 
-    # branch and bound on blocks of 16: -Phi^-1(alpha_k) rises with k and -Phi^-1(beta_k)
-    # falls, so the terms of block b, within [q_b, q_b+1] for the boundaries q_b = 16 b
-    # clipped into the box's range, are at most -Phi^-1(alpha at q_b+1) - Phi^-1(beta at
-    # q_b), plus the error bounds, largest at the block's largest alpha (q_b) and beta
-    # (q_b+1); the terms at the boundaries themselves (all in the box) are attained values
-    size = 16
+    # branch and bound on blocks of EQ29_BLOCK breakpoints: the terms of block b, between
+    # the boundaries q_b = b EQ29_BLOCK and q_b+1 clipped into the box's range, are bounded
+    # by :func:`_block_bounds`; the terms at the boundaries themselves are attained values
+    size = EQ29_BLOCK
     starts = jnp.arange(-(-n1 // size) + 1) * size
     q = jnp.clip(starts[None, :], box_first[:, None], jnp.maximum(box_last, box_first)[:, None])
     zx, ex = _probit_and_error(at(cx)(q), at(nx)(q), plain)
     zy, ey = _probit_and_error(at(cy)(q), at(ny)(q), plain)
     filled = (starts[None, :-1] <= box_last[:, None]) & (starts[None, 1:] > box_first[:, None])
-    upper = jnp.where(filled, zx[:, 1:] + zy[:, :-1] + ex[:, :-1] + ey[:, 1:], -jnp.inf)
+    upper = _eq29_block_bounds(pmf_x, pmf_y, [at(t)(q) for t in (cx, nx, cy, ny)], zx, ex, zy, ey, box_first, box_last)
+    upper = jnp.where(filled, upper, -jnp.inf)
     at_q = zx + zy + ex + ey
     lower = jnp.where(box_last >= box_first, jnp.max(jnp.where(jnp.isnan(at_q), -jnp.inf, at_q), -1), -jnp.inf)
     arrays = (cx, cy) if plain else (cx, cy, nx, ny)
-    terms_max, best = _bounded_max(box_terms, arrays, upper, lower, size)
+    terms_max, best = _bounded_max(box_terms, arrays, upper, lower, size, EQ29_CHUNK)
     best = jnp.minimum(best, n1 - 1)[:, None]
     best_error = term(at(cx)(best), at(nx)(best), at(cy)(best), at(ny)(best), jnp.ones(best.shape, bool))[1][:, 0]
     # the sides: alpha = tail and 1 - tail (whose complement 1 - (1 - tail) is exact), and
@@ -450,14 +514,14 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     # attains it with a relative error above MU_ROUNDING (small mu, whose max sits at the
     # box's corner) are the terms recomputed from complementary sums (Pr[X <= x] and
     # Pr[Y > x] summed from their own small ends).
-    plain_max, error = _eq29_max(cx, cy, None, None, tail_col)
+    plain_max, error = _eq29_max(pmf_x, pmf_y, cx, cy, None, None, tail_col)
     # the max of upper bounds t + e is at most the true max + 2 e (t itself is within e)
     close = ~(2.0 * error > MU_ROUNDING * jnp.abs(plain_max))  # (NaN error: none attains, -inf max)
 
     def from_complements(_):
         nx = neginf_x[:, None] + _analyse._head_sums(pmf_x)
         ny = _analyse._tail_sums(pmf_y) + inf_y[:, None]
-        return jnp.where(close, plain_max, _eq29_max(cx, cy, nx, ny, tail_col)[0])
+        return jnp.where(close, plain_max, _eq29_max(pmf_x, pmf_y, cx, cy, nx, ny, tail_col)[0])
 
     terms_max = jax.lax.cond(jnp.all(close), lambda _: plain_max, from_complements, None)
     mu = jnp.maximum(terms_max, 0.0)
