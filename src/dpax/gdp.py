@@ -609,7 +609,7 @@ def _out(values, shape):
 def _mu_regret_rows(pl, tail):
     _check_loss(pl)
     t = float(_v.real_array("tail", tail, low=0.0, high=0.5, high_open=True))
-    mu, regret, witness = _mu_regret_kernel(*pl._rows(), jnp.float64(t))
+    mu, regret, witness = _mu_regret_kernel(*pl._rows(), np.float64(t))
     return (_out(mu, pl.batch_shape), _out(regret, pl.batch_shape), _out(witness, pl.batch_shape))
 
 
