@@ -233,10 +233,11 @@ def _v_at(cx, cy, q):
 
 
 #: Branch and bound (:func:`_bounded_max`): the candidate blocks (those whose bound reaches
-#: the best known value) are evaluated BOUND_CHUNK at a time, of 32 points for the regret's
-#: kappas (the block size that evaluates fewest points on DP-SGD curves, whose candidates fit
-#: in one chunk).
+#: the best known value) are evaluated BOUND_CHUNK at a time unless the caller says otherwise.
 BOUND_CHUNK = 1024
+#: The regret's kappas: blocks of KAPPA_BLOCK segments, KAPPA_CHUNK candidates per step.
+KAPPA_BLOCK = 256
+KAPPA_CHUNK = 8
 #: Eq. 29's blocks: EQ29_BLOCK breakpoints each, EQ29_CHUNK candidates per step. Its bounds
 #: (:func:`_eq29_block_bounds`) are tight to second order, so on DP-SGD curves 1 to 6 blocks
 #: of 256 remain (at 16 points, the box bound of the block's ends left ~1000).
@@ -484,6 +485,61 @@ def _eq29_max(pmf_x, pmf_y, cx, cy, nx, ny, tail_col):
     return top, error
 
 
+def _steep(px, py):
+    """Segments with slope -s, s = Pr[Y = x] / Pr[X = x] >= 1: (mask, w = 1 / s, log s)."""
+    ok = (px > 0) & (py >= px)
+    w = jnp.where(ok, px / jnp.where(ok, py, 1.0), 1.0)
+    return ok, w, -jnp.log(w)
+
+
+def _tangent(log_s, m):
+    """f_mu's point (alpha*, beta*) with slope -s: z* = log(s) / mu + mu / 2."""
+    z = log_s / m + m / 2.0
+    return ndtr(-z), ndtr(z - m)
+
+
+def _kappa_line(px, py, x0, y0, m):
+    """kappa of each steep segment's line through (x0, y0) (two ndtr each), -inf elsewhere."""
+    ok, w, log_s = _steep(px, py)
+    a_star, b_star = _tangent(log_s, m)
+    return jnp.where(ok, (w * (y0 - b_star) + (x0 - a_star)) / (w + 1.0), -jnp.inf)
+
+
+def _kappa_block_bounds(pmf_x, pmf_y, cx, cy, m):
+    """Upper bounds (rows, blocks) of the kappas of the steep segments in each block of
+    KAPPA_BLOCK, for f_mu with m = mu (rows, 1).
+
+    In u = 1 / (s + 1) a line's offset (s alpha + beta) / (s + 1) is alpha + (beta - alpha) u,
+    so h_mu(u), its min over f_mu's points, is concave: above its chord between the block's
+    extreme u. With h_f(j) = cx_j + (cy_j - cx_j) u_j at segment j's own point (no ndtr),
+    kappa_j = h_f(j) - h_mu(u_j) is at most h_f(j) - chord(u_j): four ndtr per block, and
+    tight to second order in the block's range of u.
+    """
+    n = pmf_x.shape[-1]
+    size = KAPPA_BLOCK
+    ok, w, _ = _steep(pmf_x, pmf_y)
+    u = w / (w + 1.0)
+    u_lo = _per_block(jnp.where(ok, u, 1.0), size, 1.0, jnp.min)
+    u_hi = _per_block(jnp.where(ok, u, 0.0), size, 0.0, jnp.max)
+
+    def h_mu(uu):  # alpha* (1 - u) + beta* u at slope s = (1 - u) / u
+        uu = jnp.clip(uu, 0.0, 0.5)
+        a_star, b_star = _tangent(jnp.log1p(-uu) - jnp.log(uu), m)
+        return a_star + (b_star - a_star) * uu
+
+    h_lo, h_hi = h_mu(u_lo), h_mu(u_hi)
+    du = u_hi - u_lo
+    rise = jnp.where(du > 0, (h_hi - h_lo) / jnp.where(du > 0, du, 1.0), 0.0)
+    blocks = u_lo.shape[-1]
+
+    def in_blocks(a):  # (rows, n) -> (rows, blocks, size)
+        return jnp.pad(a, ((0, 0), (0, blocks * size - n))).reshape(a.shape[0], blocks, size)
+
+    ub, cxb, cyb = in_blocks(u), in_blocks(cx[:, :n]), in_blocks(cy[:, :n])
+    chord = h_lo[..., None] + (ub - u_lo[..., None]) * rise[..., None]
+    return jnp.max(jnp.where(in_blocks(ok), cxb + (cyb - cxb) * ub - chord, -jnp.inf), -1)
+
+
 @jax.jit
 def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     """(mu, regret, witness alpha) per row for the symmetrised curve.
@@ -539,42 +595,22 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     v_bar = (a_bar + b_bar)[:, None]
     m = jnp.maximum(mu, 1e-300)[:, None]
 
-    def steep(px, py):  # segments with slope -s, s = Pr[Y = x] / Pr[X = x] >= 1: (mask, 1 / s, log s)
-        ok = (px > 0) & (py >= px)
-        w = jnp.where(ok, px / jnp.where(ok, py, 1.0), 1.0)
-        return ok, w, -jnp.log(w)
+    def kappa_line(_idx, px, py, x0, y0):
+        return _kappa_line(px, py, x0, y0, m)
 
-    def tangent(log_s):  # f_mu's point with slope -s
-        z = log_s / m + m / 2.0
-        return ndtr(-z), ndtr(z - m)
-
-    def kappa_line(_idx, px, py, x0, y0):  # kappa of each steep segment's line (two ndtr each)
-        ok, w, log_s = steep(px, py)
-        a_star, b_star = tangent(log_s)
-        return jnp.where(ok, (w * (y0 - b_star) + (x0 - a_star)) / (w + 1.0), -jnp.inf)
-
-    # the max kappa by branch and bound on blocks of 32: kappa_j = h_f(j) - h_mu(s_j) with
-    # h(s) the line's offset (s alpha + beta) / (s + 1) (h_f(j) at segment j's own point, no
-    # ndtr) and h_mu decreasing in s for s >= 1 (its derivative is (alpha* - beta*) / (s + 1)^2):
-    # a block's kappas are at most max h_f - h_mu(its largest s), a bound attained (up to
-    # rounding) by the kappa at that largest s
-    size = 32
-    ok, w, _ = steep(pmf_x, pmf_y)
-    h_f = jnp.where(ok, (w * cy[:, :-1] + cx[:, :-1]) / (w + 1.0), -jnp.inf)
-    w_low = _per_block(jnp.where(ok, w, 1.0), size, 1.0, jnp.min)
-    h_top = _per_block(h_f, size, -jnp.inf, jnp.max)
-    a_low, b_low = tangent(-jnp.log(w_low))
-    upper = h_top - (w_low * b_low + a_low) / (w_low + 1.0)
+    # the max kappa by branch and bound on blocks of KAPPA_BLOCK segments
+    size = KAPPA_BLOCK
+    upper = _kappa_block_bounds(pmf_x, pmf_y, cx, cy, m)
     # an attained kappa: the largest of the block with the highest bound
     top_block = jnp.argmax(jnp.where(jnp.isnan(upper), -jnp.inf, upper), -1)
     span = min(size, n)
     at = jnp.minimum(top_block * size, n - span)[:, None] + jnp.arange(span)
     lower = jnp.max(kappa_line(at, *(a[rows[:, None], at] for a in (pmf_x, pmf_y, cx, cy))), -1)
-    kappa_best, best = _bounded_max(kappa_line, (pmf_x, pmf_y, cx, cy), upper, lower, size)
+    kappa_best, best = _bounded_max(kappa_line, (pmf_x, pmf_y, cx, cy), upper, lower, size, KAPPA_CHUNK)
     best = jnp.minimum(best, n - 1)
-    a_best, b_best = tangent(steep(pmf_x[rows, best], pmf_y[rows, best])[2][:, None])
+    a_best, b_best = _tangent(_steep(pmf_x[rows, best], pmf_y[rows, best])[2][:, None], m)
     # the slope -1 line of h (u* = 0) is always a candidate (and wins ties)
-    a_mid, b_mid = tangent(jnp.zeros_like(m))
+    a_mid, b_mid = _tangent(jnp.zeros_like(m), m)
     kappa_mid = ((a_bar - a_mid[:, 0]) + (b_bar - b_mid[:, 0])) / 2.0
     use_mid = (kappa_mid >= kappa_best)[:, None]
     a_top = jnp.where(use_mid, a_mid, a_best)
