@@ -167,16 +167,17 @@ def test_eq29_block_bounds_hold_and_are_tight():
             px, py = (np.asarray(a) for a in pl._rows()[:2])
             cx, cy, _ = (np.asarray(a) for a in dpax.analyse.breakpoints(*pl._rows()[:2], jnp.zeros(px.shape[0])))
             n1 = cx.shape[-1]
+            err = gdp._table_error(n1)
             inside = (cx >= 1e-10) & (1 - cx >= 1e-10) & (cy >= 1e-10) & (1 - cy >= 1e-10)
             first, last = np.argmax(inside, -1), n1 - 1 - np.argmax(inside[:, ::-1], -1)
             q = np.clip(np.arange(-(-n1 // size) + 1) * size, first[:, None], last[:, None])
             ends = [np.take_along_axis(t, q, -1) for t in (cx, 1 - cx, cy, 1 - cy)]
-            zx, ex = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(ends[0]), jnp.asarray(ends[1]), True))
-            zy, ey = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(ends[2]), jnp.asarray(ends[3]), True))
+            zx, ex = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(ends[0]), jnp.asarray(ends[1]), err))
+            zy, ey = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(ends[2]), jnp.asarray(ends[3]), err))
             upper = np.asarray(gdp._eq29_block_bounds(jnp.asarray(px), jnp.asarray(py), [jnp.asarray(e) for e in ends],
                                                      zx, ex, zy, ey, jnp.asarray(first), jnp.asarray(last)))
-            za, ea = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(cx), jnp.asarray(1 - cx), True))
-            zb, eb = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(cy), jnp.asarray(1 - cy), True))
+            za, ea = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(cx), jnp.asarray(1 - cx), err))
+            zb, eb = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(cy), jnp.asarray(1 - cy), err))
             k = np.arange(n1)
             with np.errstate(invalid="ignore"):
                 terms = np.where(inside & (k >= first[:, None]) & (k <= last[:, None]), za + zb + ea + eb, -np.inf)

@@ -22,8 +22,10 @@ import jax.numpy as jnp
 from . import _aot
 
 
-#: Block length of :func:`prefix_sum`: the sums run in levels of this many points.
-PREFIX_BLOCK = 8
+#: Block length of :func:`prefix_sum`: the sums run in levels of this many points (floats;
+#: integer counts in levels of PREFIX_BLOCK_INT).
+PREFIX_BLOCK = 16
+PREFIX_BLOCK_INT = 8
 
 
 def _chain(a, reverse):
@@ -37,29 +39,42 @@ def _chain(a, reverse):
     return jnp.stack([sums[j] for j in range(a.shape[-1])], -1)
 
 
+def _within_blocks(a, reverse):
+    """Running sums along a short last axis: for floats one matrix product with the 0/1
+    triangle (each output a sum of its block's terms times 1, the others times 0: at most
+    block - 1 roundings, in whatever order the product adds them); integers by :func:`_chain`."""
+    if not jnp.issubdtype(a.dtype, jnp.floating):
+        return jax.lax.optimization_barrier(_chain(a, reverse))
+    i = jnp.arange(a.shape[-1])
+    triangle = ((i[:, None] >= i[None, :]) if reverse else (i[:, None] <= i[None, :])).astype(a.dtype)
+    return jnp.matmul(a, triangle, precision=jax.lax.Precision.HIGHEST)
+
+
 def prefix_sum(a, reverse=False):
     """Inclusive running sums along the last axis (``reverse``: from the far end, i.e.
     sum(a[..., k:]) at k), in levels: within blocks of ``PREFIX_BLOCK`` points, then the
     same over the blocks' totals, recursively. Each sum of non-negative terms passes through
-    at most ~PREFIX_BLOCK additions per level (~6 levels at 3e5 points), so it keeps its
-    relative precision however small it is; about twice as fast as ``jnp.cumsum`` on CPU
-    (whose reduce-window tree writes more intermediates) and needs no flips for reverse sums."""
+    at most PREFIX_BLOCK additions per level (5 levels up to 16^5 ~ 1e6 points), so it keeps
+    its relative precision however small it is. The blocks are summed by a matrix product
+    with a triangle of ones: on CPU three times faster than ``jnp.cumsum`` (a reduce-window
+    tree) and twice as fast as chains of adds; no flips for reverse sums."""
     n = a.shape[-1]
-    if n <= PREFIX_BLOCK:
-        return _chain(a, reverse)
-    m = -(-n // PREFIX_BLOCK)
-    extra = m * PREFIX_BLOCK - n
+    block = PREFIX_BLOCK if jnp.issubdtype(a.dtype, jnp.floating) else PREFIX_BLOCK_INT
+    if n <= block:
+        return _within_blocks(a, reverse)
+    m = -(-n // block)
+    extra = m * block - n
     lead = [(0, 0)] * (a.ndim - 1)
     # reverse sums: padding in front, so that the last block ends at the last point
-    blocks = jnp.pad(a, lead + [(extra, 0) if reverse else (0, extra)]).reshape(a.shape[:-1] + (m, PREFIX_BLOCK))
-    # materialised (an optimisation barrier): fused into its consumers, each level's chain
-    # would be recomputed for every element of the next
-    inner = jax.lax.optimization_barrier(_chain(blocks, reverse))
+    blocks = jnp.pad(a, lead + [(extra, 0) if reverse else (0, extra)]).reshape(a.shape[:-1] + (m, block))
+    # materialised (a product; an optimisation barrier on chains): fused into its consumers,
+    # each level's chain would be recomputed for every element of the next
+    inner = _within_blocks(blocks, reverse)
     if reverse:
         carry = jnp.pad(prefix_sum(inner[..., 0], True)[..., 1:], lead + [(0, 1)])  # blocks after b
     else:
         carry = jnp.pad(prefix_sum(inner[..., -1])[..., :-1], lead + [(1, 0)])  # blocks before b
-    out = (inner + carry[..., None]).reshape(a.shape[:-1] + (m * PREFIX_BLOCK,))
+    out = (inner + carry[..., None]).reshape(a.shape[:-1] + (m * block,))
     return out[..., extra:] if reverse else out[..., :n]
 
 

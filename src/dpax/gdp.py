@@ -319,12 +319,21 @@ def _bounded_max(value, arrays, upper, lower, size, chunk=None):
     return jax.lax.fori_loop(0, (jnp.max(count) + chunk - 1) // chunk, step, start)
 
 
-#: Bound on the absolute error of a breakpoint table's value (at most 8 roundings of
-#: <= 1.1e-16 per level of :func:`dpax.analyse.prefix_sum`, 7 levels at 3e5 points, 10 at
-#: 1e9, and 3 of the interpolation at the box's sides). Phi^-1 of a value p > 1/2 taken
-#: from the subtraction 1 - p is therefore off by up to TABLE_ERROR / phi(z), phi the normal
+#: Bound on the absolute error of a breakpoint table's value up to 16^5 ~ 1e6 points (at
+#: most PREFIX_BLOCK = 16 roundings of <= 1.12e-16 per level of
+#: :func:`dpax.analyse.prefix_sum`, 5 levels, and 3 of the interpolation at the box's sides;
+#: longer tables get their own, :func:`_table_error`). Phi^-1 of a value p > 1/2 taken from
+#: the subtraction 1 - p is therefore off by up to TABLE_ERROR / phi(z), phi the normal
 #: density (~1e-5 at p = 1 - 1e-10, ~3e-12 at 1 - 1e-3).
 TABLE_ERROR = 1e-14
+
+
+def _table_error(n):
+    """TABLE_ERROR, or the rounding bound of a table of n points where that is larger."""
+    levels = max(1, math.ceil(math.log(max(n, 2)) / math.log(_analyse.PREFIX_BLOCK) - 1e-12))
+    return max(TABLE_ERROR, (levels * _analyse.PREFIX_BLOCK + 3) * 1.12e-16)
+
+
 #: Eq. 29's max is taken over upper bounds of the terms (term + its error bound e), which is
 #: within 2 e of the true max; when 2 e of the attaining term exceeds MU_ROUNDING times the
 #: max, the terms are recomputed from complementary sums. So mu is the discrete curve's, or
@@ -332,18 +341,19 @@ TABLE_ERROR = 1e-14
 MU_ROUNDING = 1e-8
 
 
-def _probit_and_error(p, q, plain):
+def _probit_and_error(p, q, table_error):
     """(-Phi^-1(p), a bound on its error): from q = 1 - p where p > 1/2 (see
-    :func:`_upper_probit`); the error is that of a p > 1/2 whose q is the subtraction 1 - p
-    (``plain``), zero otherwise (a tail sum keeps its relative precision: ~1e-14 on z)."""
+    :func:`_upper_probit`); the error is that of a p > 1/2 whose q is the subtraction 1 - p,
+    with p off by up to ``table_error``; None where q is summed on its own (a tail sum keeps
+    its relative precision: ~1e-14 on z), whose error is zero."""
     z = _upper_probit(p, q)
-    if not plain:
+    if table_error is None:
         return z, jnp.zeros_like(z)
     # dz = dq / phi(z), with phi(z) >= q max(|z|, 0.79): the Mills ratio Q(x) / phi(x) falls
     # from sqrt(pi / 2) = 1.2533 < 1 / 0.79 at x = 0 and stays below 1 / x. The factor 2
     # covers q's own error (<= 1e-4 relative inside the box at tail 1e-10)
     upper = p > 0.5
-    return z, jnp.where(upper, 2.0 * TABLE_ERROR / jnp.where(upper, q * jnp.maximum(jnp.abs(z), 0.79), 1.0), 0.0)
+    return z, jnp.where(upper, 2.0 * table_error / jnp.where(upper, q * jnp.maximum(jnp.abs(z), 0.79), 1.0), 0.0)
 
 
 def _eq29_block_bounds(pmf_x, pmf_y, ends, zx, ex, zy, ey, box_first, box_last):
@@ -418,6 +428,7 @@ def _eq29_max(pmf_x, pmf_y, cx, cy, nx, ny, tail_col):
     n1 = cx.shape[-1]
     rows = jnp.arange(cx.shape[0])
     plain = nx is None
+    table_error = _table_error(n1) if plain else None
     if plain:
         nx, ny = 1.0 - cx, 1.0 - cy  # fused into their readers: no tables are written
 
@@ -425,8 +436,8 @@ def _eq29_max(pmf_x, pmf_y, cx, cy, nx, ny, tail_col):
         return (a >= tail_col) & (na >= tail_col) & (b >= tail_col) & (nb >= tail_col)
 
     def term(a, na, b, nb, keep):  # (upper bound of the term, its error part); -inf outside
-        za, ea = _probit_and_error(jnp.where(keep, a, 0.5), na, plain)
-        zb, eb = _probit_and_error(jnp.where(keep, b, 0.5), nb, plain)
+        za, ea = _probit_and_error(jnp.where(keep, a, 0.5), na, table_error)
+        zb, eb = _probit_and_error(jnp.where(keep, b, 0.5), nb, table_error)
         t = za + zb + (ea + eb)
         return jnp.where(keep & ~jnp.isnan(t), t, -jnp.inf), ea + eb
 
@@ -453,8 +464,8 @@ def _eq29_max(pmf_x, pmf_y, cx, cy, nx, ny, tail_col):
     size = EQ29_BLOCK
     starts = jnp.arange(-(-n1 // size) + 1) * size
     q = jnp.clip(starts[None, :], box_first[:, None], jnp.maximum(box_last, box_first)[:, None])
-    zx, ex = _probit_and_error(at(cx)(q), at(nx)(q), plain)
-    zy, ey = _probit_and_error(at(cy)(q), at(ny)(q), plain)
+    zx, ex = _probit_and_error(at(cx)(q), at(nx)(q), table_error)
+    zy, ey = _probit_and_error(at(cy)(q), at(ny)(q), table_error)
     filled = (starts[None, :-1] <= box_last[:, None]) & (starts[None, 1:] > box_first[:, None])
     upper = _eq29_block_bounds(pmf_x, pmf_y, [at(t)(q) for t in (cx, nx, cy, ny)], zx, ex, zy, ey, box_first, box_last)
     upper = jnp.where(filled, upper, -jnp.inf)
