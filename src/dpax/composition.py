@@ -165,9 +165,29 @@ def use_exact_ratio(pmf_x, pmf_y, offset, grid_step):
     would be noise; rebuilt this way they keep the relative precision of the other side,
     which makes epsilon(delta) and delta(epsilon) right down to tiny delta.
     """
-    loss = (offset[:, None] + jnp.arange(pmf_x.shape[-1])[None, :]) * grid_step
-    shrink = jnp.exp(-jnp.abs(loss))  # e^-x above 0, e^x below: one exponential per point
-    return jnp.where(loss > 0, pmf_y * shrink, pmf_x), jnp.where(loss < 0, pmf_x * shrink, pmf_y)
+    n = pmf_x.shape[-1]
+    index = offset[:, None] + jnp.arange(n)[None, :]
+    shrink = _exp_abs_loss(offset, n, grid_step)
+    return jnp.where(index > 0, pmf_y * shrink, pmf_x), jnp.where(index < 0, pmf_x * shrink, pmf_y)
+
+
+#: :func:`_exp_abs_loss` multiplies exponentials of block starts by those of offsets within
+#: blocks of this many points.
+EXP_BLOCK = 256
+
+
+def _exp_abs_loss(offset, n, grid_step):
+    """e^-|x| at x = (offset + j) step, j = 0..n-1 (rows, n): products of the exponentials of
+    the block starts (offset + B b) step and of the offsets i step within blocks of
+    B = EXP_BLOCK (x = (offset + B b + i) step), one for each sign of x; within ~3 ulps of
+    exp(-|x|), at two small tables of exponentials instead of one per point."""
+    blocks = -(-n // EXP_BLOCK)
+    start = (offset[:, None] + EXP_BLOCK * jnp.arange(blocks)[None, :]) * grid_step  # (rows, blocks)
+    within = jnp.arange(EXP_BLOCK) * grid_step
+    down = jnp.exp(-start)[:, :, None] * jnp.exp(-within)  # e^-x
+    up = jnp.exp(jnp.minimum(start, 0.0))[:, :, None] * jnp.exp(within)  # e^x, where x < 0
+    positive = (offset[:, None, None] + EXP_BLOCK * jnp.arange(blocks)[None, :, None] + jnp.arange(EXP_BLOCK)) > 0
+    return jnp.where(positive, down, up).reshape(offset.shape[0], blocks * EXP_BLOCK)[:, :n]
 
 
 def _spectra(pmf_x, pmf_y, count, length, bits, shift=None):
