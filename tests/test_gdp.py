@@ -133,10 +133,10 @@ def test_eq29_fast_path_bounds_the_exact_max():
             px, py, _, inf_y, neginf_x = pl._rows()
             cx, cy, _ = dpax.analyse.breakpoints(px, py, jnp.zeros_like(inf_y))
             tail = jnp.full((px.shape[0], 1), 1e-10)
-            fast, error = (np.asarray(v) for v in gdp._eq29_max(px, py, cx, cy, None, None, tail))
+            fast, error = (np.asarray(v) for v in gdp._eq29_max(px, py, py / px, cx, cy, None, None, tail))
             nx = neginf_x[:, None] + dpax.analyse._head_sums(px)
             ny = dpax.analyse._tail_sums(py) + inf_y[:, None]
-            exact, none = (np.asarray(v) for v in gdp._eq29_max(px, py, cx, cy, nx, ny, tail))
+            exact, none = (np.asarray(v) for v in gdp._eq29_max(px, py, py / px, cx, cy, nx, ny, tail))
             np.testing.assert_array_equal(none, 0.0)
             assert np.all(fast >= exact) and np.all(fast - 2 * error <= exact)
             mu, _ = gdp.mu_and_regret(pl)
@@ -174,7 +174,8 @@ def test_eq29_block_bounds_hold_and_are_tight():
             ends = [np.take_along_axis(t, q, -1) for t in (cx, 1 - cx, cy, 1 - cy)]
             zx, ex = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(ends[0]), jnp.asarray(ends[1]), err))
             zy, ey = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(ends[2]), jnp.asarray(ends[3]), err))
-            upper = np.asarray(gdp._eq29_block_bounds(jnp.asarray(px), jnp.asarray(py), [jnp.asarray(e) for e in ends],
+            upper = np.asarray(gdp._eq29_block_bounds(jnp.asarray(px), jnp.asarray(py), jnp.asarray(py) / jnp.asarray(px),
+                                                     [jnp.asarray(e) for e in ends],
                                                      zx, ex, zy, ey, jnp.asarray(first), jnp.asarray(last)))
             za, ea = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(cx), jnp.asarray(1 - cx), err))
             zb, eb = (np.asarray(v) for v in gdp._probit_and_error(jnp.asarray(cy), jnp.asarray(1 - cy), err))
@@ -212,7 +213,7 @@ def test_kappa_block_bounds_hold_and_are_tight():
             mu = np.atleast_1d(gdp.mu_and_regret(pl)[0])
             for scale in (1.0, 0.5, 2.0):
                 m = jnp.asarray(mu * scale)[:, None]
-                upper = np.asarray(gdp._kappa_block_bounds(px, py, cx, cy, m))
+                upper = np.asarray(gdp._kappa_block_bounds(px, py, py / px, cx, cy, m))
                 kappas = np.asarray(gdp._kappa_line(px, py, cx[:, :-1], cy[:, :-1], m))
                 blocks = np.pad(kappas, ((0, 0), (0, upper.shape[1] * size - kappas.shape[1])),
                                 constant_values=-np.inf).reshape(upper.shape + (size,)).max(-1)

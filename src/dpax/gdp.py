@@ -356,10 +356,10 @@ def _probit_and_error(p, q, table_error):
     return z, jnp.where(upper, 2.0 * table_error / jnp.where(upper, q * jnp.maximum(jnp.abs(z), 0.79), 1.0), 0.0)
 
 
-def _eq29_block_bounds(pmf_x, pmf_y, ends, zx, ex, zy, ey, box_first, box_last):
+def _eq29_block_bounds(pmf_x, pmf_y, ratio, ends, zx, ex, zy, ey, box_first, box_last):
     """Upper bounds (rows, blocks) of Eq. 29's terms, error parts included, over each block
-    of breakpoints [q_b, q_b+1] (``ends``: cx, 1 - cx, cy, 1 - cy at the q's; zx, ex, zy, ey:
-    their probits and error parts).
+    of breakpoints [q_b, q_b+1] (``ratio``: pmf_y / pmf_x; ``ends``: cx, 1 - cx, cy, 1 - cy at
+    the q's; zx, ex, zy, ey: their probits and error parts).
 
     The term g(alpha, beta) = -Phi^-1(alpha) - Phi^-1(beta) is quasiconvex (its sublevel set
     {g <= m} = {beta >= f_m(alpha)} is the epigraph of a convex curve), so on a polygon it
@@ -377,28 +377,37 @@ def _eq29_block_bounds(pmf_x, pmf_y, ends, zx, ex, zy, ey, box_first, box_last):
     a, na, b, nb = ends
     rows, n = pmf_x.shape
     blocks = a.shape[-1] - 1
-    whole = n // EQ29_BLOCK  # blocks read in place; the rest (and the empty one past the last step) padded
+    size = EQ29_BLOCK
+    whole = n // size  # blocks read in place; the rest (and the empty one past the last step) padded
 
-    def per_block(reduce, f):
-        def stats(lo, px, py):
-            j = lo + jnp.arange(px.shape[1] * px.shape[2]).reshape(px.shape[1:])
-            inside = (j >= box_first[:, None, None]) & (j < box_last[:, None, None])  # steps between box breakpoints
-            return reduce(f(jnp.where(inside, px, 0.0), jnp.where(inside, py, 0.0)), -1)
+    def stats(px, py, r, keep=None):  # (r_lo, r_hi, S_a, S_b) along the last axis, of the steps kept
+        counted = ~jnp.isnan(r) if keep is None else keep & ~jnp.isnan(r)  # 0 / 0: no step
+        if keep is not None:
+            px, py = jnp.where(keep, px, 0.0), jnp.where(keep, py, 0.0)
+        return (jnp.min(jnp.where(counted, r, jnp.inf), -1), jnp.max(jnp.where(counted, r, 0.0), -1),
+                jnp.sum(px, -1), jnp.sum(py, -1))
 
-        pieces = []
-        if whole:
-            pieces.append(stats(0, *(p[:, :whole * EQ29_BLOCK].reshape(rows, whole, EQ29_BLOCK) for p in (pmf_x, pmf_y))))
-        rest = ((0, 0), (0, (blocks - whole) * EQ29_BLOCK - (n - whole * EQ29_BLOCK)))
-        pieces.append(stats(whole * EQ29_BLOCK, *(jnp.pad(p[:, whole * EQ29_BLOCK:], rest).reshape(rows, blocks - whole, EQ29_BLOCK)
-                                                  for p in (pmf_x, pmf_y))))
-        return jnp.concatenate(pieces, -1)
-
-    def slope(px, py, fill):
-        return jnp.where(px > 0, py / jnp.where(px > 0, px, 1.0), fill(py))
-
-    r_lo = per_block(jnp.min, lambda px, py: slope(px, py, lambda py: jnp.inf))
-    r_hi = per_block(jnp.max, lambda px, py: slope(px, py, lambda py: jnp.where(py > 0, jnp.inf, 0.0)))
-    s_a, s_b = per_block(jnp.sum, lambda px, py: px), per_block(jnp.sum, lambda px, py: py)
+    # every block as if wholly inside the box; the (at most two) blocks holding its ends again,
+    # with the steps outside masked; blocks wholly outside are dropped by the caller
+    arrays = (pmf_x, pmf_y, ratio)
+    pieces = []
+    if whole:
+        pieces.append(stats(*(x[:, :whole * size].reshape(rows, whole, size) for x in arrays)))
+    rest = ((0, 0), (0, (blocks - whole) * size - (n - whole * size)))
+    pieces.append(stats(*(jnp.pad(x[:, whole * size:], rest, constant_values=fill).reshape(rows, blocks - whole, size)
+                          for x, fill in zip(arrays, (0.0, 0.0, jnp.nan)))))
+    block_stats = [jnp.concatenate(parts, -1) for parts in zip(*pieces)]
+    span = min(size, n)
+    window = jax.vmap(lambda x, start: jax.lax.dynamic_slice(x, (start,), (span,)))
+    row = jnp.arange(rows)
+    for end in (box_first, jnp.maximum(box_last - 1, 0)):
+        k = end // size
+        start = jnp.clip(k * size, 0, n - span)
+        j = start[:, None] + jnp.arange(span)
+        keep = (j >= jnp.maximum(k * size, box_first)[:, None]) & (j < jnp.minimum((k + 1) * size, box_last)[:, None])
+        patch = stats(*(window(x, start) for x in arrays), keep)
+        block_stats = [v.at[row, k].set(p) for v, p in zip(block_stats, patch)]
+    r_lo, r_hi, s_a, s_b = block_stats
     width = r_hi - r_lo
     usable = (s_a > 0) & (r_hi < jnp.inf) & (width > 1e-12 * r_hi)
     w = jnp.where(usable, width, 1.0)
@@ -416,7 +425,7 @@ def _eq29_block_bounds(pmf_x, pmf_y, ends, zx, ex, zy, ey, box_first, box_last):
     return jnp.where(usable, jnp.minimum(corner, vertex), corner)
 
 
-def _eq29_max(pmf_x, pmf_y, cx, cy, nx, ny, tail_col):
+def _eq29_max(pmf_x, pmf_y, ratio, cx, cy, nx, ny, tail_col):
     """Eq. 29's max over f's breakpoints inside the box [tail, 1 - tail]^2 and the points
     where f crosses the box's sides, per row, and the error part of the term attaining it.
 
@@ -467,7 +476,8 @@ def _eq29_max(pmf_x, pmf_y, cx, cy, nx, ny, tail_col):
     zx, ex = _probit_and_error(at(cx)(q), at(nx)(q), table_error)
     zy, ey = _probit_and_error(at(cy)(q), at(ny)(q), table_error)
     filled = (starts[None, :-1] <= box_last[:, None]) & (starts[None, 1:] > box_first[:, None])
-    upper = _eq29_block_bounds(pmf_x, pmf_y, [at(t)(q) for t in (cx, nx, cy, ny)], zx, ex, zy, ey, box_first, box_last)
+    ends = [at(t)(q) for t in (cx, nx, cy, ny)]
+    upper = _eq29_block_bounds(pmf_x, pmf_y, ratio, ends, zx, ex, zy, ey, box_first, box_last)
     upper = jnp.where(filled, upper, -jnp.inf)
     at_q = zx + zy + ex + ey
     lower = jnp.where(box_last >= box_first, jnp.max(jnp.where(jnp.isnan(at_q), -jnp.inf, at_q), -1), -jnp.inf)
@@ -516,9 +526,9 @@ def _kappa_line(px, py, x0, y0, m):
     return jnp.where(ok, (w * (y0 - b_star) + (x0 - a_star)) / (w + 1.0), -jnp.inf)
 
 
-def _kappa_block_bounds(pmf_x, pmf_y, cx, cy, m):
+def _kappa_block_bounds(pmf_x, pmf_y, ratio, cx, cy, m):
     """Upper bounds (rows, blocks) of the kappas of the steep segments in each block of
-    KAPPA_BLOCK, for f_mu with m = mu (rows, 1).
+    KAPPA_BLOCK, for f_mu with m = mu (rows, 1) (``ratio``: pmf_y / pmf_x).
 
     In u = 1 / (s + 1) a line's offset (s alpha + beta) / (s + 1) is alpha + (beta - alpha) u,
     so h_mu(u), its min over f_mu's points, is concave: above its chord between the block's
@@ -528,8 +538,8 @@ def _kappa_block_bounds(pmf_x, pmf_y, cx, cy, m):
     """
     n = pmf_x.shape[-1]
     size = KAPPA_BLOCK
-    ok, w, _ = _steep(pmf_x, pmf_y)
-    u = w / (w + 1.0)
+    ok = (pmf_x > 0) & (pmf_y >= pmf_x)  # the steep segments of _steep
+    u = 1.0 / (1.0 + ratio)  # 1 / (1 + s); 0 where s overflows
     u_lo = _per_block(jnp.where(ok, u, 1.0), size, 1.0, jnp.min)
     u_hi = _per_block(jnp.where(ok, u, 0.0), size, 0.0, jnp.max)
 
@@ -571,6 +581,7 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     rows = jnp.arange(pmf_x.shape[0])
     # breakpoint tables of f (analyse.breakpoints: the tail sums run from the small end)
     cx, cy, _ = _analyse.breakpoints(pmf_x, pmf_y, jnp.zeros_like(inf_y))
+    ratio = pmf_y / pmf_x  # the segments' slopes (inf: vertical, NaN: no step), for the block bounds
     off = offset
     tail_col = jnp.broadcast_to(tail, (pmf_x.shape[0], 1))
 
@@ -581,14 +592,14 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     # attains it with a relative error above MU_ROUNDING (small mu, whose max sits at the
     # box's corner) are the terms recomputed from complementary sums (Pr[X <= x] and
     # Pr[Y > x] summed from their own small ends).
-    plain_max, error = _eq29_max(pmf_x, pmf_y, cx, cy, None, None, tail_col)
+    plain_max, error = _eq29_max(pmf_x, pmf_y, ratio, cx, cy, None, None, tail_col)
     # the max of upper bounds t + e is at most the true max + 2 e (t itself is within e)
     close = ~(2.0 * error > MU_ROUNDING * jnp.abs(plain_max))  # (NaN error: none attains, -inf max)
 
     def from_complements(_):
         nx = neginf_x[:, None] + _analyse._head_sums(pmf_x)
         ny = _analyse._tail_sums(pmf_y) + inf_y[:, None]
-        return jnp.where(close, plain_max, _eq29_max(pmf_x, pmf_y, cx, cy, nx, ny, tail_col)[0])
+        return jnp.where(close, plain_max, _eq29_max(pmf_x, pmf_y, ratio, cx, cy, nx, ny, tail_col)[0])
 
     terms_max = jax.lax.cond(jnp.all(close), lambda _: plain_max, from_complements, None)
     mu = jnp.maximum(terms_max, 0.0)
@@ -611,7 +622,7 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
 
     # the max kappa by branch and bound on blocks of KAPPA_BLOCK segments
     size = KAPPA_BLOCK
-    upper = _kappa_block_bounds(pmf_x, pmf_y, cx, cy, m)
+    upper = _kappa_block_bounds(pmf_x, pmf_y, ratio, cx, cy, m)
     # an attained kappa: the largest of the block with the highest bound
     top_block = jnp.argmax(jnp.where(jnp.isnan(upper), -jnp.inf, upper), -1)
     span = min(size, n)
