@@ -254,12 +254,17 @@ def _masked_max(vals, idx, n):
     return top, jnp.where(jnp.isneginf(top), n, jnp.min(jnp.where(vals == top[:, None], idx, n), -1))
 
 
-def _per_block(a, size, fill, reduce):
-    """``reduce`` over blocks of ``size`` points along the last axis (padded with ``fill``)."""
+def _as_blocks(a, size, fill=0):
+    """(rows, n) -> (rows, blocks, size): consecutive blocks of ``size`` points, the last
+    padded with ``fill``."""
     n = a.shape[-1]
     blocks = -(-n // size)
-    a = jnp.pad(a, ((0, 0), (0, blocks * size - n)), constant_values=fill)
-    return reduce(a.reshape(a.shape[0], blocks, size), -1)
+    return jnp.pad(a, ((0, 0), (0, blocks * size - n)), constant_values=fill).reshape(a.shape[0], blocks, size)
+
+
+def _per_block(a, size, fill, reduce):
+    """``reduce`` over blocks of ``size`` points along the last axis (padded with ``fill``)."""
+    return reduce(_as_blocks(a, size, fill), -1)
 
 
 def _first_indices(mask, size):
@@ -551,14 +556,9 @@ def _kappa_block_bounds(pmf_x, pmf_y, ratio, cx, cy, m):
     h_lo, h_hi = h_mu(u_lo), h_mu(u_hi)
     du = u_hi - u_lo
     rise = jnp.where(du > 0, (h_hi - h_lo) / jnp.where(du > 0, du, 1.0), 0.0)
-    blocks = u_lo.shape[-1]
-
-    def in_blocks(a):  # (rows, n) -> (rows, blocks, size)
-        return jnp.pad(a, ((0, 0), (0, blocks * size - n))).reshape(a.shape[0], blocks, size)
-
-    ub, cxb, cyb = in_blocks(u), in_blocks(cx[:, :n]), in_blocks(cy[:, :n])
+    ub, cxb, cyb, okb = (_as_blocks(a, size) for a in (u, cx[:, :n], cy[:, :n], ok))
     chord = h_lo[..., None] + (ub - u_lo[..., None]) * rise[..., None]
-    return jnp.max(jnp.where(in_blocks(ok), cxb + (cyb - cxb) * ub - chord, -jnp.inf), -1)
+    return jnp.max(jnp.where(okb, cxb + (cyb - cxb) * ub - chord, -jnp.inf), -1)
 
 
 @jax.jit
