@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from dpax import analyse
+from dpax._engine import analyse
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dpax
-from dpax import _aot
+from dpax._engine import cache as _aot
 
 
 @pytest.fixture

@@ -118,7 +118,7 @@ def test_indexing_a_batch():
 
 def test_stacked_many_factor_path_equals_traced_path(monkeypatch):
     """More than STACK_ABOVE factors go through the scan kernels: same numbers."""
-    from dpax import composition
+    from dpax._engine import composition
 
     f = [dpax.gaussian([1.0, 2.0], grid_step=1e-3), dpax.laplace(3.0, grid_step=1e-3),
          dpax.subsampled_gaussian(1.0, [[0.1], [0.2]], grid_step=1e-3)]
@@ -165,8 +165,8 @@ def test_a_factor_longer_than_the_fft_wraps_around_exactly():
     folded onto the FFT length circularly: the composition equals the unpadded one."""
     import jax.numpy as jnp
 
-    from dpax import composition
-    from dpax._x64 import float64
+    from dpax._engine import composition
+    from dpax._engine.x64 import float64
 
     @float64
     def both():
@@ -188,7 +188,7 @@ def test_a_factor_placed_early_gives_the_rolled_composition(monkeypatch):
     positions early, so the composed window needs no roll (``aligned``); forcing the roll
     gives the same masses at the same losses, to FFT round-off. Fails on any off-by-one in
     the shift or the offsets."""
-    from dpax import composition
+    from dpax._engine import composition
 
     def masses(pl):
         px, py, off, iy, nx = (np.asarray(a) for a in pl._rows())

@@ -17,6 +17,7 @@ from scipy.stats import norm
 import dpax
 from dpax import conversions as cv
 from dpax import gdp
+from dpax._engine import analyse as _analyse
 from exact_refs import gdp_advantage, gdp_beta, gdp_delta
 
 
@@ -131,11 +132,11 @@ def test_eq29_fast_path_bounds_the_exact_max():
     with jax.enable_x64(True):
         for pl in cases:
             px, py, _, inf_y, neginf_x = pl._rows()
-            cx, cy, _ = dpax.analyse.breakpoints(px, py, jnp.zeros_like(inf_y))
+            cx, cy, _ = _analyse.breakpoints(px, py, jnp.zeros_like(inf_y))
             tail = jnp.full((px.shape[0], 1), 1e-10)
             fast, error = (np.asarray(v) for v in gdp._eq29_max(px, py, py / px, cx, cy, None, None, tail))
-            nx = neginf_x[:, None] + dpax.analyse._head_sums(px)
-            ny = dpax.analyse._tail_sums(py) + inf_y[:, None]
+            nx = neginf_x[:, None] + _analyse._head_sums(px)
+            ny = _analyse._tail_sums(py) + inf_y[:, None]
             exact, none = (np.asarray(v) for v in gdp._eq29_max(px, py, py / px, cx, cy, nx, ny, tail))
             np.testing.assert_array_equal(none, 0.0)
             assert np.all(fast >= exact) and np.all(fast - 2 * error <= exact)
@@ -165,7 +166,7 @@ def test_eq29_block_bounds_hold_and_are_tight():
     with jax.enable_x64(True):
         for case, pl in enumerate(cases):
             px, py = (np.asarray(a) for a in pl._rows()[:2])
-            cx, cy, _ = (np.asarray(a) for a in dpax.analyse.breakpoints(*pl._rows()[:2], jnp.zeros(px.shape[0])))
+            cx, cy, _ = (np.asarray(a) for a in _analyse.breakpoints(*pl._rows()[:2], jnp.zeros(px.shape[0])))
             n1 = cx.shape[-1]
             err = gdp._table_error(n1)
             inside = (cx >= 1e-10) & (1 - cx >= 1e-10) & (cy >= 1e-10) & (1 - cy >= 1e-10)
@@ -211,7 +212,7 @@ def test_kappa_block_bounds_hold_and_are_tight():
     with jax.enable_x64(True):
         for case, pl in enumerate(cases):
             px, py = pl._rows()[:2]
-            cx, cy, _ = dpax.analyse.breakpoints(px, py, jnp.zeros(px.shape[0]))
+            cx, cy, _ = _analyse.breakpoints(px, py, jnp.zeros(px.shape[0]))
             mu = np.atleast_1d(gdp.mu_and_regret(pl)[0])
             for scale in (1.0, 0.5, 2.0):
                 m = jnp.asarray(mu * scale)[:, None]

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import dpax
-from dpax import grid as _grid
-from dpax import sharding
+from dpax._engine import grid as _grid
+from dpax._engine import sharding
 from dpax.targets import Advantage, ErrRates
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,7 +28,7 @@ SCRIPT = textwrap.dedent(
     os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
     import jax, numpy as np
     import dpax
-    from dpax import _aot
+    from dpax._engine import cache as _aot, sharding
     from dpax.targets import ErrRates, Advantage
     assert len(jax.devices()) == 2
     out = {}
@@ -46,7 +46,7 @@ SCRIPT = textwrap.dedent(
         out["aot_beta"] = c.beta(0.1).tolist()
         _aot.enable(None)
     out["plain_beta"] = pl.beta(0.1).tolist()
-    dpax.sharding.use_devices(jax.devices()[:1])
+    sharding.use_devices(jax.devices()[:1])
     b = dpax.calibrate_dpsgd(**kw)
     for name, r in (("sharded", a), ("single", b)):
         out[name] = {"noise": r.noise_multiplier.tolist(), "failing": r.noise_multiplier_failing.tolist(),

@@ -17,8 +17,8 @@ import copy
 
 import numpy as np
 
-from . import validation as _v
-from ._x64 import float64
+from ._engine import validation as _v
+from ._engine.x64 import float64
 
 DEFAULT_GRID_STEP = 1e-4
 

@@ -16,10 +16,10 @@ from typing import Callable
 
 import numpy as np
 
-from . import sharding as _sharding
+from ._engine import sharding as _sharding
 from . import targets as _targets
-from . import validation as _v
-from ._x64 import float64
+from ._engine import validation as _v
+from ._engine.x64 import float64
 from .mechanisms import dpsgd
 from .privacy_loss import PrivacyLoss
 
@@ -523,7 +523,7 @@ def calibrate_dpsgd(
 def _achieved(noise, p, t, target, delta, grid_step):
     """Risk values of the calibrated configurations, re-evaluated at the requested grid
     (chunked to fit memory); NaN for infeasible rows."""
-    from . import analyse
+    from ._engine import analyse
 
     rows = noise.shape[0]
     result = {"advantage": np.full(rows, np.nan), "epsilon": np.full(rows, np.nan)}

@@ -132,7 +132,7 @@ def cache_dir() -> str:
 @contextlib.contextmanager
 def compilation_cache(enabled: bool = True):
     """Run the body with JAX's persistent compilation cache on (every kernel is cached),
-    and dpax's own store of compiled kernels (:mod:`dpax._aot`), which skips tracing too.
+    and dpax's own store of compiled kernels (:mod:`dpax._engine.cache`), which skips tracing too.
 
     Sets the JAX options in :data:`CACHE_OPTIONS` and restores them afterwards, so calling
     :func:`main` from Python leaves the caller's JAX configuration as it was. Yields the
@@ -144,7 +144,7 @@ def compilation_cache(enabled: bool = True):
     import jax
     from jax.experimental.compilation_cache import compilation_cache as jax_cc
 
-    from . import _aot
+    from ._engine import cache as _cache
 
     path = cache_dir()
     try:
@@ -159,10 +159,10 @@ def compilation_cache(enabled: bool = True):
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
         jax_cc.reset_cache()  # (re)open the cache at this directory on the next compile
-        _aot.enable(os.path.join(path, "dpax-executables"))
+        _cache.enable(os.path.join(path, "dpax-executables"))
         yield path
     finally:
-        _aot.enable(None)
+        _cache.enable(None)
         for name, value in saved.items():
             jax.config.update(name, value)
         jax_cc.reset_cache()

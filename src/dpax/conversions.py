@@ -26,7 +26,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from . import gdp as _gdp
-from . import validation as _v
+from ._engine import validation as _v
 
 # -- scalar conversions ---------------------------------------------------------------------
 

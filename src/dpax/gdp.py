@@ -39,10 +39,10 @@ from scipy.special import log_ndtr as _np_log_ndtr
 from scipy.special import ndtr as _np_ndtr
 from scipy.special import ndtri as _np_ndtri
 
-from . import analyse as _analyse
-from . import validation as _v
-from ._special import ndtr
-from ._x64 import float64
+from ._engine import analyse as _analyse
+from ._engine import validation as _v
+from ._engine.special import ndtr
+from ._engine.x64 import float64
 
 #: Default tail: mu is the tightest GDP parameter for every attack whose FPR and FNR lie in
 #: [tail, 1 - tail] (the grid's truncated mass, kept pessimistically at +-inf, is not GDP for any

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import grid as _grid
-from ._x64 import float64
+from ._engine import grid as _grid
+from ._engine.x64 import float64
 from .privacy_loss import PrivacyLoss
 
 

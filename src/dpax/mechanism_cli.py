@@ -66,7 +66,7 @@ def run_mechanism(args) -> dict:
 
     import dpax
 
-    from .validation import positive_int_array
+    from ._engine.validation import positive_int_array
 
     builder, takes = KINDS[args.kind]
     given = {name: getattr(args, name) for name in _ALL_OPTIONS if getattr(args, name) is not None}

@@ -9,11 +9,11 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.special import logsumexp, ndtri
 
-from . import construct as _construct
-from . import grid as _grid
-from . import sharding as _sharding
-from . import validation as _v
-from ._x64 import float64
+from ._engine import construct as _construct
+from ._engine import grid as _grid
+from ._engine import sharding as _sharding
+from ._engine import validation as _v
+from ._engine.x64 import float64
 from .privacy_loss import PrivacyLoss
 
 #: Mass allowed in each tail of a single step before it is collapsed onto the grid's end

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import validation as _v
-from ._x64 import float64
+from ._engine import validation as _v
+from ._engine.x64 import float64
 
 
 def _figure(ax):

@@ -16,10 +16,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import analyse as _analyse
-from . import composition as _compose
-from . import validation as _v
-from ._x64 import float64
+from ._engine import analyse as _analyse
+from ._engine import composition as _compose
+from ._engine import validation as _v
+from ._engine.x64 import float64
 
 
 def _out(values, shape):

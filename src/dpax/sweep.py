@@ -37,7 +37,7 @@ import sys
 
 import numpy as np
 
-from . import validation as _v
+from ._engine import validation as _v
 
 #: Columns dpax reads; any other column is carried to the results untouched.
 NUMERIC_COLUMNS = ("noise_multiplier", "sample_rate", "num_steps", "grid_step", "alpha", "beta", "advantage",

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.stats import norm
 
-from . import validation as _v
+from ._engine import validation as _v
 
 
 class Target:
@@ -101,7 +101,7 @@ class ErrRates(Target):
 
 
     def margin(self, rows):
-        from . import analyse
+        from ._engine import analyse
 
         b = np.asarray(analyse.beta_kernel(*rows, np.asarray(self.alpha).reshape(-1, 1)))[:, 0]
         return b - self.beta.reshape(-1), {"beta": b}
@@ -137,7 +137,7 @@ class Advantage(Target):
 
 
     def margin(self, rows):
-        from . import analyse
+        from ._engine import analyse
 
         adv = np.asarray(analyse.advantage_kernel(*rows))
         return self.advantage.reshape(-1) - adv, {"advantage": adv}
@@ -174,7 +174,7 @@ class Epsilon(Target):
 
 
     def margin(self, rows):
-        from . import analyse
+        from ._engine import analyse
 
         eps = np.asarray(analyse.epsilon_kernel(*rows, np.asarray(self.delta).reshape(-1, 1)))[:, 0]
         return self.epsilon.reshape(-1) - eps, {"epsilon": eps}
@@ -313,8 +313,8 @@ def _gdp_margin_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, mu):
     plus the off-grid mass and GDP_SLACK (see :class:`GDP`)."""
     from jax.scipy.special import ndtri
 
-    from ._special import ndtr
-    from .analyse import _both_directions
+    from ._engine.special import ndtr
+    from ._engine.analyse import _both_directions
 
     worst = jnp.inf
     for (cx, cy, _), _ in _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special, stats
 
-from .. import validation as _v
+from .._engine import validation as _v
 
 __all__ = [
     "AuditResult",

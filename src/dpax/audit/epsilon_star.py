@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special, stats
 
-from .. import validation as _v
+from .._engine import validation as _v
 
 __all__ = [
     "EpsilonStar",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from .. import validation as _v
+from .._engine import validation as _v
 from .epsilon_star import _losses, loss_transform
 
 __all__ = ["GaussianMixture", "fit_gaussian_mixture", "goodness_of_fit", "ks_pvalues"]

@@ -25,8 +25,8 @@ import numpy as np
 from .. import conversions as _conv
 from .. import gdp as _gdp
 from .. import targets as _targets
-from .. import validation as _v
-from .._x64 import float64
+from .._engine import validation as _v
+from .._engine.x64 import float64
 from ..accountants import PLDAccountant
 from ..calibration import calibrate_dpsgd
 from ..mechanisms import dpsgd

@@ -19,6 +19,7 @@ import os
 import jax
 import numpy as np
 
+from . import cache as _cache
 from . import grid as _grid
 
 _state = {"devices": None}
@@ -61,13 +62,11 @@ def place_rows(*arrays):
     """Put row arrays (equal leading length) on the devices, split on the row axis.
 
     No-op with one device, when the row count does not divide evenly, or while the command
-    line's serialised executables (:mod:`dpax._aot`, compiled for one device) are in use.
+    line's serialised executables (:mod:`dpax._engine.cache`, compiled for one device) are in use.
     """
-    from . import _aot
-
     n = device_count()
     rows = np.shape(arrays[0])[0] if arrays and np.ndim(arrays[0]) else 0
-    if n < 2 or rows == 0 or rows % n or _aot._state["dir"] is not None:
+    if n < 2 or rows == 0 or rows % n or _cache.enabled():
         return arrays
     return tuple(jax.device_put(a, row_sharding(np.ndim(a))) for a in arrays)
 

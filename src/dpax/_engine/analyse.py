@@ -19,7 +19,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from . import _aot
+from . import cache as _cache
 
 
 #: Block length of :func:`prefix_sum`: the sums run in levels of this many points (floats;
@@ -202,7 +202,7 @@ def _beta_from_tables(tables, offset, n, alpha):
     return jnp.clip(beta, 0.0, 1.0)
 
 
-@functools.partial(_aot.kernel, name="beta_kernel")
+@functools.partial(_cache.kernel, name="beta_kernel")
 @jax.jit
 def beta_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, alpha):
     """Symmetrised trade-off curve at ``alpha`` (rows, m): Algorithm 1 + Def. F.1 of Dong et al.
@@ -224,14 +224,14 @@ def _advantage_from_tables(tables, n):
     return jnp.clip(adv, 0.0, 1.0)
 
 
-@functools.partial(_aot.kernel, name="advantage_kernel")
+@functools.partial(_cache.kernel, name="advantage_kernel")
 @jax.jit
 def advantage_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x):
     """Maximal TPR - FPR (Algorithm 3 / Eq. 11): 1 - Pr[X > 0] - Pr[Y <= 0], worst direction."""
     return _advantage_from_tables(_both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x), pmf_x.shape[-1])
 
 
-@functools.partial(_aot.kernel, name="delta_kernel")
+@functools.partial(_cache.kernel, name="delta_kernel")
 @jax.jit
 def delta_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, epsilon):
     """delta(epsilon) (rows, m) of the symmetrised curve: the larger of the two directions'
@@ -259,7 +259,7 @@ def _epsilon_from_tables(tables, delta):
     return jnp.maximum(eps, 0.0)
 
 
-@functools.partial(_aot.kernel, name="epsilon_kernel")
+@functools.partial(_cache.kernel, name="epsilon_kernel")
 @jax.jit
 def epsilon_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, delta):
     """Smallest epsilon >= 0 with delta(epsilon) <= delta (rows, m): the largest over
@@ -268,7 +268,7 @@ def epsilon_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, delta):
     return _epsilon_from_tables(_both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x), delta)
 
 
-@functools.partial(_aot.kernel, name="risk_summary_kernel")
+@functools.partial(_cache.kernel, name="risk_summary_kernel")
 @jax.jit
 def risk_summary_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, alpha, delta):
     """(advantage (rows,), epsilon at ``delta`` (rows, m), beta at ``alpha`` (rows, k)):
@@ -279,7 +279,7 @@ def risk_summary_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, alpha, delta):
     return _advantage_from_tables(tables, n), _epsilon_from_tables(tables, delta), _beta_from_tables(tables, offset, n, alpha)
 
 
-@functools.partial(_aot.kernel, name="tradeoff_points_kernel")
+@functools.partial(_cache.kernel, name="tradeoff_points_kernel")
 @jax.jit
 def tradeoff_points_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x):
     """Breakpoints (alpha_i, beta_i) of f for one direction, alpha descending."""

@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _aot
+from . import cache as _cache
 from . import grid as _grid
 from .construct import close_mass
 
@@ -85,7 +85,7 @@ def _moments(pmf, loss):
     return mean, var
 
 
-@functools.partial(_aot.kernel, name="window")
+@functools.partial(_cache.kernel, name="window")
 @jax.jit
 def window_kernel(components, counts, grid_step):
     """Chernoff window [lo, hi] (grid indices) of the composition."""
@@ -233,7 +233,7 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, 
     return pmf_x, pmf_y, offset, inf_y, neginf_x
 
 
-@functools.partial(_aot.kernel, name="fft_compose")
+@functools.partial(_cache.kernel, name="fft_compose")
 @functools.partial(jax.jit, static_argnames=("length", "exact_ratio", "bits", "aligned"))
 def fft_compose_kernel(components, counts, lo, hi, grid_step, length, exact_ratio, bits, aligned=False):
     """Convolution of ``counts[i]`` copies of each component, on the window [lo, hi].
@@ -265,7 +265,7 @@ def fft_compose_kernel(components, counts, lo, hi, grid_step, length, exact_rati
 STACK_ABOVE = 4
 
 
-@functools.partial(_aot.kernel, name="window_stacked")
+@functools.partial(_cache.kernel, name="window_stacked")
 @jax.jit
 def window_stacked_kernel(stacked, counts, grid_step):
     """:func:`window_kernel` over stacked factors (K, rows, n), looping with ``lax.scan``."""
@@ -307,7 +307,7 @@ def window_stacked_kernel(stacked, counts, grid_step):
     return lo, jnp.maximum(hi, lo)
 
 
-@functools.partial(_aot.kernel, name="fft_compose_stacked")
+@functools.partial(_cache.kernel, name="fft_compose_stacked")
 @functools.partial(jax.jit, static_argnames=("length", "exact_ratio", "bits"))
 def fft_compose_stacked_kernel(stacked, counts, lo, hi, grid_step, length, exact_ratio, bits):
     """:func:`fft_compose_kernel` over stacked factors, multiplying spectra in a ``lax.scan``."""

@@ -33,14 +33,21 @@ def enable(path: str | None) -> None:
     _loaded.clear()
 
 
+def enabled() -> bool:
+    """Whether kernels are served from the on-disk store (see :func:`enable`)."""
+    return _state["dir"] is not None
+
+
 @functools.lru_cache(maxsize=1)
 def _fingerprint() -> str:
     h = hashlib.sha256()
-    root = os.path.dirname(__file__)
-    for name in sorted(os.listdir(root)):
-        if name.endswith(".py"):
-            with open(os.path.join(root, name), "rb") as fh:
-                h.update(name.encode() + fh.read())
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the dpax package
+    for folder, dirs, files in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), "rb") as fh:
+                    h.update(os.path.relpath(os.path.join(folder, name), root).encode() + fh.read())
     device = jax.devices()[0]
     h.update(f"{jax.__version__}|{device.platform}|{device.device_kind}".encode())
     return h.hexdigest()

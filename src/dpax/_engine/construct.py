@@ -27,8 +27,8 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from . import _aot
-from ._special import log_ndtr_pair
+from . import cache as _cache
+from .special import log_ndtr_pair
 
 _LOG_HALF = -0.6931471805599453
 
@@ -155,8 +155,8 @@ def _subsampled_gaussian_cdfs(sigma, p, offset, grid_step, n):
     return grid, subsampled_gaussian_log_cdfs(grid, sigma[:, None], p[:, None])
 
 
-_subsampled_gaussian_cdfs = _aot.kernel(jax.jit(_subsampled_gaussian_cdfs, static_argnames=("n",)), "sg_cdfs")
-_split_cells = _aot.kernel(jax.jit(split_cells), "split_cells")
+_subsampled_gaussian_cdfs = _cache.kernel(jax.jit(_subsampled_gaussian_cdfs, static_argnames=("n",)), "sg_cdfs")
+_split_cells = _cache.kernel(jax.jit(split_cells), "split_cells")
 
 
 def subsampled_gaussian_kernel(sigma, p, offset, grid_step, n):
@@ -267,7 +267,7 @@ def _laplace_pair(eps, p, offset, grid_step, n):
     return close_rounding(*split_cells_open(grid, grid_step, *cdfs), finite_law=True)
 
 
-_laplace_pair = _aot.kernel(jax.jit(_laplace_pair, static_argnames=("n",)), "laplace_pair")
+_laplace_pair = _cache.kernel(jax.jit(_laplace_pair, static_argnames=("n",)), "laplace_pair")
 
 
 def laplace_kernel(eps, p, offset, grid_step, n):
@@ -355,7 +355,7 @@ def _atoms_pair(loss, log_p, log_q, offset, grid_step, n):
     return close_rounding(*split_atoms(loss, log_p, log_q, offset, grid_step, n))
 
 
-_atoms_pair = _aot.kernel(jax.jit(_atoms_pair, static_argnames=("n",)), "atoms_pair")
+_atoms_pair = _cache.kernel(jax.jit(_atoms_pair, static_argnames=("n",)), "atoms_pair")
 
 
 def _atoms_cdfs(loss, log_p, log_q, offset, grid_step, n):
@@ -363,7 +363,7 @@ def _atoms_cdfs(loss, log_p, log_q, offset, grid_step, n):
     return grid, atoms_log_cdfs(grid, loss, log_p, log_q)
 
 
-_atoms_cdfs = _aot.kernel(jax.jit(_atoms_cdfs, static_argnames=("n",)), "atoms_cdfs")
+_atoms_cdfs = _cache.kernel(jax.jit(_atoms_cdfs, static_argnames=("n",)), "atoms_cdfs")
 
 
 def atoms_kernel(loss, log_p, log_q, offset, grid_step, n):
@@ -426,7 +426,7 @@ def _substitution_cdfs(sigma, p, offset, grid_step, n):
     return grid, subsampled_gaussian_substitution_log_cdfs(grid, sigma[:, None], p[:, None])
 
 
-_substitution_cdfs = _aot.kernel(jax.jit(_substitution_cdfs, static_argnames=("n",)), "sg_sub_cdfs")
+_substitution_cdfs = _cache.kernel(jax.jit(_substitution_cdfs, static_argnames=("n",)), "sg_sub_cdfs")
 
 
 def subsampled_gaussian_substitution_kernel(sigma, p, offset, grid_step, n):
