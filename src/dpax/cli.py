@@ -71,53 +71,7 @@ def _count(text: str):
 # -- output helpers ------------------------------------------------------------------------
 
 
-def _jsonable(value):
-    """Plain Python values for json: floats (NaN -> null, +-inf -> "inf" / "-inf")."""
-    import numpy as np
-
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        v = float(value)
-        if math.isnan(v):
-            return None
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return v
-    return value
-
-
-def _fmt(value, digits: int = 6) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, str):
-        return value
-    v = float(value)
-    if math.isnan(v):
-        return "-"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return f"{v:.{digits}g}"
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    lines = [indent + "  ".join(h.rjust(w) for h, w in zip(headers, widths))]
-    lines += [indent + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
-    return lines
-
-
-def _pairs(pairs: Sequence[tuple[str, str]], indent: str = "  ") -> list[str]:
-    width = max(len(k) for k, _ in pairs)
-    return [f"{indent}{k.ljust(width)}  {v}" for k, v in pairs]
+from ._engine.text import fmt as _fmt, jsonable as _jsonable, pairs as _pairs, table as _table  # noqa: E402
 
 
 # -- persistent compilation cache ----------------------------------------------------------

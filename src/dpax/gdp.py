@@ -40,6 +40,7 @@ from scipy.special import ndtr as _np_ndtr
 from scipy.special import ndtri as _np_ndtri
 
 from ._engine import analyse as _analyse
+from ._engine import text as _text
 from ._engine import validation as _v
 from ._engine.special import ndtr
 from ._engine.x64 import float64
@@ -746,17 +747,14 @@ class GDPReport:
 
     def to_dict(self) -> dict:
         """JSON-ready dict (plain floats and lists; inf as the string "inf")."""
-        from .cli import _jsonable
-
-        return _jsonable({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+        return _text.jsonable({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
 
     def table(self) -> str:
         """Human-readable report (one block per configuration of a batch)."""
-        from .cli import _fmt, _pairs, _table
-
+        _fmt, _pairs, _table = _text.fmt, _text.pairs, _text.table
         mu = np.asarray(self.mu)
         blocks = []
         for idx in np.ndindex(mu.shape):
