@@ -19,7 +19,7 @@ import tempfile
 DPAX = r"""
 import json, os, sys, time
 os.environ["DPAX_CACHE_DIR"] = sys.argv[1]
-from dpax.cli import compilation_cache
+from dpax.cli.common import compilation_cache
 import dpax
 with compilation_cache():
     t = time.perf_counter()

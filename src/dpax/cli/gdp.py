@@ -7,12 +7,21 @@
 
 from __future__ import annotations
 
-from .cli import _count, _fmt, _number, _pairs, _table, common_args
+import argparse
+
+import numpy as np
+
+from .. import conversions, gdp
+from .._engine.text import fmt, pairs, table
+from ..mechanisms import dpsgd
+from .common import Parents, dpsgd_args, epsilon_lines, number, options_parser
 
 
-def add_subcommands(subparsers) -> None:
+def add_parser(subparsers, parents: Parents) -> None:
+    """Register ``gdp`` (its ``func`` and ``render``) with ``subparsers``."""
     p = subparsers.add_parser(
         "gdp",
+        parents=[_options(), parents.common],
         help="Gaussian-DP report (mu, regret, Tier II curve) of DP-SGD, or mu of (epsilon, delta)",
         description=(
             "With --noise-multiplier/--sample-rate/--num-steps: the two-tier report of Gomez et al. "
@@ -23,25 +32,23 @@ def add_subcommands(subparsers) -> None:
             "and the mu every epsilon-DP mechanism satisfies (Proposition 6.1)."
         ),
     )
-    g = p.add_argument_group("DP-SGD")
-    g.add_argument("--noise-multiplier", type=_number, metavar="S", help="noise standard deviation / clipping norm")
-    g.add_argument("--sample-rate", type=_number, metavar="P", help="Poisson sampling rate, in (0, 1]")
-    g.add_argument("--num-steps", type=_count, metavar="T", help="number of steps (integer >= 1)")
-    p.add_argument("--epsilon", type=_number, metavar="E", help="convert an (epsilon, delta) guarantee to mu instead")
-    p.add_argument("--delta", type=_number, nargs="+", default=[1e-5, 1e-6, 1e-9], metavar="D",
-                   help="deltas for epsilon (report) or for the conversion (default: %(default)s)")
-    p.add_argument("--tail", type=_number, default=1e-10, metavar="A",
-                   help="mu covers every attack with FPR and FNR in [A, 1 - A] (default: %(default)s)")
-    common_args(p)
     p.set_defaults(func=run_gdp, render=render_gdp)
 
 
-def run_gdp(args) -> dict:
-    import numpy as np
+def _options() -> argparse.ArgumentParser:
+    """The options only ``gdp`` takes (a parent parser, listed before the shared ones)."""
+    p = options_parser()
+    dpsgd_args(p, required=False)
+    p.add_argument("--epsilon", type=number, metavar="E", help="convert an (epsilon, delta) guarantee to mu instead")
+    p.add_argument("--delta", type=number, nargs="+", default=[1e-5, 1e-6, 1e-9], metavar="D",
+                   help="deltas for epsilon (report) or for the conversion (default: %(default)s)")
+    p.add_argument("--tail", type=number, default=1e-10, metavar="A",
+                   help="mu covers every attack with FPR and FNR in [A, 1 - A] (default: %(default)s)")
+    return p
 
-    import dpax
-    from dpax import conversions, gdp
 
+def run_gdp(args: argparse.Namespace) -> dict:
+    """JSON-ready GDP report of DP-SGD, or the (epsilon, delta) -> mu conversion."""
     mech = [args.noise_multiplier, args.sample_rate, args.num_steps]
     if args.epsilon is not None:
         if any(v is not None for v in mech):
@@ -57,7 +64,7 @@ def run_gdp(args) -> dict:
         }
     if any(v is None for v in mech):
         args.parser.error("give --noise-multiplier, --sample-rate and --num-steps (or --epsilon with --delta)")
-    pl = dpax.dpsgd(args.noise_multiplier, args.sample_rate, args.num_steps, grid_step=args.grid_step)
+    pl = dpsgd(args.noise_multiplier, args.sample_rate, args.num_steps, grid_step=args.grid_step)
     r = gdp.report(pl, deltas=args.delta, tail=args.tail)
     out = {"command": "gdp", "mode": "dpsgd", "noise_multiplier": float(args.noise_multiplier),
            "sample_rate": float(args.sample_rate), "num_steps": int(args.num_steps)}
@@ -66,30 +73,31 @@ def run_gdp(args) -> dict:
 
 
 def render_gdp(r: dict) -> str:
+    """The human-readable form of :func:`run_gdp`'s result."""
     if r["mode"] == "conversion":
-        lines = [f"(epsilon = {_fmt(r['epsilon'])}, delta)-DP as Gaussian DP", ""]
-        lines += _table(("delta", "mu of the Gaussian mechanism"),
-                        [(_fmt(d), _fmt(m, 4)) for d, m in zip(r["delta"], r["mu_gaussian"])])
-        lines += ["", f"  any {_fmt(r['epsilon'])}-DP mechanism is {_fmt(r['mu_pure_dp'], 4)}-GDP (Proposition 6.1)"]
+        lines = [f"(epsilon = {fmt(r['epsilon'])}, delta)-DP as Gaussian DP", ""]
+        lines += table(("delta", "mu of the Gaussian mechanism"),
+                       [(fmt(d), fmt(m, 4)) for d, m in zip(r["delta"], r["mu_gaussian"])])
+        lines += ["", f"  any {fmt(r['epsilon'])}-DP mechanism is {fmt(r['mu_pure_dp'], 4)}-GDP (Proposition 6.1)"]
         return "\n".join(lines)
     ok = r["gdp_ok"]
     lines = [
-        f"DP-SGD: noise multiplier {_fmt(r['noise_multiplier'])}, sample rate {_fmt(r['sample_rate'])}, "
-        f"{r['num_steps']} steps (grid step {_fmt(r['grid_step'])}, symmetrised add/remove curve)",
+        f"DP-SGD: noise multiplier {fmt(r['noise_multiplier'])}, sample rate {fmt(r['sample_rate'])}, "
+        f"{r['num_steps']} steps (grid step {fmt(r['grid_step'])}, symmetrised add/remove curve)",
         "",
         "Tier I: Gaussian DP",
     ]
-    lines += _pairs([
-        ("mu", f"{_fmt(r['mu'])}  (every attack with FPR, FNR in [{_fmt(r['tail'])}, 1 - {_fmt(r['tail'])}])"),
-        ("regret Delta", f"{_fmt(r['regret'], 3)}  (at FPR {_fmt(r['regret_alpha'], 3)})"),
+    lines += pairs([
+        ("mu", f"{fmt(r['mu'])}  (every attack with FPR, FNR in [{fmt(r['tail'])}, 1 - {fmt(r['tail'])}])"),
+        ("regret Delta", f"{fmt(r['regret'], 3)}  (at FPR {fmt(r['regret_alpha'], 3)})"),
         ("mu-GDP faithful", "yes (regret < 0.01)" if ok else "no (regret >= 0.01): report the curve below"),
-        ("advantage", _fmt(r["advantage"])),
+        ("advantage", fmt(r["advantage"])),
     ])
     lines += ["", "Tier II: best membership-inference attack"]
     n = len(r["alpha"])
-    rows = [(_fmt(a, 4) + (" (alpha*)" if i == n - 1 else ""), _fmt(b), _fmt(1 - b))
+    rows = [(fmt(a, 4) + (" (alpha*)" if i == n - 1 else ""), fmt(b), fmt(1 - b))
             for i, (a, b) in enumerate(zip(r["alpha"], r["beta"]))]
-    lines += _table(("FPR alpha", "FNR beta", "TPR"), rows)
+    lines += table(("FPR alpha", "FNR beta", "TPR"), rows)
     lines += [""]
-    lines += _table(("delta", "epsilon"), [(_fmt(d), _fmt(e)) for d, e in zip(r["deltas"], r["epsilon"])])
+    lines += epsilon_lines(r["deltas"], r["epsilon"])
     return "\n".join(lines)

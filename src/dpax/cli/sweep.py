@@ -1,16 +1,24 @@
 """``dpax sweep CONFIG -o RESULTS``: a table of DP-SGD configurations evaluated in batches
-(:mod:`dpax.sweep`)."""
+(:func:`dpax.sweep.run_sweep`).
+
+    dpax sweep configs.csv -o results.csv --batch-size 64
+"""
 
 from __future__ import annotations
 
+import argparse
 import sys
 
-from .cli import _count, _number, _pairs, common_args
+from .._engine.text import pairs
+from ..sweep import run_sweep
+from .common import PROG, Parents, count, number, options_parser
 
 
-def add_subcommands(subparsers) -> None:
+def add_parser(subparsers, parents: Parents) -> None:
+    """Register ``sweep`` (its ``func`` and ``render``) with ``subparsers``."""
     p = subparsers.add_parser(
         "sweep",
+        parents=[_options(), parents.common],
         help="analyse / calibrate every row of a CSV, JSON or YAML table of DP-SGD configurations",
         description=(
             "Evaluate a table of DP-SGD configurations (CSV, JSON, JSON lines or YAML; columns named like "
@@ -21,38 +29,43 @@ def add_subcommands(subparsers) -> None:
             "Ctrl-C stops after the batch in flight and --resume continues where it stopped."
         ),
     )
+    p.set_defaults(func=run_sweep_command, render=render_sweep)
+
+
+def _options() -> argparse.ArgumentParser:
+    """The options only ``sweep`` takes (a parent parser, listed before the shared ones)."""
+    p = options_parser()
     p.add_argument("config", metavar="CONFIG", help="table of configurations (.csv, .json, .jsonl, .yaml, .yml)")
     p.add_argument("-o", "--output", required=True, metavar="RESULTS", help="results file (.csv or .jsonl)")
-    p.add_argument("--batch-size", type=_count, default=64, metavar="N",
+    p.add_argument("--batch-size", type=count, default=64, metavar="N",
                    help="rows per batched call (default: %(default)s)")
     p.add_argument("--resume", action="store_true", help="skip the rows already in RESULTS and append the rest")
     p.add_argument("--overwrite", action="store_true", help="start RESULTS again if it exists")
     p.add_argument("--on-error", choices=("skip", "reject"), default="skip",
                    help="malformed rows: skip them (reported with their line number, written as 'invalid') "
                         "or reject the whole file before computing anything (default: %(default)s)")
-    p.add_argument("--rtol", type=_number, default=1e-4, metavar="R",
+    p.add_argument("--rtol", type=number, default=1e-4, metavar="R",
                    help="relative tolerance of calibrated noise multipliers (default: %(default)s)")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
-    common_args(p)
-    p.set_defaults(func=run_sweep_cli, render=render_sweep)
+    return p
 
 
-def run_sweep_cli(args) -> dict:
-    from .sweep import run_sweep
-
+def run_sweep_command(args: argparse.Namespace) -> dict:
+    """Run the sweep; exit status 130 (after a complete batch) when interrupted."""
     summary = run_sweep(args.config, args.output, grid_step=args.grid_step, batch_size=args.batch_size,
                         resume=args.resume, overwrite=args.overwrite, on_error=args.on_error, rtol=args.rtol,
                         progress=args.progress)
     summary["command"] = "sweep"
     if summary["interrupted"]:
-        print(f"dpax sweep: stopped by {summary['signal']} after a complete batch; {summary['written']} row(s) "
+        print(f"{PROG} sweep: stopped by {summary['signal']} after a complete batch; {summary['written']} row(s) "
               f"written, {summary['remaining']} left: run again with --resume to continue", file=sys.stderr)
         raise SystemExit(130)
     return summary
 
 
 def render_sweep(r: dict) -> str:
-    return "\n".join([f"sweep {r['config']} -> {r['output']}"] + _pairs([
+    """The human-readable form of :func:`run_sweep_command`'s result."""
+    return "\n".join([f"sweep {r['config']} -> {r['output']}"] + pairs([
         ("rows in config", str(r["rows"])),
         ("malformed rows", str(r["invalid"])),
         ("already done (resumed)", str(r["already_done"])),

@@ -1,0 +1,146 @@
+"""``dpax calibrate``: the smallest DP-SGD noise multiplier meeting an attack-risk target.
+
+    dpax calibrate --sample-rate 0.001 --num-steps 10000 --alpha 0.1 --beta 0.5
+    dpax calibrate --sample-rate 0.001 --num-steps 10000 --advantage 0.1 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .._engine.text import fmt, pairs
+from ..calibration import calibrate_dpsgd
+from ..targets import Advantage, Epsilon, ErrRates
+from .common import Parents, dpsgd_args, number, options_parser
+
+TARGET_HELP = "exactly one of: --alpha A --beta B | --alpha A --tpr X | --advantage E | --epsilon E --delta D"
+
+
+def add_parser(subparsers, parents: Parents) -> None:
+    """Register ``calibrate`` (its ``func`` and ``render``) with ``subparsers``."""
+    p = subparsers.add_parser(
+        "calibrate",
+        parents=[_options(), parents.common],
+        help="smallest DP-SGD noise multiplier meeting an attack-risk target",
+        description=(
+            "Smallest DP-SGD noise multiplier that meets a risk target at the given grid step, "
+            "and the noise that standard (epsilon, delta) calibration would need for the same "
+            "bound. Target: " + TARGET_HELP + "."
+        ),
+    )
+    p.set_defaults(func=run_calibrate, render=render_calibrate)
+
+
+def _options() -> argparse.ArgumentParser:
+    """The options only ``calibrate`` takes (a parent parser, listed before the shared ones)."""
+    p = options_parser()
+    dpsgd_args(p, noise=False)
+    t = p.add_argument_group("target (" + TARGET_HELP + ")")
+    t.add_argument("--alpha", type=number, metavar="A", help="FPR of the attack (with --beta or --tpr)")
+    t.add_argument("--beta", type=number, metavar="B", help="smallest FNR allowed at FPR alpha")
+    t.add_argument("--tpr", type=number, metavar="X", help="largest TPR allowed at FPR alpha (beta = 1 - X)")
+    t.add_argument("--advantage", type=number, metavar="E", help="largest attack advantage TPR - FPR allowed")
+    t.add_argument("--epsilon", type=number, metavar="E", help="(epsilon, delta)-DP target (with --delta)")
+    t.add_argument("--delta", type=number, metavar="D", help="delta of the --epsilon target")
+    p.add_argument("--rtol", type=number, default=1e-4, metavar="R",
+                   help="relative tolerance of the noise multiplier (default: %(default)s)")
+    p.add_argument("--standard-delta", type=number, default=1e-5, metavar="D",
+                   help="delta of the standard calibration shown for comparison (default: %(default)s)")
+    p.add_argument("--no-compare-standard", dest="compare_standard", action="store_false",
+                   help="skip the standard-calibration comparison (about halves the run time)")
+    return p
+
+
+def _target(args: argparse.Namespace, parser: argparse.ArgumentParser):
+    """The target the arguments name and its JSON form; a usage error unless exactly one is named."""
+    given = {k for k in ("alpha", "beta", "tpr", "advantage", "epsilon", "delta") if getattr(args, k) is not None}
+    if given == {"alpha", "beta"}:
+        return ErrRates(alpha=args.alpha, beta=args.beta), {"type": "err_rates", "alpha": args.alpha, "beta": args.beta}
+    if given == {"alpha", "tpr"}:
+        tgt = ErrRates.from_tpr(args.alpha, args.tpr)
+        return tgt, {"type": "err_rates", "alpha": args.alpha, "beta": float(tgt.beta), "tpr": args.tpr}
+    if given == {"advantage"}:
+        return Advantage(args.advantage), {"type": "advantage", "advantage": args.advantage}
+    if given == {"epsilon", "delta"}:
+        return Epsilon(args.epsilon, args.delta), {"type": "epsilon", "epsilon": args.epsilon, "delta": args.delta}
+    got = " ".join(f"--{k}" for k in sorted(given)) or "none"
+    parser.error(f"give {TARGET_HELP} (got: {got})")
+
+
+def run_calibrate(args: argparse.Namespace) -> dict:
+    """JSON-ready calibration of DP-SGD to the target in ``args``."""
+    target, target_json = _target(args, args.parser)
+    res = calibrate_dpsgd(
+        sample_rate=args.sample_rate,
+        num_steps=args.num_steps,
+        target=target,
+        grid_step=args.grid_step,
+        rtol=args.rtol,
+        compare_standard=args.compare_standard,
+        standard_delta=args.standard_delta,
+    )
+    return {
+        "command": "calibrate",
+        "mechanism": "dpsgd",
+        "sample_rate": float(args.sample_rate),
+        "num_steps": int(args.num_steps),
+        "target": target_json,
+        "grid_step": float(res.grid_step),
+        "rtol": float(res.rtol),
+        "status": str(res.status),
+        "noise_multiplier": float(res.noise_multiplier),
+        "noise_multiplier_failing": float(res.noise_multiplier_failing),
+        "achieved": {k: float(v) for k, v in res.achieved.items()},
+        "delta": float(res.delta),
+        "compare_standard": bool(args.compare_standard),
+        "standard_epsilon": float(res.standard_epsilon),
+        "standard_noise_multiplier": float(res.standard_noise_multiplier),
+        "noise_reduction": float(res.noise_reduction),
+        "evaluations": int(res.evaluations),
+    }
+
+
+def _describe_target(t: dict) -> str:
+    if t["type"] == "err_rates":
+        return (f"every attack with FPR <= {fmt(t['alpha'])} has FNR >= {fmt(t['beta'])} "
+                f"(TPR <= {fmt(1 - t['beta'])})")
+    if t["type"] == "advantage":
+        return f"attack advantage TPR - FPR <= {fmt(t['advantage'])}"
+    return f"({fmt(t['epsilon'])}, {fmt(t['delta'])})-DP"
+
+
+def render_calibrate(r: dict) -> str:
+    """The human-readable form of :func:`run_calibrate`'s result."""
+    a = r["achieved"]
+    lines = [
+        f"DP-SGD: sample rate {fmt(r['sample_rate'])}, {r['num_steps']} steps "
+        f"(grid step {fmt(r['grid_step'])}, rtol {fmt(r['rtol'])})",
+        f"target: {_describe_target(r['target'])}",
+        "",
+    ]
+    if r["status"] == "met_without_noise":
+        noise = "0  (subsampling alone meets the target)"
+    else:
+        noise = f"{fmt(r['noise_multiplier'])}  (meets the target; {fmt(r['noise_multiplier_failing'])} fails)"
+    items = [("noise multiplier", noise)]
+    if "beta" in a:
+        t = r["target"]
+        items.append((f"achieved FNR beta at FPR {fmt(t['alpha'])}", f"{fmt(a['beta'])}  (TPR {fmt(1 - a['beta'])})"))
+    items.append(("achieved advantage", fmt(a["advantage"])))
+    items.append((f"achieved epsilon at delta {fmt(r['delta'])}", fmt(a["epsilon"])))
+    if r["target"]["type"] != "epsilon":
+        items += _standard_items(r)
+    return "\n".join(lines + pairs(items))
+
+
+def _standard_items(r: dict) -> list[tuple[str, str]]:
+    """The lines comparing with standard (epsilon, delta) calibration."""
+    if not r["compare_standard"]:
+        return [("standard calibration",
+                 f"epsilon {fmt(r['standard_epsilon'])} at delta {fmt(r['delta'])} (noise not computed)")]
+    red = r["noise_reduction"]
+    return [
+        ("standard calibration", f"epsilon {fmt(r['standard_epsilon'])} at delta {fmt(r['delta'])} "
+                                 f"-> noise multiplier {fmt(r['standard_noise_multiplier'])}"),
+        ("noise reduction", "-" if red is None else f"{100 * red:.1f}%  (1 - noise / standard noise)"),
+    ]

@@ -1,0 +1,93 @@
+"""``dpax plot``: trade-off curves, the GDP fit, standard vs attack-aware calibration, saved
+as PNG / SVG / PDF (by the extension of ``-o``) with matplotlib's Agg backend (:mod:`dpax.plot`).
+
+    dpax plot tradeoff --noise-multiplier 0.8 1.2 --sample-rate 0.01 --num-steps 1000 -o curves.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .. import plot
+from ..mechanisms import dpsgd
+from .common import Parents, count, number, options_parser
+
+FORMATS = (".png", ".svg", ".pdf")
+
+
+def add_parser(subparsers, parents: Parents) -> None:
+    """Register ``plot`` (its ``func`` and ``render``) with ``subparsers``."""
+    p = subparsers.add_parser(
+        "plot",
+        parents=[_options(), parents.common],
+        help="plot trade-off curves, the GDP fit, or standard vs attack-aware calibration of DP-SGD",
+        description=(
+            "KIND: 'tradeoff' (beta against alpha for each --noise-multiplier), 'gdp' (the exact curve and "
+            "its tight mu-GDP fit, one --noise-multiplier), 'calibration' (noise from attack-aware vs standard "
+            "calibration: --target advantage as in the seed paper's Figure 3a, --target err_rates as in Figure 4). "
+            "The figure is written to -o FILE (.png, .svg or .pdf)."
+        ),
+    )
+    p.set_defaults(func=run_plot, render=render_plot)
+
+
+def _options() -> argparse.ArgumentParser:
+    """The options only ``plot`` takes (a parent parser, listed before the shared ones)."""
+    p = options_parser()
+    p.add_argument("kind", choices=("tradeoff", "gdp", "calibration"), metavar="KIND",
+                   help="tradeoff | gdp | calibration")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="figure file: .png, .svg or .pdf")
+    g = p.add_argument_group("DP-SGD")
+    g.add_argument("--noise-multiplier", type=number, nargs="+", metavar="S",
+                   help="noise multiplier(s) (tradeoff: one curve each; gdp: one)")
+    g.add_argument("--sample-rate", type=number, required=True, metavar="P", help="Poisson sampling rate, in (0, 1]")
+    g.add_argument("--num-steps", type=count, required=True, metavar="T", help="number of steps")
+    p.add_argument("--log", action="store_true", help="logarithmic FPR axis (tradeoff, gdp)")
+    p.add_argument("--target", choices=("advantage", "err_rates"), default="advantage",
+                   help="calibration: advantage (Figure 3a) or err_rates (Figure 4) (default: %(default)s)")
+    p.add_argument("--advantage", type=number, nargs="+", metavar="E", help="calibration targets (advantage)")
+    p.add_argument("--alpha", type=number, nargs="+", default=[0.01, 0.05, 0.1], metavar="A",
+                   help="calibration FPRs (err_rates; default: %(default)s)")
+    p.add_argument("--tpr", type=number, nargs="+", metavar="X", help="calibration target TPRs (err_rates)")
+    p.add_argument("--delta", type=number, default=1e-5, metavar="D",
+                   help="delta of the standard calibration (default: %(default)s)")
+    p.add_argument("--dpi", type=number, default=150, help="resolution of a PNG (default: %(default)s)")
+    return p
+
+
+def _figure(args: argparse.Namespace):
+    """The matplotlib figure the arguments ask for."""
+    if args.kind == "calibration":
+        return plot.calibration_comparison(args.sample_rate, args.num_steps, target=args.target,
+                                           advantages=args.advantage, alphas=args.alpha, tprs=args.tpr,
+                                           delta=args.delta, grid_step=args.grid_step)
+    if not args.noise_multiplier:
+        raise ValueError(f"plot {args.kind} needs --noise-multiplier")
+    if args.kind == "gdp" and len(args.noise_multiplier) != 1:
+        raise ValueError("plot gdp takes one --noise-multiplier")
+    pl = dpsgd(args.noise_multiplier, args.sample_rate, args.num_steps, grid_step=args.grid_step)
+    if args.kind == "gdp":
+        return plot.gdp_fit(pl[0], log_scale=args.log)
+    labels = [f"noise multiplier {s:g}" for s in args.noise_multiplier]
+    return plot.tradeoff_curves(pl, labels, log_scale=args.log,
+                                title=f"DP-SGD, sample rate {args.sample_rate:g}, {args.num_steps} steps")
+
+
+def run_plot(args: argparse.Namespace) -> dict:
+    """Write the figure to ``--output``; returns what was written."""
+    import matplotlib  # optional dependency, imported on use
+
+    matplotlib.use("Agg")
+    ext = os.path.splitext(args.output)[1].lower()
+    if ext not in FORMATS:
+        raise ValueError(f"output must end in {', '.join(FORMATS)}, got {args.output!r}")
+    fig = _figure(args)
+    fig.savefig(args.output, dpi=args.dpi)
+    return {"command": "plot", "kind": args.kind, "output": os.path.abspath(args.output), "format": ext[1:],
+            "lines": len(fig.axes[0].get_lines())}
+
+
+def render_plot(r: dict) -> str:
+    """The human-readable form of :func:`run_plot`'s result."""
+    return f"wrote {r['kind']} plot ({r['lines']} lines) to {r['output']}"
