@@ -19,8 +19,8 @@ def test_prefix_sum_forward_and_reverse(n):
     with jax.enable_x64(True):
         fwd = np.asarray(analyse.prefix_sum(jnp.asarray(a)))
         rev = np.asarray(analyse.prefix_sum(jnp.asarray(a), reverse=True))
-        head = np.asarray(analyse._head_sums(jnp.asarray(a)))
-        tail = np.asarray(analyse._tail_sums(jnp.asarray(a)))
+        head = np.asarray(analyse.head_sums(jnp.asarray(a)))
+        tail = np.asarray(analyse.tail_sums(jnp.asarray(a)))
     want_fwd = np.array([[math.fsum(row[: k + 1]) for k in range(n)] for row in a])
     want_rev = np.array([[math.fsum(row[k:]) for k in range(n)] for row in a])
     np.testing.assert_allclose(fwd, want_fwd, rtol=1e-14, atol=0)
@@ -38,7 +38,7 @@ def test_tail_sums_keep_relative_precision_far_out():
     n = 3000
     a = np.exp(-np.linspace(0.0, 690.0, n))
     with jax.enable_x64(True):
-        tail = np.asarray(analyse._tail_sums(jnp.asarray(a[None, :])))[0, :-1]
+        tail = np.asarray(analyse.tail_sums(jnp.asarray(a[None, :])))[0, :-1]
     want = np.array([math.fsum(a[k:]) for k in range(n)])
     np.testing.assert_allclose(tail, want, rtol=1e-14, atol=0)
     assert want[-1] < 1e-298

@@ -116,19 +116,19 @@ def test_indexing_a_batch():
         one[0]
 
 
-def test_stacked_many_factor_path_equals_traced_path(monkeypatch):
-    """More than STACK_ABOVE factors go through the scan kernels: same numbers."""
-    from dpax._engine import composition
-
+def test_factors_listed_one_by_one_equal_counted_factors():
+    """The composition kernels loop over stacked factors: a factor listed k times and the
+    same factor with count k are one convolution power, so the numbers agree to FFT
+    round-off (a factor dropped, doubled or misplaced in the loop fails this)."""
     f = [dpax.gaussian([1.0, 2.0], grid_step=1e-3), dpax.laplace(3.0, grid_step=1e-3),
          dpax.subsampled_gaussian(1.0, [[0.1], [0.2]], grid_step=1e-3)]
-    items = [(f[0], 2), (f[1], [1, 3]), (f[2], 5)]
-    traced = dpax.compose(*items)
-    monkeypatch.setattr(composition, "STACK_ABOVE", 0)
-    stacked = dpax.compose(*items)
-    assert stacked.batch_shape == traced.batch_shape == (2, 2)
-    np.testing.assert_allclose(stacked.beta(ALPHAS), traced.beta(ALPHAS), atol=1e-12)
-    np.testing.assert_allclose(stacked.epsilon([1e-5, 1e-8]), traced.epsilon([1e-5, 1e-8]), rtol=1e-9)
+    listed = dpax.compose(f[0], f[0], f[1], f[1], f[1], *[f[2]] * 5)
+    counted = dpax.compose((f[0], 2), (f[1], 3), (f[2], 5))
+    assert listed.batch_shape == counted.batch_shape == (2, 2)
+    np.testing.assert_allclose(listed.beta(ALPHAS), counted.beta(ALPHAS), atol=1e-12)
+    np.testing.assert_allclose(listed.epsilon([1e-5, 1e-8]), counted.epsilon([1e-5, 1e-8]), rtol=1e-9)
+    fewer = dpax.compose((f[0], 2), (f[1], 2), (f[2], 5))
+    assert np.all(fewer.epsilon(1e-5) < counted.epsilon(1e-5) - 1e-3)
 
 
 def test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails():
@@ -170,7 +170,7 @@ def test_a_factor_longer_than_the_fft_wraps_around_exactly():
 
     @float64
     def both():
-        px, py, off, iy, nx = dpax.gaussian(20.0, grid_step=1e-2)._rows()
+        px, py, off, iy, nx = dpax.gaussian(20.0, grid_step=1e-2).pair
         padded = tuple(jnp.pad(a, ((0, 0), (0, 2048 - a.shape[-1]))) for a in (px, py))
         counts = (np.array([3]),)
         plain = composition.compose_arrays(((px, py, off, iy, nx),), counts, 1e-2, exact_ratio=True)
@@ -191,7 +191,7 @@ def test_a_factor_placed_early_gives_the_rolled_composition(monkeypatch):
     from dpax._engine import composition
 
     def masses(pl):
-        px, py, off, iy, nx = (np.asarray(a) for a in pl._rows())
+        px, py, off, iy, nx = (np.asarray(a) for a in pl.pair)
         return [{(int(o) + i): (x, y) for i, (x, y) in enumerate(zip(rx, ry)) if x > 0 or y > 0}
                 for rx, ry, o in zip(px, py, off)], iy, nx
 

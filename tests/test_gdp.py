@@ -131,12 +131,12 @@ def test_eq29_fast_path_bounds_the_exact_max():
              dpax.gaussian(np.array([1.0, 30.0, 100.0]), grid_step=1e-4)]
     with jax.enable_x64(True):
         for pl in cases:
-            px, py, _, inf_y, neginf_x = pl._rows()
-            cx, cy, _ = _analyse.breakpoints(px, py, jnp.zeros_like(inf_y))
+            px, py, _, inf_y, neginf_x = pl.pair
+            cx, cy, _, _ = _analyse.breakpoints(pl.pair._replace(inf_y=jnp.zeros_like(inf_y)))
             tail = jnp.full((px.shape[0], 1), 1e-10)
             fast, error = (np.asarray(v) for v in gdp._eq29_max(px, py, py / px, cx, cy, None, None, tail))
-            nx = neginf_x[:, None] + _analyse._head_sums(px)
-            ny = _analyse._tail_sums(py) + inf_y[:, None]
+            nx = neginf_x[:, None] + _analyse.head_sums(px)
+            ny = _analyse.tail_sums(py) + inf_y[:, None]
             exact, none = (np.asarray(v) for v in gdp._eq29_max(px, py, py / px, cx, cy, nx, ny, tail))
             np.testing.assert_array_equal(none, 0.0)
             assert np.all(fast >= exact) and np.all(fast - 2 * error <= exact)
@@ -165,8 +165,8 @@ def test_eq29_block_bounds_hold_and_are_tight():
     probit = jax.jit(gdp._probit_and_error, static_argnums=2)
     with jax.enable_x64(True):
         for case, pl in enumerate(cases):
-            px, py = (np.asarray(a) for a in pl._rows()[:2])
-            cx, cy, _ = (np.asarray(a) for a in _analyse.breakpoints(*pl._rows()[:2], jnp.zeros(px.shape[0])))
+            px, py = (np.asarray(a) for a in pl.pair[:2])
+            cx, cy, _, _ = (np.asarray(a) for a in _analyse.breakpoints(pl.pair._replace(inf_y=jnp.zeros(px.shape[0]))))
             n1 = cx.shape[-1]
             err = gdp._table_error(n1)
             inside = (cx >= 1e-10) & (1 - cx >= 1e-10) & (cy >= 1e-10) & (1 - cy >= 1e-10)
@@ -211,8 +211,8 @@ def test_kappa_block_bounds_hold_and_are_tight():
     size = gdp.KAPPA_BLOCK
     with jax.enable_x64(True):
         for case, pl in enumerate(cases):
-            px, py = pl._rows()[:2]
-            cx, cy, _ = _analyse.breakpoints(px, py, jnp.zeros(px.shape[0]))
+            px, py = pl.pair[:2]
+            cx, cy, _, _ = _analyse.breakpoints(pl.pair._replace(inf_y=jnp.zeros(px.shape[0])))
             mu = np.atleast_1d(gdp.mu_and_regret(pl)[0])
             for scale in (1.0, 0.5, 2.0):
                 m = jnp.asarray(mu * scale)[:, None]
@@ -401,7 +401,7 @@ def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch):
     tails = (1e-10, 0.0, 1e-3)
     with jax.enable_x64(True):
         pruned_kernel = jax.jit(lambda *a: raw(*a))
-        pruned = [[np.asarray(v) for v in pruned_kernel(*pl._rows(), jnp.float64(t))] for pl in cases for t in tails]
+        pruned = [[np.asarray(v) for v in pruned_kernel(pl.pair, jnp.float64(t))] for pl in cases for t in tails]
         def every_point(value, arrays, *_):
             n = arrays[0].shape[-1]  # the others may be longer (breakpoint tables, n + 1)
             idx = jnp.broadcast_to(jnp.arange(n), arrays[0].shape)
@@ -409,7 +409,7 @@ def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch):
 
         monkeypatch.setattr(gdp, "_bounded_max", every_point)
         full_kernel = jax.jit(lambda *a: raw(*a))
-        full = [[np.asarray(v) for v in full_kernel(*pl._rows(), jnp.float64(t))] for pl in cases for t in tails]
+        full = [[np.asarray(v) for v in full_kernel(pl.pair, jnp.float64(t))] for pl in cases for t in tails]
     for got, want in zip(pruned, full):
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w)
@@ -420,7 +420,7 @@ def test_batch_is_one_call_and_matches_rows():
     pl = _batch()
     mu, regret = gdp.mu_and_regret(pl)
     assert mu.shape == regret.shape == (2, 2)
-    rows = pl._rows()
+    rows = pl.pair
     for flat, idx in enumerate(np.ndindex(2, 2)):
         row = dpax.PrivacyLoss(*(a[flat:flat + 1] for a in rows), pl.grid_step, batch_shape=())
         m, r = gdp.mu_and_regret(row)

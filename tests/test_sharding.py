@@ -35,14 +35,14 @@ SCRIPT = textwrap.dedent(
     kw = dict(sample_rate=[0.001, 0.01, 0.02], num_steps=[1000, 100, 300],
               target=[ErrRates(0.1, [0.5, 0.4, 0.6]), Advantage(0.5)], grid_step=1e-2, compare_standard=False)
     pl = dpax.dpsgd([1.0, 2.0], 0.01, 100, grid_step=1e-2)
-    out["sharding"] = str(pl._rows()[0].sharding)
-    out["devices_used"] = sorted(d.id for d in pl._rows()[0].sharding.device_set)
+    out["sharding"] = str(pl.pair[0].sharding)
+    out["devices_used"] = sorted(d.id for d in pl.pair[0].sharding.device_set)
     a = dpax.calibrate_dpsgd(**kw)
     # the command line's serialised executables are single-device: sharding steps aside
     with tempfile.TemporaryDirectory() as tmp:
         _aot.enable(tmp)
         c = dpax.dpsgd([1.0, 2.0], 0.01, 100, grid_step=1e-2)
-        out["aot_sharding"] = str(c._rows()[0].sharding)
+        out["aot_sharding"] = str(c.pair[0].sharding)
         out["aot_beta"] = c.beta(0.1).tolist()
         _aot.enable(None)
     out["plain_beta"] = pl.beta(0.1).tolist()

@@ -18,6 +18,7 @@ import numpy as np
 
 from ._engine import sharding as _sharding
 from . import targets as _targets
+from ._engine import analyse as _analyse
 from ._engine import validation as _v
 from ._engine.x64 import float64
 from .mechanisms import dpsgd
@@ -318,7 +319,7 @@ class _Evaluator:
                     f"{self.what}: mechanism must return one privacy loss per parameter value "
                     f"(batch of {b - a}), got batch_shape {pl.batch_shape}"
                 )
-            margin, _ = self.target.take(rows[a:b]).margin(pl._rows())
+            margin, _ = self.target.take(rows[a:b]).margin(pl.pair)
             return margin
 
         margins, self.chunk[key] = _sharding.map_chunks(run, params.size, self.chunk.get(key))
@@ -523,8 +524,6 @@ def calibrate_dpsgd(
 def _achieved(noise, p, t, target, delta, grid_step):
     """Risk values of the calibrated configurations, re-evaluated at the requested grid
     (chunked to fit memory); NaN for infeasible rows."""
-    from ._engine import analyse
-
     rows = noise.shape[0]
     result = {"advantage": np.full(rows, np.nan), "epsilon": np.full(rows, np.nan)}
     alpha = getattr(target, "alpha", None)
@@ -535,9 +534,9 @@ def _achieved(noise, p, t, target, delta, grid_step):
 
         def run(a, b):
             r = have[a:b]
-            pl = dpsgd(noise[r], p[r], t[r], grid_step)._rows()
+            pair = dpsgd(noise[r], p[r], t[r], grid_step).pair
             a = (alpha[r] if alpha is not None else np.full(r.size, 0.5)).reshape(-1, 1)
-            adv, eps, beta = analyse.risk_summary_kernel(*pl, a, delta[r].reshape(-1, 1))
+            adv, eps, beta = _analyse.risk_summary_kernel(pair, a, delta[r].reshape(-1, 1))
             return np.stack([np.asarray(adv), np.asarray(eps)[:, 0], np.asarray(beta)[:, 0]], -1)
 
         # rows grouped by support width, so small rows are not padded to the widest
@@ -641,7 +640,7 @@ def calibrate(
     ok = np.flatnonzero(~bad)
     if ok.size:
         pl = mechanism(param[ok], *(a[ok] for a in arg_rows))
-        _, ach = tgt_rows.take(ok).margin(pl._rows())
+        _, ach = tgt_rows.take(ok).margin(pl.pair)
         for k, v in ach.items():
             full = np.full(n, np.nan)
             full[ok] = np.asarray(v, float)

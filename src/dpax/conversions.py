@@ -403,8 +403,7 @@ def _batched(fn, f, g):
             return c
         c = c.broadcast_to(shape)
         flat = int(np.ravel_multi_index(idx, shape))
-        arrays = tuple(a[flat:flat + 1] for a in c._rows())
-        return PrivacyLoss(*arrays, c.grid_step, c.description, batch_shape=(), exact_ratio=c.exact_ratio)
+        return c[np.unravel_index(flat, shape)] if shape else c
 
     for idx in np.ndindex(shape):
         out[idx] = fn(row(f, idx), row(g, idx))

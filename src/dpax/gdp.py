@@ -30,6 +30,7 @@ import dataclasses
 import functools
 import json
 import math
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -41,6 +42,7 @@ from scipy.special import ndtri as _np_ndtri
 
 from ._engine import analyse as _analyse
 from ._engine import text as _text
+from ._engine.pair import Pair
 from ._engine import validation as _v
 from ._engine.special import ndtr
 from ._engine.x64 import float64
@@ -496,12 +498,12 @@ def _eq29_max(pmf_x, pmf_y, ratio, cx, cy, nx, ny, tail_col):
     hi = 1.0 - tail_col
     sides_a = jnp.concatenate([tail_col, hi], -1)
     sides_na = 1.0 - sides_a
-    b_at = _analyse._curve(cx, cy, sides_a)  # f(tail), f(1 - tail)
+    b_at = _analyse.interpolate_curve(cx, cy, sides_a)  # f(tail), f(1 - tail)
     a_at = jax.vmap(_inverse_at)(cx, cy, sides_a)  # f^-1(tail), f^-1(1 - tail)
     if plain:
         nb_at, na_at = 1.0 - b_at, 1.0 - a_at
     else:
-        nb_at = _analyse._curve(cx, ny, sides_a, at_start=1.0)
+        nb_at = _analyse.interpolate_curve(cx, ny, sides_a, at_start=1.0)
         na_at = jax.vmap(functools.partial(_inverse_at, beyond=1.0))(nx, cy, sides_a)
     e1, r1 = term(sides_a, sides_na, b_at, nb_at, in_box(sides_a, sides_na, b_at, nb_at))
     e2, r2 = term(a_at, na_at, sides_a, sides_na, in_box(a_at, na_at, sides_a, sides_na))
@@ -562,8 +564,16 @@ def _kappa_block_bounds(pmf_x, pmf_y, ratio, cx, cy, m):
     return jnp.max(jnp.where(okb, cxb + (cyb - cxb) * ub - chord, -jnp.inf), -1)
 
 
+class MuRegret(NamedTuple):
+    """Per row: tight mu (Eq. 29), regret Delta (Eq. 13) and the FPR where it is attained."""
+
+    mu: Any
+    regret: Any
+    witness: Any
+
+
 @jax.jit
-def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
+def _mu_regret_kernel(pair: Pair, tail) -> MuRegret:
     """(mu, regret, witness alpha) per row for the symmetrised curve.
 
     mu (Eq. 29): max over breakpoints (alpha_i, beta_i) of f inside the box
@@ -578,10 +588,12 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     so sup_u (V_h - V_mu) = max over lines of sup_u (line - V_mu), attained at u*. Exact for
     a convex h, a lower bound otherwise; by symmetry f's steep slopes (s >= 1) suffice.
     """
+    pmf_x, pmf_y, offset, inf_y, neginf_x = pair
     n = pmf_x.shape[-1]
     rows = jnp.arange(pmf_x.shape[0])
     # breakpoint tables of f (analyse.breakpoints: the tail sums run from the small end)
-    cx, cy, _ = _analyse.breakpoints(pmf_x, pmf_y, jnp.zeros_like(inf_y))
+    f = _analyse.breakpoints(pair._replace(inf_y=jnp.zeros_like(inf_y)))
+    cx, cy = f.ccdf_x, f.cdf_y
     ratio = pmf_y / pmf_x  # the segments' slopes (inf: vertical, NaN: no step), for the block bounds
     off = offset
     tail_col = jnp.broadcast_to(tail, (pmf_x.shape[0], 1))
@@ -598,8 +610,8 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     close = ~(2.0 * error > MU_ROUNDING * jnp.abs(plain_max))  # (NaN error: none attains, -inf max)
 
     def from_complements(_):
-        nx = neginf_x[:, None] + _analyse._head_sums(pmf_x)
-        ny = _analyse._tail_sums(pmf_y) + inf_y[:, None]
+        nx = neginf_x[:, None] + _analyse.head_sums(pmf_x)
+        ny = _analyse.tail_sums(pmf_y) + inf_y[:, None]
         return jnp.where(close, plain_max, _eq29_max(pmf_x, pmf_y, ratio, cx, cy, nx, ny, tail_col)[0])
 
     terms_max = jax.lax.cond(jnp.all(close), lambda _: plain_max, from_complements, None)
@@ -612,7 +624,7 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     # the others are their mirror images). kappa of segment j's own line (closed form)
     # picks the candidate; V_h itself is then evaluated there, so the value is a point of h
     # (a lower bound of Delta), exact when h is convex and the line lies on h.
-    k0 = _analyse._zero_index(off, n)
+    k0 = _analyse.zero_index(off, n)
     a_bar, b_bar = cx[rows, k0], cy[rows, k0]
     half_width = jnp.abs(a_bar - b_bar)[:, None]
     v_bar = (a_bar + b_bar)[:, None]
@@ -649,7 +661,7 @@ def _mu_regret_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, tail):
     v0 = jnp.where(half_width[:, 0] > 0, v_bar[:, 0], v0)
     regret = jnp.where(jnp.isinf(mu), v0 / 2.0, regret)
     witness = jnp.where(jnp.isinf(mu), 0.0, witness)
-    return mu, regret, witness
+    return MuRegret(mu, regret, witness)
 
 
 def _check_loss(pl, name="pl"):
@@ -668,7 +680,7 @@ def _out(values, shape):
 def _mu_regret_rows(pl, tail):
     _check_loss(pl)
     t = float(_v.real_array("tail", tail, low=0.0, high=0.5, high_open=True))
-    mu, regret, witness = _mu_regret_kernel(*pl._rows(), np.float64(t))
+    mu, regret, witness = _mu_regret_kernel(pl.pair, np.float64(t))
     return (_out(mu, pl.batch_shape), _out(regret, pl.batch_shape), _out(witness, pl.batch_shape))
 
 
@@ -800,8 +812,7 @@ def report(pl, deltas=REPORT_DELTAS, tail=DEFAULT_TAIL) -> GDPReport:
     fixed = np.asarray(TIER2_ALPHAS, dtype=np.float64)
     shape = pl.batch_shape
     beta_fixed = np.asarray(pl.beta(fixed)).reshape(shape + (fixed.size,))
-    rows = pl._rows()
-    b_star = np.asarray(_analyse.beta_kernel(*rows, np.asarray(a_star, np.float64).reshape(-1, 1))).reshape(shape + (1,))
+    b_star = np.asarray(_analyse.beta_kernel(pl.pair, np.asarray(a_star, np.float64).reshape(-1, 1))).reshape(shape + (1,))
     eps = np.asarray(pl.epsilon(d)).reshape(shape + (d.size,))
     alpha_col = np.concatenate([np.broadcast_to(fixed, shape + fixed.shape), np.reshape(a_star, shape + (1,))], -1)
     return GDPReport(

@@ -22,25 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._engine import grid as _grid
+from ._engine import pld as _pld
 from ._engine.x64 import float64
 from .privacy_loss import PrivacyLoss
-
-
-def _require_dp_accounting():
-    try:
-        from dp_accounting.pld import pld_pmf, privacy_loss_distribution
-    except ImportError as exc:  # pragma: no cover - dp-accounting is in the test extra
-        raise ImportError("dpax interop needs dp-accounting: pip install dp-accounting") from exc
-    return pld_pmf, privacy_loss_distribution
-
-
-def _dense(pmf):
-    """(lower index, probs, infinity mass, discretization) of a Dense or Sparse PLD PMF."""
-    dense = pmf.to_dense_pmf()
-    probs = np.asarray(dense._probs, np.float64).reshape(-1)
-    if probs.size == 0:
-        probs = np.zeros(1)
-    return int(dense._lower_loss), probs, float(dense._infinity_mass), float(dense._discretization)
 
 
 @float64
@@ -57,11 +41,11 @@ def from_dp_accounting(pld, description=None) -> PrivacyLoss:
     swapped pair, rounded separately) is not needed. Its own pessimistic rounding of the
     two PMFs need not agree point by point, so mixing them would not make one pair.
     """
-    _require_dp_accounting()
+    _pld.require_dp_accounting()
     for attr in ("_pmf_remove", "_pmf_add"):
         if not hasattr(pld, attr):
             raise TypeError(f"pld must be a dp_accounting PrivacyLossDistribution, got {type(pld).__name__}")
-    lo, probs, inf_y, step = _dense(pld._pmf_remove)
+    lo, probs, inf_y, step = _pld.dense(pld._pmf_remove)
     probs = np.clip(probs, 0.0, None)
     n = _grid.padded_length(probs.size)
     _grid.check_memory(1, n, "from_dp_accounting")
@@ -79,22 +63,6 @@ def from_dp_accounting(pld, description=None) -> PrivacyLoss:
     return PrivacyLoss(pmf_x, pmf_y, np.int64(lo), inf_y, neginf_x, step, description, exact_ratio=True)
 
 
-def _trim(probs, lower):
-    nz = np.flatnonzero(probs)
-    if nz.size == 0:
-        return np.zeros(1), lower
-    return probs[nz[0] : nz[-1] + 1].copy(), lower + int(nz[0])
-
-
-def _one_to_dp_accounting(pmf_x, pmf_y, offset, inf_y, neginf_x, step, pld_pmf, pld_module):
-    probs_y, lo_y = _trim(pmf_y, int(offset))
-    n = pmf_x.size
-    probs_a, lo_a = _trim(pmf_x[::-1], -(int(offset) + n - 1))
-    remove = pld_pmf.DensePLDPmf(step, lo_y, probs_y, float(inf_y), True)
-    add = pld_pmf.DensePLDPmf(step, lo_a, probs_a, float(neginf_x), True)
-    return pld_module.PrivacyLossDistribution(remove, add)
-
-
 @float64
 def to_dp_accounting(pl: PrivacyLoss):
     """dp-accounting ``PrivacyLossDistribution`` (dense PMFs, pessimistic) with the same
@@ -102,16 +70,6 @@ def to_dp_accounting(pl: PrivacyLoss):
 
     A batch gives a NumPy object array of PLDs with the batch shape.
     """
-    pld_pmf, pld_module = _require_dp_accounting()
     if not isinstance(pl, PrivacyLoss):
         raise TypeError(f"pl must be a PrivacyLoss, got {type(pl).__name__}")
-    pmf_x, pmf_y, offset, inf_y, neginf_x = (np.asarray(a) for a in pl._rows())
-    out = [
-        _one_to_dp_accounting(pmf_x[r], pmf_y[r], offset[r], inf_y[r], neginf_x[r], pl.grid_step, pld_pmf, pld_module)
-        for r in range(pmf_x.shape[0])
-    ]
-    if not pl.batch_shape:
-        return out[0]
-    arr = np.empty(len(out), dtype=object)
-    arr[:] = out
-    return arr.reshape(pl.batch_shape)
+    return pl.to_dp_accounting()

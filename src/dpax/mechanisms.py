@@ -19,7 +19,7 @@ from .privacy_loss import PrivacyLoss
 #: Mass allowed in each tail of a single step before it is collapsed onto the grid's end
 #: point plus an infinite atom (pessimistically; nothing is dropped).
 SINGLE_STEP_TAIL = 1e-20
-_MAX_LOSS = 600.0  # keep exp(loss) inside float64
+_MAX_LOSS = _grid.MAX_LOSS
 
 
 def _loss_of_output(o, sigma, p):
@@ -67,9 +67,9 @@ def subsampled_gaussian(noise_multiplier, sample_rate, grid_step=1e-4, neighbour
     n = _grid.padded_length(n_needed)
     _grid.check_memory(offset.size, n, "subsampled_gaussian")
     s, q, offset = _sharding.place_rows(s, q, offset)  # batch rows split across jax.devices()
-    pmf_x, pmf_y, inf_y, neginf_x = _construct.subsampled_gaussian_kernel(s, q, offset, np.float64(step), n)
+    pair = _construct.subsampled_gaussian_kernel(s, q, offset, np.float64(step), n)
     desc = _describe("subsampled_gaussian", noise_multiplier=noise_multiplier, sample_rate=sample_rate)
-    return PrivacyLoss(pmf_x, pmf_y, offset, inf_y, neginf_x, step, desc, batch_shape=shape, exact_ratio=True)
+    return PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
 
 
 @float64
@@ -188,7 +188,7 @@ def _substitution_factor(neighbouring) -> float:
 # -- continuous loss law: (Poisson-subsampled) Laplace ------------------------------------
 
 
-def _laplace_pair(eps, p, step, shape, desc):
+def _laplace_loss(eps, p, step, shape, desc) -> PrivacyLoss:
     eps = np.broadcast_to(eps, shape).reshape(-1)
     p = np.broadcast_to(p, shape).reshape(-1)
     with np.errstate(divide="ignore"):
@@ -199,8 +199,8 @@ def _laplace_pair(eps, p, step, shape, desc):
     offset = np.floor(low / step).astype(np.int64)
     n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1)
     _grid.check_memory(offset.size, n, desc.split("(")[0])
-    pmf_x, pmf_y, inf_y, neginf_x = _construct.laplace_kernel(eps, p, offset, np.float64(step), n)
-    return PrivacyLoss(pmf_x, pmf_y, offset, inf_y, neginf_x, step, desc, batch_shape=shape, exact_ratio=True)
+    pair = _construct.laplace_kernel(eps, p, offset, np.float64(step), n)
+    return PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
 
 
 @float64
@@ -219,7 +219,7 @@ def laplace(scale, sensitivity=1.0, grid_step=1e-4, neighbouring="add_remove") -
     desc = _describe("laplace", scale=scale, sensitivity=sensitivity)
     if neighbouring != "add_remove":
         desc = desc[:-1] + f", neighbouring={neighbouring})"
-    return _laplace_pair(sens / b, np.ones(shape), step, shape, desc)
+    return _laplace_loss(sens / b, np.ones(shape), step, shape, desc)
 
 
 @float64
@@ -237,50 +237,31 @@ def subsampled_laplace(scale, sample_rate, sensitivity=1.0, grid_step=1e-4) -> P
     step = _v.grid_step(grid_step)
     shape = np.broadcast_shapes(b.shape, p.shape, sens.shape)
     desc = _describe("subsampled_laplace", scale=scale, sample_rate=sample_rate, sensitivity=sensitivity)
-    return _laplace_pair(sens / b, p, step, shape, desc)
+    return _laplace_loss(sens / b, p, step, shape, desc)
 
 
 # -- atoms: randomized response, discrete mechanisms, (epsilon, delta) worst case ---------
 
 
 def from_atoms(loss, p_mass, q_mass, grid_step, *, shape=None, description="atoms", tail=SINGLE_STEP_TAIL,
-               log_masses=False, exact_ratio=True):
+               log_masses=False, exact_ratio=True) -> PrivacyLoss:
     """Connect-the-dots pair of a loss law made of atoms (rows, m) on the grid ``grid_step``.
 
     ``loss[r, j]`` is the loss log(Q/P) of atom j (-inf: mass under P only, +inf: under Q
     only), ``p_mass`` / ``q_mass`` its masses (log masses when ``log_masses``). The grid of
     row r spans the finite atoms from where the P-mass below exceeds ``tail`` to where the
     Q-mass above exceeds it; atoms outside collapse onto the end points plus the infinite
-    atoms (pessimistically). Internal helper of the atom mechanisms and of regridding.
+    atoms (pessimistically). Internal helper of the atom mechanisms
+    (:func:`dpax._engine.construct.pair_from_atoms`).
     """
     loss = np.atleast_2d(np.asarray(loss, np.float64))
     with np.errstate(divide="ignore"):
         lp = np.asarray(p_mass, np.float64) if log_masses else np.log(np.asarray(p_mass, np.float64))
         lq = np.asarray(q_mass, np.float64) if log_masses else np.log(np.asarray(q_mass, np.float64))
-    lp, lq = (np.broadcast_to(np.atleast_2d(a), loss.shape) for a in (lp, lq))
-    order = np.argsort(loss, axis=-1, kind="stable")
-    loss, lp, lq = (np.take_along_axis(a, order, -1) for a in (loss, lp, lq))
-    finite = np.isfinite(loss) & ((lp > -np.inf) | (lq > -np.inf))
-    cp = np.cumsum(np.where(finite, np.exp(lp), 0.0), -1)
-    rq = np.flip(np.cumsum(np.flip(np.where(finite, np.exp(lq), 0.0), -1), -1), -1)
-    lo_ok = finite & (cp > tail)
-    hi_ok = finite & (rq > tail)
-    lo = np.min(np.where(lo_ok, loss, np.inf), -1)
-    hi = np.max(np.where(hi_ok, loss, -np.inf), -1)
-    lo = np.where(np.isfinite(lo), lo, np.where(np.isfinite(hi), hi, 0.0))  # e.g. delta = 1: no finite atom
-    hi = np.where(np.isfinite(hi), hi, lo)
-    hi = np.maximum(hi, lo)
-    if np.any(hi > _MAX_LOSS) or np.any(lo < -_MAX_LOSS):
-        raise ValueError(f"{description}: privacy loss beyond {_MAX_LOSS:g} nats, outside float64 range")
     step = float(grid_step)
-    offset = np.floor(lo / step + 1e-9).astype(np.int64)
-    n = _grid.padded_length(int(np.max(np.ceil(hi / step - 1e-9).astype(np.int64) - offset)) + 1)
-    _grid.check_memory(offset.size, max(n, loss.shape[-1]), description)
-    kernel = _construct.atoms_kernel if exact_ratio else _construct.regrid_kernel
-    pmf_x, pmf_y, inf_y, neginf_x = kernel(jnp.asarray(loss), jnp.asarray(lp), jnp.asarray(lq), offset, np.float64(step), n)
+    pair = _construct.pair_from_atoms(loss, lp, lq, step, tail=tail, exact_ratio=exact_ratio, what=description)
     shape = (() if loss.shape[0] == 1 else (loss.shape[0],)) if shape is None else tuple(shape)
-    return PrivacyLoss(pmf_x, pmf_y, offset, inf_y, neginf_x, step, description, batch_shape=shape,
-                       exact_ratio=exact_ratio)
+    return PrivacyLoss.from_pair(pair, step, description, shape, exact_ratio)
 
 
 def _rows(shape, *arrays):
@@ -439,7 +420,7 @@ def _subsampled_gaussian_substitution(sigma, p, step, shape, noise_multiplier, s
     offset = np.floor(-high / step).astype(np.int64)
     n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1)
     _grid.check_memory(offset.size, n, "subsampled_gaussian")
-    pmf_x, pmf_y, inf_y, neginf_x = _construct.subsampled_gaussian_substitution_kernel(s, q, offset, np.float64(step), n)
+    pair = _construct.subsampled_gaussian_substitution_kernel(s, q, offset, np.float64(step), n)
     desc = _describe("subsampled_gaussian", noise_multiplier=noise_multiplier, sample_rate=sample_rate)
     desc = desc[:-1] + ", neighbouring=substitution)"
-    return PrivacyLoss(pmf_x, pmf_y, offset, inf_y, neginf_x, step, desc, batch_shape=shape, exact_ratio=True)
+    return PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)

@@ -18,7 +18,11 @@ import numpy as np
 
 from ._engine import analyse as _analyse
 from ._engine import composition as _compose
+from ._engine import construct as _construct
+from ._engine import grid as _grid
+from ._engine import pld as _pld
 from ._engine import validation as _v
+from ._engine.pair import Pair
 from ._engine.x64 import float64
 
 
@@ -47,7 +51,7 @@ class PrivacyLoss:
                     for a, shp in ((pmf_x, (-1, n)), (pmf_y, (-1, n)), (inf_mass_y, (-1,)), (neginf_mass_x, (-1,)))
                 )
                 offset = jnp.reshape(jnp.asarray(offset, jnp.int64), (-1,))
-        self._arrays = (pmf_x, pmf_y, offset, inf_mass_y, neginf_mass_x)
+        self._pair = Pair(pmf_x, pmf_y, offset, inf_mass_y, neginf_mass_x)
         self._batch_shape = tuple(batch_shape)
         self.grid_step = float(grid_step)
         self.description = description
@@ -55,9 +59,22 @@ class PrivacyLoss:
         #: (dpax's own mechanisms); composition then rebuilds far tails from the larger side.
         self.exact_ratio = bool(exact_ratio)
 
+    @classmethod
+    def from_pair(cls, pair: Pair, grid_step: float, description: str, batch_shape: tuple[int, ...],
+                  exact_ratio: bool = False) -> "PrivacyLoss":
+        """The PrivacyLoss whose rows are ``pair`` (as the kernels return them), shown with
+        ``batch_shape`` (whose product is the number of rows)."""
+        return cls(*pair, grid_step, description, batch_shape=batch_shape, exact_ratio=exact_ratio)
+
+    @property
+    def pair(self) -> Pair:
+        """The PLRV arrays with the batch flattened into rows, as the kernels take them
+        (device arrays, float64; see :class:`dpax._engine.pair.Pair`)."""
+        return self._pair
+
     # -- arrays (NumPy float64 views, whatever the user's JAX x64 setting) ----------------
     def _view(self, i, extra=()):
-        a = self._arrays[i]
+        a = self._pair[i]
         if isinstance(a, jax.core.Tracer):  # inside jit / vmap: stay traced
             return jnp.reshape(a, self._batch_shape + extra)
         return np.asarray(a).reshape(self._batch_shape + extra)
@@ -89,7 +106,7 @@ class PrivacyLoss:
 
     # -- pytree -------------------------------------------------------------------------
     def tree_flatten(self):
-        return self._arrays, (self.grid_step, self.description, self._batch_shape, self.exact_ratio)
+        return tuple(self._pair), (self.grid_step, self.description, self._batch_shape, self.exact_ratio)
 
     @classmethod
     def tree_unflatten(cls, aux, children):
@@ -105,7 +122,7 @@ class PrivacyLoss:
     @property
     def support_length(self) -> int:
         """Number of grid points per configuration (padded; shared by the batch)."""
-        return int(np.shape(self._arrays[0])[-1])
+        return int(np.shape(self._pair.pmf_x)[-1])
 
     @property
     def tail_mass(self):
@@ -114,7 +131,8 @@ class PrivacyLoss:
 
     def loss_values(self) -> np.ndarray:
         """Grid losses ``(offset + i) * grid_step``, shaped ``batch_shape + (support_length,)``."""
-        return (self.offset[..., None] + np.arange(self.support_length)) * self.grid_step
+        return _grid.loss_grid(np.asarray(self._pair.offset), self.support_length, self.grid_step).reshape(
+            self.batch_shape + (self.support_length,))
 
     def __repr__(self) -> str:
         shape = "" if not self.batch_shape else f", batch_shape={self.batch_shape}"
@@ -124,10 +142,6 @@ class PrivacyLoss:
             f"support_length={self.support_length}, tail_mass<={tail:.3g})"
         )
 
-    def _rows(self):
-        """Device arrays with the batch flattened: (rows, n) and (rows,)."""
-        return self._arrays
-
     @float64
     def broadcast_to(self, shape) -> "PrivacyLoss":
         """The same losses repeated over a broadcast batch shape."""
@@ -136,8 +150,10 @@ class PrivacyLoss:
             return self
         rows = np.arange(max(1, int(np.prod(self.batch_shape, dtype=int)))).reshape(self.batch_shape)
         index = np.broadcast_to(rows, shape).reshape(-1)
-        arrays = tuple(jnp.take(a, index, axis=0) for a in self._arrays)
-        return PrivacyLoss(*arrays, self.grid_step, self.description, batch_shape=shape, exact_ratio=self.exact_ratio)
+        return PrivacyLoss.from_pair(self._pair.take(index), self.grid_step, self.description, shape, self.exact_ratio)
+
+    def _rows_count(self) -> int:
+        return int(np.shape(self._pair.pmf_x)[0])
 
     # -- risk ---------------------------------------------------------------------------
     @float64
@@ -148,23 +164,21 @@ class PrivacyLoss:
         (a float for a single mechanism and a scalar alpha).
         """
         a = _v.probabilities("alpha", alpha)
-        rows = self._rows()
-        a_rows = np.broadcast_to(a.reshape(-1), (rows[0].shape[0], a.size))
-        out = _analyse.beta_kernel(*rows, a_rows)
+        a_rows = np.broadcast_to(a.reshape(-1), (self._rows_count(), a.size))
+        out = _analyse.beta_kernel(self._pair, a_rows)
         return _out(out, self.batch_shape + a.shape)
 
     @float64
     def advantage(self):
         """Largest TPR - FPR of any membership-inference attack (Algorithm 3, Eq. 11)."""
-        return _out(_analyse.advantage_kernel(*self._rows()), self.batch_shape)
+        return _out(_analyse.advantage_kernel(self._pair), self.batch_shape)
 
     @float64
     def delta(self, epsilon):
         """delta(epsilon) of the symmetrised curve; result shape ``batch_shape + epsilon.shape``."""
         e = _v.real_array("epsilon", epsilon)
-        rows = self._rows()
-        e_rows = np.broadcast_to(e.reshape(-1), (rows[0].shape[0], e.size))
-        return _out(_analyse.delta_kernel(*rows, e_rows), self.batch_shape + e.shape)
+        e_rows = np.broadcast_to(e.reshape(-1), (self._rows_count(), e.size))
+        return _out(_analyse.delta_kernel(self._pair, e_rows), self.batch_shape + e.shape)
 
     @float64
     def epsilon(self, delta):
@@ -173,9 +187,8 @@ class PrivacyLoss:
         ``delta`` in [0, 1]; ``inf`` where no finite epsilon works (delta below the +inf atom).
         """
         d = _v.probabilities("delta", delta)
-        rows = self._rows()
-        d_rows = np.broadcast_to(d.reshape(-1), (rows[0].shape[0], d.size))
-        return _out(_analyse.epsilon_kernel(*rows, d_rows), self.batch_shape + d.shape)
+        d_rows = np.broadcast_to(d.reshape(-1), (self._rows_count(), d.size))
+        return _out(_analyse.epsilon_kernel(self._pair, d_rows), self.batch_shape + d.shape)
 
     @float64
     def tradeoff_points(self, symmetric=False):
@@ -192,17 +205,15 @@ class PrivacyLoss:
         out of order; the arrays returned are made exactly monotone by moving such points an
         ulp down (smaller alpha or beta: the pessimistic side).
         """
-        rows = self._rows()
-        cx, cy = _analyse.tradeoff_points_kernel(*rows)
+        cx, cy = _analyse.tradeoff_points_kernel(self._pair)
         if not symmetric:
             shape = self.batch_shape + (self.support_length + 1,)
             alpha = np.minimum.accumulate(np.asarray(cx), -1)
             beta = np.flip(np.minimum.accumulate(np.flip(np.asarray(cy), -1), -1), -1)
             return alpha.reshape(shape), beta.reshape(shape)
-        rx, ry, roff, rinf, rneg = _analyse.reverse_pair(*rows)
-        rcx, _ = _analyse.tradeoff_points_kernel(rx, ry, roff, rinf, rneg)
+        rcx, _ = _analyse.tradeoff_points_kernel(self._pair.reversed())
         alpha = np.sort(np.concatenate([np.asarray(cx), np.asarray(rcx)], -1), -1)
-        beta = np.minimum.accumulate(np.asarray(_analyse.beta_kernel(*rows, alpha)), -1)
+        beta = np.minimum.accumulate(np.asarray(_analyse.beta_kernel(self._pair, alpha)), -1)
         shape = self.batch_shape + (alpha.shape[-1],)
         return alpha.reshape(shape), beta.reshape(shape)
 
@@ -212,16 +223,20 @@ class PrivacyLoss:
         if not self.batch_shape:
             raise IndexError("a single PrivacyLoss (batch_shape ()) cannot be indexed")
         rows = np.arange(int(np.prod(self.batch_shape, dtype=int))).reshape(self.batch_shape)[key]
-        index = np.reshape(rows, -1)
-        arrays = tuple(jnp.take(a, index, axis=0) for a in self._arrays)
-        return PrivacyLoss(*arrays, self.grid_step, self.description, batch_shape=np.shape(rows),
-                           exact_ratio=self.exact_ratio)
+        return PrivacyLoss.from_pair(self._pair.take(np.reshape(rows, -1)), self.grid_step, self.description,
+                                     np.shape(rows), self.exact_ratio)
 
+    @float64
     def to_dp_accounting(self):
-        """This pair as a dp-accounting ``PrivacyLossDistribution`` (:mod:`dpax.interop`)."""
-        from .interop import to_dp_accounting  # optional dependency, imported on use
-
-        return to_dp_accounting(self)
+        """This pair as a dp-accounting ``PrivacyLossDistribution`` (dense PMFs, no
+        re-discretisation; see :mod:`dpax.interop`). A batch gives a NumPy object array of
+        PLDs with the batch shape. Needs dp-accounting (an optional dependency)."""
+        plds = _pld.to_plds(self._pair, self.grid_step)
+        if not self.batch_shape:
+            return plds[0]
+        arr = np.empty(len(plds), dtype=object)
+        arr[:] = plds
+        return arr.reshape(self.batch_shape)
 
     # -- re-discretisation --------------------------------------------------------------
     @float64
@@ -234,21 +249,20 @@ class PrivacyLoss:
         this one (its curve lies on or below). A coarser grid loses accuracy; a grid whose
         points include the old ones (an integer divisor of the old step) is exact.
         """
-        from .mechanisms import from_atoms  # mechanisms imports this module
-
         step = _v.grid_step(grid_step)
         if step == self.grid_step:
             return self
-        pmf_x, pmf_y, offset, inf_y, neginf_x = (np.asarray(a) for a in self._rows())
+        pmf_x, pmf_y, offset, inf_y, neginf_x = (np.asarray(a) for a in self._pair)
         rows, n = pmf_x.shape
-        loss = (offset[:, None] + np.arange(n)[None, :]) * self.grid_step
+        loss = _grid.loss_grid(offset, n, self.grid_step)
         col = np.ones((rows, 1))
         loss = np.concatenate([-np.inf * col, loss, np.inf * col], -1)
         with np.errstate(divide="ignore"):
             lp = np.concatenate([np.log(neginf_x)[:, None], np.log(pmf_x), -np.inf * col], -1)
             lq = np.concatenate([-np.inf * col, np.log(pmf_y), np.log(inf_y)[:, None]], -1)
-        return from_atoms(loss, lp, lq, step, shape=self.batch_shape, description=self.description, tail=0.0,
-                          log_masses=True, exact_ratio=self.exact_ratio)
+        pair = _construct.pair_from_atoms(loss, lp, lq, step, tail=0.0, exact_ratio=self.exact_ratio,
+                                          what=self.description)
+        return PrivacyLoss.from_pair(pair, step, self.description, self.batch_shape, self.exact_ratio)
 
     # -- composition --------------------------------------------------------------------
     def compose(self, other: "PrivacyLoss", grid_step=None) -> "PrivacyLoss":
@@ -264,17 +278,13 @@ class PrivacyLoss:
         if np.all(steps == 1):
             return pl
         counts = np.broadcast_to(steps, shape).reshape(-1)
-        arrays = _compose.compose_arrays((pl._rows(),), (counts,), self.grid_step, self.exact_ratio)
+        arrays = _compose.compose_arrays((pl.pair,), (counts,), self.grid_step, self.exact_ratio)
         desc = self.description
         if steps.ndim == 0:
             desc = f"{desc} x {int(steps)}"
         else:
             desc = f"{desc} x num_steps"
-        return _from_rows(arrays, shape, self.grid_step, desc, self.exact_ratio)
-
-
-def _from_rows(arrays, shape, grid_step, description, exact_ratio=False) -> PrivacyLoss:
-    return PrivacyLoss(*arrays, grid_step, description, batch_shape=shape, exact_ratio=exact_ratio)
+        return PrivacyLoss.from_pair(arrays, self.grid_step, desc, shape, self.exact_ratio)
 
 
 @float64
@@ -311,7 +321,7 @@ def compose(*losses, grid_step=None) -> PrivacyLoss:
     if len(items) == 1 and np.all(items[0][1] == 1):
         return items[0][0]
     shape = np.broadcast_shapes(*(pl.batch_shape for pl, _ in items), *(c.shape for _, c in items))
-    rows = [pl.broadcast_to(shape)._rows() for pl, _ in items]
+    rows = [pl.broadcast_to(shape).pair for pl, _ in items]
     counts = [np.broadcast_to(c, shape).reshape(-1) for _, c in items]
     exact = all(pl.exact_ratio for pl, _ in items)
     arrays = _compose.compose_arrays(rows, counts, items[0][0].grid_step, exact)
@@ -320,4 +330,4 @@ def compose(*losses, grid_step=None) -> PrivacyLoss:
         for pl, c in items
     ]
     desc = " + ".join(parts) if len(parts) <= 4 else f"{parts[0]} + ... + {parts[-1]} ({len(parts)} factors)"
-    return _from_rows(arrays, shape, items[0][0].grid_step, desc, exact)
+    return PrivacyLoss.from_pair(arrays, items[0][0].grid_step, desc, shape, exact)

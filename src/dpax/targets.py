@@ -2,7 +2,7 @@
 
 A target says what the calibrated mechanism must guarantee. Each one knows
 
-* how to check a batch of privacy losses against itself (``met``),
+* how far a batch of privacy losses is inside it (``margin``: >= 0 where met),
 * the mu of the Gaussian-DP mechanism that just meets it (a starting point for the search),
 * the epsilon that *standard* calibration at a given delta would need to guarantee the same
   bound (Eq. 2 with Proposition 2.5 / 2.6), for the comparison a user wants to see,
@@ -20,9 +20,14 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.scipy.special import ndtri
 from scipy.stats import norm
 
+from ._engine import analyse
 from ._engine import validation as _v
+from ._engine.pair import Pair
+from ._engine.special import ndtr
+from .conversions import mu_from_epsilon_delta
 
 
 class Target:
@@ -46,12 +51,7 @@ class Target:
         """Rows ``index`` of a flat target."""
         return type(self)(*(np.asarray(getattr(self, f))[index] for f in self.__dataclass_fields__))
 
-    def met(self, pl, rows) -> tuple[np.ndarray, dict]:
-        """(met, achieved): per-row booleans and risk values for a flat batch of losses."""
-        m, achieved = self.margin(rows)
-        return m >= 0, achieved
-
-    def margin(self, rows) -> tuple[np.ndarray, dict]:
+    def margin(self, pair: Pair) -> tuple[np.ndarray, dict]:
         """(margin, achieved): how far inside the target each row is (>= 0: met), and the
         risk values. The margin grows with privacy, so calibration can interpolate it."""
         raise NotImplementedError
@@ -100,10 +100,8 @@ class ErrRates(Target):
         return np.broadcast_shapes(self.alpha.shape, self.beta.shape)
 
 
-    def margin(self, rows):
-        from ._engine import analyse
-
-        b = np.asarray(analyse.beta_kernel(*rows, np.asarray(self.alpha).reshape(-1, 1)))[:, 0]
+    def margin(self, pair: Pair):
+        b = np.asarray(analyse.beta_kernel(pair, np.asarray(self.alpha).reshape(-1, 1)))[:, 0]
         return b - self.beta.reshape(-1), {"beta": b}
 
     def gdp_mu(self):
@@ -136,10 +134,8 @@ class Advantage(Target):
         return self.advantage.shape
 
 
-    def margin(self, rows):
-        from ._engine import analyse
-
-        adv = np.asarray(analyse.advantage_kernel(*rows))
+    def margin(self, pair: Pair):
+        adv = np.asarray(analyse.advantage_kernel(pair))
         return self.advantage.reshape(-1) - adv, {"advantage": adv}
 
     def gdp_mu(self):
@@ -173,15 +169,11 @@ class Epsilon(Target):
         return np.broadcast_shapes(self.epsilon.shape, self.delta.shape)
 
 
-    def margin(self, rows):
-        from ._engine import analyse
-
-        eps = np.asarray(analyse.epsilon_kernel(*rows, np.asarray(self.delta).reshape(-1, 1)))[:, 0]
+    def margin(self, pair: Pair):
+        eps = np.asarray(analyse.epsilon_kernel(pair, np.asarray(self.delta).reshape(-1, 1)))[:, 0]
         return self.epsilon.reshape(-1) - eps, {"epsilon": eps}
 
     def gdp_mu(self):
-        from .conversions import mu_from_epsilon_delta
-
         return np.asarray(mu_from_epsilon_delta(self.epsilon, self.delta), float)
 
     def standard_epsilon(self, delta):
@@ -213,8 +205,8 @@ class _ViaErrRates(Target):
     def shape(self):
         return self.err_rates().shape()
 
-    def margin(self, rows):
-        return self.err_rates().margin(rows)
+    def margin(self, pair: Pair):
+        return self.err_rates().margin(pair)
 
     def gdp_mu(self):
         return self.err_rates().gdp_mu()
@@ -308,19 +300,14 @@ class Reconstruction(_ViaErrRates):
 
 
 @jax.jit
-def _gdp_margin_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, mu):
+def _gdp_margin_kernel(pair: Pair, mu):
     """min over breakpoints (alpha_i, beta_i) of both directions of beta_i - G_mu(alpha_i),
     plus the off-grid mass and GDP_SLACK (see :class:`GDP`)."""
-    from jax.scipy.special import ndtri
-
-    from ._engine.special import ndtr
-    from ._engine.analyse import _both_directions
-
     worst = jnp.inf
-    for (cx, cy, _), _ in _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x):
-        g = ndtr(-ndtri(jnp.clip(cx, 0.0, 1.0)) - mu[:, None])
-        worst = jnp.minimum(worst, jnp.min(cy - g, -1))
-    return worst + inf_y + neginf_x + GDP_SLACK
+    for t in analyse.both_directions(pair):
+        g = ndtr(-ndtri(jnp.clip(t.ccdf_x, 0.0, 1.0)) - mu[:, None])
+        worst = jnp.minimum(worst, jnp.min(t.cdf_y - g, -1))
+    return worst + pair.inf_y + pair.neginf_x + GDP_SLACK
 
 
 #: absolute slack (in beta) of the GDP check, for float64 round-off of the breakpoint sums
@@ -348,8 +335,8 @@ class GDP(Target):
     def shape(self):
         return self.mu.shape
 
-    def margin(self, rows):
-        m = np.asarray(_gdp_margin_kernel(*rows, jnp.asarray(self.mu.reshape(-1), jnp.float64)))
+    def margin(self, pair: Pair):
+        m = np.asarray(_gdp_margin_kernel(pair, jnp.asarray(self.mu.reshape(-1), jnp.float64)))
         return m, {"gdp_margin": m}
 
     def gdp_mu(self):
@@ -403,10 +390,10 @@ class All(Target):
     def take(self, index):
         return All(*(p.take(index) for p in self.parts))
 
-    def margin(self, rows):
+    def margin(self, pair: Pair):
         margin, achieved = None, {}
         for p in self.parts:
-            m, a = p.margin(rows)
+            m, a = p.margin(pair)
             margin = m if margin is None else np.minimum(margin, m)
             achieved.update(a)
         return margin, achieved

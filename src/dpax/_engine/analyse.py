@@ -1,8 +1,8 @@
 """Risk from a discrete dominating pair: trade-off curve, advantage, privacy profile.
 
-Kernels take the PLRV arrays of a batch, shaped ``(rows, n)``: ``pmf_x[r, i]`` and
-``pmf_y[r, i]`` are Pr[X = x_i] and Pr[Y = x_i] at the loss ``x_i = (offset[r] + i) * grid_step``,
-with the atoms Pr[X = -inf] and Pr[Y = +inf] beside them.
+Kernels take the PLRV arrays of a batch as one :class:`~dpax._engine.pair.Pair` of rows
+``(rows, n)``: ``pmf_x[r, i]`` and ``pmf_y[r, i]`` are Pr[X = x_i] and Pr[Y = x_i] at the loss
+``x_i = (offset[r] + i) * grid_step``, with the atoms Pr[X = -inf] and Pr[Y = +inf] beside them.
 
 Breakpoints (seed paper, Theorem 3.4 and Appendix E.2): for threshold index i = -1..n-1
 (i = -1 being x = -inf) the curve passes through (Pr[X > x_i], Pr[Y <= x_i]) and is linear
@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from . import cache as _cache
+from .pair import Pair
 
 
 #: Block length of :func:`prefix_sum`: the sums run in levels of this many points (floats;
@@ -78,35 +80,45 @@ def prefix_sum(a, reverse=False):
     return out[..., extra:] if reverse else out[..., :n]
 
 
-def _head_sums(a):
+def head_sums(a):
     """[sum(a[..., :k]) for k = 0..n], shaped (..., n + 1). The leading zero is padded onto
     the sums, where XLA fuses it into the pass that writes them (n is a multiple of
     PREFIX_BLOCK for every padded support, so the sums need no padding of their own)."""
     return jnp.pad(prefix_sum(a), [(0, 0)] * (a.ndim - 1) + [(1, 0)])
 
 
-def _tail_sums(a):
+def tail_sums(a):
     """[sum(a[..., k:]) for k = 0..n], shaped (..., n + 1), summed from the far end."""
     return jnp.pad(prefix_sum(a, reverse=True), [(0, 0)] * (a.ndim - 1) + [(0, 1)])
 
 
-def breakpoints(pmf_x, pmf_y, inf_y):
-    """Tables over k = 0..n (threshold index i = k - 1) for one direction of the pair.
+class Breakpoints(NamedTuple):
+    """Tables over k = 0..n (threshold index i = k - 1, i = -1 being x = -inf) of one
+    direction of a pair, each shaped ``(rows, n + 1)``; ``offset`` (rows,) places x_0."""
 
-    Returns ``(ccdf_x, cdf_y, ccdf_y)``: Pr[X > x_i], Pr[Y <= x_i] and Pr[Y > x_i]
-    (the last including the +inf atom), each shaped ``(rows, n + 1)``. Tails are summed
-    from the small end so that Pr[X > x] keeps its relative precision at tiny alpha.
+    ccdf_x: Any  #: Pr[X > x_i]
+    cdf_y: Any  #: Pr[Y <= x_i]
+    ccdf_y: Any  #: Pr[Y > x_i], the +inf atom included
+    offset: Any
+
+
+class Curves(NamedTuple):
+    """Breakpoint tables of both directions: f = T(P, Q) and f^-1 = T(Q, P)."""
+
+    forward: Breakpoints
+    reverse: Breakpoints
+
+
+def breakpoints(pair: Pair) -> Breakpoints:
+    """Breakpoint tables of f for one direction of ``pair`` (Theorem 3.4).
+
+    Tails are summed from the small end so that Pr[X > x] keeps its relative precision at
+    tiny alpha.
     """
-    ccdf_x = _tail_sums(pmf_x)
-    cdf_y = _head_sums(pmf_y)
-    ccdf_y = _tail_sums(pmf_y) + inf_y[:, None]
-    return ccdf_x, cdf_y, ccdf_y
-
-
-def reverse_pair(pmf_x, pmf_y, offset, inf_y, neginf_x):
-    """PLRVs of the swapped pair (Q, P): X' = -Y and Y' = -X on the mirrored grid."""
-    n = pmf_x.shape[-1]
-    return jnp.flip(pmf_y, -1), jnp.flip(pmf_x, -1), -(offset + n - 1), neginf_x, inf_y
+    ccdf_x = tail_sums(pair.pmf_x)
+    cdf_y = head_sums(pair.pmf_y)
+    ccdf_y = tail_sums(pair.pmf_y) + pair.inf_y[:, None]
+    return Breakpoints(ccdf_x, cdf_y, ccdf_y, pair.offset)
 
 
 #: :func:`first_true` searches in SEARCH_LEVELS steps of ~n^(1/3) keys (69 at 3e5 points)
@@ -151,7 +163,7 @@ def first_true(pred, n, shape):
     return lo
 
 
-def _curve(ccdf_x, cdf_y, alpha, at_start=0.0):
+def interpolate_curve(ccdf_x, cdf_y, alpha, at_start=0.0):
     """Algorithm 1 for one direction: beta at each alpha (rows, m), by breakpoint interpolation
     (``at_start`` where alpha reaches the first breakpoint's; given Pr[Y > x] as ``cdf_y``
     and ``at_start=1``, the same interpolation gives 1 - beta)."""
@@ -171,77 +183,79 @@ def _curve(ccdf_x, cdf_y, alpha, at_start=0.0):
     return jax.vmap(one)(ccdf_x, cdf_y, alpha)
 
 
-def _zero_index(offset, n):
+def zero_index(offset, n):
     """Index k of the threshold x = 0 in the breakpoint tables (clipped to the support)."""
     return jnp.clip(1 - offset, 0, n)
 
 
-def _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x):
-    """Breakpoint tables of f and of f^-1 (the reversed pair, :func:`reverse_pair`).
+def both_directions(pair: Pair) -> Curves:
+    """Breakpoint tables of f and of f^-1 (the reversed pair, :meth:`Pair.reversed`).
 
     The reversed pair's Pr[X' > x'] is Pr[Y < x] and its Pr[Y' <= x'] is Pr[X >= x], the
     forward tables read backwards (the same sums, bit for bit), so only its Pr[Y' > x'],
     which the delta and epsilon kernels use, is summed anew."""
-    cx, cy, ccy = breakpoints(pmf_x, pmf_y, inf_y)
-    _, _, roff, rinf, _ = reverse_pair(pmf_x, pmf_y, offset, inf_y, neginf_x)
-    rccy = _tail_sums(jnp.flip(pmf_x, -1)) + rinf[:, None]
-    return ((cx, cy, ccy), offset), ((jnp.flip(cy, -1), jnp.flip(cx, -1), rccy), roff)
+    f = breakpoints(pair)
+    rev = pair.reversed()
+    rccy = tail_sums(rev.pmf_y) + rev.inf_y[:, None]
+    return Curves(f, Breakpoints(jnp.flip(f.cdf_y, -1), jnp.flip(f.ccdf_x, -1), rccy, rev.offset))
 
 
-def _beta_from_tables(tables, offset, n, alpha):
-    ((cx, cy, _), _), ((rcx, rcy, _), _) = tables
-    f = _curve(cx, cy, alpha)
-    f_inv = _curve(rcx, rcy, alpha)
-    k0 = _zero_index(offset, n)
-    rows = jnp.arange(cx.shape[0])
-    a_bar = cx[rows, k0][:, None]
-    b_bar = cy[rows, k0][:, None]
+def _beta_from_tables(tables: Curves, n, alpha):
+    f, r = tables
+    beta_f = interpolate_curve(f.ccdf_x, f.cdf_y, alpha)
+    beta_f_inv = interpolate_curve(r.ccdf_x, r.cdf_y, alpha)
+    k0 = zero_index(f.offset, n)
+    rows = jnp.arange(f.ccdf_x.shape[0])
+    a_bar = f.ccdf_x[rows, k0][:, None]
+    b_bar = f.cdf_y[rows, k0][:, None]
     lo, hi = jnp.minimum(a_bar, b_bar), jnp.maximum(a_bar, b_bar)
     line = a_bar + b_bar - alpha
-    beta = jnp.where((alpha > lo) & (alpha < hi), line, jnp.minimum(f, f_inv))
+    beta = jnp.where((alpha > lo) & (alpha < hi), line, jnp.minimum(beta_f, beta_f_inv))
     return jnp.clip(beta, 0.0, 1.0)
 
 
 @functools.partial(_cache.kernel, name="beta_kernel")
 @jax.jit
-def beta_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, alpha):
+def beta_kernel(pair: Pair, alpha):
     """Symmetrised trade-off curve at ``alpha`` (rows, m): Algorithm 1 + Def. F.1 of Dong et al.
 
     With alpha_bar = Pr[X > 0] and beta_bar = Pr[Y <= 0] (the ends of the slope -1 piece of
     f), the symmetrised curve is the line alpha_bar + beta_bar - alpha between the two, and
     min(f, f^-1) outside.
     """
-    tables = _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x)
-    return _beta_from_tables(tables, offset, pmf_x.shape[-1], alpha)
+    return _beta_from_tables(both_directions(pair), pair.support_length, alpha)
 
 
-def _advantage_from_tables(tables, n):
-    ((cx, cy, _), off), ((rcx, rcy, _), roff) = tables
-    rows = jnp.arange(cx.shape[0])
-    k0 = _zero_index(off, n)
-    rk0 = _zero_index(roff, n)
-    adv = jnp.maximum(1.0 - cx[rows, k0] - cy[rows, k0], 1.0 - rcx[rows, rk0] - rcy[rows, rk0])
-    return jnp.clip(adv, 0.0, 1.0)
+def _advantage_from_tables(tables: Curves, n):
+    rows = jnp.arange(tables.forward.ccdf_x.shape[0])
+
+    def one(t: Breakpoints):
+        k0 = zero_index(t.offset, n)
+        return 1.0 - t.ccdf_x[rows, k0] - t.cdf_y[rows, k0]
+
+    return jnp.clip(jnp.maximum(one(tables.forward), one(tables.reverse)), 0.0, 1.0)
 
 
 @functools.partial(_cache.kernel, name="advantage_kernel")
 @jax.jit
-def advantage_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x):
+def advantage_kernel(pair: Pair):
     """Maximal TPR - FPR (Algorithm 3 / Eq. 11): 1 - Pr[X > 0] - Pr[Y <= 0], worst direction."""
-    return _advantage_from_tables(_both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x), pmf_x.shape[-1])
+    return _advantage_from_tables(both_directions(pair), pair.support_length)
 
 
 @functools.partial(_cache.kernel, name="delta_kernel")
 @jax.jit
-def delta_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, epsilon):
+def delta_kernel(pair: Pair, epsilon):
     """delta(epsilon) (rows, m) of the symmetrised curve: the larger of the two directions'
     max_i Pr[Y > x_i] - e^eps Pr[X > x_i] (Gopi et al.; Eq. 33 of the seed paper), which is
     the convex conjugate of the piecewise-linear curve, so it matches ``beta`` exactly."""
-    ((cx, _, ccy), _), ((rcx, _, rccy), _) = _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x)
     scale = jnp.exp(epsilon)[:, :, None]
-    d = jnp.max(ccy[:, None, :] - scale * cx[:, None, :], -1)
-    rd = jnp.max(rccy[:, None, :] - scale * rcx[:, None, :], -1)
-    return jnp.clip(jnp.maximum(d, rd), 0.0, 1.0)
+
+    def one(t: Breakpoints):
+        return jnp.max(t.ccdf_y[:, None, :] - scale * t.ccdf_x[:, None, :], -1)
+
+    f, r = both_directions(pair)
+    return jnp.clip(jnp.maximum(one(f), one(r)), 0.0, 1.0)
 
 
 def _epsilon_one_direction(cx, ccy, delta):
@@ -253,35 +267,43 @@ def _epsilon_one_direction(cx, ccy, delta):
     return jnp.where(infinite, jnp.inf, eps)
 
 
-def _epsilon_from_tables(tables, delta):
-    ((cx, _, ccy), _), ((rcx, _, rccy), _) = tables
-    eps = jnp.maximum(_epsilon_one_direction(cx, ccy, delta), _epsilon_one_direction(rcx, rccy, delta))
+def _epsilon_from_tables(tables: Curves, delta):
+    f, r = tables
+    eps = jnp.maximum(_epsilon_one_direction(f.ccdf_x, f.ccdf_y, delta), _epsilon_one_direction(r.ccdf_x, r.ccdf_y, delta))
     return jnp.maximum(eps, 0.0)
 
 
 @functools.partial(_cache.kernel, name="epsilon_kernel")
 @jax.jit
-def epsilon_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, delta):
+def epsilon_kernel(pair: Pair, delta):
     """Smallest epsilon >= 0 with delta(epsilon) <= delta (rows, m): the largest over
     breakpoints i of log((Pr[Y > x_i] - delta) / Pr[X > x_i]), both directions; +inf when
     the +inf atom alone exceeds delta."""
-    return _epsilon_from_tables(_both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x), delta)
+    return _epsilon_from_tables(both_directions(pair), delta)
+
+
+class RiskSummary(NamedTuple):
+    """Result of :func:`risk_summary_kernel`."""
+
+    advantage: Any  #: (rows,)
+    epsilon: Any  #: at each delta, (rows, m)
+    beta: Any  #: at each alpha, (rows, k)
 
 
 @functools.partial(_cache.kernel, name="risk_summary_kernel")
 @jax.jit
-def risk_summary_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x, alpha, delta):
-    """(advantage (rows,), epsilon at ``delta`` (rows, m), beta at ``alpha`` (rows, k)):
-    :func:`advantage_kernel`, :func:`epsilon_kernel` and :func:`beta_kernel` from one set of
-    breakpoint tables (four prefix sums instead of eight)."""
-    tables = _both_directions(pmf_x, pmf_y, offset, inf_y, neginf_x)
-    n = pmf_x.shape[-1]
-    return _advantage_from_tables(tables, n), _epsilon_from_tables(tables, delta), _beta_from_tables(tables, offset, n, alpha)
+def risk_summary_kernel(pair: Pair, alpha, delta) -> RiskSummary:
+    """:func:`advantage_kernel`, :func:`epsilon_kernel` and :func:`beta_kernel` from one set
+    of breakpoint tables (four prefix sums instead of eight)."""
+    tables = both_directions(pair)
+    n = pair.support_length
+    return RiskSummary(_advantage_from_tables(tables, n), _epsilon_from_tables(tables, delta),
+                       _beta_from_tables(tables, n, alpha))
 
 
 @functools.partial(_cache.kernel, name="tradeoff_points_kernel")
 @jax.jit
-def tradeoff_points_kernel(pmf_x, pmf_y, offset, inf_y, neginf_x):
+def tradeoff_points_kernel(pair: Pair):
     """Breakpoints (alpha_i, beta_i) of f for one direction, alpha descending."""
-    cx, cy, _ = breakpoints(pmf_x, pmf_y, inf_y)
-    return cx, cy
+    t = breakpoints(pair)
+    return t.ccdf_x, t.cdf_y

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -30,6 +31,7 @@ import numpy as np
 from . import cache as _cache
 from . import grid as _grid
 from .construct import close_mass
+from .pair import Pair
 
 #: Mass each tail of the composition may leave outside the output window (see above).
 TAIL_MASS = 1e-18
@@ -85,38 +87,49 @@ def _moments(pmf, loss):
     return mean, var
 
 
+class Window(NamedTuple):
+    """Grid indices [lo, hi] (rows,) of a composition's output support."""
+
+    lo: Any
+    hi: Any
+
+
 @functools.partial(_cache.kernel, name="window")
 @jax.jit
-def window_kernel(components, counts, grid_step):
-    """Chernoff window [lo, hi] (grid indices) of the composition."""
+def window_kernel(factors: Pair, counts, sizes, grid_step) -> Window:
+    """Chernoff window [lo, hi] (grid indices) of the composition of ``counts[k]`` copies of
+    each factor k; ``factors`` holds K pairs stacked on a leading axis (K, rows, n), and
+    the kernel loops over them (``lax.scan``): one compiled kernel for any K. ``sizes``
+    (K,): each factor's own support length before padding (the window's hard ends)."""
     log_tail = math.log(TAIL_MASS)
-    total_var = 0.0
-    for (pmf_x, pmf_y, offset, _, _), count in zip(components, counts):
-        loss = (offset[:, None] + jnp.arange(pmf_x.shape[-1])[None, :]) * grid_step
-        _, vx = _moments(pmf_x, loss)
-        _, vy = _moments(pmf_y, loss)
-        total_var = total_var + count * jnp.maximum(vx, vy)
+    n = factors.support_length
+    rows = factors.pmf_x.shape[1]
+
+    def variance(total, factor):
+        px, py, off, count = factor
+        loss = _grid.loss_grid(off, n, grid_step)
+        return total + count * jnp.maximum(_moments(px, loss)[1], _moments(py, loss)[1]), None
+
+    scan_over = (factors.pmf_x, factors.pmf_y, factors.offset, counts)
+    total_var, _ = jax.lax.scan(variance, jnp.zeros(rows), scan_over)
     t = _chernoff_grid(jnp.sqrt(total_var) + grid_step)
 
-    rows = components[0][0].shape[0]
-    up_x = down_x = up_y = down_y = 0.0
-    for (pmf_x, pmf_y, offset, _, _), count in zip(components, counts):
-        up, down = _log_mgfs(jnp.concatenate([pmf_x, pmf_y], 0), jnp.concatenate([offset, offset]), t, grid_step)
+    def mgf(acc, factor):
+        px, py, off, count = factor
+        up, down = _log_mgfs(jnp.concatenate([px, py], 0), jnp.concatenate([off, off]), t, grid_step)
         c = count[:, None]
-        up_x, up_y = up_x + c * up[:rows], up_y + c * up[rows:]
-        down_x, down_y = down_x + c * down[:rows], down_y + c * down[rows:]
+        terms = (c * up[:rows], c * down[:rows], c * up[rows:], c * down[rows:])
+        return tuple(x + y for x, y in zip(acc, terms)), None
+
+    zero = jnp.zeros((rows, t.shape[0]))
+    (up_x, down_x, up_y, down_y), _ = jax.lax.scan(mgf, (zero, zero, zero, zero), scan_over)
     high = jnp.maximum(jnp.min((up_x - log_tail) / t, -1), jnp.min((up_y - log_tail) / t, -1))
     low = jnp.minimum(jnp.max(-(down_x - log_tail) / t, -1), jnp.max(-(down_y - log_tail) / t, -1))
-    lo_hard = 0
-    hi_hard = 0
-    for (pmf_x, _, offset, _, _), count in zip(components, counts):
-        n = pmf_x.shape[-1]
-        lo_hard = lo_hard + count * offset
-        hi_hard = hi_hard + count * (offset + n - 1)
+    lo_hard = jnp.sum(counts * factors.offset, 0)
+    hi_hard = jnp.sum(counts * (factors.offset + sizes[:, None] - 1), 0)
     lo = jnp.maximum(jnp.floor(low / grid_step).astype(jnp.int64), lo_hard)
     hi = jnp.minimum(jnp.ceil(high / grid_step).astype(jnp.int64), hi_hard)
-    hi = jnp.maximum(hi, lo)
-    return lo, hi
+    return Window(lo, jnp.maximum(hi, lo))
 
 
 def _rfft_folded(pmf, length, shift=None):
@@ -166,7 +179,7 @@ def use_exact_ratio(pmf_x, pmf_y, offset, grid_step):
     which makes epsilon(delta) and delta(epsilon) right down to tiny delta.
     """
     n = pmf_x.shape[-1]
-    index = offset[:, None] + jnp.arange(n)[None, :]
+    index = _grid.loss_grid(offset, n, 1)
     shrink = _exp_abs_loss(offset, n, grid_step)
     return jnp.where(index > 0, pmf_y * shrink, pmf_x), jnp.where(index < 0, pmf_x * shrink, pmf_y)
 
@@ -199,7 +212,7 @@ def _spectra(pmf_x, pmf_y, count, length, bits, shift=None):
     return _spectrum_power(spec, jnp.concatenate([count, count]), bits)
 
 
-def _finish(spec, start, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio, aligned=False):
+def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, length, exact_ratio, aligned=False):
     """Back from the frequency domain (X's spectra stacked over Y's) onto each row's window
     [lo, hi] (rows, length); returns the PLRV arrays with their offsets.
 
@@ -213,6 +226,7 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, 
     can be relatively large in its far tails, so it is zeroed there: the closing step then
     books the (tiny) missing mass on the safe atoms.
     """
+    lo, hi = window
     rows = lo.shape[0]
     comp = jnp.fft.irfft(spec, n=length)
     pos = jnp.arange(length)[None, :]
@@ -230,149 +244,74 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, 
     if exact_ratio:
         pmf_x, pmf_y = use_exact_ratio(pmf_x, pmf_y, offset, grid_step)
     pmf_x, pmf_y, inf_y, neginf_x = close_mass(pmf_x, pmf_y, -jnp.expm1(neglog_fin_y), -jnp.expm1(neglog_fin_x))
-    return pmf_x, pmf_y, offset, inf_y, neginf_x
+    return Pair(pmf_x, pmf_y, offset, inf_y, neginf_x)
 
 
 @functools.partial(_cache.kernel, name="fft_compose")
 @functools.partial(jax.jit, static_argnames=("length", "exact_ratio", "bits", "aligned"))
-def fft_compose_kernel(components, counts, lo, hi, grid_step, length, exact_ratio, bits, aligned=False):
-    """Convolution of ``counts[i]`` copies of each component, on the window [lo, hi].
+def fft_compose_kernel(factors: Pair, counts, window: Window, grid_step, length, exact_ratio, bits,
+                       aligned=False) -> Pair:
+    """Convolution of ``counts[k]`` copies of each stacked factor (K, rows, n) on the window,
+    multiplying their spectra in a ``lax.scan``.
 
-    ``aligned`` (one component, every count >= 1 and below length - width + 1): the factor
-    is placed floor((lo - start) / count) positions early, so that the composed window starts
+    ``aligned`` (one factor, every count >= 1 and below length - width + 1): the factor is
+    placed floor((lo - start) / count) positions early, so that the composed window starts
     within ``count`` positions of position 0 and needs no roll (see :func:`_finish`).
     """
-    spec = None
-    start = 0
-    neglog_fin_y = 0.0
-    neglog_fin_x = 0.0
-    for (pmf_x, pmf_y, offset, inf_y, neginf_x), count in zip(components, counts):
-        shift = None
-        if aligned:
-            shift = jnp.floor_divide(lo - count * offset, count)
-            offset = offset + shift
-        s = _spectra(pmf_x, pmf_y, count, length, bits, shift)
-        spec = s if spec is None else spec * s
-        start = start + count * offset
-        neglog_fin_y = neglog_fin_y + count * jnp.log1p(-inf_y)
-        neglog_fin_x = neglog_fin_x + count * jnp.log1p(-neginf_x)
-    return _finish(spec, start, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio, aligned)
+    rows = factors.pmf_x.shape[1]
 
-
-#: Above this many factors, compose stacks them (padded to one support length) and loops
-#: over them inside the kernels (``lax.scan``): one compiled kernel for any number of
-#: factors, constant memory, instead of a traced graph that grows with every factor.
-STACK_ABOVE = 4
-
-
-@functools.partial(_cache.kernel, name="window_stacked")
-@jax.jit
-def window_stacked_kernel(stacked, counts, grid_step):
-    """:func:`window_kernel` over stacked factors (K, rows, n), looping with ``lax.scan``."""
-    log_tail = math.log(TAIL_MASS)
-    pmf_x, pmf_y, offset, _, _ = stacked
-    n = pmf_x.shape[-1]
-    idx = jnp.arange(n)[None, :]
-
-    def stats(comp):
-        px, py, off, count = comp
-        loss = (off[:, None] + idx) * grid_step
-        mx, vx = _moments(px, loss)
-        my, vy = _moments(py, loss)
-        return loss, mx, my, count * jnp.maximum(vx, vy)
-
-    def var_body(total, comp):
-        _, _, _, v = stats(comp)
-        return total + v, None
-
-    total_var, _ = jax.lax.scan(var_body, jnp.zeros(pmf_x.shape[1]), (pmf_x, pmf_y, offset, counts))
-    t = _chernoff_grid(jnp.sqrt(total_var) + grid_step)
-    rows = pmf_x.shape[1]
-
-    def mgf_body(acc, comp):
-        px, py, off, count = comp
-        up, down = _log_mgfs(jnp.concatenate([px, py], 0), jnp.concatenate([off, off]), t, grid_step)
-        c = count[:, None]
-        terms = (c * up[:rows], c * down[:rows], c * up[rows:], c * down[rows:])
-        return tuple(a + b for a, b in zip(acc, terms)), None
-
-    zero = jnp.zeros((rows, t.shape[0]))
-    (up_x, down_x, up_y, down_y), _ = jax.lax.scan(mgf_body, (zero, zero, zero, zero), (pmf_x, pmf_y, offset, counts))
-    high = jnp.maximum(jnp.min((up_x - log_tail) / t, -1), jnp.min((up_y - log_tail) / t, -1))
-    low = jnp.minimum(jnp.max(-(down_x - log_tail) / t, -1), jnp.max(-(down_y - log_tail) / t, -1))
-    lo_hard = jnp.sum(counts * offset, 0)
-    hi_hard = jnp.sum(counts * (offset + n - 1), 0)
-    lo = jnp.maximum(jnp.floor(low / grid_step).astype(jnp.int64), lo_hard)
-    hi = jnp.minimum(jnp.ceil(high / grid_step).astype(jnp.int64), hi_hard)
-    return lo, jnp.maximum(hi, lo)
-
-
-@functools.partial(_cache.kernel, name="fft_compose_stacked")
-@functools.partial(jax.jit, static_argnames=("length", "exact_ratio", "bits"))
-def fft_compose_stacked_kernel(stacked, counts, lo, hi, grid_step, length, exact_ratio, bits):
-    """:func:`fft_compose_kernel` over stacked factors, multiplying spectra in a ``lax.scan``."""
-    pmf_x, pmf_y, offset, inf_y, neginf_x = stacked
-    rows = pmf_x.shape[1]
-    nfreq = length // 2 + 1
-
-    def body(carry, comp):
-        spec, start, fy, fx = carry
-        px, py, off, iy, nx, count = comp
-        spec = spec * _spectra(px, py, count, length, bits)
-        return (spec, start + count * off, fy + count * jnp.log1p(-iy), fx + count * jnp.log1p(-nx)), None
+    def body(carry, factor):
+        spec, start, fin_y, fin_x = carry
+        px, py, off, iy, nx, count = factor
+        shift = jnp.floor_divide(window.lo - count * off, count) if aligned else None
+        off = off + shift if aligned else off
+        spec = spec * _spectra(px, py, count, length, bits, shift)
+        return (spec, start + count * off, fin_y + count * jnp.log1p(-iy), fin_x + count * jnp.log1p(-nx)), None
 
     zero = jnp.zeros(rows)
-    init = (jnp.ones((2 * rows, nfreq), jnp.complex128), jnp.zeros(rows, jnp.int64), zero, zero)
-    (spec, start, neglog_fin_y, neglog_fin_x), _ = jax.lax.scan(
-        body, init, (pmf_x, pmf_y, offset, inf_y, neginf_x, counts)
-    )
-    return _finish(spec, start, neglog_fin_y, neglog_fin_x, lo, hi, grid_step, length, exact_ratio)
+    init = (jnp.ones((2 * rows, length // 2 + 1), jnp.complex128), jnp.zeros(rows, jnp.int64), zero, zero)
+    (spec, start, neglog_fin_y, neglog_fin_x), _ = jax.lax.scan(body, init, (*factors, counts))
+    return _finish(spec, start, neglog_fin_y, neglog_fin_x, window, grid_step, length, exact_ratio, aligned)
 
 
-def _stack(components, counts):
+def _stack(factors, counts) -> tuple[Pair, Any]:
     """Factors padded (zeros at the top) to one support length and stacked on a new axis 0."""
-    n = max(int(c[0].shape[-1]) for c in components)
+    n = max(f.support_length for f in factors)
 
     def pad(a):
         return jnp.pad(jnp.asarray(a), ((0, 0), (0, n - a.shape[-1])))
 
-    stacked = (
-        jnp.stack([pad(c[0]) for c in components]),
-        jnp.stack([pad(c[1]) for c in components]),
-        jnp.stack([jnp.asarray(c[2], jnp.int64) for c in components]),
-        jnp.stack([jnp.asarray(c[3]) for c in components]),
-        jnp.stack([jnp.asarray(c[4]) for c in components]),
+    stacked = Pair(
+        jnp.stack([pad(f.pmf_x) for f in factors]),
+        jnp.stack([pad(f.pmf_y) for f in factors]),
+        jnp.stack([jnp.asarray(f.offset, jnp.int64) for f in factors]),
+        jnp.stack([jnp.asarray(f.inf_y) for f in factors]),
+        jnp.stack([jnp.asarray(f.neginf_x) for f in factors]),
     )
     return stacked, jnp.stack([jnp.asarray(c, jnp.int64) for c in counts])
 
 
-def compose_arrays(components, counts, grid_step, exact_ratio=False):
-    """Compose PLRV array tuples (rows, n_i) with integer counts (rows,) on one grid step.
+def compose_arrays(factors, counts, grid_step, exact_ratio=False) -> Pair:
+    """Compose pairs of rows (each a :class:`Pair`, (rows, n_k)) with integer counts (rows,)
+    on one grid step.
 
-    ``exact_ratio``: every component has Pr[X = x] = e^-x Pr[Y = x] on its finite points
+    ``exact_ratio``: every factor has Pr[X = x] = e^-x Pr[Y = x] on its finite points
     (see :func:`use_exact_ratio`).
 
     Host side: one kernel finds the Chernoff window, the FFT length is rounded up to a
-    padded size (so compiled kernels are reused), then one kernel convolves.
+    padded size (so compiled kernels are reused), then one kernel convolves. The factors
+    are stacked (padded to one support length): both kernels loop over them.
     """
-    components = tuple(tuple(c) for c in components)
+    factors = tuple(Pair(*f) for f in factors)
     counts = tuple(np.asarray(c, np.int64) for c in counts)
     step = np.float64(grid_step)
-    if len(components) > STACK_ABOVE:
-        stacked, stacked_counts = _stack(components, counts)
-        lo, hi = window_stacked_kernel(stacked, stacked_counts, step)
-        width = int(np.max(np.asarray(hi) - np.asarray(lo))) + 1
-        length = _grid.padded_length(width)
-        _grid.check_memory(int(lo.shape[0]) * 2, length, "composition")
-        return fft_compose_stacked_kernel(
-            stacked, stacked_counts, lo, hi, step, length=length, exact_ratio=bool(exact_ratio),
-            bits=power_bits(counts),
-        )
-    lo, hi = window_kernel(components, counts, step)
-    width = int(np.max(np.asarray(hi) - np.asarray(lo))) + 1
+    stacked, stacked_counts = _stack(factors, counts)
+    sizes = np.array([f.support_length for f in factors], np.int64)
+    window = window_kernel(stacked, stacked_counts, sizes, step)
+    width = int(np.max(np.asarray(window.hi) - np.asarray(window.lo))) + 1
     length = _grid.padded_length(width)
-    _grid.check_memory(int(lo.shape[0]) * 2, length, "composition")
+    _grid.check_memory(int(window.lo.shape[0]) * 2, length, "composition")
     # one factor whose count fits in the FFT's spare length: placed so that no roll is needed
-    aligned = len(components) == 1 and 1 <= int(np.min(counts[0])) and int(np.max(counts[0])) <= length - width + 1
-    return fft_compose_kernel(components, counts, lo, hi, step, length=length, exact_ratio=bool(exact_ratio),
+    aligned = len(factors) == 1 and 1 <= int(np.min(counts[0])) and int(np.max(counts[0])) <= length - width + 1
+    return fft_compose_kernel(stacked, stacked_counts, window, step, length=length, exact_ratio=bool(exact_ratio),
                               bits=power_bits(counts), aligned=aligned)

@@ -2,8 +2,9 @@
 
 Two constructions:
 
-* :func:`discretise_loss_law` — for mechanisms whose privacy-loss law is known in closed
-  form (Gaussian, Poisson-subsampled Gaussian). Each grid cell (a, b] of losses is split
+* :func:`split_cells` — for mechanisms whose privacy-loss law is known in closed form
+  (Gaussian, Poisson-subsampled Gaussian, Laplace; the ``*_log_cdfs`` functions give the
+  laws, the ``*_kernel`` functions the pairs). Each grid cell (a, b] of losses is split
   between its two end points so that both its Q-mass and its P-mass are kept: a pair with
   likelihood ratio in [e^a, e^b] is a post-processing of the two-point pair with ratios
   exactly e^a and e^b. This is the connect-the-dots pair of Doroshenko et al. (Algorithm 2
@@ -26,8 +27,11 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import cache as _cache
+from .grid import MAX_LOSS, check_memory, loss_grid, padded_length
+from .pair import Pair
 from .special import log_ndtr_pair
 
 _LOG_HALF = -0.6931471805599453
@@ -151,7 +155,7 @@ def subsampled_gaussian_log_cdfs(loss, sigma, p):
 
 
 def _subsampled_gaussian_cdfs(sigma, p, offset, grid_step, n):
-    grid = (offset[:, None] + jnp.arange(n)[None, :]) * grid_step
+    grid = loss_grid(offset, n, grid_step)
     return grid, subsampled_gaussian_log_cdfs(grid, sigma[:, None], p[:, None])
 
 
@@ -159,14 +163,20 @@ _subsampled_gaussian_cdfs = _cache.kernel(jax.jit(_subsampled_gaussian_cdfs, sta
 _split_cells = _cache.kernel(jax.jit(split_cells), "split_cells")
 
 
-def subsampled_gaussian_kernel(sigma, p, offset, grid_step, n):
+def _as_pair(masses, offset) -> Pair:
+    """The :class:`Pair` of the masses ``(pmf_x, pmf_y, inf_y, neginf_x)`` placed at ``offset``."""
+    pmf_x, pmf_y, inf_y, neginf_x = masses
+    return Pair(pmf_x, pmf_y, offset, inf_y, neginf_x)
+
+
+def subsampled_gaussian_kernel(sigma, p, offset, grid_step, n) -> Pair:
     """Discrete dominating pair of the Poisson-subsampled Gaussian, rows of length n.
 
     Two compiled stages (CDFs, then cell splitting): one fused kernel would recompute the
     CDFs inside every consumer and take several times longer to compile.
     """
     grid, cdfs = _subsampled_gaussian_cdfs(sigma, p, offset, grid_step, n=n)
-    return _split_cells(grid, grid_step, *cdfs)
+    return _as_pair(_split_cells(grid, grid_step, *cdfs), offset)
 
 
 def _half_pair(grid, delta):
@@ -262,7 +272,7 @@ def subsampled_laplace_log_cdfs(loss, eps, p):
 
 
 def _laplace_pair(eps, p, offset, grid_step, n):
-    grid = (offset[:, None] + jnp.arange(n)[None, :]) * grid_step
+    grid = loss_grid(offset, n, grid_step)
     cdfs = subsampled_laplace_log_cdfs(grid, eps[:, None], p[:, None])
     return close_rounding(*split_cells_open(grid, grid_step, *cdfs), finite_law=True)
 
@@ -270,9 +280,9 @@ def _laplace_pair(eps, p, offset, grid_step, n):
 _laplace_pair = _cache.kernel(jax.jit(_laplace_pair, static_argnames=("n",)), "laplace_pair")
 
 
-def laplace_kernel(eps, p, offset, grid_step, n):
+def laplace_kernel(eps, p, offset, grid_step, n) -> Pair:
     """Discrete dominating pair of the (Poisson-subsampled) Laplace mechanism (rows, n)."""
-    return _laplace_pair(eps, p, offset, grid_step, n=n)
+    return _as_pair(_laplace_pair(eps, p, offset, grid_step, n=n), offset)
 
 
 def atoms_log_cdfs(grid, loss, log_p, log_q):
@@ -346,7 +356,7 @@ def split_atoms(loss, log_p, log_q, offset, grid_step, n):
         jnp.sum(jnp.where(above, q, zero), -1) - jnp.exp(g_last[:, 0]) * top_p, 0.0)
     neginf_x = jnp.sum(jnp.where(loss == -jnp.inf, p, zero), -1) + jnp.maximum(
         jnp.sum(jnp.where(below, p - jnp.exp(-g0) * q, zero), -1), 0.0)
-    grid = (offset[:, None] + jnp.arange(n)[None, :]) * h
+    grid = loss_grid(offset, n, h)
     pmf_x = jnp.exp(jnp.log(pmf_y) - grid)
     return pmf_x, pmf_y, inf_y, neginf_x
 
@@ -359,27 +369,27 @@ _atoms_pair = _cache.kernel(jax.jit(_atoms_pair, static_argnames=("n",)), "atoms
 
 
 def _atoms_cdfs(loss, log_p, log_q, offset, grid_step, n):
-    grid = (offset[:, None] + jnp.arange(n)[None, :]) * grid_step
+    grid = loss_grid(offset, n, grid_step)
     return grid, atoms_log_cdfs(grid, loss, log_p, log_q)
 
 
 _atoms_cdfs = _cache.kernel(jax.jit(_atoms_cdfs, static_argnames=("n",)), "atoms_cdfs")
 
 
-def atoms_kernel(loss, log_p, log_q, offset, grid_step, n):
+def atoms_kernel(loss, log_p, log_q, offset, grid_step, n) -> Pair:
     """Connect-the-dots pair (rows, n) of a loss law made of exact atoms (p = q e^-l at
     finite losses: randomized response, discrete Laplace / Gaussian, (epsilon, delta)
     worst case), split atom by atom (:func:`split_atoms`)."""
-    return _atoms_pair(loss, log_p, log_q, offset, grid_step, n=n)
+    return _as_pair(_atoms_pair(loss, log_p, log_q, offset, grid_step, n=n), offset)
 
 
-def regrid_kernel(loss, log_p, log_q, offset, grid_step, n):
+def regrid_kernel(loss, log_p, log_q, offset, grid_step, n) -> Pair:
     """Connect-the-dots pair (rows, n) of any discrete pair given as atoms, from the CDFs
     at the new grid points (:func:`split_cells`): valid even where the atoms' P- and
     Q-masses are not in ratio e^-l (a pair imported from elsewhere); each cell's content
     is replaced by the two-point pair with ratios e^a, e^b (a post-processing)."""
     grid, cdfs = _atoms_cdfs(loss, log_p, log_q, offset, grid_step, n=n)
-    return _split_cells(grid, grid_step, *cdfs)
+    return _as_pair(_split_cells(grid, grid_step, *cdfs), offset)
 
 
 # -- Poisson-subsampled Gaussian under substitution (replace one) ---------------------------
@@ -422,14 +432,51 @@ def subsampled_gaussian_substitution_log_cdfs(loss, sigma, p):
 
 
 def _substitution_cdfs(sigma, p, offset, grid_step, n):
-    grid = (offset[:, None] + jnp.arange(n)[None, :]) * grid_step
+    grid = loss_grid(offset, n, grid_step)
     return grid, subsampled_gaussian_substitution_log_cdfs(grid, sigma[:, None], p[:, None])
 
 
 _substitution_cdfs = _cache.kernel(jax.jit(_substitution_cdfs, static_argnames=("n",)), "sg_sub_cdfs")
 
 
-def subsampled_gaussian_substitution_kernel(sigma, p, offset, grid_step, n):
+def subsampled_gaussian_substitution_kernel(sigma, p, offset, grid_step, n) -> Pair:
     """Discrete dominating pair (rows, n) of the Poisson-subsampled Gaussian, replace-one."""
     grid, cdfs = _substitution_cdfs(sigma, p, offset, grid_step, n=n)
-    return _split_cells(grid, grid_step, *cdfs)
+    return _as_pair(_split_cells(grid, grid_step, *cdfs), offset)
+
+
+def pair_from_atoms(loss, log_p, log_q, grid_step: float, *, tail: float, exact_ratio: bool, what: str) -> Pair:
+    """Connect-the-dots :class:`Pair` (host side: picks each row's grid, then one kernel) of
+    a loss law made of atoms (rows, m): ``loss`` log(Q/P) of each atom (-inf: P-mass only,
+    +inf: Q-mass only), ``log_p`` / ``log_q`` their log masses.
+
+    Row r's grid spans the finite atoms from where the P-mass below exceeds ``tail`` to
+    where the Q-mass above exceeds it; atoms outside collapse onto the end points plus the
+    infinite atoms (pessimistically). ``exact_ratio``: p = q e^-l on every finite atom
+    (:func:`atoms_kernel`); otherwise the CDFs are split cell by cell (:func:`regrid_kernel`),
+    which holds for any pair. ``what`` names the mechanism in errors.
+    """
+    loss = np.atleast_2d(np.asarray(loss, np.float64))
+    lp, lq = (np.broadcast_to(np.atleast_2d(np.asarray(a, np.float64)), loss.shape) for a in (log_p, log_q))
+    order = np.argsort(loss, axis=-1, kind="stable")
+    loss, lp, lq = (np.take_along_axis(a, order, -1) for a in (loss, lp, lq))
+    finite = np.isfinite(loss) & ((lp > -np.inf) | (lq > -np.inf))
+    cp = np.cumsum(np.where(finite, np.exp(lp), 0.0), -1)
+    rq = np.flip(np.cumsum(np.flip(np.where(finite, np.exp(lq), 0.0), -1), -1), -1)
+    lo_ok = finite & (cp > tail)
+    hi_ok = finite & (rq > tail)
+    lo = np.min(np.where(lo_ok, loss, np.inf), -1)
+    hi = np.max(np.where(hi_ok, loss, -np.inf), -1)
+    lo = np.where(np.isfinite(lo), lo, np.where(np.isfinite(hi), hi, 0.0))  # e.g. delta = 1: no finite atom
+    hi = np.where(np.isfinite(hi), hi, lo)
+    hi = np.maximum(hi, lo)
+    if np.any(hi > MAX_LOSS) or np.any(lo < -MAX_LOSS):
+        raise ValueError(f"{what}: privacy loss beyond {MAX_LOSS:g} nats, outside float64 range")
+    step = float(grid_step)
+    offset = np.floor(lo / step + 1e-9).astype(np.int64)
+    n = padded_length(int(np.max(np.ceil(hi / step - 1e-9).astype(np.int64) - offset)) + 1)
+    check_memory(offset.size, max(n, loss.shape[-1]), what)
+    kernel = atoms_kernel if exact_ratio else regrid_kernel
+    return kernel(jnp.asarray(loss), jnp.asarray(lp), jnp.asarray(lq), offset, np.float64(step), n)
+
+

@@ -10,7 +10,13 @@ from __future__ import annotations
 import math
 import os
 
+import jax.numpy as jnp
+import numpy as np
+
 MIN_LENGTH = 256
+
+#: Largest |privacy loss| a grid may reach: exp(loss) must stay inside float64.
+MAX_LOSS = 600.0
 
 #: Working-memory budget for one kernel call, in bytes. Override with DPAX_MEMORY_LIMIT_GB.
 MEMORY_LIMIT_BYTES = int(float(os.environ.get("DPAX_MEMORY_LIMIT_GB", "8")) * 2**30)
@@ -29,6 +35,15 @@ def padded_length(n: int) -> int:
         if size >= n:
             return size
     return 2 * base  # unreachable
+
+
+def loss_grid(offset, n: int, grid_step: float):
+    """Grid losses ``(offset[r] + i) * grid_step`` for i = 0..n-1, shape (rows, n).
+
+    NumPy in, NumPy out (host code); JAX arrays (or tracers) give a JAX array.
+    """
+    xp = np if isinstance(offset, np.ndarray) else jnp
+    return (offset[:, None] + xp.arange(n)[None, :]) * grid_step
 
 
 class MemoryBudgetError(ValueError):

@@ -1,0 +1,56 @@
+"""The PLRV arrays of a batch of discrete dominating pairs, as the kernels take them.
+
+A :class:`Pair` holds, for ``rows`` configurations flattened into rows, the laws of the
+privacy loss random variables on the grid ``x_i = (offset + i) * grid_step`` (seed paper,
+Definition 3.3): Y = log(Q/P) under Q with its mass at +inf, X = log(Q/P) under P with its
+mass at -inf. It is a NamedTuple, hence a JAX pytree: kernels take and return it whole.
+The grid step is not part of it (a batch shares one; kernels take it as an argument).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax.numpy as jnp
+
+from .grid import loss_grid
+
+
+class Pair(NamedTuple):
+    """PLRV arrays of ``rows`` discrete pairs with ``n`` grid points each.
+
+    Attributes:
+        pmf_x: Pr[X = x_i], shape (rows, n).
+        pmf_y: Pr[Y = x_i], shape (rows, n).
+        offset: grid index of each row's first point (int64), shape (rows,).
+        inf_y: Pr[Y = +inf], shape (rows,).
+        neginf_x: Pr[X = -inf], shape (rows,).
+
+    On finite points Pr[X = x] = e^-x Pr[Y = x] for an exact pair; after truncation or
+    import the two may differ, and no kernel assumes otherwise.
+    """
+
+    pmf_x: Any
+    pmf_y: Any
+    offset: Any
+    inf_y: Any
+    neginf_x: Any
+
+    @property
+    def support_length(self) -> int:
+        """Number of grid points per row, n."""
+        return int(self.pmf_x.shape[-1])
+
+    def losses(self, grid_step: float):
+        """The grid losses (offset + i) * grid_step of every row, shape (rows, n)."""
+        return loss_grid(self.offset, self.support_length, grid_step)
+
+    def reversed(self) -> "Pair":
+        """PLRVs of the swapped pair (Q, P): X' = -Y and Y' = -X on the mirrored grid."""
+        n = self.support_length
+        return Pair(jnp.flip(self.pmf_y, -1), jnp.flip(self.pmf_x, -1), -(self.offset + n - 1),
+                    self.neginf_x, self.inf_y)
+
+    def take(self, index) -> "Pair":
+        """The rows at ``index`` (an integer array), every array gathered on axis 0."""
+        return Pair(*(jnp.take(a, index, axis=0) for a in self))
