@@ -8,9 +8,10 @@ context manager instead, so importing dpax leaves the user's own code as it was.
 from __future__ import annotations
 
 import functools
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 import jax
+import numpy as np
 
 F = TypeVar("F", bound=Callable)
 
@@ -24,3 +25,16 @@ def float64(fn: F) -> F:
             return fn(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+def as_result(values: Any, shape: tuple[int, ...] | None = None) -> float | np.ndarray:
+    """A result for the user: float64 NumPy values reshaped to ``shape`` (default: as they
+    are), a Python float where the shape is ``()``.
+
+    >>> as_result([0.5], ()), as_result([1, 2], (2,))
+    (0.5, array([1., 2.]))
+    """
+    arr = np.asarray(values, dtype=np.float64)
+    if shape is not None:
+        arr = arr.reshape(shape)
+    return float(arr) if arr.ndim == 0 else arr
