@@ -43,7 +43,7 @@ def mu_from_epsilon_delta(epsilon, delta):
     """mu of the Gaussian mechanism that is exactly (epsilon, delta)-DP (the paper's Table 3):
     the root of delta_mu(epsilon) = delta, Dong et al. Cor. 2.13 (bisection to 1e-12)."""
     e = _v.real_array("epsilon", epsilon, low=0.0)
-    d = _v.probabilities("delta", delta, open_low=True, open_high=True)
+    d = _v.probabilities("delta", delta, low_open=True, high_open=True)
     e, d = np.broadcast_arrays(e, d)
     lo = np.zeros(e.shape)
     hi = np.ones(e.shape)

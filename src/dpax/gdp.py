@@ -103,7 +103,7 @@ def delta(epsilon, mu):
 def epsilon(delta_, mu):
     """Smallest epsilon >= 0 with mu-GDP's delta(epsilon) <= ``delta_`` (bisection on
     Corollary 2.13, to 1e-12 relative; the result errs upward)."""
-    d = _v.probabilities("delta", delta_, open_low=True)
+    d = _v.probabilities("delta", delta_, low_open=True)
     m = _v.real_array("mu", mu, low=0.0)
     d, m = np.broadcast_arrays(d, m)
     lo = np.zeros(d.shape)

@@ -94,7 +94,7 @@ def get_advantage_from_pld(pld) -> float:
 def get_bayes_risk_from_pld(pld, prior):
     """Bayes risk (1 - prior)(1 - delta(log(prior / (1 - prior)))) for a binary prior
     (Kulynych et al. 2025, Prop. D.1, Eq. 35)."""
-    q = _v.probabilities("prior", prior, open_low=True, open_high=True)
+    q = _v.probabilities("prior", prior, low_open=True, high_open=True)
     eps = np.log(q / (1 - q))
     return _scalar((1 - q) * (1 - np.asarray(_as_loss(pld).delta(eps))))
 
@@ -184,7 +184,7 @@ def get_advantage_from_gdp(mu):
 @float64
 def get_bayes_risk_from_gdp(mu, prior):
     """Bayes risk of mu-GDP: (1 - prior)(1 - delta_mu(log(prior / (1 - prior))))."""
-    q = _v.probabilities("prior", prior, open_low=True, open_high=True)
+    q = _v.probabilities("prior", prior, low_open=True, high_open=True)
     m = _v.real_array("mu", mu, low=0.0, low_open=True)
     return _scalar((1 - q) * (1 - np.asarray(_gdp.delta(np.log(q / (1 - q)), m))))
 
