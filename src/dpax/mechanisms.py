@@ -1,12 +1,23 @@
-"""Mechanisms as PrivacyLoss values: the Gaussian, the Poisson-subsampled Gaussian, DP-SGD.
+"""Mechanisms as PrivacyLoss values: the Gaussian, the Poisson-subsampled Gaussian, DP-SGD,
+Laplace, randomized response, discrete mechanisms, and any mechanism given by its privacy
+profile.
 
-All parameters broadcast like NumPy; a batch is built by one compiled kernel.
+All parameters broadcast like NumPy; a batch is built by one compiled kernel
+(:mod:`dpax._engine.construct`). Every mechanism's risks are reported for the symmetrised
+curve (add/remove neighbouring unless ``neighbouring="substitution"``).
+
+>>> import dpax
+>>> dpax.dpsgd([0.8, 1.0], 0.01, 100, grid_step=1e-2).epsilon(1e-5).round(3)
+array([1.516, 0.729])
 """
 
 from __future__ import annotations
 
+from typing import Callable
+
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp, ndtri
 
 from ._engine import construct as _construct
@@ -22,29 +33,49 @@ SINGLE_STEP_TAIL = 1e-20
 _MAX_LOSS = _grid.MAX_LOSS
 
 
-def _loss_of_output(o, sigma, p):
+def _loss_of_output(o: np.ndarray, sigma: np.ndarray, p: np.ndarray) -> np.ndarray:
     """L(o) = log(1 - p + p exp((2o - 1) / (2 sigma^2))) for the subsampled Gaussian pair."""
     with np.errstate(divide="ignore"):
         return np.logaddexp(np.log1p(-p), np.log(p) + (2.0 * o - 1.0) / (2.0 * sigma**2))
 
 
-def _describe(name, **params):
+def _describe(name: str, neighbouring: str = "add_remove", **params: ArrayLike) -> str:
+    """``name(param=value, ...)`` for ``PrivacyLoss.description``; arrays show their shape,
+    and a neighbouring relation other than add/remove is named last."""
     parts = []
     for k, v in params.items():
         v = np.asarray(v)
         parts.append(f"{k}={v.item():g}" if v.ndim == 0 else f"{k}=<{v.shape} array>")
+    if neighbouring != "add_remove":
+        parts.append(f"neighbouring={neighbouring}")
     return f"{name}({', '.join(parts)})"
 
 
 @float64
-def subsampled_gaussian(noise_multiplier, sample_rate, grid_step=1e-4, neighbouring="add_remove") -> PrivacyLoss:
+def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, grid_step: float = 1e-4,
+                        neighbouring: str = "add_remove") -> PrivacyLoss:
     """Poisson-subsampled Gaussian mechanism (one DP-SGD step), add/remove neighbouring.
 
     Dominating pair P = N(0, s^2), Q = (1 - p) N(0, s^2) + p N(1, s^2) with s the noise
     multiplier and p the sample rate; the other direction is kept implicitly (the reversed
     pair) and every risk is reported for the symmetrised curve. The discrete pair is the
-    connect-the-dots pair computed from the exact loss CDFs (:mod:`dpax.construct`).
-    ``neighbouring="substitution"``: see :func:`_subsampled_gaussian_substitution`.
+    connect-the-dots pair computed from the exact loss CDFs
+    (:func:`dpax._engine.construct.subsampled_gaussian_log_cdfs`).
+
+    Args:
+        noise_multiplier: noise standard deviation over the clipping norm, > 0.
+        sample_rate: Poisson sampling probability p, in (0, 1].
+        grid_step: the loss grid's step, in [1e-7, 1].
+        neighbouring: ``"add_remove"`` (default) or ``"substitution"`` (replace one
+            record: the pair Q = p N(1, s^2) + (1 - p) N(0, s^2),
+            P = p N(-1, s^2) + (1 - p) N(0, s^2), as dp-accounting's REPLACE adjacency).
+
+    Returns:
+        A :class:`PrivacyLoss` with the broadcast shape of the arguments as batch shape.
+
+    >>> import dpax
+    >>> dpax.subsampled_gaussian([0.8, 1.0], 0.01, grid_step=1e-2).epsilon(1e-5).round(4)
+    array([0.4834, 0.1995])
     """
     sigma = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
@@ -73,28 +104,53 @@ def subsampled_gaussian(noise_multiplier, sample_rate, grid_step=1e-4, neighbour
 
 
 @float64
-def gaussian(noise_multiplier, sensitivity=1.0, grid_step=1e-4, neighbouring="add_remove") -> PrivacyLoss:
-    """Gaussian mechanism with noise standard deviation ``noise_multiplier`` and L2
-    ``sensitivity``: exactly mu-GDP with mu = sensitivity / noise_multiplier.
+def gaussian(noise_multiplier: ArrayLike, sensitivity: ArrayLike = 1.0, grid_step: float = 1e-4,
+             neighbouring: str = "add_remove") -> PrivacyLoss:
+    """Gaussian mechanism: exactly mu-GDP with mu = sensitivity / noise_multiplier.
 
     ``neighbouring="substitution"`` (replace one record) doubles the sensitivity of a sum
     of clipped per-record terms: mu = 2 sensitivity / noise_multiplier.
+
+    Args:
+        noise_multiplier: noise standard deviation, > 0.
+        sensitivity: L2 sensitivity of the query, > 0.
+        grid_step: the loss grid's step, in [1e-7, 1].
+        neighbouring: ``"add_remove"`` (default) or ``"substitution"``.
+
+    Returns:
+        A :class:`PrivacyLoss` with the broadcast shape of the arguments as batch shape.
+
+    >>> import dpax
+    >>> round(dpax.gaussian(1.0, grid_step=1e-2).advantage(), 4)
+    0.3829
     """
     sigma = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
     sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True) * _substitution_factor(neighbouring)
     pl = subsampled_gaussian(sigma / sens, 1.0, grid_step)
-    pl.description = _describe("gaussian", noise_multiplier=noise_multiplier, sensitivity=sensitivity)
-    if neighbouring != "add_remove":
-        pl.description = pl.description[:-1] + f", neighbouring={neighbouring})"
+    pl.description = _describe("gaussian", neighbouring, noise_multiplier=noise_multiplier, sensitivity=sensitivity)
     return pl
 
 
 @float64
-def dpsgd(noise_multiplier, sample_rate, num_steps, grid_step=1e-4, neighbouring="add_remove") -> PrivacyLoss:
+def dpsgd(noise_multiplier: ArrayLike, sample_rate: ArrayLike, num_steps: ArrayLike, grid_step: float = 1e-4,
+          neighbouring: str = "add_remove") -> PrivacyLoss:
     """DP-SGD: ``num_steps`` Poisson-subsampled Gaussian steps, composed by FFT.
 
     Every argument broadcasts; a list of noise values is one batched kernel call.
-    ``neighbouring``: "add_remove" (default) or "substitution" (replace one record).
+
+    Args:
+        noise_multiplier: noise standard deviation over the clipping norm, > 0.
+        sample_rate: Poisson sampling probability, in (0, 1].
+        num_steps: number of training steps, integers >= 1.
+        grid_step: the loss grid's step, in [1e-7, 1].
+        neighbouring: ``"add_remove"`` (default) or ``"substitution"`` (replace one record).
+
+    Returns:
+        A :class:`PrivacyLoss` with the broadcast shape of the arguments as batch shape.
+
+    >>> import dpax
+    >>> dpax.dpsgd([0.8, 1.0], 0.01, 100, grid_step=1e-2).epsilon(1e-5).round(3)
+    array([1.516, 0.729])
     """
     sigma = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
@@ -102,15 +158,19 @@ def dpsgd(noise_multiplier, sample_rate, num_steps, grid_step=1e-4, neighbouring
     shape = np.broadcast_shapes(sigma.shape, p.shape, steps.shape)
     step_pl = subsampled_gaussian(np.broadcast_to(sigma, shape), np.broadcast_to(p, shape), grid_step, neighbouring)
     pl = step_pl.self_compose(np.broadcast_to(steps, shape))
-    pl.description = _describe("dpsgd", noise_multiplier=noise_multiplier, sample_rate=sample_rate, num_steps=num_steps)
-    if neighbouring != "add_remove":
-        pl.description = pl.description[:-1] + f", neighbouring={neighbouring})"
+    pl.description = _describe("dpsgd", neighbouring, noise_multiplier=noise_multiplier, sample_rate=sample_rate,
+                               num_steps=num_steps)
     return pl
 
 
 @float64
 def from_privacy_profile(
-    delta, *, grid_step=1e-4, epsilon_max=None, reverse_delta=None, description="privacy profile"
+    delta: Callable[[np.ndarray], ArrayLike],
+    *,
+    grid_step: float = 1e-4,
+    epsilon_max: float | None = None,
+    reverse_delta: Callable[[np.ndarray], ArrayLike] | None = None,
+    description: str = "privacy profile",
 ) -> PrivacyLoss:
     """Discrete dominating pair from a privacy profile delta(epsilon) (Algorithm 2, generic path).
 
@@ -129,6 +189,25 @@ def from_privacy_profile(
     ``subsampled_gaussian``), which is built from first differences of the loss CDFs.
     Add/remove pairs: pass the profile of one direction; risks are reported for the
     symmetrised curve, whose other direction is the swapped pair.
+
+    Args:
+        delta: vectorised callable epsilon -> delta(epsilon) = D_{e^eps}(Q || P), values
+            in [0, 1].
+        grid_step: the loss grid's step, in [1e-7, 1].
+        epsilon_max: half-width of the finite grid (``None``: chosen as above).
+        reverse_delta: vectorised callable epsilon -> D_{e^eps}(P || Q) (``None``: ``delta``).
+        description: a label for ``repr`` and reports.
+
+    Returns:
+        A single-mechanism :class:`PrivacyLoss` (batch shape ``()``).
+
+    The Gaussian mechanism with mu = 1 from its profile:
+
+    >>> import dpax, numpy as np
+    >>> from scipy.stats import norm
+    >>> profile = lambda e: norm.cdf(0.5 - e) - np.exp(e) * norm.cdf(-0.5 - e)
+    >>> round(dpax.from_privacy_profile(profile, grid_step=1e-2).advantage(), 4)
+    0.3829
     """
     if not callable(delta):
         raise TypeError(f"delta must be a callable epsilon -> delta(epsilon), got {type(delta).__name__}")
@@ -138,7 +217,7 @@ def from_privacy_profile(
         raise TypeError(f"reverse_delta must be a callable or None, got {type(reverse_delta).__name__}")
     step = _v.grid_step(grid_step)
 
-    def evaluate(fn, name, eps):
+    def evaluate(fn: Callable[[np.ndarray], ArrayLike], name: str, eps: np.ndarray) -> np.ndarray:
         vals = np.asarray(fn(eps), dtype=np.float64)
         if vals.shape != np.shape(eps):
             raise ValueError(f"{name}(epsilon) must return an array of the shape of epsilon, got {vals.shape}")
@@ -170,13 +249,13 @@ def from_privacy_profile(
 NEIGHBOURING = ("add_remove", "substitution")
 
 
-def _neighbouring(value) -> str:
+def _neighbouring(value: object) -> str:
     if not isinstance(value, str) or value not in NEIGHBOURING:
         raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {value!r}")
     return value
 
 
-def _substitution_factor(neighbouring) -> float:
+def _substitution_factor(neighbouring: str) -> float:
     """Sensitivity multiplier of an additive-noise mechanism under ``neighbouring``.
 
     A sum of per-record contributions bounded by C changes by at most C when a record is
@@ -188,7 +267,7 @@ def _substitution_factor(neighbouring) -> float:
 # -- continuous loss law: (Poisson-subsampled) Laplace ------------------------------------
 
 
-def _laplace_loss(eps, p, step, shape, desc) -> PrivacyLoss:
+def _laplace_loss(eps: np.ndarray, p: np.ndarray, step: float, shape: tuple[int, ...], desc: str) -> PrivacyLoss:
     eps = np.broadcast_to(eps, shape).reshape(-1)
     p = np.broadcast_to(p, shape).reshape(-1)
     with np.errstate(divide="ignore"):
@@ -204,32 +283,59 @@ def _laplace_loss(eps, p, step, shape, desc) -> PrivacyLoss:
 
 
 @float64
-def laplace(scale, sensitivity=1.0, grid_step=1e-4, neighbouring="add_remove") -> PrivacyLoss:
+def laplace(scale: ArrayLike, sensitivity: ArrayLike = 1.0, grid_step: float = 1e-4,
+            neighbouring: str = "add_remove") -> PrivacyLoss:
     """Laplace mechanism: noise Lap(0, ``scale``) on a query of L1 ``sensitivity``.
 
-    Exact loss law (:func:`dpax.construct.laplace_log_cdfs`): L in [-eps, eps], eps =
-    sensitivity / scale, with atoms at the ends; its trade-off curve T(Lap(0, 1),
+    Exact loss law (:func:`dpax._engine.construct.laplace_log_cdfs`): L in [-eps, eps],
+    eps = sensitivity / scale, with atoms at the ends; its trade-off curve T(Lap(0, 1),
     Lap(eps, 1)) (Dong, Roth & Su) is 1 - e^eps a for a < e^-eps / 2, e^-eps / (4a) up to
     a = 1/2, e^-eps (1 - a) beyond. ``neighbouring="substitution"`` doubles the sensitivity.
+
+    Args:
+        scale: the Laplace noise scale b, > 0.
+        sensitivity: L1 sensitivity of the query, > 0.
+        grid_step: the loss grid's step, in [1e-7, 1].
+        neighbouring: ``"add_remove"`` (default) or ``"substitution"``.
+
+    Returns:
+        A :class:`PrivacyLoss` with the broadcast shape of the arguments as batch shape.
+
+    >>> import dpax
+    >>> pl = dpax.laplace(1.0, grid_step=1e-2)
+    >>> round(pl.epsilon(0.0), 4), round(pl.advantage(), 4)
+    (1.0, 0.3935)
     """
     b = _v.real_array("scale", scale, low=0.0, low_open=True)
     sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True) * _substitution_factor(neighbouring)
     step = _v.grid_step(grid_step)
     shape = np.broadcast_shapes(b.shape, sens.shape)
-    desc = _describe("laplace", scale=scale, sensitivity=sensitivity)
-    if neighbouring != "add_remove":
-        desc = desc[:-1] + f", neighbouring={neighbouring})"
+    desc = _describe("laplace", neighbouring, scale=scale, sensitivity=sensitivity)
     return _laplace_loss(sens / b, np.ones(shape), step, shape, desc)
 
 
 @float64
-def subsampled_laplace(scale, sample_rate, sensitivity=1.0, grid_step=1e-4) -> PrivacyLoss:
+def subsampled_laplace(scale: ArrayLike, sample_rate: ArrayLike, sensitivity: ArrayLike = 1.0,
+                       grid_step: float = 1e-4) -> PrivacyLoss:
     """Poisson-subsampled Laplace mechanism, add/remove neighbouring.
 
     Pair P = Lap(0, b), Q = (1 - p) Lap(0, b) + p Lap(D, b); its loss log(1 - p + p e^L) is
     an increasing transform of the Laplace loss L, so its CDFs are exact
-    (:func:`dpax.construct.subsampled_laplace_log_cdfs`). Risks are reported for the
+    (:func:`dpax._engine.construct.subsampled_laplace_log_cdfs`). Risks are reported for the
     symmetrised curve (the other direction is the swapped pair).
+
+    Args:
+        scale: the Laplace noise scale b, > 0.
+        sample_rate: Poisson sampling probability p, in (0, 1].
+        sensitivity: L1 sensitivity D of the query, > 0.
+        grid_step: the loss grid's step, in [1e-7, 1].
+
+    Returns:
+        A :class:`PrivacyLoss` with the broadcast shape of the arguments as batch shape.
+
+    >>> import dpax
+    >>> round(dpax.subsampled_laplace(1.0, 0.1, grid_step=1e-2).epsilon(0.0), 4)
+    0.16
     """
     b = _v.real_array("scale", scale, low=0.0, low_open=True)
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
@@ -243,16 +349,41 @@ def subsampled_laplace(scale, sample_rate, sensitivity=1.0, grid_step=1e-4) -> P
 # -- atoms: randomized response, discrete mechanisms, (epsilon, delta) worst case ---------
 
 
-def from_atoms(loss, p_mass, q_mass, grid_step, *, shape=None, description="atoms", tail=SINGLE_STEP_TAIL,
-               log_masses=False, exact_ratio=True) -> PrivacyLoss:
+@float64
+def from_atoms(loss: ArrayLike, p_mass: ArrayLike, q_mass: ArrayLike, grid_step: float, *,
+               shape: tuple[int, ...] | None = None, description: str = "atoms", tail: float = SINGLE_STEP_TAIL,
+               log_masses: bool = False, exact_ratio: bool = True) -> PrivacyLoss:
     """Connect-the-dots pair of a loss law made of atoms (rows, m) on the grid ``grid_step``.
 
-    ``loss[r, j]`` is the loss log(Q/P) of atom j (-inf: mass under P only, +inf: under Q
-    only), ``p_mass`` / ``q_mass`` its masses (log masses when ``log_masses``). The grid of
-    row r spans the finite atoms from where the P-mass below exceeds ``tail`` to where the
-    Q-mass above exceeds it; atoms outside collapse onto the end points plus the infinite
-    atoms (pessimistically). Internal helper of the atom mechanisms
-    (:func:`dpax._engine.construct.pair_from_atoms`).
+    The grid of row r spans the finite atoms from where the P-mass below exceeds ``tail``
+    to where the Q-mass above exceeds it; atoms outside collapse onto the end points plus
+    the infinite atoms (pessimistically). The helper behind the atom mechanisms
+    (:func:`dpax._engine.construct.pair_from_atoms`); inputs are not validated.
+
+    Args:
+        loss: ``loss[r, j]`` is the loss log(Q/P) of atom j of row r (-inf: mass under P
+            only, +inf: under Q only); shape (rows, m), or (m,) for one row.
+        p_mass: the atoms' masses under P, the shape of ``loss``.
+        q_mass: the atoms' masses under Q, the shape of ``loss``.
+        grid_step: the loss grid's step.
+        shape: batch shape of the result (its product is the number of rows; ``None``:
+            ``()`` for one row, ``(rows,)`` otherwise).
+        description: a label for ``repr`` and reports.
+        tail: mass allowed in each tail before it is collapsed.
+        log_masses: ``p_mass`` and ``q_mass`` are natural logs of the masses.
+        exact_ratio: Pr[X = x] = e^-x Pr[Y = x] holds for the atoms.
+
+    Returns:
+        A :class:`PrivacyLoss` on the grid ``k * grid_step``.
+
+    Randomized response with epsilon = 1:
+
+    >>> import numpy as np
+    >>> from dpax.mechanisms import from_atoms
+    >>> e = np.e
+    >>> pl = from_atoms([-1.0, 1.0], [e / (1 + e), 1 / (1 + e)], [1 / (1 + e), e / (1 + e)], 1e-2)
+    >>> round(pl.advantage(), 4)
+    0.4621
     """
     loss = np.atleast_2d(np.asarray(loss, np.float64))
     with np.errstate(divide="ignore"):
@@ -264,12 +395,13 @@ def from_atoms(loss, p_mass, q_mass, grid_step, *, shape=None, description="atom
     return PrivacyLoss.from_pair(pair, step, description, shape, exact_ratio)
 
 
-def _rows(shape, *arrays):
+def _rows(shape: tuple[int, ...], *arrays: np.ndarray) -> list[np.ndarray]:
     return [np.broadcast_to(a, shape).reshape(-1) for a in arrays]
 
 
 @float64
-def randomized_response(epsilon, k=2, grid_step=1e-4, neighbouring="add_remove") -> PrivacyLoss:
+def randomized_response(epsilon: ArrayLike, k: ArrayLike = 2, grid_step: float = 1e-4,
+                        neighbouring: str = "add_remove") -> PrivacyLoss:
     """k-ary randomized response: the true value with probability e^eps / (e^eps + k - 1),
     each other value with probability 1 / (e^eps + k - 1).
 
@@ -277,6 +409,19 @@ def randomized_response(epsilon, k=2, grid_step=1e-4, neighbouring="add_remove")
     mirror. It is a local randomiser: one record changes one input, so add/remove and
     substitution give the same pair. For k = 2 the trade-off curve is
     max(0, 1 - e^eps a, e^-eps (1 - a)) (Kairouz, Oh & Viswanath), the epsilon-DP worst case.
+
+    Args:
+        epsilon: the randomiser's epsilon, >= 0.
+        k: number of possible values, integers >= 2.
+        grid_step: the loss grid's step, in [1e-7, 1].
+        neighbouring: ``"add_remove"`` or ``"substitution"`` (the same pair).
+
+    Returns:
+        A :class:`PrivacyLoss` with the broadcast shape of the arguments as batch shape.
+
+    >>> import dpax
+    >>> round(dpax.randomized_response(1.0, grid_step=1e-2).advantage(), 4)
+    0.4621
     """
     eps = _v.real_array("epsilon", epsilon, low=0.0, high=_MAX_LOSS)
     kk = _v.positive_int_array("k", k, minimum=2)
@@ -295,13 +440,26 @@ def randomized_response(epsilon, k=2, grid_step=1e-4, neighbouring="add_remove")
 
 
 @float64
-def approximate_dp(epsilon, delta=0.0, grid_step=1e-4) -> PrivacyLoss:
+def approximate_dp(epsilon: ArrayLike, delta: ArrayLike = 0.0, grid_step: float = 1e-4) -> PrivacyLoss:
     """A mechanism known only to be (epsilon, delta)-DP (delta = 0: epsilon-DP).
 
     Its worst case (Kairouz, Oh & Viswanath 2015): losses -inf, -eps, eps, +inf with
     P-masses (delta, (1 - delta) e^eps / (1 + e^eps), (1 - delta) / (1 + e^eps), 0) and Q
     the mirror; trade-off curve max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a)), which
     every (epsilon, delta)-DP mechanism's curve lies above.
+
+    Args:
+        epsilon: the guarantee's epsilon, >= 0.
+        delta: the guarantee's delta, in [0, 1].
+        grid_step: the loss grid's step, in [1e-7, 1].
+
+    Returns:
+        A :class:`PrivacyLoss` with the broadcast shape of the arguments as batch shape.
+
+    >>> import dpax
+    >>> pl = dpax.approximate_dp(1.0, 1e-5, grid_step=1e-2)
+    >>> round(pl.epsilon(1e-5), 4), round(pl.beta(0.1), 4)
+    (1.0, 0.7282)
     """
     eps = _v.real_array("epsilon", epsilon, low=0.0, high=_MAX_LOSS)
     d = _v.probabilities("delta", delta)
@@ -319,13 +477,14 @@ def approximate_dp(epsilon, delta=0.0, grid_step=1e-4) -> PrivacyLoss:
     return from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
 
 
-def _int_sensitivity(sensitivity, neighbouring):
+def _int_sensitivity(sensitivity: ArrayLike, neighbouring: str) -> np.ndarray:
     sens = _v.positive_int_array("sensitivity", sensitivity)
     return sens * int(_substitution_factor(neighbouring))
 
 
 @float64
-def discrete_laplace(scale, sensitivity=1, grid_step=1e-4, neighbouring="add_remove") -> PrivacyLoss:
+def discrete_laplace(scale: ArrayLike, sensitivity: ArrayLike = 1, grid_step: float = 1e-4,
+                     neighbouring: str = "add_remove") -> PrivacyLoss:
     """Discrete Laplace mechanism: integer noise with Pr[Z = z] proportional to
     exp(-|z| / scale), on an integer query of sensitivity D (dp-accounting's parameter is
     1 / scale).
@@ -333,6 +492,19 @@ def discrete_laplace(scale, sensitivity=1, grid_step=1e-4, neighbouring="add_rem
     Atoms at the integers o: loss (|o| - |o - D|) / scale, i.e. -D/scale (o <= 0, P-mass
     1 / (1 + e^(-1/scale))), (2o - D) / scale for 0 < o < D, D/scale (o >= D).
     ``neighbouring="substitution"`` doubles the sensitivity.
+
+    Args:
+        scale: the noise scale, > 0.
+        sensitivity: the query's sensitivity D, integers >= 1.
+        grid_step: the loss grid's step, in [1e-7, 1].
+        neighbouring: ``"add_remove"`` (default) or ``"substitution"``.
+
+    Returns:
+        A :class:`PrivacyLoss` with the broadcast shape of the arguments as batch shape.
+
+    >>> import dpax
+    >>> round(dpax.discrete_laplace(1.0, grid_step=1e-2).epsilon(0.0), 4)
+    1.0
     """
     t = _v.real_array("scale", scale, low=0.0, low_open=True)
     sens = _int_sensitivity(sensitivity, neighbouring)
@@ -352,9 +524,7 @@ def discrete_laplace(scale, sensitivity=1, grid_step=1e-4, neighbouring="add_rem
     lq = np.where(o == D, log_tail, lq)
     loss = np.where(valid, (2.0 * o - D) / b, np.inf)
     lp, lq = (np.where(valid, a, -np.inf) for a in (lp, lq))
-    desc = _describe("discrete_laplace", scale=scale, sensitivity=sensitivity)
-    if neighbouring != "add_remove":
-        desc = desc[:-1] + f", neighbouring={neighbouring})"
+    desc = _describe("discrete_laplace", neighbouring, scale=scale, sensitivity=sensitivity)
     return from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
 
 
@@ -364,13 +534,27 @@ _DG_WIDTH = 39.0
 
 
 @float64
-def discrete_gaussian(sigma, sensitivity=1, grid_step=1e-4, neighbouring="add_remove") -> PrivacyLoss:
+def discrete_gaussian(sigma: ArrayLike, sensitivity: ArrayLike = 1, grid_step: float = 1e-4,
+                      neighbouring: str = "add_remove") -> PrivacyLoss:
     """Discrete Gaussian mechanism (Canonne, Kamath & Steinke 2020): integer noise with
     Pr[Z = z] proportional to exp(-z^2 / (2 sigma^2)), on an integer query of sensitivity D.
 
     Atoms at the integers o: loss (2 o D - D^2) / (2 sigma^2) with masses from the
     normalised pmf (normaliser summed over |z| <= 39 sigma, exact in float64).
     ``neighbouring="substitution"`` doubles the sensitivity.
+
+    Args:
+        sigma: the noise parameter, > 0 (at most about 5e4).
+        sensitivity: the query's sensitivity D, integers >= 1.
+        grid_step: the loss grid's step, in [1e-7, 1].
+        neighbouring: ``"add_remove"`` (default) or ``"substitution"``.
+
+    Returns:
+        A :class:`PrivacyLoss` with the broadcast shape of the arguments as batch shape.
+
+    >>> import dpax
+    >>> round(dpax.discrete_gaussian(2.0, grid_step=1e-2).advantage(), 4)
+    0.1995
     """
     s = _v.real_array("sigma", sigma, low=0.0, low_open=True)
     sens = _int_sensitivity(sensitivity, neighbouring)
@@ -391,19 +575,18 @@ def discrete_gaussian(sigma, sensitivity=1, grid_step=1e-4, neighbouring="add_re
     lp = np.where(valid, -(o**2) / (2.0 * sig2) - log_norm, -np.inf)
     lq = np.where(valid, -((o - D) ** 2) / (2.0 * sig2) - log_norm, -np.inf)
     loss = np.where(valid, (2.0 * o * D - D**2) / (2.0 * sig2), np.inf)
-    desc = _describe("discrete_gaussian", sigma=sigma, sensitivity=sensitivity)
-    if neighbouring != "add_remove":
-        desc = desc[:-1] + f", neighbouring={neighbouring})"
+    desc = _describe("discrete_gaussian", neighbouring, sigma=sigma, sensitivity=sensitivity)
     return from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
 
 
-def _subsampled_gaussian_substitution(sigma, p, step, shape, noise_multiplier, sample_rate) -> PrivacyLoss:
+def _subsampled_gaussian_substitution(sigma: np.ndarray, p: np.ndarray, step: float, shape: tuple[int, ...],
+                                      noise_multiplier: ArrayLike, sample_rate: ArrayLike) -> PrivacyLoss:
     """Poisson-subsampled Gaussian under substitution (replace one record), per-record
     contributions clipped to norm 1: the pair Q = p N(1, s^2) + (1 - p) N(0, s^2),
     P = p N(-1, s^2) + (1 - p) N(0, s^2) (the REPLACE adjacency of dp-accounting's
     ``privacy_loss_mechanism``; p = 1 is the Gaussian with sensitivity 2). The pair is
     symmetric (mirror o -> -o); its loss is inverted in closed form and the CDFs are
-    exact (:func:`dpax.construct.subsampled_gaussian_substitution_log_cdfs`).
+    exact (:func:`dpax._engine.construct.subsampled_gaussian_substitution_log_cdfs`).
     """
     s, q = (np.broadcast_to(a, shape).reshape(-1) for a in (sigma, p))
     z = -ndtri(SINGLE_STEP_TAIL)
@@ -421,6 +604,5 @@ def _subsampled_gaussian_substitution(sigma, p, step, shape, noise_multiplier, s
     n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1)
     _grid.check_memory(offset.size, n, "subsampled_gaussian")
     pair = _construct.subsampled_gaussian_substitution_kernel(s, q, offset, np.float64(step), n)
-    desc = _describe("subsampled_gaussian", noise_multiplier=noise_multiplier, sample_rate=sample_rate)
-    desc = desc[:-1] + ", neighbouring=substitution)"
+    desc = _describe("subsampled_gaussian", "substitution", noise_multiplier=noise_multiplier, sample_rate=sample_rate)
     return PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)

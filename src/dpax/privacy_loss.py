@@ -7,14 +7,23 @@ discrete dominating pair (P, Q) on the losses ``(offset + i) * grid_step``
 -inf (``neginf_mass_x``). The two are not assumed to satisfy Pr[X = x] = e^-x Pr[Y = x]
 exactly. It is a JAX pytree, so it can be passed through ``jax.jit`` and ``jax.vmap``.
 
-Every risk method reports the symmetrised (add/remove) curve; see :mod:`dpax.analyse`.
+Every risk method reports the symmetrised (add/remove) curve; the kernels behind them are in
+:mod:`dpax._engine.analyse` (risks) and :mod:`dpax._engine.composition` (composition).
+
+>>> import dpax
+>>> pl = dpax.gaussian(1.0, grid_step=1e-2)
+>>> round(pl.advantage(), 4), round(pl.epsilon(1e-5), 4)
+(0.3829, 4.3772)
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._engine import analyse as _analyse
 from ._engine import composition as _compose
@@ -23,12 +32,7 @@ from ._engine import grid as _grid
 from ._engine import pld as _pld
 from ._engine import validation as _v
 from ._engine.pair import Pair
-from ._engine.x64 import float64
-
-
-def _out(values, shape):
-    arr = np.asarray(values, dtype=np.float64).reshape(shape)
-    return float(arr) if arr.ndim == 0 else arr
+from ._engine.x64 import as_result, float64
 
 
 @jax.tree_util.register_pytree_node_class
@@ -37,11 +41,36 @@ class PrivacyLoss:
 
     The arrays may be given with any batch shape (``pmf_x.shape == batch_shape + (n,)``,
     ``offset.shape == batch_shape``); they are kept with the batch flattened into rows, the
-    form the kernels take, and shown with the batch shape by the properties below.
+    form the kernels take, and shown with the batch shape by the properties below. Most
+    users get one from a mechanism (:mod:`dpax.mechanisms`) rather than building it.
+
+    Args:
+        pmf_x: Pr[X = (offset + i) * grid_step], shape ``batch_shape + (n,)``.
+        pmf_y: Pr[Y = (offset + i) * grid_step], shape ``batch_shape + (n,)``.
+        offset: integer grid index of the first support point, shape ``batch_shape``.
+        inf_mass_y: Pr[Y = +inf], shape ``batch_shape``.
+        neginf_mass_x: Pr[X = -inf], shape ``batch_shape``.
+        grid_step: the grid's step (one number for the whole batch).
+        description: a label shown by ``repr`` and in reports.
+        batch_shape: internal (with :meth:`from_pair`): the arrays are already flat rows
+            and this is the batch shape to show; ``None`` reads it from ``offset``.
+        exact_ratio: True when Pr[X = x] = e^-x Pr[Y = x] holds on every finite point by
+            construction.
+
+    Randomized response with epsilon = 1: losses -1, 0, 1 on the grid of step 1.
+
+    >>> import numpy as np
+    >>> from dpax import PrivacyLoss
+    >>> e = np.e
+    >>> rr = PrivacyLoss([e / (1 + e), 0.0, 1 / (1 + e)], [1 / (1 + e), 0.0, e / (1 + e)],
+    ...                  offset=-1, inf_mass_y=0.0, neginf_mass_x=0.0, grid_step=1.0)
+    >>> round(rr.advantage(), 4), round(rr.epsilon(0.0), 4)
+    (0.4621, 1.0)
     """
 
-    def __init__(self, pmf_x, pmf_y, offset, inf_mass_y, neginf_mass_x, grid_step, description="privacy loss",
-                 batch_shape=None, exact_ratio=False):
+    def __init__(self, pmf_x: ArrayLike, pmf_y: ArrayLike, offset: ArrayLike, inf_mass_y: ArrayLike,
+                 neginf_mass_x: ArrayLike, grid_step: float, description: str = "privacy loss",
+                 batch_shape: tuple[int, ...] | None = None, exact_ratio: bool = False) -> None:
         if batch_shape is None:
             batch_shape = tuple(np.shape(offset))
             n = np.shape(pmf_x)[-1]
@@ -62,18 +91,39 @@ class PrivacyLoss:
     @classmethod
     def from_pair(cls, pair: Pair, grid_step: float, description: str, batch_shape: tuple[int, ...],
                   exact_ratio: bool = False) -> "PrivacyLoss":
-        """The PrivacyLoss whose rows are ``pair`` (as the kernels return them), shown with
-        ``batch_shape`` (whose product is the number of rows)."""
+        """The PrivacyLoss whose rows are ``pair`` (as the kernels return them).
+
+        Args:
+            pair: the PLRV arrays with the batch flattened into rows.
+            grid_step: the grid's step.
+            description: a label shown by ``repr`` and in reports.
+            batch_shape: the batch shape to show (its product is the number of rows).
+            exact_ratio: see :class:`PrivacyLoss`.
+
+        Returns:
+            A :class:`PrivacyLoss` sharing the arrays of ``pair``.
+
+        >>> import dpax
+        >>> pl = dpax.gaussian([1.0, 2.0], grid_step=1e-2)
+        >>> dpax.PrivacyLoss.from_pair(pl.pair, pl.grid_step, "copy", (2, 1)).batch_shape
+        (2, 1)
+        """
         return cls(*pair, grid_step, description, batch_shape=batch_shape, exact_ratio=exact_ratio)
 
     @property
     def pair(self) -> Pair:
-        """The PLRV arrays with the batch flattened into rows, as the kernels take them
-        (device arrays, float64; see :class:`dpax._engine.pair.Pair`)."""
+        """The PLRV arrays with the batch flattened into rows, as the kernels take them.
+
+        Device arrays, float64; see :class:`dpax._engine.pair.Pair`.
+
+        >>> import dpax
+        >>> dpax.gaussian(1.0, grid_step=1e-2).pair._fields
+        ('pmf_x', 'pmf_y', 'offset', 'inf_y', 'neginf_x')
+        """
         return self._pair
 
     # -- arrays (NumPy float64 views, whatever the user's JAX x64 setting) ----------------
-    def _view(self, i, extra=()):
+    def _view(self, i: int, extra: tuple[int, ...] = ()) -> Any:
         a = self._pair[i]
         if isinstance(a, jax.core.Tracer):  # inside jit / vmap: stay traced
             return jnp.reshape(a, self._batch_shape + extra)
@@ -81,56 +131,127 @@ class PrivacyLoss:
 
     @property
     def pmf_x(self) -> np.ndarray:
-        """Pr[X = x_i] on the grid, shape ``batch_shape + (support_length,)``."""
+        """Pr[X = x_i] on the grid, shape ``batch_shape + (support_length,)``.
+
+        >>> import dpax
+        >>> round(float(dpax.gaussian(1.0, grid_step=1e-2).pmf_x.sum()), 6)
+        1.0
+        """
         return self._view(0, (self.support_length,))
 
     @property
     def pmf_y(self) -> np.ndarray:
-        """Pr[Y = x_i] on the grid, shape ``batch_shape + (support_length,)``."""
+        """Pr[Y = x_i] on the grid, shape ``batch_shape + (support_length,)``.
+
+        >>> import dpax
+        >>> dpax.gaussian([1.0, 2.0], grid_step=1e-2).pmf_y.shape
+        (2, 2048)
+        """
         return self._view(1, (self.support_length,))
 
     @property
     def offset(self) -> np.ndarray:
-        """Grid index of the first support point: x_i = (offset + i) * grid_step."""
+        """Grid index of the first support point: x_i = (offset + i) * grid_step.
+
+        >>> import dpax
+        >>> int(dpax.gaussian(1.0, grid_step=1e-2).offset)
+        -977
+        """
         return self._view(2)
 
     @property
     def inf_mass_y(self) -> np.ndarray:
-        """Pr[Y = +inf]."""
+        """Pr[Y = +inf], shape ``batch_shape`` (Q-mass kept off the grid, pessimistically).
+
+        >>> import dpax
+        >>> round(float(dpax.approximate_dp(1.0, 1e-5, grid_step=1e-2).inf_mass_y), 10)
+        1e-05
+        """
         return self._view(3)
 
     @property
     def neginf_mass_x(self) -> np.ndarray:
-        """Pr[X = -inf]."""
+        """Pr[X = -inf], shape ``batch_shape`` (P-mass kept off the grid, pessimistically).
+
+        >>> import dpax
+        >>> round(float(dpax.approximate_dp(1.0, 1e-5, grid_step=1e-2).neginf_mass_x), 10)
+        1e-05
+        """
         return self._view(4)
 
     # -- pytree -------------------------------------------------------------------------
-    def tree_flatten(self):
+    def tree_flatten(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        """JAX pytree protocol: the five PLRV arrays (leaves) and the static fields.
+
+        Returns:
+            ``(children, aux)``: the arrays of :attr:`pair`, and ``(grid_step,
+            description, batch_shape, exact_ratio)``.
+
+        >>> import dpax, jax
+        >>> len(jax.tree_util.tree_leaves(dpax.gaussian(1.0, grid_step=1e-2)))
+        5
+        """
         return tuple(self._pair), (self.grid_step, self.description, self._batch_shape, self.exact_ratio)
 
     @classmethod
-    def tree_unflatten(cls, aux, children):
+    def tree_unflatten(cls, aux: tuple[Any, ...], children: tuple[Any, ...]) -> "PrivacyLoss":
+        """JAX pytree protocol: the inverse of :meth:`tree_flatten`.
+
+        Args:
+            aux: ``(grid_step, description, batch_shape, exact_ratio)``.
+            children: the five PLRV arrays (rows).
+
+        Returns:
+            The rebuilt :class:`PrivacyLoss`.
+
+        >>> import dpax, jax
+        >>> pl = dpax.gaussian(1.0, grid_step=1e-2)
+        >>> round(jax.tree_util.tree_map(lambda a: a, pl).advantage(), 4)
+        0.3829
+        """
         grid_step, description, batch_shape, exact_ratio = aux
         return cls(*children, grid_step, description, batch_shape=batch_shape, exact_ratio=exact_ratio)
 
     # -- shape --------------------------------------------------------------------------
     @property
     def batch_shape(self) -> tuple[int, ...]:
-        """Shape of the batch of configurations (``()`` for a single mechanism)."""
+        """Shape of the batch of configurations (``()`` for a single mechanism).
+
+        >>> import dpax
+        >>> dpax.dpsgd([0.8, 1.0], 0.01, 10, grid_step=1e-2).batch_shape
+        (2,)
+        """
         return self._batch_shape
 
     @property
     def support_length(self) -> int:
-        """Number of grid points per configuration (padded; shared by the batch)."""
+        """Number of grid points per configuration (padded; shared by the batch).
+
+        >>> import dpax
+        >>> dpax.gaussian(1.0, grid_step=1e-2).support_length
+        2048
+        """
         return int(np.shape(self._pair.pmf_x)[-1])
 
     @property
-    def tail_mass(self):
-        """Pr[Y = +inf] + Pr[X = -inf]: the mass the pair keeps off the finite grid."""
-        return _out(self.inf_mass_y + self.neginf_mass_x, self.batch_shape)
+    def tail_mass(self) -> float | np.ndarray:
+        """Pr[Y = +inf] + Pr[X = -inf]: the mass the pair keeps off the finite grid.
+
+        A float for a single mechanism, an array of shape ``batch_shape`` for a batch.
+
+        >>> import dpax
+        >>> round(dpax.approximate_dp(1.0, 1e-5, grid_step=1e-2).tail_mass, 10)
+        2e-05
+        """
+        return as_result(self.inf_mass_y + self.neginf_mass_x, self.batch_shape)
 
     def loss_values(self) -> np.ndarray:
-        """Grid losses ``(offset + i) * grid_step``, shaped ``batch_shape + (support_length,)``."""
+        """Grid losses ``(offset + i) * grid_step``, shaped ``batch_shape + (support_length,)``.
+
+        >>> import dpax
+        >>> dpax.gaussian(1.0, grid_step=1e-2).loss_values()[:3]
+        array([-9.77, -9.76, -9.75])
+        """
         return _grid.loss_grid(np.asarray(self._pair.offset), self.support_length, self.grid_step).reshape(
             self.batch_shape + (self.support_length,))
 
@@ -143,8 +264,19 @@ class PrivacyLoss:
         )
 
     @float64
-    def broadcast_to(self, shape) -> "PrivacyLoss":
-        """The same losses repeated over a broadcast batch shape."""
+    def broadcast_to(self, shape: tuple[int, ...]) -> "PrivacyLoss":
+        """The same losses repeated over a broadcast batch shape.
+
+        Args:
+            shape: a shape that ``batch_shape`` broadcasts to (NumPy rules).
+
+        Returns:
+            A :class:`PrivacyLoss` with ``batch_shape == shape`` (``self`` if unchanged).
+
+        >>> import dpax
+        >>> dpax.gaussian([1.0, 2.0], grid_step=1e-2).broadcast_to((3, 2)).batch_shape
+        (3, 2)
+        """
         shape = tuple(shape)
         if shape == self.batch_shape:
             return self
@@ -157,53 +289,105 @@ class PrivacyLoss:
 
     # -- risk ---------------------------------------------------------------------------
     @float64
-    def beta(self, alpha):
+    def beta(self, alpha: ArrayLike) -> float | np.ndarray:
         """FNR of the most powerful attack at FPR ``alpha`` (Algorithm 1, symmetrised).
 
-        ``alpha`` in [0, 1], any shape; the result has shape ``batch_shape + alpha.shape``
-        (a float for a single mechanism and a scalar alpha).
+        Args:
+            alpha: false-positive rates in [0, 1], any shape.
+
+        Returns:
+            The trade-off curve at ``alpha``, never above the true curve: a float for a
+            single mechanism and a scalar ``alpha``, else an array of shape
+            ``batch_shape + alpha.shape``.
+
+        >>> import dpax
+        >>> dpax.gaussian(1.0, grid_step=1e-2).beta([0.01, 0.1]).round(4)
+        array([0.9076, 0.6109])
         """
         a = _v.probabilities("alpha", alpha)
         a_rows = np.broadcast_to(a.reshape(-1), (self._rows_count(), a.size))
         out = _analyse.beta_kernel(self._pair, a_rows)
-        return _out(out, self.batch_shape + a.shape)
+        return as_result(out, self.batch_shape + a.shape)
 
     @float64
-    def advantage(self):
-        """Largest TPR - FPR of any membership-inference attack (Algorithm 3, Eq. 11)."""
-        return _out(_analyse.advantage_kernel(self._pair), self.batch_shape)
+    def advantage(self) -> float | np.ndarray:
+        """Largest TPR - FPR of any membership-inference attack (Algorithm 3, Eq. 11).
+
+        Returns:
+            The advantage, never below the truth: a float for a single mechanism, an array
+            of shape ``batch_shape`` for a batch.
+
+        >>> import dpax
+        >>> round(dpax.gaussian(1.0, grid_step=1e-2).advantage(), 4)
+        0.3829
+        """
+        return as_result(_analyse.advantage_kernel(self._pair), self.batch_shape)
 
     @float64
-    def delta(self, epsilon):
-        """delta(epsilon) of the symmetrised curve; result shape ``batch_shape + epsilon.shape``."""
+    def delta(self, epsilon: ArrayLike) -> float | np.ndarray:
+        """delta(epsilon) of the symmetrised curve: the privacy profile.
+
+        Args:
+            epsilon: finite real numbers, any shape.
+
+        Returns:
+            The smallest delta such that the mechanism is (epsilon, delta)-DP, never below
+            the truth: a float for a single mechanism and a scalar ``epsilon``, else an
+            array of shape ``batch_shape + epsilon.shape``.
+
+        >>> import dpax
+        >>> dpax.gaussian(1.0, grid_step=1e-2).delta([0.5, 1.0]).round(4)
+        array([0.2384, 0.1269])
+        """
         e = _v.real_array("epsilon", epsilon)
         e_rows = np.broadcast_to(e.reshape(-1), (self._rows_count(), e.size))
-        return _out(_analyse.delta_kernel(self._pair, e_rows), self.batch_shape + e.shape)
+        return as_result(_analyse.delta_kernel(self._pair, e_rows), self.batch_shape + e.shape)
 
     @float64
-    def epsilon(self, delta):
+    def epsilon(self, delta: ArrayLike) -> float | np.ndarray:
         """Smallest epsilon >= 0 such that the mechanism is (epsilon, delta)-DP.
 
-        ``delta`` in [0, 1]; ``inf`` where no finite epsilon works (delta below the +inf atom).
+        Args:
+            delta: probabilities in [0, 1], any shape.
+
+        Returns:
+            epsilon, never below the truth (``inf`` where no finite epsilon works: delta
+            below the +inf atom): a float for a single mechanism and a scalar ``delta``,
+            else an array of shape ``batch_shape + delta.shape``.
+
+        >>> import dpax
+        >>> round(dpax.gaussian(1.0, grid_step=1e-2).epsilon(1e-5), 4)
+        4.3772
         """
         d = _v.probabilities("delta", delta)
         d_rows = np.broadcast_to(d.reshape(-1), (self._rows_count(), d.size))
-        return _out(_analyse.epsilon_kernel(self._pair, d_rows), self.batch_shape + d.shape)
+        return as_result(_analyse.epsilon_kernel(self._pair, d_rows), self.batch_shape + d.shape)
 
     @float64
-    def tradeoff_points(self, symmetric=False):
+    def tradeoff_points(self, symmetric: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Breakpoints ``(alpha, beta)`` of the one-directional curve f = T(P, Q), alpha descending.
 
-        Arrays shaped ``batch_shape + (support_length + 1,)``; the symmetrised curve used by
-        :meth:`beta` is the convex hull of min(f, f^-1). ``symmetric=True`` returns that
-        curve's breakpoints instead, alpha ascending, shaped ``batch_shape +
-        (2 support_length + 2,)`` (some repeated): they lie among the breakpoints of f and
-        f^-1 (the line of slope -1 joins the two where they cross the diagonal), so the
-        curve is the linear interpolation of these points; made for plotting and reports.
+        The symmetrised curve used by :meth:`beta` is the convex hull of min(f, f^-1).
+        ``symmetric=True`` returns that curve's breakpoints instead, alpha ascending: they
+        lie among the breakpoints of f and f^-1 (the line of slope -1 joins the two where
+        they cross the diagonal), so the curve is the linear interpolation of these points;
+        made for plotting and reports.
 
         The sums behind the points are rounded in blocks, which can leave neighbours an ulp
         out of order; the arrays returned are made exactly monotone by moving such points an
         ulp down (smaller alpha or beta: the pessimistic side).
+
+        Args:
+            symmetric: return the symmetrised curve's breakpoints instead of f's.
+
+        Returns:
+            ``(alpha, beta)``, arrays shaped ``batch_shape + (support_length + 1,)``, or
+            ``batch_shape + (2 support_length + 2,)`` (some repeated) when ``symmetric``.
+
+        >>> import dpax
+        >>> alpha, beta = dpax.gaussian(1.0, grid_step=1e-2).tradeoff_points(symmetric=True)
+        >>> alpha.shape, round(float(alpha[0]), 6), round(float(beta[0]), 6)
+        ((4098,), 0.0, 1.0)
         """
         cx, cy = _analyse.tradeoff_points_kernel(self._pair)
         if not symmetric:
@@ -218,8 +402,22 @@ class PrivacyLoss:
         return alpha.reshape(shape), beta.reshape(shape)
 
     @float64
-    def __getitem__(self, key) -> "PrivacyLoss":
-        """Configurations of the batch selected by NumPy indexing (``pl[0]``, ``pl[1:3]``)."""
+    def __getitem__(self, key: Any) -> "PrivacyLoss":
+        """Configurations of the batch selected by NumPy indexing (``pl[0]``, ``pl[1:3]``).
+
+        Args:
+            key: a NumPy index into ``batch_shape``.
+
+        Returns:
+            A :class:`PrivacyLoss` holding the selected configurations.
+
+        Raises:
+            IndexError: the PrivacyLoss is a single mechanism (``batch_shape == ()``).
+
+        >>> import dpax
+        >>> round(dpax.gaussian([0.5, 1.0], grid_step=1e-2)[1].advantage(), 4)
+        0.3829
+        """
         if not self.batch_shape:
             raise IndexError("a single PrivacyLoss (batch_shape ()) cannot be indexed")
         rows = np.arange(int(np.prod(self.batch_shape, dtype=int))).reshape(self.batch_shape)[key]
@@ -227,10 +425,21 @@ class PrivacyLoss:
                                      np.shape(rows), self.exact_ratio)
 
     @float64
-    def to_dp_accounting(self):
-        """This pair as a dp-accounting ``PrivacyLossDistribution`` (dense PMFs, no
-        re-discretisation; see :mod:`dpax.interop`). A batch gives a NumPy object array of
-        PLDs with the batch shape. Needs dp-accounting (an optional dependency)."""
+    def to_dp_accounting(self) -> Any:
+        """This pair as a dp-accounting ``PrivacyLossDistribution``.
+
+        Dense PMFs, no re-discretisation; see :mod:`dpax.interop`. Needs dp-accounting (an
+        optional dependency).
+
+        Returns:
+            A ``PrivacyLossDistribution``, or for a batch a NumPy object array of them with
+            the batch shape.
+
+        >>> import dpax
+        >>> pld = dpax.gaussian(1.0, grid_step=1e-2).to_dp_accounting()
+        >>> round(pld.get_epsilon_for_delta(1e-5), 4)
+        4.3772
+        """
         plds = _pld.to_plds(self._pair, self.grid_step)
         if not self.batch_shape:
             return plds[0]
@@ -240,7 +449,7 @@ class PrivacyLoss:
 
     # -- re-discretisation --------------------------------------------------------------
     @float64
-    def regrid(self, grid_step) -> "PrivacyLoss":
+    def regrid(self, grid_step: float) -> "PrivacyLoss":
         """The same pair on the grid ``k * grid_step``, by connect-the-dots (pessimistic).
 
         Every grid point of this pair is an atom (loss x, masses Pr[X = x], Pr[Y = x]);
@@ -248,6 +457,17 @@ class PrivacyLoss:
         Q-mass are kept, an exact post-processing of the new pair, so the result dominates
         this one (its curve lies on or below). A coarser grid loses accuracy; a grid whose
         points include the old ones (an integer divisor of the old step) is exact.
+
+        Args:
+            grid_step: the new grid's step, in [1e-7, 1].
+
+        Returns:
+            A :class:`PrivacyLoss` on the new grid (``self`` if the step is unchanged).
+
+        >>> import dpax
+        >>> coarse = dpax.gaussian(1.0, grid_step=1e-2).regrid(2e-2)
+        >>> coarse.grid_step, round(coarse.advantage(), 4)
+        (0.02, 0.3829)
         """
         step = _v.grid_step(grid_step)
         if step == self.grid_step:
@@ -265,13 +485,37 @@ class PrivacyLoss:
         return PrivacyLoss.from_pair(pair, step, self.description, self.batch_shape, self.exact_ratio)
 
     # -- composition --------------------------------------------------------------------
-    def compose(self, other: "PrivacyLoss", grid_step=None) -> "PrivacyLoss":
-        """Adaptive composition with ``other``; batches broadcast (see :func:`compose`)."""
+    def compose(self, other: "PrivacyLoss", grid_step: float | str | None = None) -> "PrivacyLoss":
+        """Adaptive composition with ``other``; batches broadcast (see :func:`compose`).
+
+        Args:
+            other: the second mechanism.
+            grid_step: the common grid when the steps differ (see :func:`compose`).
+
+        Returns:
+            The composed :class:`PrivacyLoss`.
+
+        >>> import dpax
+        >>> pl = dpax.gaussian(1.0, grid_step=1e-2)
+        >>> round(pl.compose(pl).advantage(), 4)
+        0.5205
+        """
         return compose(self, other, grid_step=grid_step)
 
     @float64
-    def self_compose(self, num_steps) -> "PrivacyLoss":
-        """``num_steps``-fold composition by FFT; ``num_steps`` broadcasts against the batch."""
+    def self_compose(self, num_steps: ArrayLike) -> "PrivacyLoss":
+        """``num_steps``-fold composition by FFT; ``num_steps`` broadcasts against the batch.
+
+        Args:
+            num_steps: positive integers, any shape broadcasting with ``batch_shape``.
+
+        Returns:
+            The composed :class:`PrivacyLoss`, batch shape the broadcast shape.
+
+        >>> import dpax
+        >>> dpax.gaussian(1.0, grid_step=1e-2).self_compose([1, 4]).advantage().round(4)
+        array([0.3829, 0.6827])
+        """
         steps = _v.positive_int_array("num_steps", num_steps)
         shape = np.broadcast_shapes(self.batch_shape, steps.shape)
         pl = self.broadcast_to(shape) if shape != self.batch_shape else self
@@ -288,15 +532,29 @@ class PrivacyLoss:
 
 
 @float64
-def compose(*losses, grid_step=None) -> PrivacyLoss:
+def compose(*losses: PrivacyLoss | tuple[PrivacyLoss, ArrayLike],
+            grid_step: float | str | None = None) -> PrivacyLoss:
     """Heterogeneous adaptive composition of privacy losses by FFT (batches broadcast).
 
-    Each argument is a :class:`PrivacyLoss` or a pair ``(loss, count)`` meaning ``count``
-    copies of it, e.g. ``compose((pl_a, 500), (pl_b, 1500))``; counts broadcast like the
-    batches. All factors are multiplied in the frequency domain in one kernel. Factors on
-    different grids are brought to one: ``grid_step`` is a step, or ``"coarsest"`` (the
-    largest of theirs, the default when the steps differ); every factor is moved to it by
+    All factors are multiplied in the frequency domain in one kernel
+    (:mod:`dpax._engine.composition`). Factors on different grids are brought to one by
     :meth:`PrivacyLoss.regrid`, an exact post-processing, hence pessimistic.
+
+    Args:
+        *losses: each a :class:`PrivacyLoss` or a pair ``(loss, count)`` meaning ``count``
+            copies of it, e.g. ``compose((pl_a, 500), (pl_b, 1500))``; counts broadcast
+            like the batches.
+        grid_step: a step, or ``"coarsest"`` (the largest of the factors' steps, the
+            default when they differ); ``None`` keeps a shared step.
+
+    Returns:
+        The composed :class:`PrivacyLoss`, batch shape the broadcast of every factor's
+        batch shape and count shape.
+
+    >>> import dpax
+    >>> pl = dpax.gaussian(1.0, grid_step=1e-2)
+    >>> round(dpax.compose((pl, 2), (pl, 2)).advantage(), 4)
+    0.6827
     """
     if not losses:
         raise ValueError("compose needs at least one PrivacyLoss")
