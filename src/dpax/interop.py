@@ -15,9 +15,19 @@ exchanged; ``privacy_loss_mechanism.AdditiveNoisePrivacyLoss``). With dpax's nam
 evaluates from ``_pmf_remove`` (see there). Neither re-discretises, so round trips keep
 every number. dpax reports the symmetrised curve, whose delta(epsilon) is the larger of
 the two directions', as dp-accounting's ``get_delta_for_epsilon`` is.
+
+dp-accounting is an optional dependency (installed with the ``test`` extra); both functions
+need it.
+
+>>> import dpax
+>>> pld = dpax.to_dp_accounting(dpax.gaussian(1.0, grid_step=1e-2))
+>>> round(dpax.from_dp_accounting(pld).epsilon(1e-5), 4)
+4.3772
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +38,7 @@ from .privacy_loss import PrivacyLoss
 
 
 @float64
-def from_dp_accounting(pld, description=None) -> PrivacyLoss:
+def from_dp_accounting(pld: Any, description: str | None = None) -> PrivacyLoss:
     """A :class:`PrivacyLoss` from a dp-accounting ``PrivacyLossDistribution``.
 
     dp-accounting evaluates each of its PMFs on its own, as the pair whose Q-masses are the
@@ -40,6 +50,23 @@ def from_dp_accounting(pld, description=None) -> PrivacyLoss:
     f'^-1 <= f^-1), so the symmetrised curve dpax reports is safe; ``_pmf_add`` (the
     swapped pair, rounded separately) is not needed. Its own pessimistic rounding of the
     two PMFs need not agree point by point, so mixing them would not make one pair.
+
+    Args:
+        pld: a ``dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution``.
+        description: a label for ``repr`` and reports (default ``"dp_accounting PLD"``).
+
+    Returns:
+        A single-mechanism :class:`PrivacyLoss` on the PLD's grid (its discretization).
+
+    Raises:
+        TypeError: ``pld`` is not a ``PrivacyLossDistribution``.
+
+    >>> import dpax
+    >>> from dp_accounting.pld import privacy_loss_distribution as pld_lib
+    >>> pld = pld_lib.from_gaussian_mechanism(1.0, value_discretization_interval=1e-2)
+    >>> pl = dpax.from_dp_accounting(pld)
+    >>> pl.grid_step, round(pl.epsilon(1e-5), 2)
+    (0.01, 4.38)
     """
     _pld.require_dp_accounting()
     for attr in ("_pmf_remove", "_pmf_add"):
@@ -64,11 +91,24 @@ def from_dp_accounting(pld, description=None) -> PrivacyLoss:
 
 
 @float64
-def to_dp_accounting(pl: PrivacyLoss):
+def to_dp_accounting(pl: PrivacyLoss) -> Any:
     """dp-accounting ``PrivacyLossDistribution`` (dense PMFs, pessimistic) with the same
     pair: ``_pmf_remove`` from Y with Pr[Y = +inf], ``_pmf_add`` from -X with Pr[X = -inf].
 
-    A batch gives a NumPy object array of PLDs with the batch shape.
+    Args:
+        pl: the privacy loss to convert (any batch shape).
+
+    Returns:
+        A ``PrivacyLossDistribution``, or for a batch a NumPy object array of them with
+        the batch shape.
+
+    Raises:
+        TypeError: ``pl`` is not a :class:`PrivacyLoss`.
+
+    >>> import dpax
+    >>> pld = dpax.to_dp_accounting(dpax.gaussian(1.0, grid_step=1e-2))
+    >>> round(pld.get_epsilon_for_delta(1e-5), 4)
+    4.3772
     """
     if not isinstance(pl, PrivacyLoss):
         raise TypeError(f"pl must be a PrivacyLoss, got {type(pl).__name__}")
