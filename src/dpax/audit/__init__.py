@@ -1,14 +1,19 @@
 """Auditing and empirical privacy: what an attack actually achieved, beside what accounting allows.
 
-* :mod:`.bounds`: Clopper-Pearson intervals, lower confidence bounds on epsilon and mu from
-  attack counts, and verdicts on claimed guarantees (lecture "Privacy Auditing").
-* :mod:`.epsilon_star`: Epsilon* of one trained model from its train / held-out losses
-  (Negoescu et al.: Eq. 7, Section 3.1, Appendix B, Theorem 2).
-* :mod:`.fit`: Gaussian-mixture goodness of fit of the parametric model (Appendix 8.2).
-* :mod:`.io`: losses from .npy / .npz / .csv / .parquet files (pyarrow optional).
+* :mod:`dpax.audit.bounds`: Clopper-Pearson intervals, lower confidence bounds on epsilon and
+  mu from attack counts, and verdicts on claimed guarantees (lecture "Privacy Auditing").
+* :mod:`dpax.audit.epsilon_star`: Epsilon* of one trained model from its train / held-out
+  losses (Negoescu et al.: Eq. 7, Section 3.1, Appendix B, Theorem 2).
+* :mod:`dpax.audit.fit`: Gaussian-mixture goodness of fit of the parametric model
+  (Appendix 8.2).
+* :mod:`dpax.audit.io`: losses from .npy / .npz / .csv / .parquet files (pyarrow optional).
 
 Everything here is NumPy / SciPy; only a claimed :class:`dpax.PrivacyLoss` goes through the
 engine (its ``beta``).
+
+>>> from dpax import audit
+>>> round(audit.mu_lower_bound(174, 100_000, 95_078, 100_000, confidence=0.95), 4)
+1.2096
 """
 
 from .bounds import (

@@ -38,13 +38,22 @@ With the exact CDFs of the two loss distributions on a fine threshold grid,
 :func:`epsilon_star_from_rates` is the exact Epsilon*: for two unit Gaussians a distance mu
 apart it equals epsilon(delta) of mu-GDP (the supremum in Eq. 7 is the convex conjugate that
 defines the privacy profile).
+
+>>> import numpy as np
+>>> from dpax.audit import epsilon_star
+>>> rng = np.random.default_rng(0)
+>>> train, held_out = rng.gamma(2.0, 5.0, 1000), rng.gamma(3.0, 5.0, 1000)
+>>> round(float(epsilon_star(train, held_out, delta=1e-5)), 4)
+5.2375
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
 from .._engine import validation as _v
@@ -77,6 +86,21 @@ class EpsilonStar:
     come from losses) are the pairs the maximum ran over, after the rate window; ``index``
     picks the maximising pair (-1 when no pair beats the constant 1); ``term`` is which of
     the four fractions of Eq. 7 attained it (1-4; 0 when Epsilon* = 0), ``term_name`` says it.
+
+    Attributes:
+        value: Epsilon* (``float(result)`` gives it too).
+        term: which fraction of Eq. 7 attained it (1-4; 0: none beats 1).
+        index: the maximising pair (-1: none).
+        fpr, fnr: the rate pairs the maximum ran over.
+        thresholds: the losses at which the attack switches (``None`` for bare rates).
+        delta: the delta of Eq. 7.
+        method: ``"parametric"``, ``"empirical"`` or ``"rates"``.
+        extra: method details (the Gaussian fits, the rate window).
+
+    >>> from dpax.audit import epsilon_star_from_rates
+    >>> result = epsilon_star_from_rates([0.01, 0.1], [0.5, 0.2])
+    >>> round(result.value, 4), result.term_name, result.index
+    (3.912, '(1 - delta - FNR) / FPR', 0)
     """
 
     value: float
@@ -87,23 +111,42 @@ class EpsilonStar:
     thresholds: np.ndarray | None
     delta: float
     method: str
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def __float__(self) -> float:
+        """Epsilon* itself.
+
+        >>> from dpax.audit import epsilon_star_from_rates
+        >>> round(float(epsilon_star_from_rates([0.01], [0.5])), 4)
+        3.912
+        """
         return self.value
 
     @property
     def term_name(self) -> str:
+        """The fraction of Eq. 7 that attained the maximum, written out.
+
+        >>> from dpax.audit import epsilon_star_from_rates
+        >>> epsilon_star_from_rates([0.5], [0.5]).term_name
+        '1 (no pair beats it)'
+        """
         return "1 (no pair beats it)" if self.term == 0 else _TERMS[self.term - 1]
 
     @property
     def threshold(self) -> float | None:
+        """The loss threshold of the maximising pair (``None`` for bare rates or no pair).
+
+        >>> from dpax.audit import epsilon_star
+        >>> result = epsilon_star([1.0, 2.0, 3.0], [2.5, 3.5, 4.5], method="empirical", rate_range=(0, 1))
+        >>> result.threshold
+        2.5
+        """
         if self.thresholds is None or self.index < 0:
             return None
         return float(self.thresholds[self.index])
 
 
-def _log_minus(log_x, delta):
+def _log_minus(log_x: np.ndarray, delta: float) -> np.ndarray:
     """log(x - delta) from log x, -inf where x <= delta (no cancellation for x near delta)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if delta == 0.0:
@@ -112,7 +155,8 @@ def _log_minus(log_x, delta):
         return np.where(r < 1.0, log_x + np.log1p(-np.minimum(r, 1.0)), -np.inf)
 
 
-def _log_terms(log_t, log_1mt, log_eta, log_1meta, delta):
+def _log_terms(log_t: np.ndarray, log_1mt: np.ndarray, log_eta: np.ndarray, log_1meta: np.ndarray,
+               delta: float) -> np.ndarray:
     """The four fractions of Eq. 7 in log space, shape (4, n); -inf where a numerator is <= 0
     (a 0/0 pair such as t = 0, eta = 1 carries no evidence), +inf for a positive numerator
     over a zero rate."""
@@ -125,7 +169,7 @@ def _log_terms(log_t, log_1mt, log_eta, log_1meta, delta):
     return out
 
 
-def _maximise(terms):
+def _maximise(terms: np.ndarray) -> tuple[float, int, int]:
     """(log value, term 1..4 or 0, index) of the largest log term, floored at log 1 = 0."""
     if terms.shape[1] == 0:
         return 0.0, 0, -1
@@ -137,14 +181,14 @@ def _maximise(terms):
     return best, term + 1, idx
 
 
-def _delta(delta, *, positive=False) -> float:
+def _delta(delta: ArrayLike, *, positive: bool = False) -> float:
     d = _v.real_array("delta", delta, low=0.0, high=1.0, low_open=positive, high_open=True)
     if d.ndim != 0:
         raise ValueError(f"delta must be a single number, got shape {d.shape}")
     return float(d)
 
 
-def _rate_range(rate_range):
+def _rate_range(rate_range: ArrayLike | None) -> tuple[float, float] | None:
     if rate_range is None:
         return None
     rr = _v.probabilities("rate_range", rate_range).reshape(-1)
@@ -153,14 +197,29 @@ def _rate_range(rate_range):
     return float(rr[0]), float(rr[1])
 
 
-def epsilon_star_from_rates(fpr, fnr, delta=0.0, *, rate_range=None, thresholds=None, method="rates") -> EpsilonStar:
+def epsilon_star_from_rates(fpr: ArrayLike, fnr: ArrayLike, delta: float = 0.0, *,
+                            rate_range: tuple[float, float] | None = None, thresholds: ArrayLike | None = None,
+                            method: str = "rates") -> EpsilonStar:
     """Epsilon* (Eq. 7) over any set of (FPR, FNR) pairs: empirical, parametric, or exact CDFs
     on a threshold grid.
 
-    ``fpr`` and ``fnr`` have the same shape (flattened); ``delta`` in [0, 1). ``rate_range``
-    ``(low, high)`` keeps only the pairs with both rates strictly inside it (the paper's
-    noise guard). A pair with a zero rate and a positive numerator gives ``inf`` (perfect
-    separation). Returns an :class:`EpsilonStar`.
+    A pair with a zero rate and a positive numerator gives ``inf`` (perfect separation).
+
+    Args:
+        fpr: false-positive rates in [0, 1] (flattened).
+        fnr: false-negative rates in [0, 1], the shape of ``fpr``.
+        delta: the delta of Eq. 7, in [0, 1).
+        rate_range: ``(low, high)``: keep only the pairs with both rates strictly inside
+            it (the paper's noise guard); ``None`` keeps every pair.
+        thresholds: the loss threshold of each pair, recorded in the result.
+        method: the label stored in the result.
+
+    Returns:
+        An :class:`EpsilonStar`.
+
+    >>> from dpax.audit import epsilon_star_from_rates
+    >>> round(epsilon_star_from_rates([0.01, 0.1], [0.5, 0.2], delta=1e-5).value, 4)
+    3.912
     """
     t = _v.probabilities("fpr", fpr).reshape(-1)
     e = _v.probabilities("fnr", fnr).reshape(-1)
@@ -184,7 +243,7 @@ def epsilon_star_from_rates(fpr, fnr, delta=0.0, *, rate_range=None, thresholds=
                        extra={"rate_range": rr})
 
 
-def _losses(name: str, value) -> np.ndarray:
+def _losses(name: str, value: ArrayLike) -> np.ndarray:
     arr = np.asarray(value)
     if arr.ndim != 1:
         if arr.ndim == 2 and 1 in arr.shape:
@@ -196,10 +255,24 @@ def _losses(name: str, value) -> np.ndarray:
     return _v.real_array(name, arr)
 
 
-def loss_transform(train_losses, test_losses):
+def loss_transform(train_losses: ArrayLike, test_losses: ArrayLike
+                   ) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
     """Appendix B transformation of both loss sets: normalise to [0, 1] over both sets, add 1,
-    p = exp(-x), phi = log p - log(1 - p). Returns ``(phi_train, phi_test, (low, high))``.
-    phi decreases with the loss."""
+    p = exp(-x), phi = log p - log(1 - p). phi decreases with the loss.
+
+    Args:
+        train_losses: losses on training data, 1-D, at least 2 finite values.
+        test_losses: losses on held-out data, 1-D, at least 2 finite values.
+
+    Returns:
+        ``(phi_train, phi_test, (low, high))``, with ``(low, high)`` the loss range used to
+        normalise.
+
+    >>> from dpax.audit import loss_transform
+    >>> phi_train, phi_test, loss_range = loss_transform([1.0, 2.0], [2.0, 3.0])
+    >>> phi_train.round(3), loss_range
+    (array([-0.541, -1.248]), (1.0, 3.0))
+    """
     tr = _losses("train_losses", train_losses)
     te = _losses("test_losses", test_losses)
     lo = min(tr.min(), te.min())
@@ -207,26 +280,26 @@ def loss_transform(train_losses, test_losses):
     if not hi > lo:
         raise ValueError("train_losses and test_losses are all equal: there is nothing to transform or fit")
 
-    def phi(x):
+    def phi(x: np.ndarray) -> np.ndarray:
         x = (x - lo) / (hi - lo) + 1.0
         return -x - np.log(-np.expm1(-x))
 
     return phi(tr), phi(te), (float(lo), float(hi))
 
 
-def _phi_to_loss(phi, lo, hi):
+def _phi_to_loss(phi: np.ndarray, lo: float, hi: float) -> np.ndarray:
     x = np.logaddexp(0.0, -phi)  # -log(sigmoid(phi))
     return (x - 1.0) * (hi - lo) + lo
 
 
-def _empirical(tr, te, d, rate_range):
+def _empirical(tr: np.ndarray, te: np.ndarray, d: float, rate_range: ArrayLike) -> EpsilonStar:
     thr = np.unique(np.concatenate([tr, te]))
     fpr = np.searchsorted(np.sort(te), thr, side="right") / te.size  # Pr_test[loss <= tau]
     fnr = (tr.size - np.searchsorted(np.sort(tr), thr, side="right")) / tr.size  # Pr_train[loss > tau]
     return epsilon_star_from_rates(fpr, fnr, d, rate_range=rate_range, thresholds=thr, method="empirical")
 
 
-def _parametric(tr, te, d, grid_points):
+def _parametric(tr: np.ndarray, te: np.ndarray, d: float, grid_points: int) -> EpsilonStar:
     """Section 3.1 / Appendix B: Gaussian fits to the transformed losses, supremum of each term
     over thresholds with both rates in [delta, 1 - delta] (a grid, then Brent's method on the
     bracket around the best grid point)."""
@@ -243,7 +316,7 @@ def _parametric(tr, te, d, grid_points):
     fits = {"train_mean": m_tr, "train_std": s_tr, "test_mean": m_te, "test_std": s_te,
             "loss_range": (lo, hi), "threshold_range_phi": (c_lo, c_hi)}
 
-    def logs(c):
+    def logs(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         zt, zr = (c - m_te) / s_te, (c - m_tr) / s_tr
         return stats.norm.logsf(zt), stats.norm.logcdf(zt), stats.norm.logcdf(zr), stats.norm.logsf(zr)
 
@@ -270,16 +343,36 @@ def _parametric(tr, te, d, grid_points):
                        thresholds=_phi_to_loss(c, lo, hi), delta=d, method="parametric", extra=fits)
 
 
-def epsilon_star(train_losses, test_losses, delta=1e-5, method="parametric", *, rate_range=None,
-                 grid_points=20001) -> EpsilonStar:
+def epsilon_star(train_losses: ArrayLike, test_losses: ArrayLike, delta: float = 1e-5,
+                 method: str = "parametric", *, rate_range: tuple[float, float] | None = None,
+                 grid_points: int = 20001) -> EpsilonStar:
     """Epsilon* of one trained model from its losses on training and held-out data.
 
     ``method="empirical"``: empirical CDFs at every observed loss (Eq. 7), pairs kept with both
     rates inside ``rate_range`` (default (0.001, 0.999), Appendix 8.1). ``method="parametric"``
     (default; Section 3.1, Appendix B): Gaussian fits to the transformed losses, the supremum
     over thresholds with both rates inside [delta, 1 - delta] (``delta`` must be > 0). See the
-    module docstring for which way each estimator errs. Returns an :class:`EpsilonStar`
-    (``float(result)`` is the value; thresholds are in loss units).
+    module docstring for which way each estimator errs.
+
+    Args:
+        train_losses: the model's losses on training data, 1-D, at least 2 finite values.
+        test_losses: its losses on held-out data, 1-D, at least 2 finite values.
+        delta: the delta of Eq. 7, in [0, 1) (> 0 for the parametric method).
+        method: ``"parametric"`` (default) or ``"empirical"``.
+        rate_range: the empirical method's rate window (default
+            :data:`EMPIRICAL_RATE_RANGE`).
+        grid_points: thresholds on the parametric method's grid, >= 3.
+
+    Returns:
+        An :class:`EpsilonStar` (``float(result)`` is the value; thresholds are in loss units).
+
+    >>> import numpy as np
+    >>> from dpax.audit import epsilon_star
+    >>> rng = np.random.default_rng(0)
+    >>> train, held_out = rng.gamma(2.0, 5.0, 1000), rng.gamma(3.0, 5.0, 1000)
+    >>> result = epsilon_star(train, held_out, method="empirical")
+    >>> round(result.value, 4), result.term_name
+    (3.0908, '(1 - delta - FNR) / FPR')
     """
     tr = _losses("train_losses", train_losses)
     te = _losses("test_losses", test_losses)
@@ -295,12 +388,22 @@ def epsilon_star(train_losses, test_losses, delta=1e-5, method="parametric", *, 
     raise ValueError(f"method must be 'parametric' or 'empirical', got {method!r}")
 
 
-def mechanism_bound(epsilon_stars) -> float:
+def mechanism_bound(epsilon_stars: ArrayLike) -> float:
     """Theorem 2: log of the mean of exp(Epsilon*) over models trained by one mechanism.
 
     The mechanism-level lower bound epsilon-bar (Eq. 19, rates averaged over training runs)
     is at most this number (Jensen's inequality), so it caps what a mechanism-level audit with
     the same thresholds can certify. Computed with logsumexp (no overflow).
+
+    Args:
+        epsilon_stars: Epsilon* of each trained model, >= 0.
+
+    Returns:
+        log(mean(exp(epsilon_stars))).
+
+    >>> from dpax.audit import mechanism_bound
+    >>> round(mechanism_bound([1.0, 2.0]), 4)
+    1.6201
     """
     e = _v.real_array("epsilon_stars", epsilon_stars, low=0.0).reshape(-1)
     return float(special.logsumexp(e) - np.log(e.size))

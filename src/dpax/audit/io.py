@@ -1,9 +1,17 @@
-"""Reading per-example losses from .npy, .npz, .csv or .parquet files (for ``dpax epsilon-star``).
+r"""Reading per-example losses from .npy, .npz, .csv or .parquet files (for ``dpax epsilon-star``).
 
 Every problem is a ``ValueError`` naming the file: missing file, unknown extension, no or
 several candidate arrays / columns without ``column``, a column that is not there, an array
 that is not one-dimensional, no values, or NaN / infinite / non-numeric values (with their
 count and first position). Reading .parquet needs the optional package ``pyarrow``.
+
+>>> import os, tempfile
+>>> from dpax.audit import read_losses
+>>> path = os.path.join(tempfile.mkdtemp(), "losses.csv")
+>>> with open(path, "w") as fh:
+...     _ = fh.write("loss\n0.5\n1.25\n")
+>>> read_losses(path)
+array([0.5 , 1.25])
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ __all__ = ["read_losses", "FORMATS"]
 FORMATS = (".npy", ".npz", ".csv", ".parquet")
 
 
-def _pick(path: str, names: list[str], column, what: str) -> str:
+def _pick(path: str, names: list[str], column: str | int | None, what: str) -> str:
     if column is not None:
         if str(column) not in names:
             raise ValueError(f"{path}: no {what} {column!r}; it has {', '.join(map(repr, names)) or 'none'}")
@@ -30,7 +38,7 @@ def _pick(path: str, names: list[str], column, what: str) -> str:
     raise ValueError(f"{path}: holds several {what}s ({', '.join(map(repr, names))}); choose one with --column")
 
 
-def _read_csv(path: str, column) -> np.ndarray:
+def _read_csv(path: str, column: str | int | None) -> np.ndarray:
     with open(path, newline="") as fh:
         rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
     if not rows:
@@ -71,7 +79,7 @@ def _read_csv(path: str, column) -> np.ndarray:
     return values
 
 
-def _read_parquet(path: str, column) -> np.ndarray:
+def _read_parquet(path: str, column: str | int | None) -> np.ndarray:
     try:
         import pyarrow.parquet as pq
     except ImportError:
@@ -86,12 +94,30 @@ def _read_parquet(path: str, column) -> np.ndarray:
         raise ValueError(f"{path}: column {name!r} is not numeric ({col.type})") from None
 
 
-def read_losses(path, column=None) -> np.ndarray:
+def read_losses(path: str | os.PathLike[str], column: str | int | None = None) -> np.ndarray:
     """One-dimensional float64 array of losses from ``path`` (.npy, .npz, .csv or .parquet).
 
-    ``column`` picks the array of an .npz, the column of a .parquet, or the column (header
-    name, or 0-based index when there is no header) of a .csv; it may be omitted when there
-    is only one. A missing value in a .csv or a null in a .parquet counts as non-finite.
+    A missing value in a .csv or a null in a .parquet counts as non-finite.
+
+    Args:
+        path: the file; its extension picks the format (:data:`FORMATS`).
+        column: the array of an .npz, the column of a .parquet, or the column (header name,
+            or 0-based index when there is no header) of a .csv; may be omitted when there
+            is only one.
+
+    Returns:
+        The losses, a 1-D float64 array of finite values.
+
+    Raises:
+        ValueError: any problem with the file, naming it (see the module docstring).
+
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from dpax.audit import read_losses
+    >>> path = os.path.join(tempfile.mkdtemp(), "losses.npz")
+    >>> np.savez(path, train=[0.1, 0.2], test=[0.3, 0.4])
+    >>> read_losses(path, column="test")
+    array([0.3, 0.4])
     """
     path = os.fspath(path)
     ext = os.path.splitext(path)[1].lower()
