@@ -3,10 +3,30 @@
 Exact trade-off curves of the best membership-inference attack from privacy loss random
 variables, calibration of noise to attack risk, for whole batches of configurations.
 
-The layout follows the pipeline: construct (``construct``, ``mechanisms``), compose
-(``composition``, ``privacy_loss``), analyse (``analyse``, ``gdp``, ``conversions``),
-calibrate (``targets``, ``calibration``, ``sharding``), use (``audit``, ``accountants``,
-``compat``, ``interop``, ``sweep``, ``plot``, ``cli``).
+The modules follow the pipeline:
+
+* construct and compose: :mod:`dpax.mechanisms` (Gaussian, DP-SGD, Laplace, randomized
+  response, ... as :class:`PrivacyLoss` values), :mod:`dpax.privacy_loss` (the
+  ``PrivacyLoss`` pytree, its risks, and :func:`compose`); the kernels behind them are in
+  the private engine (:mod:`dpax._engine.construct`, :mod:`dpax._engine.composition`,
+  :mod:`dpax._engine.analyse`).
+* analyse: :mod:`dpax.gdp` (Gaussian-DP reporting), :mod:`dpax.conversions` (between
+  epsilon/delta, mu, advantage and error rates).
+* calibrate: :mod:`dpax.targets` (risk bounds), :mod:`dpax.calibration` (the least noise
+  that meets them).
+* use: :mod:`dpax.audit` (empirical privacy), :mod:`dpax.accountants` (an Opacus-style
+  accountant), :mod:`dpax.compat` (riskcal / gdpnum drop-ins), :mod:`dpax.interop`
+  (dp-accounting), :mod:`dpax.sweep`, :mod:`dpax.plot`, :mod:`dpax.cli` (the ``dpax``
+  command).
+
+Every parameter broadcasts like NumPy: a batch of configurations is one compiled kernel
+call, sharded over the devices chosen by :func:`use_devices` (default: all of
+``jax.devices()``). dpax computes in float64 without changing the user's JAX configuration.
+
+>>> import dpax
+>>> pl = dpax.dpsgd(noise_multiplier=[0.8, 1.0], sample_rate=0.01, num_steps=100, grid_step=1e-2)
+>>> pl.epsilon(1e-5).round(3), pl.advantage().round(4)
+(array([1.516, 0.729]), array([0.0734, 0.0533]))
 """
 
 # construct and compose
@@ -32,6 +52,9 @@ from .calibration import CalibrationResult, calibrate, calibrate_blackbox, calib
 # accountant, riskcal / gdpnum drop-ins, sweeps, plots (matplotlib is imported on use)
 from . import accountants, audit, compat, conversions, gdp, plot, sweep
 from .interop import from_dp_accounting, to_dp_accounting
+
+# devices a batch is sharded over
+from ._engine.sharding import use_devices
 
 __version__ = "0.1.0"
 
@@ -63,4 +86,5 @@ __all__ = [
     "sweep",
     "targets",
     "to_dp_accounting",
+    "use_devices",
 ]
