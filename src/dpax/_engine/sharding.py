@@ -7,7 +7,7 @@ the row axis, and jit runs each device's rows there; results are row-for-row tho
 single-device path. Callers that control the row count pad it to a multiple of the device
 count (:func:`pad_rows`); arrays whose rows do not divide evenly stay where they are.
 
-A batch larger than the working-memory budget (:mod:`dpax.grid`) is split into chunks that
+A batch larger than the working-memory budget (:mod:`dpax._engine.grid`) is split into chunks that
 fit (:func:`map_chunks`).
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import Sequence
 
 import jax
 import numpy as np
@@ -25,9 +26,24 @@ from . import grid as _grid
 _state = {"devices": None}
 
 
-def use_devices(devices=None) -> None:
-    """Shard batches over ``devices`` (default: all of ``jax.devices()``); ``[]`` or one
-    device turns sharding off. ``DPAX_SHARDING=0`` in the environment turns it off too."""
+def use_devices(devices: Sequence[jax.Device] | None = None) -> None:
+    """Choose the devices a batch of configurations is sharded over (``dpax.use_devices``).
+
+    Rows of a batch are independent: with two or more devices, the row arrays entering a
+    kernel are split over them and the answers are row for row those of one device.
+
+    Args:
+        devices: the devices to use; ``None`` (the default) means all of ``jax.devices()``,
+            ``[]`` or a single device turns sharding off. ``DPAX_SHARDING=0`` in the
+            environment turns it off as well.
+
+    Returns:
+        None; the choice holds for later calls in this process.
+
+    >>> import jax, dpax
+    >>> dpax.use_devices(jax.devices()[:1])   # one device: no sharding
+    >>> dpax.use_devices()                    # back to every device
+    """
     _state["devices"] = None if devices is None else list(devices)
     _mesh.cache_clear()
 
@@ -81,7 +97,7 @@ def map_chunks(fn, n_rows: int, chunk: int | None = None):
     """``fn(start, stop)`` over row ranges, concatenated on axis 0.
 
     Starts with the whole batch (or ``chunk`` rows); whenever a kernel reports that a chunk
-    would exceed the memory budget (:class:`dpax.grid.MemoryBudgetError`) the chunk is
+    would exceed the memory budget (:class:`dpax._engine.grid.MemoryBudgetError`) the chunk is
     halved (kept a multiple of the device count where possible) and retried. Rows are
     independent, so the result does not depend on the chunking. Returns (result, chunk used).
     """
