@@ -17,6 +17,8 @@ from scipy.stats import norm
 import dpax
 from dpax import conversions as cv
 from dpax import gdp
+from dpax.gdp import bounds as gdp_bounds
+from dpax.gdp import mu_regret as gdp_mu_regret
 from dpax._engine import analyse as _analyse
 from exact_refs import gdp_advantage, gdp_beta, gdp_delta
 
@@ -134,10 +136,10 @@ def test_eq29_fast_path_bounds_the_exact_max():
             px, py, _, inf_y, neginf_x = pl.pair
             cx, cy, _, _ = _analyse.breakpoints(pl.pair._replace(inf_y=jnp.zeros_like(inf_y)))
             tail = jnp.full((px.shape[0], 1), 1e-10)
-            fast, error = (np.asarray(v) for v in gdp._eq29_max(px, py, py / px, cx, cy, None, None, tail))
+            fast, error = (np.asarray(v) for v in gdp_bounds.eq29_max(px, py, py / px, cx, cy, None, None, tail))
             nx = neginf_x[:, None] + _analyse.head_sums(px)
             ny = _analyse.tail_sums(py) + inf_y[:, None]
-            exact, none = (np.asarray(v) for v in gdp._eq29_max(px, py, py / px, cx, cy, nx, ny, tail))
+            exact, none = (np.asarray(v) for v in gdp_bounds.eq29_max(px, py, py / px, cx, cy, nx, ny, tail))
             np.testing.assert_array_equal(none, 0.0)
             assert np.all(fast >= exact) and np.all(fast - 2 * error <= exact)
             mu, _ = gdp.mu_and_regret(pl)
@@ -147,7 +149,7 @@ def test_eq29_fast_path_bounds_the_exact_max():
 
 
 def test_eq29_block_bounds_hold_and_are_tight():
-    """gdp._eq29_block_bounds: every block's bound is at or above the largest of its terms
+    """gdp_bounds.eq29_block_bounds: every block's bound is at or above the largest of its terms
     (error parts included, as the kernel evaluates them), on DP-SGD, small mu, Laplace and
     pmfs with random slopes (not convex: the parallelogram still holds them); and on DP-SGD
     so tight that at most 8 blocks of 256 reach the best boundary term (the box corner of
@@ -161,21 +163,21 @@ def test_eq29_block_bounds_hold_and_are_tight():
     cases = [dpax.dpsgd(np.array([9.4, 2.0]), np.array([16384 / 50000, 0.1]), np.array([2000, 400]), grid_step=1e-4),
              dpax.gaussian(np.array([1.0, 100.0]), grid_step=1e-4), dpax.laplace(np.array([0.5, 3.0]), grid_step=1e-4),
              random]
-    size = gdp.EQ29_BLOCK
-    probit = jax.jit(gdp._probit_and_error, static_argnums=2)
+    size = gdp_bounds.EQ29_BLOCK
+    probit = jax.jit(gdp_bounds.probit_and_error, static_argnums=2)
     with jax.enable_x64(True):
         for case, pl in enumerate(cases):
             px, py = (np.asarray(a) for a in pl.pair[:2])
             cx, cy, _, _ = (np.asarray(a) for a in _analyse.breakpoints(pl.pair._replace(inf_y=jnp.zeros(px.shape[0]))))
             n1 = cx.shape[-1]
-            err = gdp._table_error(n1)
+            err = gdp_bounds._table_error(n1)
             inside = (cx >= 1e-10) & (1 - cx >= 1e-10) & (cy >= 1e-10) & (1 - cy >= 1e-10)
             first, last = np.argmax(inside, -1), n1 - 1 - np.argmax(inside[:, ::-1], -1)
             q = np.clip(np.arange(-(-n1 // size) + 1) * size, first[:, None], last[:, None])
             ends = [np.take_along_axis(t, q, -1) for t in (cx, 1 - cx, cy, 1 - cy)]
             zx, ex = (np.asarray(v) for v in probit(jnp.asarray(ends[0]), jnp.asarray(ends[1]), err))
             zy, ey = (np.asarray(v) for v in probit(jnp.asarray(ends[2]), jnp.asarray(ends[3]), err))
-            upper = np.asarray(jax.jit(gdp._eq29_block_bounds)(jnp.asarray(px), jnp.asarray(py), jnp.asarray(py) / jnp.asarray(px),
+            upper = np.asarray(jax.jit(gdp_bounds.eq29_block_bounds)(jnp.asarray(px), jnp.asarray(py), jnp.asarray(py) / jnp.asarray(px),
                                                      [jnp.asarray(e) for e in ends],
                                                      zx, ex, zy, ey, jnp.asarray(first), jnp.asarray(last)))
             za, ea = (np.asarray(v) for v in probit(jnp.asarray(cx), jnp.asarray(1 - cx), err))
@@ -192,11 +194,11 @@ def test_eq29_block_bounds_hold_and_are_tight():
                 assert np.all(upper[r][held] >= block_max[held]), (case, r)
                 if case == 0:
                     best = np.max(np.where(held, np.maximum(zx[r, :-1] + zy[r, :-1] + ex[r, :-1] + ey[r, :-1], -np.inf), -np.inf))
-                    assert np.sum(upper[r][held] >= best - 2 * gdp.BOUND_SLACK) <= 8, r
+                    assert np.sum(upper[r][held] >= best - 2 * gdp_bounds.BOUND_SLACK) <= 8, r
 
 
 def test_kappa_block_bounds_hold_and_are_tight():
-    """gdp._kappa_block_bounds: every block's bound is at or above the largest kappa of its
+    """gdp_bounds.kappa_block_bounds: every block's bound is at or above the largest kappa of its
     segments (as the kernel evaluates them), for mu at, below and above the curve's own (the
     bound is used at the curve's mu, but holds for any), on DP-SGD, Laplace and random
     slopes; on DP-SGD at most 8 blocks of 256 reach the best kappa."""
@@ -208,7 +210,7 @@ def test_kappa_block_bounds_hold_and_are_tight():
     random = dpax.PrivacyLoss(shaped[0] / shaped[0].sum(), shaped[1] / shaped[1].sum(), -10_000, 0.0, 0.0, 1e-3)
     cases = [dpax.dpsgd(np.array([9.4, 8.0]), np.array([16384 / 50000, 0.1]), np.array([2000, 2000]), grid_step=1e-4),
              dpax.laplace(np.array([0.5, 3.0]), grid_step=1e-4), random]
-    size = gdp.KAPPA_BLOCK
+    size = gdp_bounds.KAPPA_BLOCK
     with jax.enable_x64(True):
         for case, pl in enumerate(cases):
             px, py = pl.pair[:2]
@@ -216,15 +218,15 @@ def test_kappa_block_bounds_hold_and_are_tight():
             mu = np.atleast_1d(gdp.mu_and_regret(pl)[0])
             for scale in (1.0, 0.5, 2.0):
                 m = jnp.asarray(mu * scale)[:, None]
-                upper = np.asarray(jax.jit(gdp._kappa_block_bounds)(px, py, py / px, cx, cy, m))
-                kappas = np.asarray(jax.jit(gdp._kappa_line)(px, py, cx[:, :-1], cy[:, :-1], m))
+                upper = np.asarray(jax.jit(gdp_bounds.kappa_block_bounds)(px, py, py / px, cx, cy, m))
+                kappas = np.asarray(jax.jit(gdp_bounds.kappa_line)(px, py, cx[:, :-1], cy[:, :-1], m))
                 blocks = np.pad(kappas, ((0, 0), (0, upper.shape[1] * size - kappas.shape[1])),
                                 constant_values=-np.inf).reshape(upper.shape + (size,)).max(-1)
                 # to rounding (~1e-17 here), far inside the branch and bound's BOUND_SLACK
                 assert np.all(upper >= blocks - 1e-12), (case, scale)
                 if case == 0 and scale == 1.0:
                     best = blocks.max(-1, keepdims=True)
-                    assert np.all(np.sum(upper >= best - 2 * gdp.BOUND_SLACK, -1) <= 8)
+                    assert np.all(np.sum(upper >= best - 2 * gdp_bounds.BOUND_SLACK, -1) <= 8)
 
 
 def test_randomized_response_gets_proposition_6_1_and_large_regret():
@@ -342,13 +344,13 @@ def test_regret_matches_gdpnum_algorithm_on_the_same_curve(cfg):
 
 
 def test_bounded_max_equals_the_full_max(monkeypatch):
-    """gdp._bounded_max: branch and bound over blocks must give the full (max, first argmax)
+    """gdp_bounds.bounded_max: branch and bound over blocks must give the full (max, first argmax)
     bit for bit, whether few blocks reach the lower value, ties across blocks, empty rows,
     NaN bounds, or so many candidates that they take several chunks (a flat row)."""
     import jax
     import jax.numpy as jnp
 
-    monkeypatch.setattr(gdp, "BOUND_CHUNK", 64)  # several chunks for the flat row
+    monkeypatch.setattr(gdp_bounds, "BOUND_CHUNK", 64)  # several chunks for the flat row
     n, size = 10_000, 16
     rng = np.random.default_rng(3)
     values = rng.normal(size=(6, n)) - np.linspace(0.0, 8.0, n) ** 2  # one peak near 0
@@ -372,7 +374,7 @@ def test_bounded_max_equals_the_full_max(monkeypatch):
         def value(i, a):
             return jnp.where((i >= first[:, None]) & (i <= last[:, None]), a, -jnp.inf)
 
-        return gdp._bounded_max(value, (jnp.asarray(values),), jnp.asarray(upper), jnp.asarray(lower), size)
+        return gdp_bounds.bounded_max(value, (jnp.asarray(values),), jnp.asarray(upper), jnp.asarray(lower), size)
 
     with jax.enable_x64(True):
         top, arg = (np.asarray(x) for x in jax.jit(run)(upper))
@@ -397,7 +399,7 @@ def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch):
         dpax.laplace(np.array([0.5, 2.0, 1.0]), grid_step=1e-3),
         dpax.PrivacyLoss([0.6, 0.0, 0.4], [0.4, 0.0, 0.6], -2, 0.0, 0.0, 0.2),  # shorter than a block
     ]
-    raw = gdp._mu_regret_kernel.__wrapped__
+    raw = gdp_mu_regret._mu_regret_kernel.__wrapped__
     tails = (1e-10, 0.0, 1e-3)
     with jax.enable_x64(True):
         pruned_kernel = jax.jit(lambda *a: raw(*a))
@@ -405,9 +407,9 @@ def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch):
         def every_point(value, arrays, *_):
             n = arrays[0].shape[-1]  # the others may be longer (breakpoint tables, n + 1)
             idx = jnp.broadcast_to(jnp.arange(n), arrays[0].shape)
-            return gdp._masked_max(value(idx, *(a[..., :n] for a in arrays)), idx, n)
+            return gdp_bounds.masked_max(value(idx, *(a[..., :n] for a in arrays)), idx, n)
 
-        monkeypatch.setattr(gdp, "_bounded_max", every_point)
+        monkeypatch.setattr(gdp_bounds, "bounded_max", every_point)
         full_kernel = jax.jit(lambda *a: raw(*a))
         full = [[np.asarray(v) for v in full_kernel(pl.pair, jnp.float64(t))] for pl in cases for t in tails]
     for got, want in zip(pruned, full):
