@@ -220,7 +220,7 @@ def test_bracket_search_interpolates_the_root_and_closes_in_few_rounds(candidate
     - 1 <= rtol, and the cubic interpolation with its tight pair needs few evaluations per
     row (observed 8.15 for 3 candidates, 6.0 for 4; the regula falsi search it replaced
     took 12.0 and 16.3)."""
-    from dpax.calibration import bracket_search
+    from dpax._engine.search import bracket_search
 
     roots = 10 ** np.random.default_rng(0).uniform(-1, 1, 200)
 

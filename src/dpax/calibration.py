@@ -16,11 +16,13 @@ from typing import Callable
 
 import numpy as np
 
-from ._engine import sharding as _sharding
 from . import targets as _targets
 from ._engine import analyse as _analyse
+from ._engine import batching as _batching
+from ._engine import sharding as _sharding
 from ._engine import validation as _v
-from ._engine.x64 import float64
+from ._engine.search import bracket_search
+from ._engine.x64 import as_result, float64
 from .mechanisms import dpsgd
 from .privacy_loss import PrivacyLoss
 
@@ -74,168 +76,20 @@ class CalibrationResult:
         return 1.0 - np.asarray(self.noise_multiplier) / np.asarray(self.standard_noise_multiplier)
 
 
-def _scalarise(a):
-    a = np.asarray(a)
-    return a.item() if a.ndim == 0 else a
+def _out(values, shape=None):
+    """A result field: a Python scalar for one configuration, else an array (any dtype)."""
+    return as_result(values, shape, dtype=None)
 
 
-def _cluster(est, lo, hi, k, rtol):
-    """k points around ``est`` inside (lo, hi), adjacent ones rtol apart near est (so a root
-    between them closes the bracket), the gaps doubling outwards: offsets +-0.5, +-1.5,
-    +-3.5, ... x rtol for even k; 0, +-1, +-3, ... for odd k."""
-    half = k // 2
-    if k % 2 == 0:
-        steps = np.log1p(rtol) * (2.0 ** np.arange(half) - 0.5)
-        offsets = np.concatenate([-steps[::-1], steps])
-    else:
-        steps = np.log1p(rtol) * (2.0 ** (np.arange(half) + 1) - 1)
-        offsets = np.concatenate([-steps[::-1], [0.0], steps])
-    pts = np.exp(np.log(est) + offsets)
-    return np.clip(pts, lo * (1 + 1e-12), hi / (1 + 1e-12))
-
-
-def _inverse_interpolation(log_params, margins):
-    """Root (margin 0) of the polynomial through the points (margin_i, log param_i)
-    (inverse interpolation, Lagrange form; margins distinct)."""
-    est = 0.0
-    for i, (x, m) in enumerate(zip(log_params, margins)):
-        w = 1.0
-        for j, mj in enumerate(margins):
-            if j != i:
-                w *= mj / (mj - m)
-        est += w * x
-    return est
-
-
-#: points (nearest the root first) through which the root of a bracketed row is interpolated
-INTERPOLATION_POINTS = 4
-#: half-width of the pair of candidates placed at an interpolated root, in units of rtol
-TIGHT_PAIR = 0.45
-#: widest bracket (log of hi / lo) over which the margin is interpolated by a cubic
-INTERPOLATION_WIDTH = 0.2
-
-
-def bracket_search(
-    evaluate: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    lo,
-    hi,
-    *,
-    bounds,
-    rtol,
-    candidates,
-    what,
-    widen=4.0,
-):
-    """Smallest parameter meeting a monotone target, for many rows at once.
-
-    ``evaluate(params, rows)`` takes flat arrays of candidate parameters and their row
-    indices and returns margins of the same shape: >= 0 where the parameter meets the
-    target, growing with the parameter (larger parameter = more private). ``lo`` and ``hi``
-    are per-row starting guesses, widened by ``widen`` per round until they bracket.
-
-    Once a row is bracketed, its root is estimated by inverse interpolation (a cubic in the
-    margin through the evaluated points nearest the root, regula falsi in log-parameter
-    while fewer than three are known). A cubic estimate gets a pair of candidates
-    ``TIGHT_PAIR * rtol`` either side: when it is that accurate (the usual case, the
-    margin being smooth in the parameter) the pair closes the bracket in one round. A
-    regula falsi estimate, or one whose pair missed, gets ``candidates`` points around it
-    with spacing rtol / 2 at the estimate; a bracket that did not halve is split evenly.
-    Returns (hi, lo, evaluations, infeasible): hi verified to meet, lo verified to fail (NaN
-    where even ``bounds[0]`` meets), hi / lo - 1 <= rtol; ``infeasible`` marks the rows that
-    fail even at ``bounds[1]`` (their hi is NaN); the other rows are unaffected.
-    """
-    lo = np.clip(np.array(lo, float), bounds[0], bounds[1])
-    hi = np.clip(np.array(hi, float), bounds[0], bounds[1])
-    lo = np.maximum(np.minimum(lo, hi / (1 + 2 * rtol)), bounds[0])
-    n_rows = lo.shape[0]
-    lo_ok = np.zeros(n_rows, bool)
-    hi_ok = np.zeros(n_rows, bool)
-    m_lo = np.full(n_rows, -np.inf)
-    m_hi = np.full(n_rows, np.inf)
-    floor_met = np.zeros(n_rows, bool)
-    infeasible = np.zeros(n_rows, bool)
-    evaluations = 0
-    k = candidates
-    width = np.full(n_rows, np.inf)
-    tight = np.zeros(n_rows, bool)  # the last round placed an interpolated pair
-    history = [[] for _ in range(n_rows)]  # (log parameter, margin) evaluated per row
-    for _ in range(200):
-        done = (lo_ok & hi_ok & (hi / lo - 1 <= rtol)) | floor_met | infeasible
-        active = np.flatnonzero(~done)
-        if active.size == 0:
-            break
-        grids = []
-        for r in active:
-            if lo_ok[r] and hi_ok[r]:
-                w_now = np.log(hi[r] / lo[r])
-                stalled = w_now > 0.5 * width[r]
-                missed, tight[r] = tight[r], False
-                width[r] = w_now
-                if (stalled and not missed) or w_now <= (k + 1) * np.log1p(rtol) or not (np.isfinite(m_lo[r]) and np.isfinite(m_hi[r])):
-                    grids.append(lo[r] * (hi[r] / lo[r]) ** (np.arange(1, k + 1) / (k + 1)))
-                    continue
-                log_lo, log_hi = np.log(lo[r]), np.log(hi[r])
-                known = []
-                if w_now <= INTERPOLATION_WIDTH:
-                    # nearest the root first, within a few bracket widths, and no two closer
-                    # than 2 rtol (a near-coincident pair would make the cubic ill-conditioned)
-                    near = (x_m for x_m in sorted(history[r], key=lambda x_m: abs(x_m[1]))
-                            if np.isfinite(x_m[1]) and log_lo - 2 * w_now <= x_m[0] <= log_hi + 2 * w_now)
-                    for x, m in near:
-                        if all(abs(x - x2) > 2 * np.log1p(rtol) for x2, _ in known):
-                            known.append((x, m))
-                        if len(known) == INTERPOLATION_POINTS:
-                            break
-                margins = [m for _, m in known]
-                if len(known) >= 3 and min(margins) < 0 <= max(margins) and len(set(margins)) == len(margins):
-                    est_log = _inverse_interpolation([x for x, _ in known], margins)
-                else:
-                    est_log = log_lo + np.clip(-m_lo[r] / (m_hi[r] - m_lo[r]), 0.0, 1.0) * (log_hi - log_lo)
-                    known = []
-                # quantised to 2^-16 of the bracket so that round-off in the margins (e.g. a
-                # sharded kernel's last bits) does not move the candidates
-                w = np.round(np.clip((est_log - log_lo) / (log_hi - log_lo), 0.0, 1.0) * 65536) / 65536
-                est = lo[r] * (hi[r] / lo[r]) ** w
-                if len(known) >= 3 and not missed:
-                    tight[r] = True
-                    half = TIGHT_PAIR * np.log1p(rtol)
-                    grids.append(np.clip(est * np.exp([-half, half]), lo[r] * (1 + 1e-12), hi[r] / (1 + 1e-12)))
-                else:
-                    grids.append(_cluster(est, lo[r], hi[r], k, rtol))
-            else:
-                grids.append(lo[r] * (hi[r] / lo[r]) ** (np.arange(k) / (k - 1)))
-        sizes = np.array([g.size for g in grids])
-        flat_margins = np.asarray(evaluate(np.concatenate(grids), np.repeat(active, sizes)), float)
-        evaluations += int(sizes.sum())
-        for r, g, m in zip(active, grids, np.split(flat_margins, np.cumsum(sizes)[:-1])):
-            history[r].extend(zip(np.log(g), m))
-            meet = m >= 0
-            if meet.any():
-                i = int(np.argmax(meet))
-                if not hi_ok[r] or g[i] <= hi[r]:
-                    hi[r], m_hi[r], hi_ok[r] = g[i], m[i], True
-                below = ~meet & (g < hi[r])
-                if below.any():
-                    i2 = int(np.flatnonzero(below)[-1])
-                    if not lo_ok[r] or g[i2] >= lo[r]:
-                        lo[r], m_lo[r], lo_ok[r] = g[i2], m[i2], True
-                elif not lo_ok[r]:
-                    if lo[r] <= bounds[0]:
-                        floor_met[r] = True
-                        lo[r] = np.nan
-                    else:
-                        lo[r] = max(bounds[0], lo[r] / widen)
-            else:
-                lo[r], m_lo[r], lo_ok[r] = g[-1], m[-1], True
-                if not hi_ok[r]:
-                    if hi[r] >= bounds[1]:
-                        infeasible[r] = True
-                        hi[r] = np.nan
-                        continue
-                    hi[r] = min(bounds[1], hi[r] * widen)
-    else:  # pragma: no cover - the bracket shrinks every round
-        raise RuntimeError(f"{what}: calibration did not converge")
-    return hi, lo, evaluations, infeasible
+def _search_settings(rtol, candidates, bounds, bounds_name: str) -> tuple[float, int, tuple[float, float]]:
+    """Checked (rtol, candidates, (low, high)) of a bracketing search."""
+    rtol = float(_v.real_array("rtol", rtol, low=1e-8, high=0.1))
+    if isinstance(candidates, bool) or not (isinstance(candidates, int) and 2 <= candidates <= 1024):
+        raise ValueError(f"candidates must be an integer in [2, 1024], got {candidates!r}")
+    b = _v.real_array(bounds_name, bounds, low=0.0, low_open=True).reshape(-1)
+    if b.size != 2 or b[0] >= b[1]:
+        raise ValueError(f"{bounds_name} must be (low, high) with 0 < low < high, got {bounds!r}")
+    return rtol, candidates, (float(b[0]), float(b[1]))
 
 
 def _leak_probability(sample_rate, num_steps):
@@ -248,44 +102,16 @@ def _dpsgd_noise_guess(mu, sample_rate, num_steps):
     return 1.0 / np.sqrt(np.log1p(ratio))
 
 
-#: fewest candidate rows worth a kernel call of their own (see _Evaluator)
-GROUP_MIN_ROWS = 32
-#: the same for the final re-evaluation of the answers (_achieved)
-ACHIEVED_GROUP_MIN_ROWS = 8
-
-
-def _group_size(n):
-    """Row count >= n of the form 2^k * {4, 5, 6, 7} / 4 (few distinct kernel shapes), then a
-    multiple of the device count."""
-    if n > 4:
-        k = 2 ** (int(np.floor(np.log2(n))) - 2)
-        n = next(k * m for m in (4, 5, 6, 7, 8) if k * m >= n)
-    return _sharding.pad_rows(n)
-
-
-def _merge_groups(keys, min_rows=None):
-    """Lists of width keys, neighbouring widths merged (narrowest first) until each group
-    has GROUP_MIN_ROWS rows: small batches stay one call (each group shape is one more
-    compilation). A group runs at its widest row's support, so the widest classes left
-    over at the end form a group of their own: merged into the group before, they would
-    make all of its rows run at a support 4 times longer."""
-    groups, current = [], []
-    for key in np.unique(keys):
-        current.append(key)
-        if np.isin(keys, current).sum() >= (GROUP_MIN_ROWS if min_rows is None else min_rows):
-            groups.append(current)
-            current = []
-    if current:
-        groups.append(current)
-    return groups
-
-
 def _width_key(noise, p, t):
     """Support-width class of DP-SGD rows (CLT mu, mu^2 + 10 mu, a factor 4 per class)."""
     with np.errstate(all="ignore"):
         mu = p * np.sqrt(t * np.expm1(np.minimum(1.0 / noise**2, 700.0)))
-        c = 1.0 + mu * (mu + 10.0)
-    return np.floor(np.log2(np.clip(np.nan_to_num(c, nan=1e300, posinf=1e300), 1.0, 1e300)) / 2).astype(int)
+    return _batching.width_class(1.0 + mu * (mu + 10.0))
+
+
+#: fewest rows of the final re-evaluation of the answers worth a kernel call of their own
+#: (:func:`_achieved`; the search's groups use :data:`dpax._engine.batching.GROUP_MIN_ROWS`)
+ACHIEVED_GROUP_MIN_ROWS = 8
 
 
 class _Evaluator:
@@ -296,7 +122,7 @@ class _Evaluator:
     noise composed many times next to a large one) are split into groups by an estimated
     support width ``cost(params, rows)`` (a factor 4 apart at most); each group's row count
     is padded to a few fixed sizes and to a multiple of the device count (so it shards
-    evenly, see :mod:`dpax.sharding`), and a group over the memory budget is split into
+    evenly, see :mod:`dpax._engine.sharding`), and a group over the memory budget is split into
     chunks. Rows are independent, so the grouping changes the cost, not the answers."""
 
     def __init__(self, build, target, what, cost=None):
@@ -305,7 +131,7 @@ class _Evaluator:
 
     def _run_group(self, params, rows, key):
         n = params.size
-        pad = _group_size(n) - n
+        pad = _batching.group_size(n) - n
         if pad:
             params = np.concatenate([params, np.repeat(params[-1:], pad)])
             rows = np.concatenate([rows, np.repeat(rows[-1:], pad)])
@@ -331,9 +157,8 @@ class _Evaluator:
             keys = np.zeros(params.size, int)
         else:
             with np.errstate(all="ignore"):
-                c = np.asarray(self.cost(params, rows), float)
-            keys = np.floor(np.log2(np.clip(np.nan_to_num(c, nan=1e300, posinf=1e300), 1.0, 1e300)) / 2).astype(int)
-        for g in _merge_groups(keys):
+                keys = _batching.width_class(np.asarray(self.cost(params, rows), float))
+        for g in _batching.merge_groups(keys):
             sel = np.flatnonzero(np.isin(keys, g))
             out[sel] = self._run_group(params[sel], rows[sel], int(g[0]))
         return out
@@ -469,12 +294,7 @@ def calibrate_dpsgd(
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     steps = _v.positive_int_array("num_steps", num_steps)
     step = _v.grid_step(grid_step)
-    rtol = float(_v.real_array("rtol", rtol, low=1e-8, high=0.1))
-    if not (isinstance(candidates, int) and 2 <= candidates <= 1024):
-        raise ValueError(f"candidates must be an integer in [2, 1024], got {candidates!r}")
-    bounds = tuple(float(b) for b in _v.real_array("noise_bounds", noise_bounds, low=0.0, low_open=True))
-    if len(bounds) != 2 or bounds[0] >= bounds[1]:
-        raise ValueError(f"noise_bounds must be (low, high) with 0 < low < high, got {noise_bounds!r}")
+    rtol, candidates, bounds = _search_settings(rtol, candidates, noise_bounds, "noise_bounds")
     standard_delta = float(_v.real_array("standard_delta", standard_delta, low=0.0, high=1.0, low_open=True, high_open=True))
 
     shape = np.broadcast_shapes(p.shape, steps.shape, target.shape())
@@ -504,7 +324,7 @@ def calibrate_dpsgd(
                 evaluations += ev2
 
     achieved = _achieved(noise, p_rows, t_rows, tgt_rows, delta, step)
-    out = lambda a: _scalarise(np.asarray(a).reshape(shape))
+    out = lambda a: _out(np.asarray(a).reshape(shape))
     return CalibrationResult(
         noise_multiplier=out(noise),
         noise_multiplier_failing=out(failing),
@@ -541,7 +361,7 @@ def _achieved(noise, p, t, target, delta, grid_step):
 
         # rows grouped by support width, so small rows are not padded to the widest
         all_have, keys = have, _width_key(noise[have], p[have], t[have])
-        for g in _merge_groups(keys, ACHIEVED_GROUP_MIN_ROWS):
+        for g in _batching.merge_groups(keys, ACHIEVED_GROUP_MIN_ROWS):
             have = all_have[np.isin(keys, g)]
             vals, _ = _sharding.map_chunks(run, have.size)
             result["advantage"][have] = vals[:, 0]
@@ -593,12 +413,7 @@ def calibrate(
     target = _targets.as_target(target)
     if privacy not in ("increasing", "decreasing"):
         raise ValueError(f"privacy must be 'increasing' or 'decreasing', got {privacy!r}")
-    lo_b, hi_b = (float(b) for b in _v.real_array("bounds", bounds, low=0.0, low_open=True))
-    if lo_b >= hi_b:
-        raise ValueError(f"bounds must be (low, high) with 0 < low < high, got {bounds!r}")
-    rtol = float(_v.real_array("rtol", rtol, low=1e-8, high=0.1))
-    if not (isinstance(candidates, int) and 2 <= candidates <= 1024):
-        raise ValueError(f"candidates must be an integer in [2, 1024], got {candidates!r}")
+    rtol, candidates, (lo_b, hi_b) = _search_settings(rtol, candidates, bounds, "bounds")
     if not isinstance(args, (tuple, list)):
         args = (args,)
     arg_arrays = [np.asarray(a) for a in args]
@@ -633,7 +448,7 @@ def calibrate(
     )
     if mode == "raise":
         _raise_infeasible("calibrate", status, reason, shape)
-    out = lambda a: _scalarise(np.asarray(a).reshape(shape))
+    out = lambda a: _out(np.asarray(a).reshape(shape))
     if not full_output:
         return out(param)
     achieved = {}
@@ -664,7 +479,7 @@ def calibrate_gaussian(target, sensitivity=1.0):
     """
     target = _targets.as_target(target)
     sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True)
-    return _scalarise(sens / np.asarray(target.gdp_mu(), float))
+    return _out(sens / np.asarray(target.gdp_mu(), float))
 
 
 def _tradeoff_lower_bound(alpha, eps, delta):
@@ -736,10 +551,7 @@ def calibrate_blackbox(
     if not callable(fn):
         raise TypeError("the accountant must be a callable (w, array) -> array")
     target = _targets.as_target(target)
-    lo_b, hi_b = (float(b) for b in _v.real_array("bounds", bounds, low=0.0, low_open=True))
-    if lo_b >= hi_b:
-        raise ValueError(f"bounds must be (low, high) with 0 < low < high, got {bounds!r}")
-    rtol = float(_v.real_array("rtol", rtol, low=1e-8, high=0.1))
+    rtol, candidates, (lo_b, hi_b) = _search_settings(rtol, candidates, bounds, "bounds")
     deltas = np.geomspace(1e-12, 0.9, 200) if deltas is None else _v.real_array("deltas", deltas, low=0.0, high=1.0).reshape(-1)
     epsilons = (
         np.concatenate([[0.0], np.geomspace(1e-3, 50.0, 199)]) if epsilons is None
@@ -761,4 +573,4 @@ def calibrate_blackbox(
     reason = np.where(bad, f"the target is not met even at {hi_b:g} (the upper end of bounds); widen bounds or relax the target", "").astype(object)
     if mode == "raise":
         _raise_infeasible("calibrate_blackbox", status, reason, shape)
-    return _scalarise(np.where(bad, np.nan, hi).reshape(shape))
+    return _out(np.where(bad, np.nan, hi).reshape(shape))

@@ -23,7 +23,6 @@ Two constructions:
 
 from __future__ import annotations
 
-import functools
 
 import jax
 import jax.numpy as jnp

@@ -27,14 +27,15 @@ def float64(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def as_result(values: Any, shape: tuple[int, ...] | None = None) -> float | np.ndarray:
-    """A result for the user: float64 NumPy values reshaped to ``shape`` (default: as they
-    are), a Python float where the shape is ``()``.
+def as_result(values: Any, shape: tuple[int, ...] | None = None, dtype: Any = np.float64) -> Any:
+    """A result for the user: NumPy values (float64 unless ``dtype`` says otherwise; None
+    keeps theirs) reshaped to ``shape`` (default: as they are), a Python scalar where the
+    shape is ``()``.
 
-    >>> as_result([0.5], ()), as_result([1, 2], (2,))
-    (0.5, array([1., 2.]))
+    >>> as_result([0.5], ()), as_result([1, 2], (2,)), as_result(["met"], (), dtype=None)
+    (0.5, array([1., 2.]), 'met')
     """
-    arr = np.asarray(values, dtype=np.float64)
+    arr = np.asarray(values) if dtype is None else np.asarray(values, dtype=dtype)
     if shape is not None:
         arr = arr.reshape(shape)
-    return float(arr) if arr.ndim == 0 else arr
+    return arr.item() if arr.ndim == 0 else arr
