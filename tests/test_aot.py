@@ -1,4 +1,4 @@
-"""The command line's store of compiled kernels (dpax._aot) gives the library's numbers."""
+"""The command line's store of compiled kernels (dpax._engine.cache) gives the library's numbers."""
 
 import os
 

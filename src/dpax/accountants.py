@@ -8,7 +8,7 @@ identical steps, ``get_epsilon(delta)``, ``__len__``, ``mechanism()``, ``state_d
 ``PrivacyEngine.accountant``. It adds the operational risks of the seed paper: ``get_beta``
 (Algorithm 1), ``get_advantage`` (Algorithm 3), and ``get_mu_and_regret`` (GDP paper,
 Eq. 11 / 13). Every answer is for the symmetrised add/remove curve of the composed
-Poisson-subsampled Gaussian steps and is pessimistic (see DESIGN.md).
+Poisson-subsampled Gaussian steps and is pessimistic (never below the truth).
 """
 
 from __future__ import annotations
@@ -17,8 +17,11 @@ import copy
 
 import numpy as np
 
+from . import gdp
 from ._engine import validation as _v
-from ._engine.x64 import float64
+from ._engine.x64 import as_result, float64
+from .mechanisms import dpsgd, subsampled_gaussian
+from .privacy_loss import compose
 
 DEFAULT_GRID_STEP = 1e-4
 
@@ -114,9 +117,6 @@ class PLDAccountant:
     @float64
     def privacy_loss(self, grid_step=None):
         """The composed :class:`~dpax.PrivacyLoss` of the history (None when empty)."""
-        from .mechanisms import dpsgd, subsampled_gaussian
-        from .privacy_loss import compose
-
         step = self.grid_step if grid_step is None else _v.grid_step(grid_step)
         if not self.history:
             return None
@@ -139,20 +139,20 @@ class PLDAccountant:
         d = _v.probabilities("delta", delta)
         pl = self.privacy_loss(grid_step)
         if pl is None:
-            return _scalar(np.zeros(d.shape))
+            return as_result(np.zeros(d.shape))
         return pl.epsilon(d)
 
     def get_delta(self, epsilon, *, grid_step=None):
         """delta(epsilon) of the composed mechanism; 0 for an empty history."""
         e = _v.real_array("epsilon", epsilon)
         pl = self.privacy_loss(grid_step)
-        return _scalar(np.zeros(e.shape)) if pl is None else pl.delta(e)
+        return as_result(np.zeros(e.shape)) if pl is None else pl.delta(e)
 
     def get_beta(self, alpha, *, grid_step=None, **kwargs):
         """FNR of the best membership-inference attack at FPR ``alpha`` (Algorithm 1)."""
         a = _v.probabilities("alpha", alpha)
         pl = self.privacy_loss(grid_step)
-        return _scalar(1.0 - a) if pl is None else pl.beta(a)
+        return as_result(1.0 - a) if pl is None else pl.beta(a)
 
     def get_advantage(self, *, grid_step=None, **kwargs) -> float:
         """Largest TPR - FPR of any attack (Algorithm 3)."""
@@ -161,15 +161,8 @@ class PLDAccountant:
 
     def get_mu_and_regret(self, *, grid_step=None, **kwargs) -> tuple[float, float]:
         """Tight mu-GDP of the curve and its regret (:func:`dpax.gdp.mu_and_regret`)."""
-        from . import gdp
-
         pl = self.privacy_loss(grid_step)
         return (0.0, 0.0) if pl is None else gdp.mu_and_regret(pl, **kwargs)
 
     def __repr__(self) -> str:
         return f"PLDAccountant(grid_step={self.grid_step:g}, steps={len(self)}, history={self.history!r})"
-
-
-def _scalar(a):
-    a = np.asarray(a, dtype=np.float64)
-    return float(a) if a.ndim == 0 else a

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import gdp, targets
 from ._engine import validation as _v
 from ._engine.x64 import float64
+from .calibration import calibrate_dpsgd
+from .privacy_loss import PrivacyLoss
 
 
 def _figure(ax):
@@ -53,8 +56,6 @@ def tradeoff_curves(losses, labels=None, *, log_scale: bool = False, ax=None, po
     symmetrised curve) for each PrivacyLoss in ``losses`` (one, a list, or a batch: one line
     per configuration), with the no-privacy diagonal beta = 1 - alpha for reference.
     ``log_scale``: logarithmic FPR axis (from 1e-6), where low-FPR attacks are visible."""
-    from .privacy_loss import PrivacyLoss
-
     if isinstance(losses, PrivacyLoss):
         losses = [losses]
     curves = [row for pl in losses for row in _rows(pl)]
@@ -80,8 +81,6 @@ def tradeoff_curves(losses, labels=None, *, log_scale: bool = False, ax=None, po
 def gdp_fit(pl, *, log_scale: bool = False, ax=None, points: int = 400, title: str | None = None):
     """The exact (symmetrised) trade-off curve of one configuration and the tight mu-GDP curve
     f_mu below it (GDP paper, Eq. 11), with mu and the regret Delta(h, f_mu) (Eq. 13) in the legend."""
-    from . import gdp
-
     if pl.batch_shape:
         raise ValueError("gdp_fit takes one configuration; index a batch (pl[i])")
     mu, regret = gdp.mu_and_regret(pl)
@@ -108,9 +107,6 @@ def calibration_comparison(sample_rate, num_steps, *, target: str = "advantage",
     ``tprs`` (default 0.1..0.5), the smallest noise with TPR <= 1 - beta at that FPR
     (Eq. 18) and the standard one. All points are one batched calibration.
     """
-    from . import targets
-    from .calibration import calibrate_dpsgd
-
     p = float(_v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True))
     t = int(_v.positive_int_array("num_steps", num_steps))
     if target == "advantage":

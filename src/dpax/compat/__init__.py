@@ -10,7 +10,7 @@ Switching backend is one import line::
 
 Functions that take a dp-accounting ``PrivacyLossDistribution`` also take a
 :class:`dpax.PrivacyLoss`. The answers are dpax's: exact construction from the mechanism's
-loss CDFs, pessimistic at the requested grid step (see DESIGN.md), so they can differ from the
+loss CDFs, pessimistic at the requested grid step (see the README's Accuracy section), so they can differ from the
 originals by those libraries' own discretisation error (riskcal/gdpnum overstate beta at fine
 grids). Neither riskcal nor gdpnum is imported; dp-accounting is imported only by the
 functions that receive its objects.

@@ -16,6 +16,7 @@ import numpy as np
 from .. import conversions as _conv
 from .. import gdp as _gdp
 from ..accountants import PLDAccountant
+from ..interop import from_dp_accounting
 from ..mechanisms import dpsgd
 from ..privacy_loss import PrivacyLoss
 
@@ -49,8 +50,6 @@ class PLDConverter:
         if isinstance(pld, PrivacyLoss):
             pl = pld
         else:
-            from ..interop import from_dp_accounting
-
             pl = from_dp_accounting(pld)
         if pl.batch_shape:
             raise ValueError("PLDConverter takes one configuration; index a batch row by row")

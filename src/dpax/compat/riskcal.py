@@ -28,6 +28,7 @@ from .. import targets as _targets
 from .._engine import validation as _v
 from .._engine.x64 import float64
 from ..accountants import PLDAccountant
+from ..interop import from_dp_accounting
 from ..calibration import calibrate_dpsgd
 from ..mechanisms import dpsgd
 from ..privacy_loss import PrivacyLoss
@@ -55,8 +56,6 @@ __all__ = [
 def _as_loss(pld) -> PrivacyLoss:
     if isinstance(pld, PrivacyLoss):
         return pld
-    from ..interop import from_dp_accounting
-
     return from_dp_accounting(pld)
 
 

@@ -105,7 +105,7 @@ def per_block(a, size, fill, reduce):
 def first_indices(mask, size):
     """Indices of the first ``size`` True entries of each row of ``mask`` (rows, m), in
     increasing order, padded with 0: ``jnp.nonzero(size=)`` per row, with its running count
-    taken by :func:`dpax.analyse.prefix_sum` (XLA:CPU's cumsum, a windowed-sum tree,
+    taken by :func:`dpax._engine.analyse.prefix_sum` (XLA:CPU's cumsum, a windowed-sum tree,
     recomputes the mask's producers for every element of each window)."""
     rows, m = mask.shape
     rank = _analyse.prefix_sum(mask.astype(jnp.int32)) - 1  # place of each True among its row's
@@ -161,7 +161,7 @@ def bounded_max(value, arrays, upper, lower, size, chunk=None):
 
 #: Bound on the absolute error of a breakpoint table's value up to 16^5 ~ 1e6 points (at
 #: most PREFIX_BLOCK = 16 roundings of <= 1.12e-16 per level of
-#: :func:`dpax.analyse.prefix_sum`, 5 levels, and 3 of the interpolation at the box's sides;
+#: :func:`dpax._engine.analyse.prefix_sum`, 5 levels, and 3 of the interpolation at the box's sides;
 #: longer tables get their own, :func:`_table_error`). Phi^-1 of a value p > 1/2 taken from
 #: the subtraction 1 - p is therefore off by up to TABLE_ERROR / phi(z), phi the normal
 #: density (~1e-5 at p = 1 - 1e-10, ~3e-12 at 1 - 1e-3).
@@ -309,7 +309,7 @@ def eq29_max(pmf_x, pmf_y, ratio, cx, cy, nx, ny, tail_col):
 
     # branch and bound on blocks of EQ29_BLOCK breakpoints: the terms of block b, between
     # the boundaries q_b = b EQ29_BLOCK and q_b+1 clipped into the box's range, are bounded
-    # by :func:`_block_bounds`; the terms at the boundaries themselves are attained values
+    # by :func:`eq29_block_bounds`; the terms at the boundaries themselves are attained values
     size = EQ29_BLOCK
     starts = jnp.arange(-(-n1 // size) + 1) * size
     q = jnp.clip(starts[None, :], box_first[:, None], jnp.maximum(box_last, box_first)[:, None])
