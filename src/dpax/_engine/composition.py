@@ -96,11 +96,12 @@ class Window(NamedTuple):
 
 @functools.partial(_cache.kernel, name="window")
 @jax.jit
-def window_kernel(factors: Pair, counts, sizes, grid_step) -> Window:
+def window_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window:
     """Chernoff window [lo, hi] (grid indices) of the composition of ``counts[k]`` copies of
-    each factor k; ``factors`` holds K pairs stacked on a leading axis (K, rows, n), and
-    the kernel loops over them (``lax.scan``): one compiled kernel for any K. ``sizes``
-    (K,): each factor's own support length before padding (the window's hard ends)."""
+    each factor k (rows, n_k); the factors are stacked (K, rows, n) and looped over
+    (``lax.scan``), so the traced graph does not grow with K."""
+    sizes = jnp.array([f.support_length for f in factors])  # the window's hard ends
+    factors, counts = _stack(factors, counts)
     log_tail = math.log(TAIL_MASS)
     n = factors.support_length
     rows = factors.pmf_x.shape[1]
@@ -249,15 +250,16 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
 
 @functools.partial(_cache.kernel, name="fft_compose")
 @functools.partial(jax.jit, static_argnames=("length", "exact_ratio", "bits", "aligned"))
-def fft_compose_kernel(factors: Pair, counts, window: Window, grid_step, length, exact_ratio, bits,
-                       aligned=False) -> Pair:
-    """Convolution of ``counts[k]`` copies of each stacked factor (K, rows, n) on the window,
-    multiplying their spectra in a ``lax.scan``.
+def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window, grid_step, length, exact_ratio,
+                       bits, aligned=False) -> Pair:
+    """Convolution of ``counts[k]`` copies of each factor (rows, n_k) on the window, the
+    factors stacked (K, rows, n) and their spectra multiplied in a ``lax.scan``.
 
     ``aligned`` (one factor, every count >= 1 and below length - width + 1): the factor is
     placed floor((lo - start) / count) positions early, so that the composed window starts
     within ``count`` positions of position 0 and needs no roll (see :func:`_finish`).
     """
+    factors, counts = _stack(factors, counts)
     rows = factors.pmf_x.shape[1]
 
     def body(carry, factor):
@@ -275,7 +277,8 @@ def fft_compose_kernel(factors: Pair, counts, window: Window, grid_step, length,
 
 
 def _stack(factors, counts) -> tuple[Pair, Any]:
-    """Factors padded (zeros at the top) to one support length and stacked on a new axis 0."""
+    """Factors padded (zeros at the top) to one support length and stacked on a new axis 0
+    (inside the kernels: no eager stacking and padding kernels of their own)."""
     n = max(f.support_length for f in factors)
 
     def pad(a):
@@ -299,19 +302,17 @@ def compose_arrays(factors, counts, grid_step, exact_ratio=False) -> Pair:
     (see :func:`use_exact_ratio`).
 
     Host side: one kernel finds the Chernoff window, the FFT length is rounded up to a
-    padded size (so compiled kernels are reused), then one kernel convolves. The factors
-    are stacked (padded to one support length): both kernels loop over them.
+    padded size (so compiled kernels are reused), then one kernel convolves. Both kernels
+    stack the factors (padded to one support length) and loop over them.
     """
     factors = tuple(Pair(*f) for f in factors)
     counts = tuple(np.asarray(c, np.int64) for c in counts)
     step = np.float64(grid_step)
-    stacked, stacked_counts = _stack(factors, counts)
-    sizes = np.array([f.support_length for f in factors], np.int64)
-    window = window_kernel(stacked, stacked_counts, sizes, step)
+    window = window_kernel(factors, counts, step)
     width = int(np.max(np.asarray(window.hi) - np.asarray(window.lo))) + 1
     length = _grid.padded_length(width)
     _grid.check_memory(int(window.lo.shape[0]) * 2, length, "composition")
     # one factor whose count fits in the FFT's spare length: placed so that no roll is needed
     aligned = len(factors) == 1 and 1 <= int(np.min(counts[0])) and int(np.max(counts[0])) <= length - width + 1
-    return fft_compose_kernel(stacked, stacked_counts, window, step, length=length, exact_ratio=bool(exact_ratio),
+    return fft_compose_kernel(factors, counts, window, step, length=length, exact_ratio=bool(exact_ratio),
                               bits=power_bits(counts), aligned=aligned)

@@ -1,0 +1,257 @@
+"""Running a sweep: rows grouped into batches, each batch one batched calibration or
+analysis, answers written as each batch finishes, SIGINT / SIGTERM honoured between batches.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+import numpy as np
+
+from .. import gdp
+from ..calibration import calibrate_dpsgd
+from ..mechanisms import dpsgd
+from . import results as _results
+from .config import KNOWN_COLUMNS, Row, SweepConfigError, make_target, read_config
+from .results import OUTPUT_COLUMNS
+
+DEFAULT_DELTA = 1e-5
+DEFAULT_BATCH_SIZE = 64
+
+
+def batch_key(r: Row):
+    """Rows that can share one batched call: same grid step, same work, same target kinds."""
+    return (r.params["grid_step"], r.mode, r.target_kinds() if r.mode == "calibrate" else ())
+
+
+def make_batches(rows: list[Row], batch_size: int) -> list[list[Row]]:
+    """Valid rows grouped by :func:`batch_key` (in file order) and cut into batches of at most
+    ``batch_size``; ordered by their first row. Depends on the file only, not on what is done."""
+    groups: dict = {}
+    for r in rows:
+        if not r.error:
+            groups.setdefault(batch_key(r), []).append(r)
+    batches = [g[i:i + batch_size] for g in groups.values() for i in range(0, len(g), batch_size)]
+    return sorted(batches, key=lambda b: b[0].row)
+
+
+def _analyse(noise, rows: list[Row], step: float) -> dict:
+    """Risk of DP-SGD at the given noise values: one batched construction + kernels."""
+    n = len(rows)
+    out = {k: np.full(n, np.nan) for k in ("out_beta", "out_advantage", "out_epsilon", "out_mu", "out_regret")}
+    out["out_delta"] = np.array([r.params.get("delta", DEFAULT_DELTA) for r in rows])
+    ok = np.flatnonzero(np.isfinite(noise) & (noise > 0))
+    if ok.size:
+        p = np.array([rows[i].params["sample_rate"] for i in ok])
+        t = np.array([rows[i].params["num_steps"] for i in ok])
+        pl = dpsgd(noise[ok], p, t, grid_step=step)
+        out["out_advantage"][ok] = pl.advantage()
+        deltas = out["out_delta"][ok]
+        ud, inv = np.unique(deltas, return_inverse=True)
+        out["out_epsilon"][ok] = np.asarray(pl.epsilon(ud)).reshape(ok.size, -1)[np.arange(ok.size), inv]
+        has_a = np.array([("alpha" in rows[i].params) for i in ok])
+        if np.any(has_a):
+            alphas = np.array([rows[i].params.get("alpha", 0.0) for i in ok])
+            ua, inv = np.unique(alphas, return_inverse=True)
+            b = np.asarray(pl.beta(ua)).reshape(ok.size, -1)[np.arange(ok.size), inv]
+            out["out_beta"][ok[has_a]] = b[has_a]
+        mu, regret = gdp.mu_and_regret(pl)
+        out["out_mu"][ok], out["out_regret"][ok] = mu, regret
+    return out
+
+
+def _meets(p: dict, res: dict):
+    """Whether the answers ``res`` of an analysed row meet the targets it carries (None if none)."""
+    checks = []
+    if "beta" in p and "alpha" in p:
+        checks.append(res["out_beta"] >= p["beta"])
+    if "advantage" in p:
+        checks.append(res["out_advantage"] <= p["advantage"])
+    if "epsilon" in p:
+        checks.append(res["out_epsilon"] <= p["epsilon"])
+    if "mu" in p:
+        checks.append(res["out_mu"] <= p["mu"])
+    return bool(all(checks)) if checks else None
+
+
+def evaluate_batch(rows: list[Row], *, rtol: float = 1e-4) -> list[dict]:
+    """Answers for one batch (rows sharing :func:`batch_key`): a list of result dicts."""
+    step = rows[0].params["grid_step"]
+    n = len(rows)
+    status = np.full(n, "analysed", object)
+    reason = np.full(n, "", object)
+    if rows[0].mode == "analyse":
+        noise = np.array([r.params["noise_multiplier"] for r in rows])
+    else:
+        res = calibrate_dpsgd(sample_rate=np.array([r.params["sample_rate"] for r in rows]),
+                              num_steps=np.array([r.params["num_steps"] for r in rows]),
+                              target=make_target([r.params for r in rows]), grid_step=step, rtol=rtol,
+                              compare_standard=False, on_infeasible="mark")
+        noise = np.atleast_1d(np.asarray(res.noise_multiplier, float))
+        status = np.atleast_1d(np.asarray(res.status)).astype(object)
+        reason = np.atleast_1d(np.asarray(res.reason)).astype(object)
+    out = _analyse(noise, rows, step)
+    results = []
+    for i, r in enumerate(rows):
+        d = {"row": r.row, "line": r.line, "mode": r.mode, "status": str(status[i]), "reason": str(reason[i]),
+             "out_noise_multiplier": float(noise[i]), "out_grid_step": step}
+        for k in ("out_beta", "out_advantage", "out_delta", "out_epsilon", "out_mu", "out_regret"):
+            d[k] = float(out[k][i])
+        if r.mode == "calibrate" and noise[i] == 0:  # met without noise: the leak-probability bounds
+            ach = {k: np.atleast_1d(v)[i] for k, v in res.achieved.items()}
+            d["out_advantage"], d["out_epsilon"] = float(ach["advantage"]), float(ach["epsilon"])
+            if "beta" in ach:
+                d["out_beta"] = float(ach["beta"])
+        d["out_meets_target"] = _meets(r.params, d) if r.mode == "analyse" else (str(status[i]) != "infeasible")
+        results.append(d)
+    return results
+
+
+def _evaluate_safely(batch: list[Row], rtol: float) -> list[dict]:
+    """:func:`evaluate_batch`, falling back to row by row when the batch fails, so one bad
+    configuration (e.g. a noise too small for float64) marks only its own row 'error'."""
+    try:
+        return evaluate_batch(batch, rtol=rtol)
+    except (ValueError, TypeError, FloatingPointError, MemoryError):
+        if len(batch) == 1:
+            r = batch[0]
+            return [{"row": r.row, "line": r.line, "mode": r.mode, "status": "error",
+                     "reason": str(sys.exc_info()[1])}]
+    out = []
+    for r in batch:
+        out += _evaluate_safely([r], rtol)
+    return out
+
+
+# -- the sweep -------------------------------------------------------------------------------
+
+
+class _StopFlag:
+    """SIGINT / SIGTERM set a flag checked between batches (handlers restored on exit)."""
+
+    def __init__(self):
+        self.signal = None
+        self._saved = {}
+
+    def __enter__(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._saved[sig] = signal.signal(sig, self._handle)
+            except ValueError:  # not the main thread: no handlers, Ctrl-C behaves as usual
+                pass
+        return self
+
+    def _handle(self, signum, frame):
+        self.signal = signum
+
+    def __exit__(self, *exc):
+        for sig, handler in self._saved.items():
+            signal.signal(sig, handler)
+        return False
+
+
+def run_sweep(
+    config: str,
+    output: str,
+    *,
+    grid_step: float = 1e-4,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    resume: bool = False,
+    overwrite: bool = False,
+    on_error: str = "skip",
+    rtol: float = 1e-4,
+    progress: bool = True,
+    log=None,
+) -> dict:
+    """Evaluate every row of ``config`` and append the answers to ``output`` batch by batch.
+
+    Args:
+        config: the sweep file (.csv, .json, .jsonl, .yaml, .yml).
+        output: the results file (.csv, or .jsonl / .json for JSON lines).
+        grid_step: grid step of rows that do not give their own.
+        batch_size: most rows per batched call.
+        resume: keep ``output`` and skip the rows already in it; otherwise an existing
+            ``output`` needs ``overwrite``.
+        overwrite: start ``output`` again.
+        on_error: 'skip' (report each malformed row with its line number on ``log``, default
+            stderr, and write it with status 'invalid') or 'reject' (raise
+            :class:`SweepConfigError` listing them, before computing anything).
+        rtol: relative tolerance of the calibrations.
+        progress: show a progress bar on ``log``.
+        log: where messages and progress go (default stderr).
+
+    Returns:
+        A summary dict: config, output, rows, invalid, already_done, written, batches,
+        interrupted, signal, remaining.
+    """
+    log = sys.stderr if log is None else log
+    if on_error not in ("skip", "reject"):
+        raise ValueError(f"on_error must be 'skip' or 'reject', got {on_error!r}")
+    if isinstance(batch_size, bool) or not (isinstance(batch_size, int) and batch_size >= 1):
+        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    fmt = _results.out_format(output)
+    rows = read_config(config, grid_step=grid_step)
+    bad = _report_bad_rows(config, rows, on_error, log)
+    header = _header(rows, log)
+    done, append = _results.prepare(output, header, resume=resume, overwrite=overwrite)
+    batches = make_batches(rows, batch_size)
+    todo = [b for b in batches if any(r.row not in done for r in b)]
+    invalid_todo = [r for r in bad if r.row not in done]
+    n_todo = sum(len(b) for b in todo) + len(invalid_todo)
+    bar = _progress_bar(n_todo, log) if progress else None
+    written, interrupted = 0, None
+    with open(output, "a" if append else "w", newline="", encoding="utf-8") as fh, _StopFlag() as stop:
+        writer = _results.ResultsWriter(fh, fmt, header, write_header=not append)
+        if invalid_todo:
+            writer.emit([{**r.raw, "row": r.row, "line": r.line, "mode": "", "status": "invalid", "reason": r.error}
+                         for r in invalid_todo])
+            written += _advance(bar, len(invalid_todo))
+        for batch in todo:
+            if stop.signal is not None:
+                interrupted = stop.signal
+                break
+            by_row = {r.row: r for r in batch}
+            records = [{**by_row[res["row"]].raw, **res} for res in _evaluate_safely(batch, rtol)
+                       if res["row"] not in done]
+            writer.emit(records)
+            written += _advance(bar, len(records))
+    if bar:
+        bar.close()
+    return {
+        "config": config, "output": output, "rows": len(rows), "invalid": len(bad), "already_done": len(done),
+        "written": written, "batches": len(batches), "interrupted": bool(interrupted),
+        "signal": None if interrupted is None else signal.Signals(interrupted).name, "remaining": n_todo - written,
+    }
+
+
+def _report_bad_rows(config: str, rows: list[Row], on_error: str, log) -> list[Row]:
+    """The malformed rows: raised together ('reject') or each reported on ``log`` ('skip')."""
+    bad = [r for r in rows if r.error]
+    if bad and on_error == "reject":
+        raise SweepConfigError(f"{config}: {len(bad)} malformed row(s):\n" +
+                               "\n".join(f"  line {r.line} (row {r.row}): {r.error}" for r in bad))
+    for r in bad:
+        print(f"dpax sweep: {config}: line {r.line} (row {r.row}) skipped: {r.error}", file=log)
+    return bad
+
+
+def _header(rows: list[Row], log) -> list[str]:
+    """Columns of the results: row, line, the input columns in file order, the answers."""
+    columns = list(dict.fromkeys(k for r in rows for k in r.raw))
+    unknown = [c for c in columns if c not in KNOWN_COLUMNS and c not in OUTPUT_COLUMNS]
+    if unknown:
+        print(f"dpax sweep: columns not used by dpax (carried to the results): {', '.join(unknown)}", file=log)
+    return ["row", "line"] + [c for c in columns if c not in ("row", "line")] + list(OUTPUT_COLUMNS[2:])
+
+
+def _progress_bar(total: int, log):
+    from tqdm import tqdm  # imported on use: a sweep is the only user
+
+    return tqdm(total=total, desc="dpax sweep", unit="row", file=log)
+
+
+def _advance(bar, n: int) -> int:
+    if bar:
+        bar.update(n)
+    return n
