@@ -20,7 +20,7 @@ from dpax._engine import grid as _grid
 from dpax._engine import sharding
 from dpax.targets import Advantage, ErrRates
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SCRIPT = textwrap.dedent(
     """
