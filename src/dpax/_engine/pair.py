@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 
 from .grid import loss_grid
 
@@ -45,12 +46,17 @@ class Pair(NamedTuple):
         """The grid losses (offset + i) * grid_step of every row, shape (rows, n)."""
         return loss_grid(self.offset, self.support_length, grid_step)
 
+    def _xp(self):
+        """NumPy for host arrays, jax.numpy for device arrays and tracers."""
+        return np if isinstance(self.pmf_x, np.ndarray) else jnp
+
     def reversed(self) -> "Pair":
         """PLRVs of the swapped pair (Q, P): X' = -Y and Y' = -X on the mirrored grid."""
-        n = self.support_length
-        return Pair(jnp.flip(self.pmf_y, -1), jnp.flip(self.pmf_x, -1), -(self.offset + n - 1),
+        n, xp = self.support_length, self._xp()
+        return Pair(xp.flip(self.pmf_y, -1), xp.flip(self.pmf_x, -1), -(self.offset + n - 1),
                     self.neginf_x, self.inf_y)
 
     def take(self, index) -> "Pair":
         """The rows at ``index`` (an integer array), every array gathered on axis 0."""
-        return Pair(*(jnp.take(a, index, axis=0) for a in self))
+        xp = self._xp()
+        return Pair(*(xp.take(xp.asarray(a), index, axis=0) for a in self))

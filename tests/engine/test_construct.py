@@ -1,0 +1,93 @@
+"""dpax._engine.construct: discrete dominating pairs keep their masses, the ratio
+Pr[X = x] = e^-x Pr[Y = x], and lie on the safe side of the exact curve."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+import dpax
+from dpax._engine import construct
+from dpax._engine.grid import loss_grid
+from exact_refs import gdp_beta
+
+ALPHAS = np.array([1e-6, 1e-4, 1e-2, 0.1, 0.3, 0.5, 0.9])
+
+
+@pytest.mark.parametrize("step", [1e-2, 1e-3])
+def test_subsampled_gaussian_pair_keeps_masses_and_ratio(step):
+    sigma, p = np.array([0.8, 2.0]), np.array([1.0, 0.05])
+    offset = np.array([-700, -300]) * int(round(1e-2 / step))
+    n = 2048 * int(round(1e-2 / step))
+    with jax.enable_x64(True):
+        pair = construct.subsampled_gaussian_kernel(jnp.asarray(sigma), jnp.asarray(p), offset, np.float64(step), n)
+        px, py, off, iy, nx = (np.asarray(a) for a in pair)
+    np.testing.assert_allclose(px.sum(-1) + nx, 1.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(py.sum(-1) + iy, 1.0, rtol=0, atol=1e-12)
+    x = loss_grid(off, n, step)
+    big = py > 1e-250
+    np.testing.assert_allclose(px[big], np.exp(-x[big]) * py[big], rtol=1e-9)
+    assert off.tolist() == offset.tolist()
+
+
+@pytest.mark.parametrize("step", [1e-2, 1e-3])
+def test_connect_the_dots_gaussian_is_pessimistic_and_close(step):
+    mu = 1.0
+    beta = dpax.gaussian(1.0 / mu, grid_step=step).beta(ALPHAS)
+    exact = gdp_beta(ALPHAS, mu)
+    assert np.all(beta <= exact + 1e-12)
+    assert np.max(exact - beta) < 5 * step  # a wrong split of the cells is off by far more
+
+
+def test_connect_the_dots_from_the_profile_agrees_with_the_cdf_construction():
+    """Algorithm 2 from the Gaussian's privacy profile, on the grid of the CDF construction:
+    the same pair up to second-difference round-off (~1e-16 / step^2)."""
+    step, mu = 1e-2, 1.0
+    grid = np.arange(0, 801) * step
+
+    def profile(eps):  # delta(eps) of mu-GDP (Dong et al., Cor. 2.13), symmetric
+        return norm.cdf(-eps / mu + mu / 2) - np.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+
+    with jax.enable_x64(True):
+        d = jnp.asarray(profile(grid))
+        px, py, iy, nx = (np.asarray(a) for a in construct.connect_the_dots(jnp.asarray(grid), d, d))
+    assert abs(px.sum() + nx - 1) < 1e-12 and abs(py.sum() + iy - 1) < 1e-12
+    losses = np.arange(-800, 801) * step
+    native = dpax.gaussian(1.0 / mu, grid_step=step)
+    x = native.loss_values()
+    ours = dict(zip(np.round(losses / step).astype(int), py))
+    theirs = dict(zip(np.round(x / step).astype(int), native.pmf_y))
+    common = [k for k in theirs if k in ours and theirs[k] > 1e-6]
+    assert len(common) > 400
+    np.testing.assert_allclose([ours[k] for k in common], [theirs[k] for k in common], rtol=1e-6, atol=1e-12)
+
+
+def test_pair_from_atoms_puts_grid_atoms_whole_and_splits_others():
+    step = 0.5
+    loss = np.array([[-1.0, 0.25, 1.0]])
+    q = np.array([[0.2, 0.5, 0.3]])
+    p = q * np.exp(-loss)
+    p = p / p.sum() * (1 - 1e-3)  # leave 1e-3 of P at loss -inf (kept at the -inf atom)
+    with jax.enable_x64(True):
+        pair = construct.pair_from_atoms(loss, np.log(p), np.log(q), step, tail=0.0, exact_ratio=False, what="t")
+        px, py, off, iy, nx = (np.asarray(a) for a in pair)
+    x = loss_grid(off, px.shape[-1], step)[0]
+    at = {float(v): (a, b) for v, a, b in zip(x, px[0], py[0])}
+    assert at[-1.0][1] == pytest.approx(0.2, abs=1e-15)  # on a grid point: whole
+    assert at[1.0][1] == pytest.approx(0.3, abs=1e-15)  # 0.25 is split between 0 and 0.5 only
+    assert at[0.0][1] + at[0.5][1] == pytest.approx(0.5, abs=1e-12)
+    assert py.sum() + iy[0] == pytest.approx(1.0, abs=1e-12)
+    assert px.sum() + nx[0] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_close_mass_books_a_deficit_on_the_safe_atoms_and_scales_an_excess():
+    with jax.enable_x64(True):
+        px = jnp.array([[0.5, 0.4]])
+        py = jnp.array([[0.3, 0.8]])  # excess 0.1: scaled down
+        x, y, iy, nx = (np.asarray(a) for a in construct.close_mass(px, py, jnp.array([0.0]), jnp.array([0.0])))
+    assert nx[0] == pytest.approx(0.1)  # missing X mass -> X = -inf
+    assert iy[0] == 0.0 and y.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(x, [[0.5, 0.4]])

@@ -1,0 +1,62 @@
+"""dpax._engine.validation: every check accepts valid input as float64 / int64 arrays and
+rejects bad input with an error that names the argument and the allowed range."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpax._engine import validation as v
+
+
+def test_real_array_accepts_and_converts():
+    out = v.real_array("x", [1, 2.5])
+    assert out.dtype == np.float64 and out.tolist() == [1.0, 2.5]
+    assert v.real_array("x", 3).shape == ()
+    assert v.real_array("x", 0.0, low=0.0).item() == 0.0  # closed end
+
+
+@pytest.mark.parametrize("kwargs, value, range_text", [
+    (dict(low=0.0, low_open=True), 0.0, "(0, inf)"),
+    (dict(low=0.0, high=1.0), 1.5, "[0, 1]"),
+    (dict(high=1.0, high_open=True), 1.0, "(-inf, 1)"),
+])
+def test_real_array_names_the_interval(kwargs, value, range_text):
+    with pytest.raises(ValueError) as err:
+        v.real_array("noise", [0.5, value], **kwargs)
+    assert "noise" in str(err.value) and range_text in str(err.value) and f"{value:g}" in str(err.value)
+
+
+@pytest.mark.parametrize("value, exc", [
+    (np.nan, ValueError), (np.inf, ValueError), ([], ValueError), ("abc", TypeError), ([object()], TypeError),
+])
+def test_real_array_rejects_non_numbers(value, exc):
+    with pytest.raises(exc, match="delta"):
+        v.real_array("delta", value)
+
+
+def test_positive_int_array():
+    out = v.positive_int_array("num_steps", [1, 2.0, 1e4])
+    assert out.dtype == np.int64 and out.tolist() == [1, 2, 10000]
+    assert v.positive_int_array("k", 0, minimum=0).item() == 0
+    for bad, exc in ((0, ValueError), (2.5, ValueError), (True, TypeError), (np.array([True]), TypeError),
+                     (2.0**60, ValueError), (-3, ValueError)):
+        with pytest.raises(exc, match="num_steps"):
+            v.positive_int_array("num_steps", bad)
+
+
+def test_grid_step():
+    assert v.grid_step(1e-3) == 1e-3 and isinstance(v.grid_step(np.float64(0.5)), float)
+    for bad, exc, text in ((0.0, ValueError, "(0, 1]"), (2.0, ValueError, "(0, 1]"), (1e-9, ValueError, ">= 1e-7"),
+                           ([1e-3, 1e-2], TypeError, "one number"), (np.nan, ValueError, "finite")):
+        with pytest.raises(exc) as err:
+            v.grid_step(bad)
+        assert "grid_step" in str(err.value) and text in str(err.value)
+
+
+def test_probabilities():
+    assert v.probabilities("alpha", [0.0, 1.0]).tolist() == [0.0, 1.0]
+    with pytest.raises(ValueError, match=r"alpha must lie in \[0, 1\]"):
+        v.probabilities("alpha", 1.01)
+    with pytest.raises(ValueError, match=r"delta must lie in \(0, 1\]"):
+        v.probabilities("delta", 0.0, low_open=True)
