@@ -17,9 +17,6 @@ from scipy.stats import norm
 import dpax
 from dpax import conversions as cv
 from dpax import gdp
-from dpax.gdp import bounds as gdp_bounds
-from dpax.gdp import mu_regret as gdp_mu_regret
-from dpax._engine import analyse as _analyse
 from exact_refs import gdp_advantage, gdp_beta, gdp_delta
 
 
@@ -118,115 +115,6 @@ def test_small_mu_is_exact_to_the_grid(sigma, step):
     mu, _ = gdp.mu_and_regret(dpax.gaussian(sigma, grid_step=step))
     excess = mu * sigma - 1.0
     assert excess == pytest.approx((step * sigma) ** 2 / 8.0, rel=1e-3)
-
-
-def test_eq29_fast_path_bounds_the_exact_max():
-    """Eq. 29 from the tables as they are (1 - value near 1 by subtraction) is an upper bound
-    whose error part covers the distance to the max from complementary sums, on curves whose
-    max sits far into the corner (DP-SGD at FNR ~ 1 - 1e-6, small mu at 1 - 1e-10); the
-    kernel keeps it only within MU_ROUNDING, and is never below the exact max."""
-    import jax
-    import jax.numpy as jnp
-
-    cases = [dpax.dpsgd(np.array([9.4, 2.0, 3.0]), np.array([16384 / 50000, 0.1, 0.001]), np.array([2000, 400, 400]),
-                        grid_step=1e-4),
-             dpax.gaussian(np.array([1.0, 30.0, 100.0]), grid_step=1e-4)]
-    with jax.enable_x64(True):
-        for pl in cases:
-            px, py, _, inf_y, neginf_x = pl.pair
-            cx, cy, _, _ = _analyse.breakpoints(pl.pair._replace(inf_y=jnp.zeros_like(inf_y)))
-            tail = jnp.full((px.shape[0], 1), 1e-10)
-            fast, error = (np.asarray(v) for v in gdp_bounds.eq29_max(px, py, py / px, cx, cy, None, None, tail))
-            nx = neginf_x[:, None] + _analyse.head_sums(px)
-            ny = _analyse.tail_sums(py) + inf_y[:, None]
-            exact, none = (np.asarray(v) for v in gdp_bounds.eq29_max(px, py, py / px, cx, cy, nx, ny, tail))
-            np.testing.assert_array_equal(none, 0.0)
-            assert np.all(fast >= exact) and np.all(fast - 2 * error <= exact)
-            mu, _ = gdp.mu_and_regret(pl)
-            mu = np.ravel(mu)
-            assert np.all(mu >= exact) and np.all(mu <= exact * (1 + gdp.MU_ROUNDING))
-            assert np.any(2 * error > gdp.MU_ROUNDING * fast)  # some row needs the complementary sums
-
-
-def test_eq29_block_bounds_hold_and_are_tight():
-    """gdp_bounds.eq29_block_bounds: every block's bound is at or above the largest of its terms
-    (error parts included, as the kernel evaluates them), on DP-SGD, small mu, Laplace and
-    pmfs with random slopes (not convex: the parallelogram still holds them); and on DP-SGD
-    so tight that at most 8 blocks of 256 reach the best boundary term (the box corner of
-    each block, the bound it falls back to, leaves hundreds)."""
-    import jax
-    import jax.numpy as jnp
-
-    rng = np.random.default_rng(7)
-    shaped = rng.uniform(0.0, 1.0, (2, 20_000)) ** 4
-    random = dpax.PrivacyLoss(shaped[0] / shaped[0].sum(), shaped[1] / shaped[1].sum(), -10_000, 0.0, 0.0, 1e-3)
-    cases = [dpax.dpsgd(np.array([9.4, 2.0]), np.array([16384 / 50000, 0.1]), np.array([2000, 400]), grid_step=1e-4),
-             dpax.gaussian(np.array([1.0, 100.0]), grid_step=1e-4), dpax.laplace(np.array([0.5, 3.0]), grid_step=1e-4),
-             random]
-    size = gdp_bounds.EQ29_BLOCK
-    probit = jax.jit(gdp_bounds.probit_and_error, static_argnums=2)
-    with jax.enable_x64(True):
-        for case, pl in enumerate(cases):
-            px, py = (np.asarray(a) for a in pl.pair[:2])
-            cx, cy, _, _ = (np.asarray(a) for a in _analyse.breakpoints(pl.pair._replace(inf_y=jnp.zeros(px.shape[0]))))
-            n1 = cx.shape[-1]
-            err = gdp_bounds._table_error(n1)
-            inside = (cx >= 1e-10) & (1 - cx >= 1e-10) & (cy >= 1e-10) & (1 - cy >= 1e-10)
-            first, last = np.argmax(inside, -1), n1 - 1 - np.argmax(inside[:, ::-1], -1)
-            q = np.clip(np.arange(-(-n1 // size) + 1) * size, first[:, None], last[:, None])
-            ends = [np.take_along_axis(t, q, -1) for t in (cx, 1 - cx, cy, 1 - cy)]
-            zx, ex = (np.asarray(v) for v in probit(jnp.asarray(ends[0]), jnp.asarray(ends[1]), err))
-            zy, ey = (np.asarray(v) for v in probit(jnp.asarray(ends[2]), jnp.asarray(ends[3]), err))
-            upper = np.asarray(jax.jit(gdp_bounds.eq29_block_bounds)(jnp.asarray(px), jnp.asarray(py), jnp.asarray(py) / jnp.asarray(px),
-                                                     [jnp.asarray(e) for e in ends],
-                                                     zx, ex, zy, ey, jnp.asarray(first), jnp.asarray(last)))
-            za, ea = (np.asarray(v) for v in probit(jnp.asarray(cx), jnp.asarray(1 - cx), err))
-            zb, eb = (np.asarray(v) for v in probit(jnp.asarray(cy), jnp.asarray(1 - cy), err))
-            k = np.arange(n1)
-            with np.errstate(invalid="ignore"):
-                terms = np.where(inside & (k >= first[:, None]) & (k <= last[:, None]), za + zb + ea + eb, -np.inf)
-            starts = np.arange(q.shape[1]) * size
-            for r in range(px.shape[0]):
-                # max over [q_b, q_b+1]: reduceat takes [q_b, q_b+1) (the last block to the end,
-                # where the terms past the box are -inf), the end point is added
-                block_max = np.maximum(np.maximum.reduceat(terms[r], q[r, :-1]), terms[r, q[r, 1:]])
-                held = (block_max > -np.inf) & (starts[:-1] <= last[r]) & (starts[1:] > first[r])  # the kernel's blocks
-                assert np.all(upper[r][held] >= block_max[held]), (case, r)
-                if case == 0:
-                    best = np.max(np.where(held, np.maximum(zx[r, :-1] + zy[r, :-1] + ex[r, :-1] + ey[r, :-1], -np.inf), -np.inf))
-                    assert np.sum(upper[r][held] >= best - 2 * gdp_bounds.BOUND_SLACK) <= 8, r
-
-
-def test_kappa_block_bounds_hold_and_are_tight():
-    """gdp_bounds.kappa_block_bounds: every block's bound is at or above the largest kappa of its
-    segments (as the kernel evaluates them), for mu at, below and above the curve's own (the
-    bound is used at the curve's mu, but holds for any), on DP-SGD, Laplace and random
-    slopes; on DP-SGD at most 8 blocks of 256 reach the best kappa."""
-    import jax
-    import jax.numpy as jnp
-
-    rng = np.random.default_rng(11)
-    shaped = rng.uniform(0.0, 1.0, (2, 20_000)) ** 4
-    random = dpax.PrivacyLoss(shaped[0] / shaped[0].sum(), shaped[1] / shaped[1].sum(), -10_000, 0.0, 0.0, 1e-3)
-    cases = [dpax.dpsgd(np.array([9.4, 8.0]), np.array([16384 / 50000, 0.1]), np.array([2000, 2000]), grid_step=1e-4),
-             dpax.laplace(np.array([0.5, 3.0]), grid_step=1e-4), random]
-    size = gdp_bounds.KAPPA_BLOCK
-    with jax.enable_x64(True):
-        for case, pl in enumerate(cases):
-            px, py = pl.pair[:2]
-            cx, cy, _, _ = _analyse.breakpoints(pl.pair._replace(inf_y=jnp.zeros(px.shape[0])))
-            mu = np.atleast_1d(gdp.mu_and_regret(pl)[0])
-            for scale in (1.0, 0.5, 2.0):
-                m = jnp.asarray(mu * scale)[:, None]
-                upper = np.asarray(jax.jit(gdp_bounds.kappa_block_bounds)(px, py, py / px, cx, cy, m))
-                kappas = np.asarray(jax.jit(gdp_bounds.kappa_line)(px, py, cx[:, :-1], cy[:, :-1], m))
-                blocks = np.pad(kappas, ((0, 0), (0, upper.shape[1] * size - kappas.shape[1])),
-                                constant_values=-np.inf).reshape(upper.shape + (size,)).max(-1)
-                # to rounding (~1e-17 here), far inside the branch and bound's BOUND_SLACK
-                assert np.all(upper >= blocks - 1e-12), (case, scale)
-                if case == 0 and scale == 1.0:
-                    best = blocks.max(-1, keepdims=True)
-                    assert np.all(np.sum(upper >= best - 2 * gdp_bounds.BOUND_SLACK, -1) <= 8)
 
 
 def test_randomized_response_gets_proposition_6_1_and_large_regret():
@@ -341,81 +229,6 @@ def test_regret_matches_gdpnum_algorithm_on_the_same_curve(cfg):
     a, b = _symmetrised_points(pl)
     g_regret = get_worst_case_regret(a, b, mu)
     assert g_regret - 1e-9 <= regret <= g_regret + 1e-6
-
-
-def test_bounded_max_equals_the_full_max(monkeypatch):
-    """gdp_bounds.bounded_max: branch and bound over blocks must give the full (max, first argmax)
-    bit for bit, whether few blocks reach the lower value, ties across blocks, empty rows,
-    NaN bounds, or so many candidates that they take several chunks (a flat row)."""
-    import jax
-    import jax.numpy as jnp
-
-    monkeypatch.setattr(gdp_bounds, "BOUND_CHUNK", 64)  # several chunks for the flat row
-    n, size = 10_000, 16
-    rng = np.random.default_rng(3)
-    values = rng.normal(size=(6, n)) - np.linspace(0.0, 8.0, n) ** 2  # one peak near 0
-    values[1, 5000:5040] = 9.0  # ties spanning blocks: the first index wins
-    values[1, 9000:9020] = 9.0  # and a later tie, in a later chunk
-    values[2] = -np.inf  # empty
-    values[3] = 1.0 + 1e-3 * rng.normal(size=n)  # flat: every block is a candidate
-    values[3, 7777] = 1.1
-    first = np.array([0, 100, 0, 0, 2000, 17])
-    last = np.array([n - 1, 9999, n - 1, n - 1, 2500, 9999])
-    idx = np.arange(n)
-    masked = np.where((idx >= first[:, None]) & (idx <= last[:, None]), values, -np.inf)
-    blocks = masked.reshape(6, -1, size)
-    upper = blocks.max(-1) + rng.uniform(0.0, 1.0, blocks.shape[:2])  # valid, loose bounds
-    upper[1, 312:314] = 9.0  # exactly the bound (the tie blocks)
-    upper[1, 320:560] = 9.5  # loose: the later tie's blocks come several chunks later
-    upper[4, :3] = np.nan  # treated as +inf
-    lower = np.array([masked[0, 3], 9.0, -np.inf, 1.0, masked[4, 2000], -np.inf])
-
-    def run(upper):
-        def value(i, a):
-            return jnp.where((i >= first[:, None]) & (i <= last[:, None]), a, -jnp.inf)
-
-        return gdp_bounds.bounded_max(value, (jnp.asarray(values),), jnp.asarray(upper), jnp.asarray(lower), size)
-
-    with jax.enable_x64(True):
-        top, arg = (np.asarray(x) for x in jax.jit(run)(upper))
-    have = masked.max(-1) > -np.inf
-    np.testing.assert_array_equal(top, masked.max(-1))
-    np.testing.assert_array_equal(arg[have], masked.argmax(-1)[have])
-    assert arg[1] == 5000 and arg[2] == n and arg[3] == 7777
-
-
-def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch):
-    """The kernel's block bounds on Eq. 29's terms and on the regret's kappas are sound: the
-    kernel with every block evaluated (no pruning) gives the same mu, regret and witness bit
-    for bit, on DP-SGD (peaked terms), the composed Gaussian (flat terms), RR, Laplace and a
-    loss shorter than one block."""
-    import jax
-    import jax.numpy as jnp
-
-    cases = [
-        dpax.compose(dpax.dpsgd(np.array([0.8, 2.0, 9.4, 1.0]), np.array([0.01, 0.3, 0.3, 0.05]),
-                                np.array([300, 300, 300, 1000]), grid_step=1e-3)),
-        dpax.compose(dpax.gaussian(1.5, grid_step=1e-3).self_compose(20), dpax.randomized_response(1.0, grid_step=1e-3)),
-        dpax.laplace(np.array([0.5, 2.0, 1.0]), grid_step=1e-3),
-        dpax.PrivacyLoss([0.6, 0.0, 0.4], [0.4, 0.0, 0.6], -2, 0.0, 0.0, 0.2),  # shorter than a block
-    ]
-    raw = gdp_mu_regret._mu_regret_kernel.__wrapped__
-    tails = (1e-10, 0.0, 1e-3)
-    with jax.enable_x64(True):
-        pruned_kernel = jax.jit(lambda *a: raw(*a))
-        pruned = [[np.asarray(v) for v in pruned_kernel(pl.pair, jnp.float64(t))] for pl in cases for t in tails]
-        def every_point(value, arrays, *_):
-            n = arrays[0].shape[-1]  # the others may be longer (breakpoint tables, n + 1)
-            idx = jnp.broadcast_to(jnp.arange(n), arrays[0].shape)
-            return gdp_bounds.masked_max(value(idx, *(a[..., :n] for a in arrays)), idx, n)
-
-        monkeypatch.setattr(gdp_bounds, "bounded_max", every_point)
-        full_kernel = jax.jit(lambda *a: raw(*a))
-        full = [[np.asarray(v) for v in full_kernel(pl.pair, jnp.float64(t))] for pl in cases for t in tails]
-    for got, want in zip(pruned, full):
-        for g, w in zip(got, want):
-            np.testing.assert_array_equal(g, w)
-    assert np.all(np.isfinite(pruned[0][0])) and np.all(pruned[0][1] > 0)
 
 
 def test_batch_is_one_call_and_matches_rows():
