@@ -98,21 +98,21 @@ class Window(NamedTuple):
 @jax.jit
 def window_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window:
     """Chernoff window [lo, hi] (grid indices) of the composition of ``counts[k]`` copies of
-    each factor k (rows, n_k); the factors are stacked (K, rows, n) and looped over
-    (``lax.scan``), so the traced graph does not grow with K."""
-    sizes = jnp.array([f.support_length for f in factors])  # the window's hard ends
-    factors, counts = _stack(factors, counts)
+    each factor k (rows, n_k). Factors of one support length are stacked and looped over
+    (``lax.scan``, see :func:`_groups`), so the traced graph grows with the number of
+    distinct lengths only, and no factor is padded."""
     log_tail = math.log(TAIL_MASS)
-    n = factors.support_length
-    rows = factors.pmf_x.shape[1]
+    groups = _groups(factors, counts)
+    rows = factors[0].pmf_x.shape[0]
 
     def variance(total, factor):
         px, py, off, count = factor
-        loss = _grid.loss_grid(off, n, grid_step)
+        loss = _grid.loss_grid(off, px.shape[-1], grid_step)
         return total + count * jnp.maximum(_moments(px, loss)[1], _moments(py, loss)[1]), None
 
-    scan_over = (factors.pmf_x, factors.pmf_y, factors.offset, counts)
-    total_var, _ = jax.lax.scan(variance, jnp.zeros(rows), scan_over)
+    total_var = jnp.zeros(rows)
+    for g, c in groups:
+        total_var, _ = jax.lax.scan(variance, total_var, (g.pmf_x, g.pmf_y, g.offset, c))
     t = _chernoff_grid(jnp.sqrt(total_var) + grid_step)
 
     def mgf(acc, factor):
@@ -122,12 +122,15 @@ def window_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window
         terms = (c * up[:rows], c * down[:rows], c * up[rows:], c * down[rows:])
         return tuple(x + y for x, y in zip(acc, terms)), None
 
-    zero = jnp.zeros((rows, t.shape[0]))
-    (up_x, down_x, up_y, down_y), _ = jax.lax.scan(mgf, (zero, zero, zero, zero), scan_over)
+    acc = (jnp.zeros((rows, t.shape[0])),) * 4
+    lo_hard = hi_hard = 0
+    for g, c in groups:
+        acc, _ = jax.lax.scan(mgf, acc, (g.pmf_x, g.pmf_y, g.offset, c))
+        lo_hard = lo_hard + jnp.sum(c * g.offset, 0)
+        hi_hard = hi_hard + jnp.sum(c * (g.offset + g.support_length - 1), 0)
+    up_x, down_x, up_y, down_y = acc
     high = jnp.maximum(jnp.min((up_x - log_tail) / t, -1), jnp.min((up_y - log_tail) / t, -1))
     low = jnp.minimum(jnp.max(-(down_x - log_tail) / t, -1), jnp.max(-(down_y - log_tail) / t, -1))
-    lo_hard = jnp.sum(counts * factors.offset, 0)
-    hi_hard = jnp.sum(counts * (factors.offset + sizes[:, None] - 1), 0)
     lo = jnp.maximum(jnp.floor(low / grid_step).astype(jnp.int64), lo_hard)
     hi = jnp.minimum(jnp.ceil(high / grid_step).astype(jnp.int64), hi_hard)
     return Window(lo, jnp.maximum(hi, lo))
@@ -253,14 +256,13 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
 def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window, grid_step, length, exact_ratio,
                        bits, aligned=False) -> Pair:
     """Convolution of ``counts[k]`` copies of each factor (rows, n_k) on the window, the
-    factors stacked (K, rows, n) and their spectra multiplied in a ``lax.scan``.
+    spectra multiplied in a ``lax.scan`` over each group of equal-length factors.
 
     ``aligned`` (one factor, every count >= 1 and below length - width + 1): the factor is
     placed floor((lo - start) / count) positions early, so that the composed window starts
     within ``count`` positions of position 0 and needs no roll (see :func:`_finish`).
     """
-    factors, counts = _stack(factors, counts)
-    rows = factors.pmf_x.shape[1]
+    rows = factors[0].pmf_x.shape[0]
 
     def body(carry, factor):
         spec, start, fin_y, fin_x = carry
@@ -271,27 +273,23 @@ def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window,
         return (spec, start + count * off, fin_y + count * jnp.log1p(-iy), fin_x + count * jnp.log1p(-nx)), None
 
     zero = jnp.zeros(rows)
-    init = (jnp.ones((2 * rows, length // 2 + 1), jnp.complex128), jnp.zeros(rows, jnp.int64), zero, zero)
-    (spec, start, neglog_fin_y, neglog_fin_x), _ = jax.lax.scan(body, init, (*factors, counts))
+    carry = (jnp.ones((2 * rows, length // 2 + 1), jnp.complex128), jnp.zeros(rows, jnp.int64), zero, zero)
+    for g, c in _groups(factors, counts):
+        carry, _ = jax.lax.scan(body, carry, (*g, c))
+    spec, start, neglog_fin_y, neglog_fin_x = carry
     return _finish(spec, start, neglog_fin_y, neglog_fin_x, window, grid_step, length, exact_ratio, aligned)
 
 
-def _stack(factors, counts) -> tuple[Pair, Any]:
-    """Factors padded (zeros at the top) to one support length and stacked on a new axis 0
-    (inside the kernels: no eager stacking and padding kernels of their own)."""
-    n = max(f.support_length for f in factors)
-
-    def pad(a):
-        return jnp.pad(jnp.asarray(a), ((0, 0), (0, n - a.shape[-1])))
-
-    stacked = Pair(
-        jnp.stack([pad(f.pmf_x) for f in factors]),
-        jnp.stack([pad(f.pmf_y) for f in factors]),
-        jnp.stack([jnp.asarray(f.offset, jnp.int64) for f in factors]),
-        jnp.stack([jnp.asarray(f.inf_y) for f in factors]),
-        jnp.stack([jnp.asarray(f.neginf_x) for f in factors]),
-    )
-    return stacked, jnp.stack([jnp.asarray(c, jnp.int64) for c in counts])
+def _groups(factors, counts) -> list[tuple[Pair, Any]]:
+    """The factors grouped by support length (in order of first appearance), each group
+    stacked on a new axis 0 (K_g, rows, n_g) with its counts (K_g, rows). Inside the
+    kernels: no eager stacking kernels of their own, and no factor padded to a longer one."""
+    by_length: dict[int, list] = {}
+    for f, c in zip(factors, counts):
+        by_length.setdefault(f.support_length, []).append((f, c))
+    return [(Pair(*(jnp.stack([jnp.asarray(f[i]) for f, _ in group]) for i in range(5))),
+             jnp.stack([jnp.asarray(c, jnp.int64) for _, c in group]))
+            for group in by_length.values()]
 
 
 def compose_arrays(factors, counts, grid_step, exact_ratio=False) -> Pair:
@@ -303,7 +301,7 @@ def compose_arrays(factors, counts, grid_step, exact_ratio=False) -> Pair:
 
     Host side: one kernel finds the Chernoff window, the FFT length is rounded up to a
     padded size (so compiled kernels are reused), then one kernel convolves. Both kernels
-    stack the factors (padded to one support length) and loop over them.
+    loop over the factors, grouped by support length (:func:`_groups`).
     """
     factors = tuple(Pair(*f) for f in factors)
     counts = tuple(np.asarray(c, np.int64) for c in counts)
