@@ -289,6 +289,12 @@ def calibrate_dpsgd(
     'mark', or None (raise for a single configuration, mark in a batch). With
     ``compare_standard`` the noise that standard calibration to (epsilon,
     ``standard_delta``) needs for the same bound is computed too.
+
+    >>> import dpax
+    >>> r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
+    ...                          grid_step=1e-2, compare_standard=False)
+    >>> round(r.noise_multiplier, 3), r.status, round(r.achieved["advantage"], 4)
+    (0.538, 'calibrated', 0.3)
     """
     target = _targets.as_target(target)
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
@@ -407,6 +413,10 @@ def calibrate(
     infeasible); with ``full_output`` a :class:`CalibrationResult` with per-row ``status``
     ('calibrated', 'met_at_bound', 'infeasible') and ``reason`` (the parameter is in its
     ``noise_multiplier`` field). ``on_infeasible`` as in :func:`calibrate_dpsgd`.
+
+    >>> import dpax
+    >>> round(dpax.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-2), dpax.targets.Advantage(0.2)), 3)
+    1.974
     """
     if not callable(mechanism):
         raise TypeError("mechanism must be a callable parameter -> PrivacyLoss")
@@ -476,6 +486,10 @@ def calibrate_gaussian(target, sensitivity=1.0):
     Reconstruction via Table 1): Corollary B.4, mu* = Phi^-1(1 - alpha*) - Phi^-1(beta*).
     Epsilon: the analytic Gaussian mechanism (Balle & Wang 2018), Eq. 22 solved for mu.
     GDP: mu*; several targets: the smallest mu*. Arrays broadcast.
+
+    >>> import dpax
+    >>> round(dpax.calibrate_gaussian(dpax.targets.Advantage(0.2)), 4)   # Corollary B.3
+    1.9736
     """
     target = _targets.as_target(target)
     sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True)
@@ -544,6 +558,11 @@ def calibrate_blackbox(
     points. Epsilon: the accountant itself. The bracket search is the same as
     :func:`calibrate`'s; each round costs (candidates x profile points) accountant calls per
     row. Target fields may be arrays (rows are searched together). Returns a float or array.
+
+    >>> import dpax   # a mu-GDP accountant with mu = 1 / w, seen only through epsilon(delta)
+    >>> eps = lambda w, deltas: dpax.gdp.epsilon(deltas, 1.0 / w)
+    >>> round(dpax.calibrate_blackbox(dpax.targets.Advantage(0.2), epsilon=eps), 2)
+    1.97
     """
     if (epsilon is None) == (delta is None):
         raise TypeError("calibrate_blackbox needs exactly one of epsilon=(w, deltas) -> eps or delta=(w, epsilons) -> delta")
