@@ -47,4 +47,4 @@ def test_corrupt_file_is_recompiled(aot_dir):
 
 
 def test_off_by_default():
-    assert _aot._state["dir"] is None
+    assert not _aot.enabled()
