@@ -34,7 +34,11 @@ from .gdp.curves import (
 
 def mu_from_epsilon_dp(epsilon):
     """mu such that every epsilon-DP mechanism is mu-GDP: -2 Phi^-1(1 / (e^eps + 1))
-    (Proposition 6.1). Randomized response with this epsilon attains it at FPR = FNR."""
+    (Proposition 6.1). Randomized response with this epsilon attains it at FPR = FNR.
+
+    >>> round(mu_from_epsilon_dp(1.0), 4)
+    1.232
+    """
     e = _v.real_array("epsilon", epsilon, low=0.0)
     out = -2.0 * ndtri(1.0 / (np.exp(e) + 1.0))
     return out if out.ndim else float(out)
@@ -42,7 +46,11 @@ def mu_from_epsilon_dp(epsilon):
 
 def mu_from_epsilon_delta(epsilon, delta):
     """mu of the Gaussian mechanism that is exactly (epsilon, delta)-DP (the paper's Table 3):
-    the root of delta_mu(epsilon) = delta, Dong et al. Cor. 2.13 (bisection to 1e-12)."""
+    the root of delta_mu(epsilon) = delta, Dong et al. Cor. 2.13 (bisection to 1e-12).
+
+    >>> round(mu_from_epsilon_delta(1.0, 1e-5), 4)
+    0.2681
+    """
     e = _v.real_array("epsilon", epsilon, low=0.0)
     d = _v.probabilities("delta", delta, low_open=True, high_open=True)
     e, d = np.broadcast_arrays(e, d)
@@ -68,13 +76,21 @@ def mu_from_epsilon_delta(epsilon, delta):
 
 
 def gdp_curve(mu) -> GDPCurve:
-    """Trade-off curve of mu-GDP."""
+    """Trade-off curve of mu-GDP.
+
+    >>> round(gdp_curve(1.0).beta(0.1), 4)
+    0.6109
+    """
     return GDPCurve(mu)
 
 
 def epsilon_delta_tradeoff(epsilon, delta, alpha):
     """f_{eps,delta}(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))
-    (Appendix A.6; Dong et al.). Arguments broadcast."""
+    (Appendix A.6; Dong et al.). Arguments broadcast.
+
+    >>> round(epsilon_delta_tradeoff(1.0, 1e-5, 0.1), 4)
+    0.7282
+    """
     e = _v.real_array("epsilon", epsilon, low=0.0)
     d = _v.probabilities("delta", delta)
     a = _v.probabilities("alpha", alpha)
@@ -84,7 +100,11 @@ def epsilon_delta_tradeoff(epsilon, delta, alpha):
 
 def epsilon_delta_curve(epsilon, delta) -> PiecewiseLinearCurve:
     """The curve of (epsilon, delta)-DP: vertices (0, 1 - delta), (c, c), (1 - delta, 0),
-    c = (1 - delta) / (1 + e^eps)."""
+    c = (1 - delta) / (1 + e^eps).
+
+    >>> epsilon_delta_curve(1.0, 1e-5)
+    PiecewiseLinearCurve((1, 1e-05)-DP)
+    """
     e = float(_v.real_array("epsilon", epsilon, low=0.0))
     d = float(_v.probabilities("delta", delta))
     c = (1.0 - d) / (1.0 + np.exp(e))
@@ -111,7 +131,11 @@ def rdp_tradeoff(order, epsilon, alpha):
     """Smallest beta consistent with (order, epsilon)-RDP at FPR ``alpha`` (Appendix A.6;
     Balle et al. 2020, Zhu et al. 2022): by data processing, D_t(Bern(alpha) || Bern(1 - beta))
     and D_t(Bern(1 - beta) || Bern(alpha)) are both <= epsilon. Bisection on beta to 1e-13
-    (the result errs low: pessimistic). ``order`` >= 1/2 (1: KL), one value."""
+    (the result errs low: pessimistic). ``order`` >= 1/2 (1: KL), one value.
+
+    >>> round(rdp_tradeoff(2.0, 0.5, 0.1), 4)
+    0.6584
+    """
     t = float(_v.real_array("order", order, low=0.5))
     e = float(_v.real_array("epsilon", epsilon, low=0.0))
     a = _v.probabilities("alpha", alpha)
@@ -143,7 +167,11 @@ def _tabulated(alpha, beta, description):
 
 
 def rdp_curve(order, epsilon) -> PiecewiseLinearCurve:
-    """Trade-off curve implied by (order, epsilon)-RDP, tabulated at :data:`CURVE_ALPHAS`."""
+    """Trade-off curve implied by (order, epsilon)-RDP, tabulated at :data:`CURVE_ALPHAS`.
+
+    >>> round(rdp_curve(2.0, 0.5).beta(0.1), 4)
+    0.6584
+    """
     a = CURVE_ALPHAS
     return _tabulated(a, rdp_tradeoff(order, epsilon, a), f"({float(order):g}, {float(epsilon):g})-RDP")
 
@@ -152,7 +180,11 @@ def zcdp_tradeoff(rho, alpha, orders=None):
     """Smallest beta consistent with rho-zCDP ((t, rho t)-RDP for every t >= 1) at ``alpha``:
     the largest of the RDP curves over ``orders`` (default :data:`ZCDP_ORDERS`). A finite set
     of orders gives a curve below the exact one (pessimistic); Appendix A.6 notes that the
-    exact optimisation is numerically delicate."""
+    exact optimisation is numerically delicate.
+
+    >>> round(zcdp_tradeoff(0.1, 0.1), 4)
+    0.7692
+    """
     r = float(_v.real_array("rho", rho, low=0.0))
     a = _v.probabilities("alpha", alpha)
     ts = ZCDP_ORDERS if orders is None else _v.real_array("orders", orders, low=1.0).reshape(-1)
@@ -163,13 +195,21 @@ def zcdp_tradeoff(rho, alpha, orders=None):
 
 
 def zcdp_curve(rho, orders=None) -> PiecewiseLinearCurve:
-    """Trade-off curve implied by rho-zCDP, tabulated at :data:`CURVE_ALPHAS`."""
+    """Trade-off curve implied by rho-zCDP, tabulated at :data:`CURVE_ALPHAS`.
+
+    >>> round(zcdp_curve(0.1).beta(0.1), 4)
+    0.7692
+    """
     a = CURVE_ALPHAS
     return _tabulated(a, zcdp_tradeoff(rho, a, orders), f"{float(rho):g}-zCDP")
 
 
 def tabulated_curve(alpha, beta, description="tabulated curve") -> PiecewiseLinearCurve:
-    """A curve from points (alpha_i, beta_i), joined by their lower convex hull."""
+    """A curve from points (alpha_i, beta_i), joined by their lower convex hull.
+
+    >>> tabulated_curve([0.0, 0.2, 1.0], [1.0, 0.3, 0.0]).beta(0.1)
+    0.65
+    """
     return PiecewiseLinearCurve(alpha, beta, description)
 
 

@@ -219,6 +219,10 @@ def delta_divergence(f, g) -> float:
     to be more private than g. ``f``, ``g``: PrivacyLoss (one configuration; a batch gives an
     array) or curve objects of this module. Computed as max(0, sup_u (V_f - V_g) / 2),
     exact between piecewise-linear curves and between a piecewise-linear curve and GDP.
+
+    >>> from dpax.conversions import gdp_curve
+    >>> delta_divergence(gdp_curve(1.0), gdp_curve(0.5))   # 1-GDP is less private than 0.5-GDP
+    0.0
     """
     for c, name in ((f, "f"), (g, "g")):
         if isinstance(c, PrivacyLoss) and c.batch_shape:
@@ -228,7 +232,12 @@ def delta_divergence(f, g) -> float:
 
 def symmetric_delta_divergence(f, g) -> float:
     """max(Delta(f, g), Delta(g, f)) (Eq. 9), a metric on trade-off curves; by Proposition 4.2
-    |advantage(f) - advantage(g)| <= 2 of it."""
+    |advantage(f) - advantage(g)| <= 2 of it.
+
+    >>> from dpax.conversions import gdp_curve
+    >>> round(symmetric_delta_divergence(gdp_curve(1.0), gdp_curve(0.5)), 4)
+    0.0928
+    """
     for c in (f, g):
         if isinstance(c, PrivacyLoss) and c.batch_shape:
             return _batched(symmetric_delta_divergence, f, g)
