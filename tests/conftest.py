@@ -9,27 +9,26 @@ modules recompile what they need (a few seconds in all).
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
+
 import jax
 import pytest
+
+# dpax's kernel cache (on by default) lives in a private directory for the session, shared
+# with the subprocesses the tests start (the CLI), and removed at the end
+_KERNELS = tempfile.mkdtemp(prefix="dpax-test-kernels-")
+os.environ["DPAX_CACHE_DIR"] = _KERNELS
+os.environ.pop("DPAX_CACHE", None)
+atexit.register(shutil.rmtree, _KERNELS, True)
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _drop_compiled_kernels_after_module():
     yield
     jax.clear_caches()
+    from dpax._engine import cache
 
-
-@pytest.fixture(autouse=True, scope="session")
-def _persistent_compilation_cache(tmp_path_factory):
-    """Keep every compiled kernel in an on-disk cache for the session: the modules above
-    drop their in-memory caches, and many recompile the same kernel shapes (about half
-    of the suite's time was XLA compilation), which then load from disk instead."""
-    keys = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs",
-            "jax_persistent_cache_min_entry_size_bytes")
-    before = {k: getattr(jax.config, k) for k in keys}
-    jax.config.update("jax_compilation_cache_dir", str(tmp_path_factory.mktemp("xla_cache")))
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    yield
-    for k, v in before.items():
-        jax.config.update(k, v)
+    cache.clear(memory_only=True)

@@ -53,8 +53,12 @@ from .calibration import CalibrationResult, calibrate, calibrate_blackbox, calib
 from . import accountants, audit, compat, conversions, gdp, plot, sweep
 from .interop import from_dp_accounting, to_dp_accounting
 
-# devices a batch is sharded over
+# devices a batch is sharded over; the kernel cache
 from ._engine.sharding import use_devices
+from ._engine.cache import clear as clear_kernel_cache
+from ._engine.cache import directory as kernel_cache_dir
+from ._engine.cache import disable as disable_kernel_cache
+from ._engine.cache import enable as enable_kernel_cache
 
 __version__ = "0.1.0"
 
@@ -68,16 +72,20 @@ __all__ = [
     "calibrate_blackbox",
     "calibrate_dpsgd",
     "calibrate_gaussian",
+    "clear_kernel_cache",
     "compat",
     "compose",
     "conversions",
+    "disable_kernel_cache",
     "discrete_gaussian",
     "discrete_laplace",
     "dpsgd",
+    "enable_kernel_cache",
     "from_dp_accounting",
     "from_privacy_profile",
     "gaussian",
     "gdp",
+    "kernel_cache_dir",
     "laplace",
     "plot",
     "randomized_response",

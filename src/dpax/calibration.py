@@ -19,6 +19,8 @@ import numpy as np
 from . import targets as _targets
 from ._engine import analyse as _analyse
 from ._engine import batching as _batching
+from ._engine import grid as _grid
+from ._engine import progress as _progress
 from ._engine import sharding as _sharding
 from ._engine import validation as _v
 from ._engine.search import bracket_search
@@ -125,13 +127,18 @@ class _Evaluator:
     evenly, see :mod:`dpax._engine.sharding`), and a group over the memory budget is split into
     chunks. Rows are independent, so the grouping changes the cost, not the answers."""
 
-    def __init__(self, build, target, what, cost=None):
+    def __init__(self, build, target, what, cost=None, lengths=None, step=None):
         self.build, self.target, self.what, self.cost = build, target, what, cost
         self.chunk = {}
+        # kernel shapes (support lengths, row counts at this grid step) shared by the rounds
+        # of every search of one call: few compilations (see grid.shared_lengths)
+        self.lengths = {} if lengths is None else lengths
+        self.step = step
 
     def _run_group(self, params, rows, key):
         n = params.size
-        pad = _batching.group_size(n) - n
+        with _grid.shared_lengths(self.lengths):
+            pad = _grid.shared_size(_batching.group_size(n), ("rows", self.step)) - n
         if pad:
             params = np.concatenate([params, np.repeat(params[-1:], pad)])
             rows = np.concatenate([rows, np.repeat(rows[-1:], pad)])
@@ -148,7 +155,8 @@ class _Evaluator:
             margin, _ = self.target.take(rows[a:b]).margin(pl.pair)
             return margin
 
-        margins, self.chunk[key] = _sharding.map_chunks(run, params.size, self.chunk.get(key))
+        with _grid.shared_lengths(self.lengths):
+            margins, self.chunk[key] = _sharding.map_chunks(run, params.size, self.chunk.get(key))
         return margins[:n]
 
     def __call__(self, params, rows):
@@ -177,6 +185,7 @@ def _search(build_at, target, guess, bounds, phases, what, cost=None, anchor=Non
     lo, hi, widen = guess / 2, guess * 2, 4.0
     evaluations = 0
     infeasible = np.zeros(guess.shape, bool)
+    lengths = _grid.lengths_in_use()  # all rounds share compiled kernel shapes
     for i, (step, tol, k, _) in enumerate(phases):
         if i:  # the finer grid is less pessimistic: its answer lies a little lower
             margin = phases[i - 1][3]
@@ -192,7 +201,7 @@ def _search(build_at, target, guess, bounds, phases, what, cost=None, anchor=Non
                 new_lo = np.minimum(est * (1 - m), new_hi / (1 + 2 * tol))
                 lo, hi, widen = np.maximum(new_lo, bounds[0]), np.minimum(np.maximum(new_hi, bounds[0]), bounds[1]), 1.25
         hi, lo, ev, infeasible = bracket_search(
-            _Evaluator(build_at(step), target, what, cost), lo, hi, bounds=bounds, rtol=tol, candidates=k, what=what, widen=widen
+            _Evaluator(build_at(step), target, what, cost, lengths, step), lo, hi, bounds=bounds, rtol=tol, candidates=k, what=what, widen=widen
         )
         evaluations += ev
     return hi, lo, evaluations, infeasible
@@ -257,58 +266,9 @@ def _on_infeasible(value, shape):
     return value
 
 
-@float64
-def calibrate_dpsgd(
-    *,
-    sample_rate,
-    num_steps,
-    target,
-    grid_step=1e-4,
-    rtol=DEFAULT_RTOL,
-    noise_bounds=(0.05, 1000.0),
-    standard_delta=DEFAULT_STANDARD_DELTA,
-    compare_standard: bool = True,
-    candidates: int = DEFAULT_CANDIDATES,
-    on_infeasible=None,
-) -> CalibrationResult:
-    """Smallest DP-SGD noise multiplier meeting ``target`` at ``grid_step``.
-
-    Targets (seed paper Table 1, Sec. 2-3): :class:`~dpax.targets.ErrRates` (Eq. 18:
-    f(alpha*) >= beta*), :class:`~dpax.targets.Advantage` (Eq. 14),
-    :class:`~dpax.targets.Epsilon` (standard calibration, Eq. 2), ``Accuracy``, ``PPV``,
-    ``Reconstruction``, ``GDP``, or several at once (a list or ``All``: meet all).
-    ``sample_rate``, ``num_steps`` and the target's fields broadcast; the whole batch is
-    searched together, each round one batched kernel (sharded over ``jax.devices()``,
-    chunked to fit memory). The answer is verified at ``grid_step``: it meets the target
-    there, and a noise ``rtol`` (relative) smaller fails there.
-
-    Per-row ``status``: 'calibrated'; 'met_without_noise' (noise 0: subsampling alone
-    meets the target, ``reason`` says why); 'met_at_bound' (the lower end of
-    ``noise_bounds`` already meets it); 'infeasible' (not met even at the upper end: noise
-    NaN, ``reason`` says why). ``on_infeasible``: 'raise' (a ValueError naming the row),
-    'mark', or None (raise for a single configuration, mark in a batch). With
-    ``compare_standard`` the noise that standard calibration to (epsilon,
-    ``standard_delta``) needs for the same bound is computed too.
-
-    >>> import dpax
-    >>> r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
-    ...                          grid_step=1e-2, compare_standard=False)
-    >>> round(r.noise_multiplier, 3), r.status, round(r.achieved["advantage"], 4)
-    (0.538, 'calibrated', 0.3)
-    """
-    target = _targets.as_target(target)
-    p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
-    steps = _v.positive_int_array("num_steps", num_steps)
-    step = _v.grid_step(grid_step)
-    rtol, candidates, bounds = _search_settings(rtol, candidates, noise_bounds, "noise_bounds")
-    standard_delta = float(_v.real_array("standard_delta", standard_delta, low=0.0, high=1.0, low_open=True, high_open=True))
-
-    shape = np.broadcast_shapes(p.shape, steps.shape, target.shape())
-    mode = _on_infeasible(on_infeasible, shape)
-    flat = lambda a: np.broadcast_to(a, shape).reshape(-1)
-    p_rows, t_rows = flat(p), flat(steps)
-    tgt_rows = target.flat(shape)
-
+def _calibrate_dpsgd_all(p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds, standard_delta,
+                         compare_standard, mode, shape):
+    """calibrate_dpsgd on flat rows: the search, the standard comparison and the achieved risks."""
     noise, failing, status, reason, evaluations = _calibrate_dpsgd_rows(p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds)
     if mode == "raise":
         _raise_infeasible("calibrate_dpsgd", status, reason, shape)
@@ -329,7 +289,69 @@ def calibrate_dpsgd(
                 std_noise[finite] = np.where(st2 == "infeasible", np.nan, n2)
                 evaluations += ev2
 
-    achieved = _achieved(noise, p_rows, t_rows, tgt_rows, delta, step)
+    with _grid.own_lengths():  # the answer's own evaluation, as dpsgd(noise, ...) gives it
+        achieved = _achieved(noise, p_rows, t_rows, tgt_rows, delta, step)
+    return noise, failing, status, reason, evaluations, std_noise, std_eps, delta, achieved
+
+
+@float64
+def calibrate_dpsgd(
+    *,
+    sample_rate,
+    num_steps,
+    target,
+    grid_step=1e-4,
+    rtol=DEFAULT_RTOL,
+    noise_bounds=(0.05, 1000.0),
+    standard_delta=DEFAULT_STANDARD_DELTA,
+    compare_standard: bool = True,
+    candidates: int = DEFAULT_CANDIDATES,
+    on_infeasible=None,
+    progress: bool | None = None,
+) -> CalibrationResult:
+    """Smallest DP-SGD noise multiplier meeting ``target`` at ``grid_step``.
+
+    Targets (seed paper Table 1, Sec. 2-3): :class:`~dpax.targets.ErrRates` (Eq. 18:
+    f(alpha*) >= beta*), :class:`~dpax.targets.Advantage` (Eq. 14),
+    :class:`~dpax.targets.Epsilon` (standard calibration, Eq. 2), ``Accuracy``, ``PPV``,
+    ``Reconstruction``, ``GDP``, or several at once (a list or ``All``: meet all).
+    ``sample_rate``, ``num_steps`` and the target's fields broadcast; the whole batch is
+    searched together, each round one batched kernel (sharded over ``jax.devices()``,
+    chunked to fit memory). The answer is verified at ``grid_step``: it meets the target
+    there, and a noise ``rtol`` (relative) smaller fails there.
+
+    Per-row ``status``: 'calibrated'; 'met_without_noise' (noise 0: subsampling alone
+    meets the target, ``reason`` says why); 'met_at_bound' (the lower end of
+    ``noise_bounds`` already meets it); 'infeasible' (not met even at the upper end: noise
+    NaN, ``reason`` says why). ``on_infeasible``: 'raise' (a ValueError naming the row),
+    'mark', or None (raise for a single configuration, mark in a batch). With
+    ``compare_standard`` the noise that standard calibration to (epsilon,
+    ``standard_delta``) needs for the same bound is computed too. ``progress``: a bar on
+    stderr once the search runs longer than 2 s (None: only when stderr is a terminal).
+
+    >>> import dpax
+    >>> r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
+    ...                          grid_step=1e-2, compare_standard=False)
+    >>> round(r.noise_multiplier, 3), r.status, round(r.achieved["advantage"], 4)
+    (0.538, 'calibrated', 0.3)
+    """
+    target = _targets.as_target(target)
+    p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
+    steps = _v.positive_int_array("num_steps", num_steps)
+    step = _v.grid_step(grid_step)
+    rtol, candidates, bounds = _search_settings(rtol, candidates, noise_bounds, "noise_bounds")
+    standard_delta = float(_v.real_array("standard_delta", standard_delta, low=0.0, high=1.0, low_open=True, high_open=True))
+
+    shape = np.broadcast_shapes(p.shape, steps.shape, target.shape())
+    mode = _on_infeasible(on_infeasible, shape)
+    flat = lambda a: np.broadcast_to(a, shape).reshape(-1)
+    p_rows, t_rows = flat(p), flat(steps)
+    tgt_rows = target.flat(shape)
+
+    _progress.check(progress)
+    with _grid.shared_lengths(), _progress.task("dpax calibrate_dpsgd", progress):  # few kernel shapes
+        noise, failing, status, reason, evaluations, std_noise, std_eps, delta, achieved = _calibrate_dpsgd_all(
+            p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds, standard_delta, compare_standard, mode, shape)
     out = lambda a: _out(np.asarray(a).reshape(shape))
     return CalibrationResult(
         noise_multiplier=out(noise),
@@ -358,8 +380,8 @@ def _achieved(noise, p, t, target, delta, grid_step):
     have = np.flatnonzero(np.isfinite(noise) & (noise > 0))
     if have.size:
 
-        def run(a, b):
-            r = have[a:b]
+        def run(start, stop):
+            r = have[start:stop]
             pair = dpsgd(noise[r], p[r], t[r], grid_step).pair
             a = (alpha[r] if alpha is not None else np.full(r.size, 0.5)).reshape(-1, 1)
             adv, eps, beta = _analyse.risk_summary_kernel(pair, a, delta[r].reshape(-1, 1))
@@ -396,6 +418,7 @@ def calibrate(
     privacy: str = "increasing",
     on_infeasible=None,
     full_output: bool = False,
+    progress: bool | None = None,
 ):
     """Parameter w in ``bounds`` meeting ``target`` with the least privacy (Eq. 9), for any
     monotone family ``mechanism(w, *args) -> PrivacyLoss``.
@@ -412,7 +435,8 @@ def calibrate(
     Returns the verified parameter (a float, or an array in the broadcast shape; NaN where
     infeasible); with ``full_output`` a :class:`CalibrationResult` with per-row ``status``
     ('calibrated', 'met_at_bound', 'infeasible') and ``reason`` (the parameter is in its
-    ``noise_multiplier`` field). ``on_infeasible`` as in :func:`calibrate_dpsgd`.
+    ``noise_multiplier`` field). ``on_infeasible`` and ``progress`` as in
+    :func:`calibrate_dpsgd`.
 
     >>> import dpax
     >>> round(dpax.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-2), dpax.targets.Advantage(0.2)), 3)
@@ -443,7 +467,9 @@ def calibrate(
         return lambda u, r: mechanism(to_w(u), *(a[r] for a in arg_rows))
 
     phases = [(None, rtol, candidates, 0.0)]
-    hi, lo, evaluations, bad = _search(build_at, tgt_rows, to_w(g_rows), s_bounds, phases, "calibrate")
+    _progress.check(progress)
+    with _progress.task("dpax calibrate", progress):
+        hi, lo, evaluations, bad = _search(build_at, tgt_rows, to_w(g_rows), s_bounds, phases, "calibrate")
     param = np.where(bad, np.nan, to_w(hi))
     failing = to_w(lo)
     status = np.full(n, "calibrated", object)
@@ -545,6 +571,7 @@ def calibrate_blackbox(
     deltas=None,
     epsilons=None,
     on_infeasible=None,
+    progress: bool | None = None,
 ):
     """Smallest parameter (noise) meeting ``target``, from a black-box accountant
     (seed paper, Appendix A), for a user who has only ``epsilon(w, deltas)`` or
@@ -558,6 +585,7 @@ def calibrate_blackbox(
     points. Epsilon: the accountant itself. The bracket search is the same as
     :func:`calibrate`'s; each round costs (candidates x profile points) accountant calls per
     row. Target fields may be arrays (rows are searched together). Returns a float or array.
+    ``on_infeasible`` and ``progress`` as in :func:`calibrate_dpsgd`.
 
     >>> import dpax   # a mu-GDP accountant with mu = 1 / w, seen only through epsilon(delta)
     >>> eps = lambda w, deltas: dpax.gdp.epsilon(deltas, 1.0 / w)
@@ -587,7 +615,10 @@ def calibrate_blackbox(
         return np.array([_blackbox_margin(row_targets[r], w, epsilon, delta, deltas, epsilons) for w, r in zip(params, rows_of)])
 
     g = np.full(n, np.sqrt(lo_b * hi_b))
-    hi, lo, _, bad = bracket_search(evaluate, g / 2, g * 2, bounds=(lo_b, hi_b), rtol=rtol, candidates=candidates, what="calibrate_blackbox")
+    _progress.check(progress)
+    with _progress.task("dpax calibrate_blackbox", progress):
+        hi, lo, _, bad = bracket_search(evaluate, g / 2, g * 2, bounds=(lo_b, hi_b), rtol=rtol, candidates=candidates,
+                                        what="calibrate_blackbox")
     status = np.where(bad, "infeasible", "calibrated").astype(object)
     reason = np.where(bad, f"the target is not met even at {hi_b:g} (the upper end of bounds); widen bounds or relax the target", "").astype(object)
     if mode == "raise":

@@ -95,7 +95,7 @@ def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gri
         )
     offset = np.floor(low / step).astype(np.int64)
     n_needed = int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1
-    n = _grid.padded_length(n_needed)
+    n = _grid.padded_length(n_needed, "construct")
     _grid.check_memory(offset.size, n, "subsampled_gaussian")
     s, q, offset = _sharding.place_rows(s, q, offset)  # batch rows split across jax.devices()
     pair = _construct.subsampled_gaussian_kernel(s, q, offset, np.float64(step), n)
@@ -276,7 +276,7 @@ def _laplace_loss(eps: np.ndarray, p: np.ndarray, step: float, shape: tuple[int,
     if np.any(high > _MAX_LOSS):
         raise ValueError(f"sensitivity / scale must be at most {_MAX_LOSS:g} (privacy loss beyond float64 range)")
     offset = np.floor(low / step).astype(np.int64)
-    n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1)
+    n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1, "construct")
     _grid.check_memory(offset.size, n, desc.split("(")[0])
     pair = _construct.laplace_kernel(eps, p, offset, np.float64(step), n)
     return PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
@@ -601,7 +601,7 @@ def _subsampled_gaussian_substitution(sigma: np.ndarray, p: np.ndarray, step: fl
             "beyond float64 range; use noise_multiplier >= 0.05"
         )
     offset = np.floor(-high / step).astype(np.int64)
-    n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1)
+    n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1, "construct")
     _grid.check_memory(offset.size, n, "subsampled_gaussian")
     pair = _construct.subsampled_gaussian_substitution_kernel(s, q, offset, np.float64(step), n)
     desc = _describe("subsampled_gaussian", "substitution", noise_multiplier=noise_multiplier, sample_rate=sample_rate)

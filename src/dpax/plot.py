@@ -97,7 +97,8 @@ def gdp_fit(pl, *, log_scale: bool = False, ax=None, points: int = 400, title: s
 
 @float64
 def calibration_comparison(sample_rate, num_steps, *, target: str = "advantage", advantages=None, alphas=(0.01, 0.05, 0.1),
-                           tprs=None, delta: float = 1e-5, grid_step: float = 1e-3, ax=None, title: str | None = None):
+                           tprs=None, delta: float = 1e-5, grid_step: float = 1e-3, ax=None, title: str | None = None,
+                           progress: bool | None = None):
     """Noise multiplier from attack-aware vs standard calibration of DP-SGD.
 
     ``target='advantage'`` (seed paper, Figure 3a): for each advantage in ``advantages``
@@ -105,7 +106,8 @@ def calibration_comparison(sample_rate, num_steps, *, target: str = "advantage",
     (epsilon, ``delta``) calibration needs for the same bound (Eq. 2 + Proposition 2.6).
     ``target='err_rates'`` (Figure 4): for each FPR in ``alphas`` and attack TPR 1 - beta in
     ``tprs`` (default 0.1..0.5), the smallest noise with TPR <= 1 - beta at that FPR
-    (Eq. 18) and the standard one. All points are one batched calibration.
+    (Eq. 18) and the standard one. All points are one batched calibration (``progress`` as
+    in :func:`dpax.calibrate_dpsgd`).
     """
     p = float(_v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True))
     t = int(_v.positive_int_array("num_steps", num_steps))
@@ -124,7 +126,7 @@ def calibration_comparison(sample_rate, num_steps, *, target: str = "advantage",
     else:
         raise ValueError(f"target must be 'advantage' or 'err_rates', got {target!r}")
     res = calibrate_dpsgd(sample_rate=p, num_steps=t, target=tgt, grid_step=grid_step, standard_delta=delta,
-                          on_infeasible="mark")
+                          on_infeasible="mark", progress=progress)
     noise = np.atleast_1d(res.noise_multiplier)
     std = np.atleast_1d(res.standard_noise_multiplier)
     fig, ax = _figure(ax)

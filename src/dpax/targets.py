@@ -22,6 +22,8 @@ Fields may be arrays; they broadcast against the configuration arguments. Pass a
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 import jax
@@ -29,9 +31,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import ndtri
 from numpy.typing import ArrayLike
-from scipy.stats import norm
+from scipy.special import ndtri as _np_ndtri  # scipy.stats.norm.ppf; isf(q) = -ndtri(q)
 
 from ._engine import analyse
+from ._engine import cache as _cache
 from ._engine import validation as _v
 from ._engine.pair import Pair
 from ._engine.special import ndtr
@@ -234,7 +237,7 @@ class ErrRates(Target):
 
     def gdp_mu(self) -> np.ndarray:
         """mu = Phi^-1(1 - alpha) - Phi^-1(beta): G_mu passes through (alpha, beta)."""
-        return norm.isf(self.alpha) - norm.ppf(self.beta)
+        return -_np_ndtri(self.alpha) - _np_ndtri(self.beta)
 
     def standard_epsilon(self, delta: ArrayLike) -> np.ndarray:
         """The epsilon whose (epsilon, delta) curve passes above (alpha, beta) (Prop. 2.5)."""
@@ -281,7 +284,7 @@ class Advantage(Target):
 
     def gdp_mu(self) -> np.ndarray:
         """mu = 2 Phi^-1((1 + advantage) / 2), the mu-GDP advantage inverted."""
-        return 2 * norm.ppf((1 + self.advantage) / 2)
+        return 2 * _np_ndtri((1 + self.advantage) / 2)
 
     def standard_epsilon(self, delta: ArrayLike) -> np.ndarray:
         """epsilon = log((1 + advantage - 2 delta) / (1 - advantage)) (Prop. 2.6), >= 0."""
@@ -499,6 +502,7 @@ class Reconstruction(_ViaErrRates):
 # ---------------------------------------------------------------------------------------
 
 
+@functools.partial(_cache.kernel, name="gdp_margin")
 @jax.jit
 def _gdp_margin_kernel(pair: Pair, mu: jax.Array) -> jax.Array:
     """min over breakpoints (alpha_i, beta_i) of both directions of beta_i - G_mu(alpha_i),

@@ -25,7 +25,7 @@ CURVE_ARGS = ["curve", "--noise-multiplier", str(SIGMA), "--sample-rate", str(P)
 
 @pytest.fixture(autouse=True)
 def _cache_dir(tmp_path, monkeypatch):
-    """Keep the persistent compilation cache of every test run out of the user's home."""
+    """Keep the kernel cache of every test run out of the user's home."""
     path = tmp_path / "jax-cache"
     monkeypatch.setenv("DPAX_CACHE_DIR", str(path))
     return path
@@ -194,19 +194,24 @@ def test_usage_errors_and_help(capsys):
     assert "calibrate" in capsys.readouterr().out
 
 
-def test_cache_settings_are_restored(capsys, _cache_dir):
-    before = {name: jax.config.values[name] for name in cli.CACHE_OPTIONS}
+def test_no_cache_keeps_the_call_off_the_disk_and_touches_no_jax_setting(capsys, _cache_dir):
+    from dpax._engine import cache
+
+    before = dict(jax.config.values)
+    cache.follow_environment()
     with cli.compilation_cache(True) as path:
         assert path == str(_cache_dir)
-        assert jax.config.values["jax_compilation_cache_dir"] == str(_cache_dir)
-        assert jax.config.values["jax_persistent_cache_min_compile_time_secs"] == 0
-        assert jax.config.values["jax_persistent_cache_min_entry_size_bytes"] == 0
-    assert {name: jax.config.values[name] for name in cli.CACHE_OPTIONS} == before
-    run_json(capsys, CURVE_ARGS)
-    assert {name: jax.config.values[name] for name in cli.CACHE_OPTIONS} == before
     with cli.compilation_cache(False) as path:
-        assert path is None
-        assert jax.config.values["jax_compilation_cache_dir"] == before["jax_compilation_cache_dir"]
+        assert path is None and not cache.enabled()
+    assert cache.directory() == str(_cache_dir)  # restored
+    files = set(os.listdir(_cache_dir))
+    out = run_json(capsys, CURVE_ARGS[:-1] + ["2e-3", "--no-cache"])  # a grid no other test uses
+    assert out["command"] == "curve"
+    assert set(os.listdir(_cache_dir)) == files
+    run_json(capsys, CURVE_ARGS[:-1] + ["3e-3"])  # new kernel shapes
+    assert set(os.listdir(_cache_dir)) > files
+    assert dict(jax.config.values) == before
+    cache.follow_environment()
 
 
 def test_importing_dpax_leaves_jax_config_alone():

@@ -1,19 +1,30 @@
-"""The command line's store of compiled kernels (dpax._engine.cache) gives the library's numbers."""
+"""dpax's kernel cache (dpax._engine.cache): the same numbers from memory, from disk and
+from XLA; nothing read from disk is trusted (no pickle, checksums bound to the key, private
+directories only); a bounded table of executables in memory."""
 
+import ast
 import os
+import pickle
+import random
+import stat
+import subprocess
+import sys
+import warnings
 
+import jax
 import numpy as np
 import pytest
 
 import dpax
-from dpax._engine import cache as _aot
+from dpax._engine import cache
 
 
 @pytest.fixture
-def aot_dir(tmp_path):
-    _aot.enable(str(tmp_path))
-    yield tmp_path
-    _aot.enable(None)
+def store(tmp_path):
+    path = tmp_path / "kernels"
+    assert cache.enable(str(path)) == str(path)
+    yield path
+    cache.follow_environment()
 
 
 def _numbers():
@@ -21,30 +32,261 @@ def _numbers():
     return np.concatenate([pl.beta([0.01, 0.1]).ravel(), pl.advantage(), pl.epsilon(1e-5), pl.delta(1.0)])
 
 
-def test_stored_kernels_match_and_reload(aot_dir):
-    _aot.enable(None)
-    reference = _numbers()
-    _aot.enable(str(aot_dir))
-    first = _numbers()  # compiles and stores
-    stored = [f for f in os.listdir(aot_dir) if f.endswith(".bin")]
-    assert len(stored) >= 5  # construct (2), window, fft, beta, advantage, epsilon, delta
-    _aot.enable(str(aot_dir))  # forget the loaded executables: the next run reads the files
-    second = _numbers()
-    np.testing.assert_array_equal(first, reference)
-    np.testing.assert_array_equal(second, reference)
+def _entries(path):
+    return sorted(p for p in path.iterdir() if p.suffix == ".xk")
 
 
-def test_corrupt_file_is_recompiled(aot_dir):
+@pytest.fixture(scope="module")
+def reference():
+    with cache.suspended():
+        cache.clear(memory_only=True)
+        return _numbers()
+
+
+def _small():
+    return dpax.gaussian(np.array([0.9, 1.7]), grid_step=0.25).advantage()
+
+
+def _fresh_process_numbers(path, compute=_numbers):
+    """What a new process gets: the executables in memory are forgotten, the files stay."""
+    cache.enable(str(path))
+    before = dict(cache.stats)
+    numbers = compute()
+    return numbers, {k: cache.stats[k] - before.get(k, 0) for k in cache.stats}
+
+
+def test_stored_kernels_give_the_same_numbers_and_are_loaded_not_compiled(store, reference):
+    np.testing.assert_array_equal(_numbers(), reference)  # compiles and stores
+    assert len(_entries(store)) >= 6  # construct, window, fft, beta, advantage, epsilon, delta
+    numbers, counts = _fresh_process_numbers(store)
+    np.testing.assert_array_equal(numbers, reference)
+    assert counts.get("loaded", 0) >= 6 and counts.get("compiled", 0) == 0 and counts.get("discarded", 0) == 0
+
+
+def test_a_new_process_loads_the_store(tmp_path):
+    code = ("import dpax, json; from dpax._engine import cache; "
+            "pl = dpax.gaussian(1.3, grid_step=1e-3); b = float(pl.beta(0.1)); "
+            "print(json.dumps([b, dict(cache.stats)]))")
+    env = dict(os.environ, DPAX_CACHE_DIR=str(tmp_path / "kc"))
+    env.pop("DPAX_CACHE", None)
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+            for _ in range(2)]
+    (b1, s1), (b2, s2) = (__import__("json").loads(r.stdout) for r in runs)
+    assert b1 == b2
+    assert s1.get("compiled", 0) >= 2 and s1.get("stored", 0) == s1["compiled"]
+    assert s2.get("compiled", 0) == 0 and s2.get("loaded", 0) == s1["compiled"]
+    assert stat.S_IMODE(os.stat(tmp_path / "kc").st_mode) == 0o700
+    for entry in (tmp_path / "kc").iterdir():
+        assert stat.S_IMODE(os.stat(entry).st_mode) & 0o077 == 0
+
+
+def test_the_cache_module_uses_no_pickle():
+    tree = ast.parse(open(cache.__file__).read())
+    names = {a.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+             for a in node.names} | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not {"pickle", "cPickle", "dill", "cloudpickle", "marshal", "shelve"} & names
+    source = open(cache.__file__).read()  # JAX's serialize_executable module pickles
+    assert "experimental import serialize_executable" not in source and "deserialize_and_load" not in source
+
+
+class _Payload:
+    def __reduce__(self):
+        return (os.mkdir, (self.target,))
+
+
+def test_bad_entries_are_deleted_and_rebuilt_never_trusted(store, reference, tmp_path):
+    """Bit flips, truncation, an empty file, trailing bytes, a planted pickle (whose payload
+    would create a directory) and two entries swapped between keys: each is refused before
+    XLA sees it, deleted with a warning naming it, compiled and stored again."""
     _numbers()
-    for f in os.listdir(aot_dir):
-        with open(aot_dir / f, "wb") as fh:
-            fh.write(b"not an executable")
-    _aot.enable(str(aot_dir))
-    _aot.enable(None)
-    reference = _numbers()
-    _aot.enable(str(aot_dir))
-    np.testing.assert_array_equal(_numbers(), reference)
+    entries = _entries(store)
+    assert len(entries) >= 7
+    blobs = [e.read_bytes() for e in entries]
+    rng = random.Random(7)
+    flipped = bytearray(blobs[0])
+    for _ in range(rng.randint(1, 4)):
+        i = rng.randrange(len(flipped))
+        flipped[i] ^= 1 << rng.randrange(8)
+    target = tmp_path / "pwned"
+    payload = _Payload()
+    payload.target = str(target)
+    damaged = [bytes(flipped), blobs[1][: rng.randrange(len(blobs[1]))], b"", blobs[3] + b"\0",
+               pickle.dumps(payload), blobs[6], blobs[5]]
+    for entry, blob in zip(entries, damaged):
+        entry.write_bytes(blob)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        numbers, counts = _fresh_process_numbers(store)
+    np.testing.assert_array_equal(numbers, reference)
+    assert not target.exists()
+    assert counts["discarded"] == 7 and counts["compiled"] >= 7
+    messages = " ".join(str(w.message) for w in caught if issubclass(w.category, RuntimeWarning))
+    assert all(e.name in messages for e in entries[:7]) and "checksum" in messages
+    for entry in _entries(store):  # rebuilt
+        assert entry.read_bytes().startswith(b"DPAXKERNEL1\n")
+    numbers, counts = _fresh_process_numbers(store)  # and the next run is clean again
+    np.testing.assert_array_equal(numbers, reference)
+    assert counts.get("discarded", 0) == 0 and counts.get("compiled", 0) == 0
 
 
-def test_off_by_default():
-    assert not _aot.enabled()
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", ["bit flips", "truncated", "empty", "appended"])
+def test_every_entry_damaged_the_same_way(store, reference, damage):
+    _numbers()
+    rng = random.Random(11)
+    originals = {}
+    for entry in _entries(store):
+        blob = bytearray(entry.read_bytes())
+        originals[entry.name] = bytes(blob)
+        if damage == "bit flips":
+            for _ in range(rng.randint(1, 4)):
+                i = rng.randrange(len(blob))
+                blob[i] ^= 1 << rng.randrange(8)
+        elif damage == "truncated":
+            blob = blob[: rng.randrange(len(blob))]
+        elif damage == "empty":
+            blob = bytearray()
+        else:
+            blob += b"\0"
+        entry.write_bytes(bytes(blob))
+    with pytest.warns(RuntimeWarning, match="discarded"):
+        numbers, counts = _fresh_process_numbers(store)
+    np.testing.assert_array_equal(numbers, reference)
+    assert counts.get("loaded", 0) == 0 and counts["discarded"] == len(originals)
+
+
+def test_an_oversized_entry_is_not_read(store, monkeypatch):
+    reference = _small()
+    monkeypatch.setattr(cache, "MAX_ENTRY_BYTES", 1000)
+    with pytest.warns(RuntimeWarning, match="limit"):
+        numbers, counts = _fresh_process_numbers(store, _small)
+    np.testing.assert_array_equal(numbers, reference)
+    assert counts.get("loaded", 0) == 0
+
+
+def test_another_fingerprint_never_loads(store, monkeypatch):
+    reference = _small()
+    monkeypatch.setattr(cache, "fingerprint", lambda: "another dpax, jax or device")
+    numbers, counts = _fresh_process_numbers(store, _small)
+    np.testing.assert_array_equal(numbers, reference)
+    assert counts.get("loaded", 0) == 0 and counts["compiled"] >= 3
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+def test_a_directory_others_can_write_is_refused(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    with pytest.warns(RuntimeWarning, match="writable by group or others"):
+        assert cache.enable(str(shared)) is None
+    try:
+        assert not cache.enabled()
+        _small()
+        assert list(shared.iterdir()) == []
+    finally:
+        cache.follow_environment()
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+def test_a_directory_of_another_user_is_refused(tmp_path, monkeypatch):
+    path = tmp_path / "theirs"
+    path.mkdir(mode=0o700)
+    uid = os.stat(path).st_uid
+    monkeypatch.setattr(os, "getuid", lambda: uid + 1)
+    with pytest.warns(RuntimeWarning, match="owned by another user"):
+        assert cache.enable(str(path)) is None
+    cache.follow_environment()
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+def test_an_entry_others_can_write_is_refused(store):
+    reference = _small()
+    for entry in _entries(store):
+        os.chmod(entry, 0o666)
+    with pytest.warns(RuntimeWarning, match="writable by group or others"):
+        numbers, counts = _fresh_process_numbers(store, _small)
+    np.testing.assert_array_equal(numbers, reference)
+    assert counts.get("loaded", 0) == 0
+
+
+def test_a_new_directory_is_private(tmp_path):
+    old = os.umask(0)
+    try:
+        path = cache.enable(str(tmp_path / "a" / "b"))
+    finally:
+        os.umask(old)
+        cache.follow_environment()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o700
+
+
+def test_environment_switches(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPAX_CACHE_DIR", str(tmp_path / "here"))
+    monkeypatch.delenv("DPAX_CACHE", raising=False)
+    cache.follow_environment()
+    assert cache.directory() == str(tmp_path / "here")
+    for off in ("0", "false", "off", "no"):
+        monkeypatch.setenv("DPAX_CACHE", off)
+        cache.follow_environment()
+        assert cache.directory() is None
+    monkeypatch.delenv("DPAX_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.default_dir() == str(tmp_path / "xdg" / "dpax")
+    cache.follow_environment()
+
+
+def test_public_switches(tmp_path):
+    assert dpax.kernel_cache_dir.__doc__ and dpax.enable_kernel_cache.__doc__
+    try:
+        assert dpax.enable_kernel_cache(str(tmp_path / "k")) == str(tmp_path / "k")
+        assert dpax.kernel_cache_dir() == str(tmp_path / "k")
+        dpax.gaussian(0.77, grid_step=1e-2).advantage()
+        assert dpax.clear_kernel_cache() >= 1 and _entries(tmp_path / "k") == []
+        dpax.disable_kernel_cache()
+        assert dpax.kernel_cache_dir() is None
+    finally:
+        cache.follow_environment()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="Linux memory maps")
+@pytest.mark.parametrize("sizes, checkpoints", [(10, (3, 9)), pytest.param(25, (8, 24), marks=pytest.mark.slow)])
+def test_a_long_loop_over_batch_sizes_stays_bounded(monkeypatch, sizes, checkpoints):
+    """A process that meets ever new shapes (an accountant in a training job, a sweep) keeps
+    a bounded table of executables, and those dropped release their code (each is ~60
+    memory mappings; the kernel's limit is 65,530)."""
+    monkeypatch.setattr(cache, "MAX_IN_MEMORY", 4)
+
+    def maps():
+        with open("/proc/self/maps") as fh:
+            return sum(1 for _ in fh)
+
+    counts = []
+    with cache.suspended():
+        for n in range(1, sizes):
+            dpax.gaussian(np.linspace(0.5, 2, n), grid_step=0.5).advantage()
+            assert len(cache._table) <= 4
+            if n in checkpoints:
+                counts.append(maps())
+    cache.clear(memory_only=True)
+    # 3 kernels per size: ~180 mappings per size if they were kept
+    assert counts[1] - counts[0] < 20 * (checkpoints[1] - checkpoints[0])
+
+
+def test_nothing_is_stored_while_jax_persistent_cache_is_on(store, tmp_path):
+    """An executable JAX's own cache served is itself deserialised; XLA:CPU does not
+    serialise those faithfully (they fail to load: 'Function ... not found'), so the store
+    stays untouched while that cache is on, and the numbers are the same."""
+    from jax.experimental.compilation_cache import compilation_cache as jax_cc
+
+    before = jax.config.jax_compilation_cache_dir
+    jax.config.update("jax_compilation_cache_dir", str(tmp_path / "jax-own"))
+    jax_cc.reset_cache()
+    try:
+        cache.clear(memory_only=True)
+        numbers = dpax.gaussian(0.93, grid_step=1e-2).beta([0.1, 0.2])
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
+        jax_cc.reset_cache()
+    assert _entries(store) == []
+    cache.clear(memory_only=True)
+    np.testing.assert_array_equal(dpax.gaussian(0.93, grid_step=1e-2).beta([0.1, 0.2]), numbers)
+    assert len(_entries(store)) >= 2

@@ -1,55 +1,223 @@
-"""Compiled kernels kept on disk for the command line's first call.
+"""Compiled kernels: a bounded in-memory table and a checked on-disk store.
 
-JAX's persistent compilation cache removes XLA compile time, but a new process still traces
-and lowers every kernel (a few hundred ms) before it can look the executable up. When the
-``dpax`` command enables this cache, each kernel call is keyed by the kernel, the shapes and
-dtypes of its arguments, its static arguments, the JAX version, the device and a hash of
-dpax's own source; the compiled executable is serialised under the cache directory on first
-use and loaded directly by later processes, skipping tracing and lowering altogether.
+Every dpax kernel goes through :func:`kernel`. A call is keyed by the kernel, the shapes
+and dtypes of its arguments and its static arguments; the executable for a key is compiled
+once (``jit(...).lower(...).compile()``) and kept in a table of at most
+:data:`MAX_IN_MEMORY` executables, least recently used dropped first, so a long-lived
+process (an accountant inside a training job, a notebook, a sweep) stays bounded.
 
-The library never enables it on import: ``enable(path)`` is called by the command line (and
-by anyone who wants it). The files are the user's own cache (pickled tree structures from
-JAX's ``serialize_executable``), never data from elsewhere.
+On disk (default on; ``$DPAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/dpax`` or
+``~/.cache/dpax``; off with ``DPAX_CACHE=0`` or :func:`disable`) each executable is kept as
+XLA's own serialisation of the compiled program plus a JSON header, so that a new process
+loads it instead of tracing, lowering and compiling. What is read is never trusted:
+
+* no pickle: the header is JSON, and the output structure it describes may only name
+  dpax's own NamedTuple result types;
+* the file name and the header carry the key, which hashes the kernel, its argument
+  signature, dpax's source, the JAX/jaxlib version, the device, the host CPU's features
+  and this format's version, so another dpax, JAX, device or machine never loads it;
+* a SHA-256 of the key, header and payload is checked before XLA sees a byte; a file that
+  fails (truncated, bit-flipped, swapped between keys, oversized) is deleted, a warning is
+  issued, and the kernel is compiled and stored again;
+* the directory is created with mode 0700; a directory (or entry) owned by another user
+  or writable by group or others is refused with a warning, and dpax only compiles:
+  anyone who can write there could make this process run code of their choice.
+
+Importing dpax changes no JAX setting; the store does not use JAX's own persistent cache.
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import functools
 import hashlib
+import json
 import os
-import pickle
+import platform
+import stat
+import sys
 import tempfile
+import threading
+import warnings
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
 
-_state = {"dir": None}
-_loaded: dict[str, object] = {}
+#: Version of the file format; part of every key.
+FORMAT = "dpax-kernel-1"
+_MAGIC = b"DPAXKERNEL1\n"
+#: Executables kept loaded in memory (least recently used dropped first).
+MAX_IN_MEMORY = 96
+#: Largest entry read from disk, in bytes.
+MAX_ENTRY_BYTES = 256 * 2**20
+_SUFFIX = ".xk"
+
+_lock = threading.RLock()
+_table: collections.OrderedDict[str, Any] = collections.OrderedDict()
+_state: dict[str, Any] = {"dir": None, "resolved": False}
+#: Counters, for tests and benchmarks: compiled, loaded from disk, stored, discarded entries.
+stats = collections.Counter()
 
 
-def enable(path: str | None) -> None:
-    """Keep compiled kernels under ``path`` (None: off, the default)."""
-    _state["dir"] = path
-    _loaded.clear()
+# -- where the store lives ---------------------------------------------------------------
+
+
+def default_dir() -> str:
+    """``$DPAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/dpax``, else ``~/.cache/dpax``."""
+    path = os.environ.get("DPAX_CACHE_DIR")
+    if not path:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        path = os.path.join(base, "dpax")
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def _env_disabled() -> bool:
+    return os.environ.get("DPAX_CACHE", "1").strip().lower() in ("0", "false", "no", "off")
+
+
+def enable(path: str | None = None) -> str | None:
+    """Keep compiled kernels on disk under ``path`` (default :func:`default_dir`).
+
+    Returns the directory in use, or None (with a warning) when it cannot be created or is
+    not safe to use (owned by another user, writable by group or others).
+    """
+    with _lock:
+        _table.clear()
+        _state["dir"] = _checked_dir(os.path.abspath(os.path.expanduser(path or default_dir())))
+        _state["resolved"] = True
+        return _state["dir"]
+
+
+def disable() -> None:
+    """Compile in memory only: nothing is read from or written to disk."""
+    with _lock:
+        _table.clear()
+        _state["dir"] = None
+        _state["resolved"] = True
+
+
+def directory() -> str | None:
+    """The directory compiled kernels are kept in, or None when the store is off.
+
+    On first use this follows the environment: off when ``DPAX_CACHE=0``, else
+    :func:`default_dir`.
+    """
+    with _lock:
+        if not _state["resolved"]:
+            _state["resolved"] = True
+            _state["dir"] = None if _env_disabled() else _checked_dir(default_dir())
+        return _state["dir"]
+
+
+@contextlib.contextmanager
+def suspended():
+    """Keep the body off the disk (the store's setting is restored afterwards)."""
+    with _lock:
+        saved = _state["dir"], _state["resolved"]
+        _state["dir"], _state["resolved"] = None, True
+    try:
+        yield
+    finally:
+        with _lock:
+            _state["dir"], _state["resolved"] = saved
+
+
+def follow_environment() -> None:
+    """Forget :func:`enable` / :func:`disable`: the next kernel call reads ``DPAX_CACHE`` and
+    ``DPAX_CACHE_DIR`` again."""
+    with _lock:
+        _table.clear()
+        _state["dir"], _state["resolved"] = None, False
 
 
 def enabled() -> bool:
-    """Whether kernels are served from the on-disk store (see :func:`enable`)."""
-    return _state["dir"] is not None
+    """Whether compiled kernels are read from and written to disk."""
+    return directory() is not None
+
+
+def clear(memory_only: bool = False) -> int:
+    """Drop the executables held in memory and (unless ``memory_only``) delete the files of
+    the store in use; returns the number of files deleted."""
+    with _lock:
+        _table.clear()
+        path = _state["dir"]
+    if memory_only or path is None:
+        return 0
+    removed = 0
+    for name in os.listdir(path):
+        if name.endswith(_SUFFIX) or name.endswith(".tmp"):
+            try:
+                os.unlink(os.path.join(path, name))
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def _warn(message: str) -> None:
+    warnings.warn(f"dpax kernel cache: {message}", RuntimeWarning, stacklevel=4)
+
+
+def _unsafe(st: os.stat_result, what: str) -> str | None:
+    """Why a directory or file with this lstat is not safe to load code from (None: safe)."""
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"{what} is owned by another user (uid {st.st_uid})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{what} is writable by group or others (mode {stat.filemode(st.st_mode)})"
+    return None
+
+
+def _checked_dir(path: str) -> str | None:
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+    except OSError as exc:
+        _warn(f"cannot create {path} ({exc}); compiling in memory only")
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        _warn(f"{path} is not a directory; compiling in memory only")
+        return None
+    why = _unsafe(st, path)
+    if why:
+        _warn(f"refusing {why}; compiling in memory only "
+              f"(use a private directory: DPAX_CACHE_DIR, or DPAX_CACHE=0)")
+        return None
+    return path
+
+
+# -- keys --------------------------------------------------------------------------------
+
+
+def _cpu_features() -> str:
+    """The host CPU's model and feature flags: XLA:CPU code is compiled for them."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
+            lines = [ln for ln in fh.read(1 << 20).splitlines()
+                     if ln.startswith(("flags", "model name", "Features", "CPU part"))]
+        return "|".join(sorted(set(lines)))
+    except OSError:
+        return platform.processor() or platform.machine()
 
 
 @functools.lru_cache(maxsize=1)
-def _fingerprint() -> str:
-    h = hashlib.sha256()
+def fingerprint() -> str:
+    """Hash of everything a stored executable depends on besides its own arguments."""
+    import jaxlib
+
+    h = hashlib.sha256(FORMAT.encode())
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the dpax package
     for folder, dirs, files in sorted(os.walk(root)):
         dirs.sort()
         for name in sorted(files):
             if name.endswith(".py"):
                 with open(os.path.join(folder, name), "rb") as fh:
-                    h.update(os.path.relpath(os.path.join(folder, name), root).encode() + fh.read())
+                    h.update(os.path.relpath(os.path.join(folder, name), root).encode() + b"\0" + fh.read())
     device = jax.devices()[0]
-    h.update(f"{jax.__version__}|{device.platform}|{device.device_kind}".encode())
+    h.update(f"|{jax.__version__}|{jaxlib.__version__}|{device.platform}|{device.device_kind}"
+             f"|{device.client.platform_version}|{platform.machine()}|{sys.byteorder}".encode())
+    h.update(_cpu_features().encode())
     return h.hexdigest()
 
 
@@ -61,52 +229,278 @@ def _leaf_signature(leaf) -> str:
     return f"{np.shape(leaf)}:{dtype}:{int(bool(weak))}"
 
 
-def kernel(jitted, name: str):
-    """Wrap a jitted kernel: positional arguments are traced, keyword arguments static."""
-
-    @functools.wraps(jitted)
-    def call(*args, **static):
-        directory = _state["dir"]
-        if directory is None:
-            return jitted(*args, **static)
-        leaves, tree = jax.tree_util.tree_flatten(args)
-        key = hashlib.sha256(
-            repr((name, _fingerprint(), str(tree), [_leaf_signature(x) for x in leaves],
-                  sorted(static.items()), bool(jax.config.jax_enable_x64))).encode()
-        ).hexdigest()
-        compiled = _loaded.get(key)
-        if compiled is None:
-            compiled = _load(directory, key)
-            if compiled is None:
-                compiled = jitted.lower(*args, **static).compile()
-                _store(directory, key, compiled)
-            _loaded[key] = compiled
-        return compiled(*args)
-
-    return call
+def _key(name, tree, leaves, static) -> str:
+    text = repr((name, fingerprint(), str(tree), [_leaf_signature(x) for x in leaves],
+                 sorted(static.items()), bool(jax.config.jax_enable_x64)))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _load(directory, key):
-    from jax.experimental import serialize_executable
+# -- executables that can be stored ------------------------------------------------------
 
-    path = os.path.join(directory, key + ".bin")
+
+class NotStorable(Exception):
+    """This executable cannot be written to the store (it is still used in memory)."""
+
+
+def _encode_tree(tree) -> Any:
+    """JSON description of a kernel's output structure (leaves, tuples, lists, dicts, None
+    and dpax NamedTuples only)."""
+    if jax.tree_util.treedef_is_leaf(tree):
+        return "*" if tree.num_leaves == 1 else None
+    kind, aux = tree.node_data()
+    children = [_encode_tree(c) for c in tree.children()]
+    if kind is tuple:
+        return {"tuple": children}
+    if kind is list:
+        return {"list": children}
+    if kind is dict:
+        return {"dict": [list(aux), children]}
+    if issubclass(kind, tuple) and hasattr(kind, "_fields") and kind.__module__.startswith("dpax."):
+        return {"named": f"{kind.__module__}:{kind.__qualname__}", "of": children}
+    raise NotStorable(f"output node {kind!r}")
+
+
+def _named_type(name: str):
+    module, _, qualname = name.partition(":")
+    cls = sys.modules.get(module) if module.startswith("dpax.") else None
+    for part in qualname.split("."):
+        cls = getattr(cls, part, None)
+    if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")):
+        raise ValueError(f"unknown output type {name!r}")
+    return cls
+
+
+def _decode_tree(spec, leaves):
+    """Rebuild the output from its description and an iterator over the output arrays."""
+    if spec == "*":
+        return next(leaves)
+    if spec is None:
+        return None
+    if not isinstance(spec, dict) or len(spec) not in (1, 2):
+        raise ValueError("bad output structure")
+    if "tuple" in spec:
+        return tuple(_decode_tree(c, leaves) for c in spec["tuple"])
+    if "list" in spec:
+        return [_decode_tree(c, leaves) for c in spec["list"]]
+    if "dict" in spec:
+        keys, children = spec["dict"]
+        return {k: _decode_tree(c, leaves) for k, c in zip(keys, children)}
+    if "named" in spec:
+        return _named_type(spec["named"])(*(_decode_tree(c, leaves) for c in spec["of"]))
+    raise ValueError("bad output structure")
+
+
+class _Stored(NamedTuple):
+    """A loaded executable and what calling it needs: which flat inputs it keeps, their
+    dtypes, and the output structure."""
+
+    executable: Any
+    kept: tuple
+    dtypes: tuple
+    outputs: Any
+    num_outputs: int
+
+    def __call__(self, leaves):
+        args = [jax.device_put(np.asarray(leaves[i], dtype=d)) if not isinstance(leaves[i], jax.Array)
+                else leaves[i] for i, d in zip(self.kept, self.dtypes)]
+        out = self.executable.execute(args)
+        if len(out) != self.num_outputs:
+            raise RuntimeError("stored kernel returned the wrong number of outputs")
+        return _decode_tree(self.outputs, iter(out))
+
+
+def _describe(compiled) -> tuple[dict, bytes]:
+    """Header and payload for a compiled kernel, or NotStorable."""
+    mesh_exe = compiled._executable
+    unloaded = getattr(mesh_exe, "_unloaded_executable", None)
+    params = getattr(compiled, "_params", None)
+    if unloaded is None or (params is not None and getattr(params, "const_args", None)):
+        raise NotStorable("constants or no unloaded executable")
+    if unloaded.ordered_effects or unloaded.unordered_effects or unloaded.host_callbacks:
+        raise NotStorable("effects")
+    if len(unloaded.device_list) != 1 or getattr(unloaded, "mut", None):
+        raise NotStorable("more than one device")
+    kept = sorted(int(i) for i in mesh_exe._kept_var_idx)
+    in_avals = [a for i, a in enumerate(unloaded.input_avals)]
+    if len(in_avals) != len(kept):
+        raise NotStorable("inputs")
+    runtime = mesh_exe.xla_executable
+    payload = runtime.client.serialize_executable(runtime)
+    header = {
+        "kept": kept,
+        "dtypes": [str(a.dtype) for a in in_avals],
+        "outputs": _encode_tree(compiled.out_tree),
+        "num_outputs": len(unloaded.output_avals),
+    }
+    return header, bytes(payload)
+
+
+def _digest(key: str, header_bytes: bytes, payload: bytes) -> str:
+    h = hashlib.sha256(key.encode() + b"\0")
+    h.update(len(header_bytes).to_bytes(8, "little") + header_bytes)
+    h.update(payload)
+    return h.hexdigest()
+
+
+def _write(directory: str, key: str, header: dict, payload: bytes) -> None:
+    header = dict(header, key=key, format=FORMAT)
+    header_bytes = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    blob = (_MAGIC + _digest(key, header_bytes, payload).encode() + b"\n"
+            + len(header_bytes).to_bytes(8, "little") + header_bytes + payload)
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
     try:
-        with open(path, "rb") as fh:
-            payload = pickle.load(fh)
-        return serialize_executable.deserialize_and_load(*payload)
-    except Exception:  # missing, stale or unreadable: compile again
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
+        os.replace(tmp, os.path.join(directory, key + _SUFFIX))
+        stats["stored"] += 1
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class BadEntry(Exception):
+    """A store entry that failed a check."""
+
+
+def _read(path: str, key: str) -> tuple[dict, bytes]:
+    """Header and payload of an entry after every check (BadEntry otherwise)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        why = _unsafe(st, path) if stat.S_ISREG(st.st_mode) else f"{path} is not a regular file"
+        if why:
+            raise BadEntry(why)
+        if st.st_size > MAX_ENTRY_BYTES:
+            raise BadEntry(f"{st.st_size} bytes, over the {MAX_ENTRY_BYTES} byte limit")
+        blob = fh.read(MAX_ENTRY_BYTES + 1)
+    if not blob.startswith(_MAGIC):
+        raise BadEntry("not a dpax kernel file")
+    rest = blob[len(_MAGIC):]
+    digest, rest = rest[:64].decode("ascii", "replace"), rest[65:]
+    size = int.from_bytes(rest[:8], "little")
+    if size > len(rest) - 8:
+        raise BadEntry("truncated")
+    header_bytes, payload = rest[8:8 + size], rest[8 + size:]
+    if _digest(key, header_bytes, payload) != digest:
+        raise BadEntry("checksum mismatch (corrupt, truncated, or stored under another key)")
+    header = json.loads(header_bytes)
+    if header.get("key") != key or header.get("format") != FORMAT:
+        raise BadEntry("key mismatch")
+    return header, payload
+
+
+def _load(directory: str, key: str) -> _Stored | None:
+    path = os.path.join(directory, key + _SUFFIX)
+    try:
+        header, payload = _read(path, key)
+        device = jax.devices()[0]
+        from jax._src.lib import xla_client
+
+        runtime = device.client.deserialize_executable(
+            payload, executable_devices=xla_client.DeviceList((device,)))
+        stored = _Stored(runtime, tuple(header["kept"]), tuple(np.dtype(d) for d in header["dtypes"]),
+                         header["outputs"], int(header["num_outputs"]))
+        stats["loaded"] += 1
+        return stored
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - any failure: never trust the entry
+        stats["discarded"] += 1
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        _warn(f"discarded {path}: {exc}; compiling it again")
         return None
 
 
-def _store(directory, key, compiled) -> None:
-    from jax.experimental import serialize_executable
+# -- the wrapper ---------------------------------------------------------------------------
 
+
+def _single_default_device(leaves) -> bool:
+    device = None
+    for leaf in leaves:
+        if isinstance(leaf, jax.core.Tracer):
+            return False
+        if isinstance(leaf, jax.Array):
+            devices = leaf.sharding.device_set
+            if len(devices) != 1:
+                return False
+            if device is None:
+                device = jax.devices()[0]
+            if next(iter(devices)) != device:
+                return False
+    return True
+
+
+def kernel(jitted, name: str):
+    """Wrap a jitted kernel (positional arguments traced, keyword arguments static) so that
+    its executables come from the in-memory table, then the on-disk store, then XLA."""
+
+    @functools.wraps(jitted)
+    def call(*args, **static):
+        leaves, tree = jax.tree_util.tree_flatten(args)
+        if not _single_default_device(leaves):  # traced, sharded or placed elsewhere: plain jit
+            return jitted(*args, **static)
+        key = _key(name, tree, leaves, static)
+        with _lock:
+            entry = _table.get(key)
+            if entry is not None:
+                _table.move_to_end(key)
+        if entry is None:
+            entry = _obtain(jitted, key, args, static)
+        if isinstance(entry, _Stored):
+            return entry(leaves)
+        return entry(*args)
+
+    call.jitted = jitted
+    return call
+
+
+def _jax_cache_in_use() -> bool:
+    """Whether JAX's own persistent compilation cache is on: an executable it served is
+    itself deserialised, and XLA:CPU does not serialise such an executable faithfully (it
+    fails to load: "Function ... not found"), so nothing is stored meanwhile."""
     try:
-        os.makedirs(directory, exist_ok=True)
-        payload = serialize_executable.serialize(compiled)
-        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(payload, fh)
-        os.replace(tmp, os.path.join(directory, key + ".bin"))
-    except Exception:  # a cache that cannot be written only costs time
-        pass
+        return bool(jax.config.jax_enable_compilation_cache and jax.config.jax_compilation_cache_dir)
+    except AttributeError:  # pragma: no cover - options renamed in another JAX
+        return True
+
+
+def _fresh_jit(jitted, static):
+    """A new ``jit`` of the kernel's function for one compilation: JAX's tracing caches are
+    keyed weakly on the function object, so once the executable leaves the table nothing
+    keeps it (or the memory its code is mapped in) alive. ``jitted(...)`` itself would be
+    cached for the life of the process, one entry per shape."""
+    fn = jitted.__wrapped__
+
+    @functools.wraps(fn)
+    def once(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return jax.jit(once, static_argnames=tuple(static))
+
+
+def _obtain(jitted, key, args, static):
+    store = directory()
+    entry = _load(store, key) if store else None
+    if entry is None:
+        compiled = _fresh_jit(jitted, static).lower(*args, **static).compile()
+        stats["compiled"] += 1
+        entry = compiled
+        if store and not _jax_cache_in_use():
+            try:
+                header, payload = _describe(compiled)
+                _write(store, key, header, payload)
+            except Exception:  # noqa: BLE001 - a kernel that cannot be stored only costs time
+                stats["not_stored"] += 1
+    with _lock:
+        _table[key] = entry
+        _table.move_to_end(key)
+        while len(_table) > MAX_IN_MEMORY:
+            _table.popitem(last=False)
+    return entry

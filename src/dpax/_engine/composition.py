@@ -308,7 +308,7 @@ def compose_arrays(factors, counts, grid_step, exact_ratio=False) -> Pair:
     step = np.float64(grid_step)
     window = window_kernel(factors, counts, step)
     width = int(np.max(np.asarray(window.hi) - np.asarray(window.lo))) + 1
-    length = _grid.padded_length(width)
+    length = _grid.padded_length(width, "compose")
     _grid.check_memory(int(window.lo.shape[0]) * 2, length, "composition")
     # one factor whose count fits in the FFT's spare length: placed so that no roll is needed
     aligned = len(factors) == 1 and 1 <= int(np.min(counts[0])) and int(np.max(counts[0])) <= length - width + 1

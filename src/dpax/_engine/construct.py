@@ -23,6 +23,8 @@ Two constructions:
 
 from __future__ import annotations
 
+import functools
+
 
 import jax
 import jax.numpy as jnp
@@ -195,6 +197,7 @@ def _half_pair(grid, delta):
     return p, q, -slope[0], d[-1]
 
 
+@functools.partial(_cache.kernel, name="connect_the_dots")
 @jax.jit
 def connect_the_dots(grid, delta, reverse_delta):
     """Algorithm 2 of the seed paper (Doroshenko et al. 2022) from privacy-profile values.

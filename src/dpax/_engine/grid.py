@@ -1,13 +1,15 @@
 """Grid bookkeeping: padded lengths, FFT sizes and the working-memory budget.
 
 A batch shares one grid step and one padded support length. Lengths are rounded up to a
-small set of FFT-friendly sizes (2^k times 1, 5/4, 3/2 or 7/4) so that repeated calls with
-slightly different supports reuse compiled kernels instead of re-tracing.
+small set of FFT-friendly sizes (2^k times 1, 5/4, 3/2 or 7/4) so that calls with slightly
+different supports reuse compiled kernels, and a search shares longer lengths across its
+rounds (:func:`shared_lengths`): every new shape is a compilation (a fraction of a second).
 """
 
 from __future__ import annotations
 
-import math
+import contextlib
+import contextvars
 import os
 
 import jax.numpy as jnp
@@ -25,16 +27,85 @@ MEMORY_LIMIT_BYTES = int(float(os.environ.get("DPAX_MEMORY_LIMIT_GB", "8")) * 2*
 BYTES_PER_POINT = 160
 
 
-def padded_length(n: int) -> int:
-    """Smallest size >= n of the form 2^k * {1, 5/4, 3/2, 7/4}, and at least MIN_LENGTH."""
+#: A length used before is reused for a support up to this many times shorter (see
+#: :func:`shared_lengths`).
+SHARED_PADDING = 8
+
+def _ladder(n: int) -> int:
     n = max(int(n), MIN_LENGTH)
-    k = math.floor(math.log2(n))
-    base = 2**k
-    for num in (4, 5, 6, 7, 8):
-        size = base * num // 4
-        if size >= n:
-            return size
-    return 2 * base  # unreachable
+    base = 1 << (n.bit_length() - 1)
+    return next(size for size in (base, base * 5 // 4, base * 3 // 2, base * 7 // 4, 2 * base) if size >= n)
+
+
+_used: contextvars.ContextVar[dict | None] = contextvars.ContextVar("dpax_used_lengths", default=None)
+
+
+def padded_length(n: int, site: str | None = None) -> int:
+    """Smallest size >= n of the form 2^k * {1, 5/4, 3/2, 7/4}, and at least MIN_LENGTH:
+    FFT-friendly, at most 25% longer than needed, and one compiled kernel serves a range of
+    supports. Inside :func:`shared_lengths`, a named ``site`` may get a longer length it
+    used before.
+
+    >>> [padded_length(n) for n in (1, 300, 1024, 1025)]
+    [256, 320, 1024, 1280]
+    """
+    return shared_size(_ladder(n), site)
+
+
+def shared_size(size: int, site=None) -> int:
+    """``size``, or inside :func:`shared_lengths` the smallest size already used at ``site``
+    (any hashable name) between ``size`` and ``SHARED_PADDING * size`` (recorded)."""
+    used = _used.get()
+    if site is None or used is None:
+        return size
+    before = [m for m in used.setdefault(site, set()) if size <= m <= SHARED_PADDING * size]
+    size = min(before, default=size)
+    used[site].add(size)
+    return size
+
+
+@contextlib.contextmanager
+def own_lengths():
+    """Within the body, every call gets its own padded lengths (an enclosing
+    :func:`shared_lengths` is suspended): results exactly as a standalone call gives them."""
+    token = _used.set(None)
+    try:
+        yield
+    finally:
+        _used.reset(token)
+
+
+def lengths_in_use() -> dict:
+    """The ``used`` dict of the enclosing :func:`shared_lengths` block, or a new one."""
+    used = _used.get()
+    return {} if used is None else used
+
+
+@contextlib.contextmanager
+def shared_lengths(used: dict | None = None):
+    """Within the body, each site (construct, compose) reuses the shortest length it used
+    before under the same ``used`` dict (which records them; None: the enclosing block's,
+    or a new one) that is at most
+    ``SHARED_PADDING`` times its own.
+
+    A search evaluates rounds of candidates whose supports differ a little; sharing lengths
+    makes later rounds reuse the compiled kernels of earlier ones instead of compiling new
+    ones. A longer array only extends the support with grid points beyond the tail bound
+    (mass below ``SINGLE_STEP_TAIL`` per step, which the shorter array would book on its end
+    point and infinite atom), and the FFT with zeros: results change by round-off only.
+
+    >>> used = {}
+    >>> with shared_lengths(used):
+    ...     padded_length(3000, "construct"), padded_length(1500, "construct"), padded_length(300, "construct")
+    (3072, 3072, 320)
+    """
+    if used is None:  # join the enclosing one, if any
+        used = lengths_in_use()
+    token = _used.set(used)
+    try:
+        yield used
+    finally:
+        _used.reset(token)
 
 
 def loss_grid(offset, n: int, grid_step: float):

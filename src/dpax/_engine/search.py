@@ -21,6 +21,8 @@ from typing import Callable
 
 import numpy as np
 
+from . import progress as _progress
+
 #: points (nearest the root first) through which the root of a bracketed row is interpolated
 INTERPOLATION_POINTS = 4
 #: half-width of the pair of candidates placed at an interpolated root, in units of rtol
@@ -233,4 +235,5 @@ def bracket_search(
         evaluations += int(sizes.sum())
         for r, g, m in zip(active, grids, np.split(flat_margins, np.cumsum(sizes)[:-1])):
             _record(s, r, g, m, bounds, widen)
+        _progress.advance(1, open=f"{s.open_rows(rtol).size}/{s.hi.size}", evaluations=evaluations)
     raise RuntimeError(f"{what}: calibration did not converge")  # pragma: no cover

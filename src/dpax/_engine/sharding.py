@@ -20,7 +20,6 @@ from typing import Sequence
 import jax
 import numpy as np
 
-from . import cache as _cache
 from . import grid as _grid
 
 _state = {"devices": None}
@@ -77,12 +76,12 @@ def row_sharding(ndim: int = 1):
 def place_rows(*arrays):
     """Put row arrays (equal leading length) on the devices, split on the row axis.
 
-    No-op with one device, when the row count does not divide evenly, or while the command
-    line's serialised executables (:mod:`dpax._engine.cache`, compiled for one device) are in use.
+    No-op with one device, or when the row count does not divide evenly. (Sharded calls run
+    through plain ``jit``; the kernel cache stores single-device executables only.)
     """
     n = device_count()
     rows = np.shape(arrays[0])[0] if arrays and np.ndim(arrays[0]) else 0
-    if n < 2 or rows == 0 or rows % n or _cache.enabled():
+    if n < 2 or rows == 0 or rows % n:
         return arrays
     return tuple(jax.device_put(a, row_sharding(np.ndim(a))) for a in arrays)
 

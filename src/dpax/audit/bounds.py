@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special, stats
+from scipy import special
 
 from .. import conversions as _conversions
 from .._engine import validation as _v
@@ -194,7 +194,7 @@ def _eps_from_limits(fpr_hi: ArrayLike, fnr_hi: ArrayLike, delta: ArrayLike) -> 
 
 def _mu_from_limits(fpr_hi: ArrayLike, fnr_hi: ArrayLike) -> np.ndarray:
     """max(0, Phi^-1(1 - FPR+) - Phi^-1(FNR+)): the smallest mu with G_mu(FPR+) <= FNR+."""
-    return np.maximum(0.0, stats.norm.isf(fpr_hi) - stats.norm.ppf(fnr_hi))
+    return np.maximum(0.0, -special.ndtri(fpr_hi) - special.ndtri(fnr_hi))
 
 
 def epsilon_lower_bound(false_positives: ArrayLike, negatives: ArrayLike, false_negatives: ArrayLike,

@@ -8,7 +8,7 @@ persistent compilation cache, the risk summary), and each subcommand has its own
 """
 
 from .calibrate import render_calibrate
-from .common import CACHE_OPTIONS, DEFAULT_ALPHAS, DEFAULT_DELTAS, compilation_cache
+from .common import DEFAULT_ALPHAS, DEFAULT_DELTAS, compilation_cache
 from .main import main
 
-__all__ = ["CACHE_OPTIONS", "DEFAULT_ALPHAS", "DEFAULT_DELTAS", "compilation_cache", "main", "render_calibrate"]
+__all__ = ["DEFAULT_ALPHAS", "DEFAULT_DELTAS", "compilation_cache", "main", "render_calibrate"]

@@ -1,5 +1,5 @@
 """What the ``dpax`` subcommands share: argument types, the parent parsers of the shared
-options, the persistent compilation cache, and the risk summary of a privacy loss.
+options, the kernel cache switch, and the risk summary of a privacy loss.
 
 Every subcommand module (:mod:`dpax.cli.main` lists them) builds its parser with
 ``parents=[its own options (an :func:`options_parser`), the shared ones from :class:`Parents`]``,
@@ -12,13 +12,9 @@ import argparse
 import contextlib
 import dataclasses
 import math
-import os
-import sys
 from typing import Iterator, Sequence
 
-import jax
 import numpy as np
-from jax.experimental.compilation_cache import compilation_cache as jax_cc
 
 from .._engine import cache as engine_cache
 from .._engine.text import fmt, table
@@ -29,14 +25,6 @@ PROG = "dpax"
 DEFAULT_ALPHAS = (0.001, 0.01, 0.05, 0.1)
 DEFAULT_DELTAS = (1e-5,)
 DEFAULT_GRID_STEP = 1e-4
-
-#: JAX options the command line sets while it runs (and restores afterwards).
-CACHE_OPTIONS = (
-    "jax_compilation_cache_dir",
-    "jax_persistent_cache_min_compile_time_secs",
-    "jax_persistent_cache_min_entry_size_bytes",
-)
-
 
 # -- argument types ------------------------------------------------------------------------
 
@@ -94,7 +82,7 @@ def make_parents() -> Parents:
                         help="privacy-loss discretisation interval (default: %(default)s)")
     common.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     common.add_argument("--no-cache", dest="cache", action="store_false",
-                        help="do not use the persistent compilation cache ($DPAX_CACHE_DIR or ~/.cache/dpax/jax)")
+                        help="neither read nor write dpax's kernel cache ($DPAX_CACHE_DIR or ~/.cache/dpax)")
     report = argparse.ArgumentParser(add_help=False)
     report.add_argument("--alpha", type=number, nargs="+", default=list(DEFAULT_ALPHAS), metavar="A",
                         help="FPRs at which to report beta (default: %(default)s)")
@@ -175,44 +163,18 @@ def epsilon_lines(deltas: Sequence[float], epsilons: Sequence[float]) -> list[st
     return table(("delta", "epsilon"), [(fmt(d), fmt(e)) for d, e in zip(deltas, epsilons)])
 
 
-# -- persistent compilation cache ----------------------------------------------------------
-
-
-def cache_dir() -> str:
-    """Where the command line keeps JAX's compiled kernels: $DPAX_CACHE_DIR or ~/.cache/dpax/jax."""
-    path = os.environ.get("DPAX_CACHE_DIR") or os.path.join("~", ".cache", "dpax", "jax")
-    return os.path.abspath(os.path.expanduser(path))
+# -- kernel cache --------------------------------------------------------------------------
 
 
 @contextlib.contextmanager
 def compilation_cache(enabled: bool = True) -> Iterator[str | None]:
-    """Run the body with JAX's persistent compilation cache on (every kernel is cached),
-    and dpax's own store of compiled kernels (:mod:`dpax._engine.cache`), which skips tracing too.
-
-    Sets the JAX options in :data:`CACHE_OPTIONS` and restores them afterwards, so calling
-    :func:`dpax.cli.main` from Python leaves the caller's JAX configuration as it was. Yields the
-    cache directory, or None when the cache is off or its directory cannot be created.
+    """Run the body with dpax's store of compiled kernels (:mod:`dpax._engine.cache`) as the
+    library has it (on by default, in ``$DPAX_CACHE_DIR`` or ``~/.cache/dpax``), or off
+    (``--no-cache``: nothing read from or written to disk, restored afterwards). No JAX
+    setting is touched. Yields the directory in use, or None.
     """
-    if not enabled:
-        yield None
+    if enabled:
+        yield engine_cache.directory()
         return
-    path = cache_dir()
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as exc:
-        print(f"{PROG}: warning: compilation cache disabled, cannot create {path}: {exc}", file=sys.stderr)
+    with engine_cache.suspended():
         yield None
-        return
-    saved = {name: jax.config.values[name] for name in CACHE_OPTIONS}
-    try:
-        jax.config.update("jax_compilation_cache_dir", path)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-        jax_cc.reset_cache()  # (re)open the cache at this directory on the next compile
-        engine_cache.enable(os.path.join(path, "dpax-executables"))
-        yield path
-    finally:
-        engine_cache.enable(None)
-        for name, value in saved.items():
-            jax.config.update(name, value)
-        jax_cc.reset_cache()

@@ -8,11 +8,10 @@ Every subcommand prints a human-readable table by default and one JSON object wi
 ``--json``. Bad input (a ValueError or TypeError from dpax) is reported as
 ``dpax: error: <message>`` on stderr with exit status 2, like a usage error.
 
-Compile latency: the command line (and only the command line; importing the library changes
-no global JAX setting) turns on JAX's persistent compilation cache before it computes
-anything, in ``$DPAX_CACHE_DIR`` or ``~/.cache/dpax/jax``, so a second invocation reuses the
-compiled kernels of the first (:func:`dpax.cli.common.compilation_cache`). ``--no-cache``
-turns it off.
+Compile latency: like the library, the command line keeps the kernels it compiles in dpax's
+kernel cache (``$DPAX_CACHE_DIR`` or ``~/.cache/dpax``; see :mod:`dpax._engine.cache`), so a
+second invocation loads what the first compiled. ``--no-cache`` keeps this invocation off
+the disk (:func:`dpax.cli.common.compilation_cache`).
 
 Adding a subcommand: write a module ``dpax/cli/<name>.py`` with a function
 ``add_parser(subparsers, parents)`` that registers the parser with

@@ -17,6 +17,8 @@ exactly at those tangent points, in closed form, not on a fixed grid of FPR valu
 
 from __future__ import annotations
 
+import functools
+
 from typing import Any, NamedTuple
 
 import jax
@@ -24,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._engine import analyse as _analyse
+from .._engine import cache as _cache
 from .._engine import validation as _v
 from .._engine.pair import Pair
 from .._engine.x64 import as_result, float64
@@ -43,6 +46,7 @@ class MuRegret(NamedTuple):
     witness: Any
 
 
+@functools.partial(_cache.kernel, name="mu_regret")
 @jax.jit
 def _mu_regret_kernel(pair: Pair, tail) -> MuRegret:
     """(mu, regret, witness alpha) per row for the symmetrised curve.
