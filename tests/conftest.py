@@ -17,12 +17,20 @@ import tempfile
 import jax
 import pytest
 
-# dpax's kernel cache (on by default) lives in a private directory for the session, shared
-# with the subprocesses the tests start (the CLI), and removed at the end
-_KERNELS = tempfile.mkdtemp(prefix="dpax-test-kernels-")
+# dpax's kernel cache (on by default) lives in a private directory for the test run, shared
+# by the pytest-xdist workers and the subprocesses the tests start (the CLI), and removed by
+# the process that made it
+_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+if _RUN:  # a worker: the directory of this run, whichever worker comes first
+    _KERNELS = os.path.join(tempfile.gettempdir(), f"dpax-test-kernels-{os.getuid() if hasattr(os, 'getuid') else 0}-{_RUN}")
+    os.makedirs(_KERNELS, mode=0o700, exist_ok=True)
+    if os.environ.get("PYTEST_XDIST_WORKER") == "gw0":
+        atexit.register(shutil.rmtree, _KERNELS, True)
+else:
+    _KERNELS = tempfile.mkdtemp(prefix="dpax-test-kernels-")
+    atexit.register(shutil.rmtree, _KERNELS, True)
 os.environ["DPAX_CACHE_DIR"] = _KERNELS
 os.environ.pop("DPAX_CACHE", None)
-atexit.register(shutil.rmtree, _KERNELS, True)
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -14,7 +14,7 @@ def test_bar_when_asked_and_silence_otherwise(monkeypatch, capsys):
     kw = dict(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3), grid_step=1e-2, compare_standard=False)
     dpax.calibrate_dpsgd(**kw, progress=True)
     err = capsys.readouterr().err
-    assert "dpax calibrate_dpsgd" in err and "open=" in err
+    assert "dpax calibrate_dpsgd" in err
     dpax.calibrate_dpsgd(**kw, progress=False)
     dpax.calibrate_dpsgd(**kw)  # None: stderr is not a terminal here
     assert capsys.readouterr().err == ""

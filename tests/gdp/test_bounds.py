@@ -7,6 +7,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import dpax
 from dpax import gdp
@@ -15,24 +16,31 @@ from dpax.gdp import bounds as gdp_bounds
 from dpax.gdp import mu_regret as gdp_mu_regret
 
 
-def test_eq29_fast_path_bounds_the_exact_max():
+@pytest.mark.parametrize("which", ["dpsgd", pytest.param("gaussian", marks=pytest.mark.slow)])
+def test_eq29_fast_path_bounds_the_exact_max(which):
     """Eq. 29 from the tables as they are (1 - value near 1 by subtraction) is an upper bound
     whose error part covers the distance to the max from complementary sums, on curves whose
     max sits far into the corner (DP-SGD at FNR ~ 1 - 1e-6, small mu at 1 - 1e-10); the
     kernel keeps it only within MU_ROUNDING, and is never below the exact max."""
 
-    cases = [dpax.dpsgd(np.array([9.4, 2.0, 3.0]), np.array([16384 / 50000, 0.1, 0.001]), np.array([2000, 400, 400]),
-                        grid_step=1e-4),
-             dpax.gaussian(np.array([1.0, 30.0, 100.0]), grid_step=1e-4)]
+    if which == "dpsgd":
+        cases = [dpax.dpsgd(np.array([9.4, 2.0, 3.0]), np.array([16384 / 50000, 0.1, 0.001]), np.array([2000, 400, 400]),
+                            grid_step=1e-4)]
+    else:
+        cases = [dpax.gaussian(np.array([1.0, 30.0, 100.0]), grid_step=1e-4)]
     with jax.enable_x64(True):
-        for pl in cases:
-            px, py, _, inf_y, neginf_x = pl.pair
-            cx, cy, _, _ = _analyse.breakpoints(pl.pair._replace(inf_y=jnp.zeros_like(inf_y)))
+        @jax.jit  # one compilation instead of one per operation
+        def both(pair):
+            px, py, _, inf_y, neginf_x = pair
+            cx, cy, _, _ = _analyse.breakpoints(pair._replace(inf_y=jnp.zeros_like(inf_y)))
             tail = jnp.full((px.shape[0], 1), 1e-10)
-            fast, error = (np.asarray(v) for v in gdp_bounds.eq29_max(px, py, py / px, cx, cy, None, None, tail))
+            fast = gdp_bounds.eq29_max(px, py, py / px, cx, cy, None, None, tail)
             nx = neginf_x[:, None] + _analyse.head_sums(px)
             ny = _analyse.tail_sums(py) + inf_y[:, None]
-            exact, none = (np.asarray(v) for v in gdp_bounds.eq29_max(px, py, py / px, cx, cy, nx, ny, tail))
+            return fast, gdp_bounds.eq29_max(px, py, py / px, cx, cy, nx, ny, tail)
+
+        for pl in cases:
+            (fast, error), (exact, none) = ((np.asarray(a), np.asarray(b)) for a, b in both(pl.pair))
             np.testing.assert_array_equal(none, 0.0)
             assert np.all(fast >= exact) and np.all(fast - 2 * error <= exact)
             mu, _ = gdp.mu_and_regret(pl)
@@ -88,7 +96,8 @@ def test_eq29_block_bounds_hold_and_are_tight():
                     assert np.sum(upper[r][held] >= best - 2 * gdp_bounds.BOUND_SLACK) <= 8, r
 
 
-def test_kappa_block_bounds_hold_and_are_tight():
+@pytest.mark.parametrize("which", ["dpsgd", pytest.param("laplace and random slopes", marks=pytest.mark.slow)])
+def test_kappa_block_bounds_hold_and_are_tight(which):
     """gdp_bounds.kappa_block_bounds: every block's bound is at or above the largest kappa of its
     segments (as the kernel evaluates them), for mu at, below and above the curve's own (the
     bound is used at the curve's mu, but holds for any), on DP-SGD, Laplace and random
@@ -99,11 +108,14 @@ def test_kappa_block_bounds_hold_and_are_tight():
     random = dpax.PrivacyLoss(shaped[0] / shaped[0].sum(), shaped[1] / shaped[1].sum(), -10_000, 0.0, 0.0, 1e-3)
     cases = [dpax.dpsgd(np.array([9.4, 8.0]), np.array([16384 / 50000, 0.1]), np.array([2000, 2000]), grid_step=1e-4),
              dpax.laplace(np.array([0.5, 3.0]), grid_step=1e-4), random]
+    cases = cases[:1] if which == "dpsgd" else [None] + cases[1:]
     size = gdp_bounds.KAPPA_BLOCK
     with jax.enable_x64(True):
         for case, pl in enumerate(cases):
+            if pl is None:
+                continue
             px, py = pl.pair[:2]
-            cx, cy, _, _ = _analyse.breakpoints(pl.pair._replace(inf_y=jnp.zeros(px.shape[0])))
+            cx, cy, _, _ = jax.jit(_analyse.breakpoints)(pl.pair._replace(inf_y=jnp.zeros(px.shape[0])))
             mu = np.atleast_1d(gdp.mu_and_regret(pl)[0])
             for scale in (1.0, 0.5, 2.0):
                 m = jnp.asarray(mu * scale)[:, None]
@@ -157,7 +169,8 @@ def test_bounded_max_equals_the_full_max(monkeypatch):
     assert arg[1] == 5000 and arg[2] == n and arg[3] == 7777
 
 
-def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch):
+@pytest.mark.parametrize("which", ["dpsgd", pytest.param("all", marks=pytest.mark.slow)])
+def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch, which):
     """The kernel's block bounds on Eq. 29's terms and on the regret's kappas are sound: the
     kernel with every block evaluated (no pruning) gives the same mu, regret and witness bit
     for bit, on DP-SGD (peaked terms), the composed Gaussian (flat terms), RR, Laplace and a
@@ -170,8 +183,10 @@ def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch):
         dpax.laplace(np.array([0.5, 2.0, 1.0]), grid_step=1e-3),
         dpax.PrivacyLoss([0.6, 0.0, 0.4], [0.4, 0.0, 0.6], -2, 0.0, 0.0, 0.2),  # shorter than a block
     ]
-    raw = gdp_mu_regret._mu_regret_kernel.__wrapped__
     tails = (1e-10, 0.0, 1e-3)
+    if which != "all":
+        cases, tails = cases[:1], (1e-10, 0.0)
+    raw = gdp_mu_regret._mu_regret_kernel.__wrapped__
     with jax.enable_x64(True):
         pruned_kernel = jax.jit(lambda *a: raw(*a))
         pruned = [[np.asarray(v) for v in pruned_kernel(pl.pair, jnp.float64(t))] for pl in cases for t in tails]

@@ -1,0 +1,81 @@
+"""How many XLA compilations each public operation costs in a fresh process (kernel cache
+off): every compilation is a fraction of a second of a user's first call, so the counts are
+pinned and a regression (a new kernel shape per round, an eager op per call) fails here.
+
+Counted with ``jax.monitoring`` (the backend-compile event, eager operations included).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+COUNT = """
+import collections, json, sys
+from jax import monitoring
+n = collections.Counter()
+monitoring.register_event_duration_secs_listener(
+    lambda event, duration, **kw: n.update([event]) if event == "/jax/core/compile/backend_compile_duration" else None)
+import dpax
+{setup}
+before = n["/jax/core/compile/backend_compile_duration"]
+{first}
+first = n["/jax/core/compile/backend_compile_duration"] - before
+{again}
+again = n["/jax/core/compile/backend_compile_duration"] - before - first
+print("RESULT " + json.dumps([first, again]))
+"""
+
+#: operation -> (setup, the call, a second call, pinned compilations of the first call). The
+#: second call repeats the first (a different noise changes the support length and so the
+#: kernel shapes: the lengths follow a ladder of 4 sizes per octave), except for the
+#: calibration, which searches for another target.
+CASES = {
+    "epsilon of DP-SGD": (
+        "", "dpax.dpsgd(1.0, 1e-3, 1000, grid_step=1e-3).epsilon(1e-5)",
+        "dpax.dpsgd(1.0, 1e-3, 1000, grid_step=1e-3).epsilon(1e-6)", 5),
+    "beta at 3 alphas": (
+        "", "dpax.dpsgd(1.0, 1e-3, 1000, grid_step=1e-3).beta([0.01, 0.05, 0.1])",
+        "dpax.dpsgd(1.0, 1e-3, 1000, grid_step=1e-3).beta([0.02, 0.05, 0.2])", 5),
+    "mu and regret": (
+        "", "dpax.gdp.mu_and_regret(dpax.dpsgd(2.0, 0.01, 300, grid_step=1e-3))",
+        "dpax.gdp.mu_and_regret(dpax.dpsgd(2.0, 0.01, 300, grid_step=1e-3))", 5),
+    "accountant": (
+        "from dpax.accountants import PLDAccountant\na = PLDAccountant(grid_step=1e-3)\n"
+        "for _ in range(100): a.step(noise_multiplier=1.1, sample_rate=0.01)",
+        "a.get_epsilon(1e-5)", "a.get_epsilon(1e-6)", 5),
+    "calibration": (
+        "", "dpax.calibrate_dpsgd(sample_rate=0.01, num_steps=300, target=dpax.targets.ErrRates(0.1, 0.5),"
+            " grid_step=1e-3)",
+        "dpax.calibrate_dpsgd(sample_rate=0.01, num_steps=300, target=dpax.targets.ErrRates(0.1, 0.6),"
+            " grid_step=1e-3)", 22),
+}
+
+
+def _counts(setup, first, again):
+    code = COUNT.format(setup=setup, first=first, again=again)
+    env = dict(os.environ, DPAX_CACHE="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return json.loads([ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_compilations_per_public_operation(name):
+    setup, first, again, pinned = CASES[name]
+    n_first, n_again = _counts(setup, first, again)
+    assert n_first <= pinned, f"{name}: {n_first} compilations, pinned at {pinned}"
+    # a repeated call compiles nothing; a calibration to another target only a few kernels
+    assert n_again <= (12 if name == "calibration" else 0), f"{name}: {n_again} more on a second call"
+
+
+@pytest.mark.slow
+def test_compilations_of_the_readme_calibration():
+    """The quick start's calibration (p 1e-3, T 1e4, grid 1e-3): 66 compilations before its
+    rounds shared kernel shapes, 24 after."""
+    n_first, _ = _counts("", "dpax.calibrate_dpsgd(sample_rate=1e-3, num_steps=10_000,"
+                             " target=dpax.targets.ErrRates(0.1, 0.5), grid_step=1e-3)", "")
+    assert n_first <= 24
