@@ -17,17 +17,14 @@ import tempfile
 import jax
 import pytest
 
-# dpax's kernel cache (on by default) lives in a private directory for the test run, shared
-# by the pytest-xdist workers and the subprocesses the tests start (the CLI), and removed by
-# the process that made it
-_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-if _RUN:  # a worker: the directory of this run, whichever worker comes first
-    _KERNELS = os.path.join(tempfile.gettempdir(), f"dpax-test-kernels-{os.getuid() if hasattr(os, 'getuid') else 0}-{_RUN}")
-    os.makedirs(_KERNELS, mode=0o700, exist_ok=True)
-    if os.environ.get("PYTEST_XDIST_WORKER") == "gw0":
-        atexit.register(shutil.rmtree, _KERNELS, True)
+# dpax's kernel cache (on by default) lives in a private directory for the test run, made
+# and removed by the main pytest process, shared by its pytest-xdist workers and by the
+# subprocesses the tests start (the CLI)
+if os.environ.get("PYTEST_XDIST_WORKER") and os.path.isdir(os.environ.get("DPAX_TEST_KERNELS", "")):
+    _KERNELS = os.environ["DPAX_TEST_KERNELS"]  # the main process's
 else:
     _KERNELS = tempfile.mkdtemp(prefix="dpax-test-kernels-")
+    os.environ["DPAX_TEST_KERNELS"] = _KERNELS
     atexit.register(shutil.rmtree, _KERNELS, True)
 os.environ["DPAX_CACHE_DIR"] = _KERNELS
 os.environ.pop("DPAX_CACHE", None)

@@ -87,6 +87,7 @@ def test_in_process_config_untouched():
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # broadcasting against single calls: test_two_dimensional_broadcast in the default run
 def test_dpsgd_broadcasts_like_numpy():
     noise = [0.8, 1.0, 1.2]
     alphas = [0.01, 0.1]
@@ -328,3 +329,13 @@ def test_user_built_privacy_loss_keeps_float64():
     assert rebuilt.pmf_x.dtype == np.float64
     assert rebuilt.beta(1e-6) == pl.beta(1e-6)
     assert rebuilt.epsilon(1e-9) == pl.epsilon(1e-9)
+
+
+def test_import_loads_only_what_it_needs():
+    """`import dpax` and `dpax --help` cost little more than `import jax`: the optional and
+    heavy modules load where they are used (plots, sweeps, progress bars, audits, interop)."""
+    code = ("import sys, dpax, dpax.cli.main; "
+            "print(sorted(m for m in ('matplotlib', 'yaml', 'tqdm', 'pandas', 'pyarrow', 'scipy.stats', "
+            "'scipy.optimize', 'dp_accounting', 'torch') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -41,16 +41,25 @@ def _riskcal_noise(alpha, beta, p, t, step):
         )
 
 
-@pytest.fixture(scope="module")
-def table():
-    p, t, alpha, tpr = dpsgd_table()
+def _calibrated_table(rows):
+    p, t, alpha, tpr = (a[:rows] for a in dpsgd_table())
     res = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=ErrRates.from_tpr(alpha, tpr), grid_step=STEP, compare_standard=False)
     return p, t, alpha, tpr, res
 
 
+#: the default run calibrates the table's first 24 rows (3 of them need no noise); the
+#: whole table, 64 rows, runs with -m slow
+DEFAULT_ROWS = 24
+
+
+@pytest.fixture(scope="module", params=[DEFAULT_ROWS, pytest.param(64, marks=pytest.mark.slow)], ids=lambda n: f"{n}rows")
+def table(request):
+    return _calibrated_table(request.param)
+
+
 def test_table_in_one_call(table):
     p, t, alpha, tpr, res = table
-    assert np.shape(res.noise_multiplier) == (64,)
+    assert np.shape(res.noise_multiplier) == p.shape and p.size in (DEFAULT_ROWS, 64)
     q = 1 - (1 - p) ** t
     free = (1 - q) * (1 - alpha) >= 1 - tpr  # subsampling alone bounds TPR at alpha + q (1 - alpha)
     assert free.sum() >= 3  # the table has such rows ...
@@ -75,20 +84,22 @@ def test_table_rows_are_tight(table):
     np.testing.assert_allclose(res.achieved["beta"][rows], beta[:n], atol=1e-12)
 
 
-ROWS_DEFAULT = [0, 5, 9, 63]
+ROWS_DEFAULT = [0, 5, 9, 23]
 
 
 @pytest.mark.parametrize("i", ROWS_DEFAULT)
 def test_table_rows_match_riskcal(table, i):
     p, t, alpha, tpr, res = table
+    if p.size != DEFAULT_ROWS:
+        pytest.skip("the whole table is checked row by row in test_all_64_rows_match_riskcal")
     ref = _riskcal_noise(alpha[i], 1 - tpr[i], p[i], t[i], STEP)
     assert res.noise_multiplier[i] == pytest.approx(ref, rel=5e-3)
 
 
 @pytest.mark.slow
-def test_all_64_rows_match_riskcal(table):
+def test_all_64_rows_match_riskcal():
     """All rows, riskcal looped row by row at the same grid (several minutes)."""
-    p, t, alpha, tpr, res = table
+    p, t, alpha, tpr, res = _calibrated_table(64)
     for i in np.flatnonzero(res.status == "calibrated"):
         ref = _riskcal_noise(alpha[i], 1 - tpr[i], p[i], t[i], STEP)
         assert res.noise_multiplier[i] == pytest.approx(ref, rel=5e-3), i

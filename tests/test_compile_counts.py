@@ -63,7 +63,8 @@ def _counts(setup, first, again):
     return json.loads([ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
 
 
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", [n if n in ("epsilon of DP-SGD", "mu and regret", "calibration")
+                                  else pytest.param(n, marks=pytest.mark.slow) for n in CASES])
 def test_compilations_per_public_operation(name):
     setup, first, again, pinned = CASES[name]
     n_first, n_again = _counts(setup, first, again)

@@ -154,7 +154,7 @@ PROFILE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("step", [1e-3, 1e-4])
+@pytest.mark.parametrize("step", [1e-3, pytest.param(1e-4, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("sigma, num_steps, deltas", PROFILE_CASES, ids=lambda v: str(v) if not isinstance(v, tuple) else "d")
 def test_epsilon_matches_gdp_closed_form(sigma, num_steps, deltas, step):
     mu = np.sqrt(num_steps) / sigma

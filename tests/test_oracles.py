@@ -48,6 +48,14 @@ DPSGD_CONFIGS = [
     (0.9, 1e-4, 100, 1e-4),
     (3.0, 0.05, 10, 1e-4),
 ]
+#: the configurations of the default run (both grids, p from 1e-4 to 0.1, T from 10 to
+#: 10,000); the others run with -m slow
+DEFAULT_DPSGD = {(1.0, 0.001, 10000, 1e-3), (1.0, 0.1, 100, 1e-4), (0.6, 0.1, 10, 1e-4), (0.5, 0.001, 1000, 1e-3),
+                 (5.0, 0.1, 10000, 1e-3), (0.9, 1e-4, 100, 1e-4)}
+
+
+def _default_or_slow(cfg, **kw):
+    return pytest.param(cfg, marks=() if cfg in DEFAULT_DPSGD else pytest.mark.slow, **kw)
 
 
 def _id(cfg):
@@ -55,7 +63,7 @@ def _id(cfg):
     return f"s{s:g}-p{p:g}-T{t}-h{h:g}"
 
 
-@pytest.mark.parametrize("cfg", DPSGD_CONFIGS, ids=_id)
+@pytest.mark.parametrize("cfg", [_default_or_slow(c) for c in DPSGD_CONFIGS], ids=_id)
 def test_dpsgd_matches_dp_accounting_and_riskcal(cfg):
     sigma, p, num_steps, step = cfg
     pl = dpax.dpsgd(sigma, p, num_steps, grid_step=step)
@@ -114,7 +122,7 @@ def _prv_epsilon(sigma, p, num_steps, delta, eps_error):
 
 @pytest.mark.parametrize(
     "sigma, p, num_steps",
-    [(1.0, 0.001, 10000), (0.8, 0.01, 1000), (1.2, 0.02, 5000)],
+    [(1.0, 0.001, 10000), (0.8, 0.01, 1000), pytest.param(1.2, 0.02, 5000, marks=pytest.mark.slow)],
 )
 def test_epsilon_within_prv_accountant_bounds(sigma, p, num_steps):
     """prv-accountant's (lower, estimate, upper) with eps_error 0.005: dpax at grid 1e-4 is
@@ -143,7 +151,8 @@ def test_epsilon_realistic_dpsgd_small_delta_not_below_prv_lower_bound():
 FINE_ALPHAS = np.linspace(0.0, 1.0, 20001)
 
 PROPERTY_CONFIGS = (
-    [pytest.param(("dpsgd",) + c, id="dpsgd-" + _id(c)) for c in DPSGD_CONFIGS]
+    [pytest.param(("dpsgd",) + c, id="dpsgd-" + _id(c), marks=() if c in DEFAULT_DPSGD else pytest.mark.slow)
+     for c in DPSGD_CONFIGS]
     + [pytest.param(("sub", s, p, 1, 1e-3), id=f"sub-s{s}-p{p}") for s, p in [(0.5, 0.3), (1.0, 0.01), (0.6, 0.9), (2.0, 0.1)]]
     + [pytest.param(("gauss", s, 1.0, t, 1e-3), id=f"gauss-s{s}-T{t}") for s, t in [(1.0, 1), (0.5, 4), (10.0, 1000)]]
 )
@@ -204,7 +213,7 @@ def _conjugate_check(pl, atol):
     np.testing.assert_allclose(np.atleast_1d(pl.delta(eps)), np.maximum(conj, 0.0), rtol=0, atol=atol)
 
 
-@pytest.mark.parametrize("cfg", [c for c in DPSGD_CONFIGS if c[3] == 1e-3][:5], ids=_id)
+@pytest.mark.parametrize("cfg", [_default_or_slow(c) for c in DPSGD_CONFIGS if c[3] == 1e-3][:5], ids=_id)
 def test_profile_is_the_conjugate_of_the_curve(cfg):
     """delta(eps) = max_a 1 - e^eps a - beta(a) over the symmetrised curve, attained at its
     breakpoints (those of f and the mirrored ones of f^-1); epsilon(delta) is its inverse.

@@ -120,7 +120,7 @@ def test_advantage_closed_form(sigma, p):
 
 
 @pytest.mark.parametrize("sigma, p", [(0.5, 0.3), (1.0, 0.01), (2.0, 0.1), (0.8, 1.0), (1.0, 0.5)])
-@pytest.mark.parametrize("step", [1e-3, 1e-4])
+@pytest.mark.parametrize("step", [1e-3, pytest.param(1e-4, marks=pytest.mark.slow)])
 def test_delta_and_epsilon_closed_form(sigma, p, step):
     """delta(eps) = max of the two directions' hockey-stick divergences; epsilon(delta) its
     inverse. dpax is on the safe side (delta, epsilon never below) and close."""

@@ -166,7 +166,7 @@ class _Evaluator:
         else:
             with np.errstate(all="ignore"):
                 keys = _batching.width_class(np.asarray(self.cost(params, rows), float))
-        for g in _batching.merge_groups(keys):
+        for g in reversed(_batching.merge_groups(keys)):  # widest first: narrower groups may reuse its shapes
             sel = np.flatnonzero(np.isin(keys, g))
             out[sel] = self._run_group(params[sel], rows[sel], int(g[0]))
         return out

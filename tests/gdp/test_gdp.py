@@ -96,7 +96,8 @@ def test_clt_approximations_of_dpsgd_are_optimistic():
 # -- mu and regret --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sigma,steps", [(1.0, 1), (1.0, 4), (2.0, 100), (5.0, 1000)])
+@pytest.mark.parametrize("sigma,steps", [(1.0, 1), pytest.param(1.0, 4, marks=pytest.mark.slow), (2.0, 100),
+                                         pytest.param(5.0, 1000, marks=pytest.mark.slow)])
 def test_composed_gaussian_is_exactly_gdp(sigma, steps):
     pl = dpax.gaussian(sigma, grid_step=1e-4 if steps < 100 else 1e-3).self_compose(steps)
     mu, regret = gdp.mu_and_regret(pl)
@@ -105,7 +106,8 @@ def test_composed_gaussian_is_exactly_gdp(sigma, steps):
     assert 0.0 <= regret < 1e-6
 
 
-@pytest.mark.parametrize("sigma,step", [(30.0, 1e-4), (100.0, 1e-4), (100.0, 1e-5)])
+@pytest.mark.parametrize("sigma,step", [pytest.param(30.0, 1e-4, marks=pytest.mark.slow), (100.0, 1e-4),
+                                        pytest.param(100.0, 1e-5, marks=pytest.mark.slow)])
 def test_small_mu_is_exact_to_the_grid(sigma, step):
     """A single Gaussian step with mu = 1/sigma down to 0.01: Eq. 29's max sits at the box's
     corner, where beta ~ 1 - 1e-10. Taking Phi^-1 of beta from the head sums left 1 - beta
@@ -217,7 +219,8 @@ def test_regret_where_gdpnum_grid_misses_the_point():
     assert np.all(np.interp(np.clip(x + g_upper, 0, 1), a, b) - g_upper <= gdp_beta(x, mu))
 
 
-@pytest.mark.parametrize("cfg", [(1.0, 0.1, 100), (0.5, 0.1, 10), pytest.param((0.5, 0.01, 100), marks=pytest.mark.slow),
+@pytest.mark.parametrize("cfg", [(1.0, 0.1, 100), pytest.param((0.5, 0.1, 10), marks=pytest.mark.slow),
+                                 pytest.param((0.5, 0.01, 100), marks=pytest.mark.slow),
                                  pytest.param((2.0, 0.01, 1000), marks=pytest.mark.slow)])
 def test_regret_matches_gdpnum_algorithm_on_the_same_curve(cfg):
     """Same breakpoints and mu: dpax's closed-form regret vs gdpnum's bisection on 10,000 FPRs

@@ -31,6 +31,16 @@ BYTES_PER_POINT = 160
 #: :func:`shared_lengths`).
 SHARED_PADDING = 8
 
+def power_of_two(n: int) -> int:
+    """Smallest power of two >= n (and >= MIN_LENGTH): the coarser ladder of kernels whose
+    compilation is expensive and whose inputs can be padded without changing the answer.
+
+    >>> [power_of_two(n) for n in (1, 300, 1024, 1025)]
+    [256, 512, 1024, 2048]
+    """
+    return max(MIN_LENGTH, 1 << (max(int(n), 1) - 1).bit_length())
+
+
 def _ladder(n: int) -> int:
     n = max(int(n), MIN_LENGTH)
     base = 1 << (n.bit_length() - 1)

@@ -9,11 +9,14 @@ The grid step is not part of it (a batch shares one; kernels take it as an argum
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import cache as _cache
 from .grid import loss_grid
 
 
@@ -60,3 +63,25 @@ class Pair(NamedTuple):
         """The rows at ``index`` (an integer array), every array gathered on axis 0."""
         xp = self._xp()
         return Pair(*(xp.take(xp.asarray(a), index, axis=0) for a in self))
+
+
+@functools.partial(_cache.kernel, name="pad_pair")
+@functools.partial(jax.jit, static_argnames=("rows", "length"))
+def _pad(pair: Pair, rows: int, length: int) -> Pair:
+    extra_rows, extra_points = rows - pair.pmf_x.shape[0], length - pair.pmf_x.shape[1]
+    pmf = lambda a: jnp.pad(jnp.pad(a, ((0, 0), (0, extra_points))), ((0, extra_rows), (0, 0)), mode="edge")
+    row = lambda a: jnp.pad(a, (0, extra_rows), mode="edge")
+    return Pair(pmf(pair.pmf_x), pmf(pair.pmf_y), row(pair.offset), row(pair.inf_y), row(pair.neginf_x))
+
+
+def padded(pair: Pair, rows: int, length: int) -> Pair:
+    """``pair`` with zero masses appended to every row up to ``length`` points and its last
+    row repeated up to ``rows`` rows: the same laws (a zero-mass point beyond the last adds
+    no breakpoint of its own), in a shape that a kernel compiled once can serve for many
+    supports and batch sizes. The answers of the first rows are those of the original ones.
+    """
+    if (rows, length) == (pair.pmf_x.shape[0], pair.support_length):
+        return pair
+    if rows < pair.pmf_x.shape[0] or length < pair.support_length:
+        raise ValueError(f"cannot pad {pair.pmf_x.shape} to ({rows}, {length})")
+    return _pad(pair, rows=int(rows), length=int(length))
