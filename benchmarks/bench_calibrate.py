@@ -60,6 +60,9 @@ def main(argv=None):
     parser.add_argument("--scaling-grid", type=float, default=None, help="grid step of the scaling table (default: --grid)")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "calibrate.json"))
     args = parser.parse_args(argv)
+    import dpax as _dpax
+
+    _dpax.disable_kernel_cache()  # "cold" = compilation included (bench_cold_start.py measures the cache)
 
     import jax
 

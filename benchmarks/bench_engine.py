@@ -41,6 +41,9 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=3, help="warm repetitions (best is reported)")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "engine.json"))
     args = parser.parse_args(argv)
+    import dpax as _dpax
+
+    _dpax.disable_kernel_cache()  # "cold" = compilation included (bench_cold_start.py measures the cache)
 
     import jax
 

@@ -112,6 +112,9 @@ def main(argv=None):
     parser.add_argument("--grid-step", type=float, default=1e-3, help="grid of the Figure 3 sweep (default 1e-3)")
     parser.add_argument("--skip-sweep", action="store_true")
     args = parser.parse_args(argv)
+    import dpax as _dpax
+
+    _dpax.disable_kernel_cache()  # "cold" = compilation included (bench_cold_start.py measures the cache)
 
     result = {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "paper_config": paper_config(args.repeat)}
     pc = result["paper_config"]
