@@ -290,3 +290,18 @@ def test_nothing_is_stored_while_jax_persistent_cache_is_on(store, tmp_path):
     cache.clear(memory_only=True)
     np.testing.assert_array_equal(dpax.gaussian(0.93, grid_step=1e-2).beta([0.1, 0.2]), numbers)
     assert len(_entries(store)) >= 2
+
+
+@pytest.mark.parametrize("outputs", [{"named": "os:system", "of": ["*"]}, {"tuple": ["*", "*", "*", "*", "*", "*"]},
+                                     {"eval": "*"}])
+def test_a_well_formed_entry_with_a_bad_header_is_refused(store, outputs):
+    """Even with a valid checksum (a buggy or hostile writer), the output structure may only
+    name dpax's NamedTuples and must match the executable's outputs."""
+    reference = _small()
+    for entry in _entries(store):
+        header, payload = cache._read(str(entry), entry.stem)
+        cache._write(str(store), entry.stem, dict(header, outputs=outputs), payload)
+    with pytest.warns(RuntimeWarning, match="discarded"):
+        numbers, counts = _fresh_process_numbers(store, _small)
+    np.testing.assert_array_equal(numbers, reference)
+    assert counts.get("loaded", 0) == 0

@@ -321,7 +321,7 @@ def _describe(compiled) -> tuple[dict, bytes]:
     if len(unloaded.device_list) != 1 or getattr(unloaded, "mut", None):
         raise NotStorable("more than one device")
     kept = sorted(int(i) for i in mesh_exe._kept_var_idx)
-    in_avals = [a for i, a in enumerate(unloaded.input_avals)]
+    in_avals = list(unloaded.input_avals)
     if len(in_avals) != len(kept):
         raise NotStorable("inputs")
     runtime = mesh_exe.xla_executable
@@ -402,8 +402,14 @@ def _load(directory: str, key: str) -> _Stored | None:
 
         runtime = device.client.deserialize_executable(
             payload, executable_devices=xla_client.DeviceList((device,)))
-        stored = _Stored(runtime, tuple(header["kept"]), tuple(np.dtype(d) for d in header["dtypes"]),
+        stored = _Stored(runtime, tuple(int(i) for i in header["kept"]), tuple(np.dtype(d) for d in header["dtypes"]),
                          header["outputs"], int(header["num_outputs"]))
+        if len(stored.kept) != len(stored.dtypes):
+            raise BadEntry("inputs do not match their dtypes")
+        count = iter(range(stored.num_outputs + 1))
+        _decode_tree(stored.outputs, count)  # the structure is valid and names dpax types only ...
+        if next(count) != stored.num_outputs:  # ... and holds exactly the executable's outputs
+            raise BadEntry("output structure does not match the executable")
         stats["loaded"] += 1
         return stored
     except FileNotFoundError:
