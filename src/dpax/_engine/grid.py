@@ -31,6 +31,7 @@ BYTES_PER_POINT = 160
 #: :func:`shared_lengths`).
 SHARED_PADDING = 8
 
+
 def power_of_two(n: int) -> int:
     """Smallest power of two >= n (and >= MIN_LENGTH): the coarser ladder of kernels whose
     compilation is expensive and whose inputs can be padded without changing the answer.
@@ -94,9 +95,8 @@ def lengths_in_use() -> dict:
 @contextlib.contextmanager
 def shared_lengths(used: dict | None = None):
     """Within the body, each site (construct, compose) reuses the shortest length it used
-    before under the same ``used`` dict (which records them; None: the enclosing block's,
-    or a new one) that is at most
-    ``SHARED_PADDING`` times its own.
+    before, up to ``SHARED_PADDING`` times its own, under the same ``used`` dict (which
+    records them; None: the enclosing block's, or a new one).
 
     A search evaluates rounds of candidates whose supports differ a little; sharing lengths
     makes later rounds reuse the compiled kernels of earlier ones instead of compiling new
