@@ -305,3 +305,21 @@ def test_a_well_formed_entry_with_a_bad_header_is_refused(store, outputs):
         numbers, counts = _fresh_process_numbers(store, _small)
     np.testing.assert_array_equal(numbers, reference)
     assert counts.get("loaded", 0) == 0
+
+
+def test_the_store_is_trimmed_least_recently_used_first(store, monkeypatch):
+    _small()
+    entries = _entries(store)
+    assert len(entries) >= 3
+    sizes = {e.name: e.stat().st_size for e in entries}
+    for age, entry in enumerate(entries):  # entries[0] the oldest
+        os.utime(entry, (1_000_000 + age, 1_000_000 + age))
+    budget = sum(sizes.values()) - 1  # one byte over: trim to 3/4 of the budget
+    monkeypatch.setattr(cache, "MAX_STORE_BYTES", budget)
+    cache._trim(str(store))
+    left = {e.name for e in _entries(store)}
+    assert sum(sizes[n] for n in left) <= budget * 3 // 4
+    kept_order = [e.name in left for e in entries]
+    assert kept_order == sorted(kept_order)  # the oldest went first
+    numbers, counts = _fresh_process_numbers(store, _small)  # the rest still loads
+    assert counts.get("discarded", 0) == 0

@@ -9,7 +9,8 @@ process (an accountant inside a training job, a notebook, a sweep) stays bounded
 On disk (default on; ``$DPAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/dpax`` or
 ``~/.cache/dpax``; off with ``DPAX_CACHE=0`` or :func:`disable`) each executable is kept as
 XLA's own serialisation of the compiled program plus a JSON header, so that a new process
-loads it instead of tracing, lowering and compiling. What is read is never trusted:
+loads it instead of tracing, lowering and compiling. The store is kept under
+:data:`MAX_STORE_BYTES` (2 GiB; ``DPAX_CACHE_MAX_GB``), least recently used entries first. What is read is never trusted:
 
 * no pickle: the header is JSON, and the output structure it describes may only name
   dpax's own NamedTuple result types;
@@ -52,6 +53,9 @@ _MAGIC = b"DPAXKERNEL1\n"
 MAX_IN_MEMORY = 96
 #: Largest entry read from disk, in bytes.
 MAX_ENTRY_BYTES = 256 * 2**20
+#: Size of the store on disk beyond which the least recently used entries are deleted
+#: (down to 3/4 of it). Override with DPAX_CACHE_MAX_GB.
+MAX_STORE_BYTES = int(float(os.environ.get("DPAX_CACHE_MAX_GB", "2")) * 2**30)
 _SUFFIX = ".xk"
 
 _lock = threading.RLock()
@@ -161,8 +165,12 @@ def _warn(message: str) -> None:
 
 
 def _unsafe(st: os.stat_result, what: str) -> str | None:
-    """Why a directory or file with this lstat is not safe to load code from (None: safe)."""
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+    """Why a directory or file with this lstat is not safe to load code from (None: safe).
+    POSIX ownership and permission bits; elsewhere (Windows) the user's profile directory's
+    access control is relied on."""
+    if os.name != "posix":
+        return None
+    if st.st_uid != os.getuid():
         return f"{what} is owned by another user (uid {st.st_uid})"
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return f"{what} is writable by group or others (mode {stat.filemode(st.st_mode)})"
@@ -353,12 +361,36 @@ def _write(directory: str, key: str, header: dict, payload: bytes) -> None:
             fh.write(blob)
         os.replace(tmp, os.path.join(directory, key + _SUFFIX))
         stats["stored"] += 1
+        _trim(directory)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+def _trim(directory: str) -> None:
+    """Delete the least recently used entries (by modification time: loading an entry
+    touches it) while the store is over MAX_STORE_BYTES, down to 3/4 of it."""
+    entries = []
+    with os.scandir(directory) as it:
+        for e in it:
+            if e.name.endswith(_SUFFIX) and e.is_file(follow_symlinks=False):
+                st = e.stat(follow_symlinks=False)
+                entries.append((st.st_mtime, st.st_size, e.path))
+    total = sum(size for _, size, _ in entries)
+    if total <= MAX_STORE_BYTES:
+        return
+    for _, size, path in sorted(entries):
+        if total <= MAX_STORE_BYTES * 3 // 4:
+            break
+        try:
+            os.unlink(path)
+            total -= size
+            stats["evicted"] += 1
+        except OSError:
+            pass
 
 
 class BadEntry(Exception):
@@ -411,6 +443,10 @@ def _load(directory: str, key: str) -> _Stored | None:
         if next(count) != stored.num_outputs:  # ... and holds exactly the executable's outputs
             raise BadEntry("output structure does not match the executable")
         stats["loaded"] += 1
+        try:
+            os.utime(path)  # recently used: trimmed last
+        except OSError:
+            pass
         return stored
     except FileNotFoundError:
         return None
