@@ -136,9 +136,12 @@ class _Evaluator:
         self.step = step
 
     def _run_group(self, params, rows, key):
-        n = params.size
         with _grid.shared_lengths(self.lengths):
-            pad = _grid.shared_size(_batching.group_size(n), ("rows", self.step)) - n
+            return self._run_shared(params, rows, key)
+
+    def _run_shared(self, params, rows, key):
+        n = params.size
+        pad = _grid.shared_size(_batching.group_size(n), ("rows", self.step)) - n
         if pad:
             params = np.concatenate([params, np.repeat(params[-1:], pad)])
             rows = np.concatenate([rows, np.repeat(rows[-1:], pad)])
@@ -155,8 +158,7 @@ class _Evaluator:
             margin, _ = self.target.take(rows[a:b]).margin(pl.pair)
             return margin
 
-        with _grid.shared_lengths(self.lengths):
-            margins, self.chunk[key] = _sharding.map_chunks(run, params.size, self.chunk.get(key))
+        margins, self.chunk[key] = _sharding.map_chunks(run, params.size, self.chunk.get(key))
         return margins[:n]
 
     def __call__(self, params, rows):

@@ -323,3 +323,8 @@ def test_the_store_is_trimmed_least_recently_used_first(store, monkeypatch):
     assert kept_order == sorted(kept_order)  # the oldest went first
     numbers, counts = _fresh_process_numbers(store, _small)  # the rest still loads
     assert counts.get("discarded", 0) == 0
+
+
+def test_a_path_that_is_not_one_is_refused():
+    with pytest.raises(TypeError, match="path must be"):
+        dpax.enable_kernel_cache(123)

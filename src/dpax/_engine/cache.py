@@ -10,7 +10,8 @@ On disk (default on; ``$DPAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/dpax`` or
 ``~/.cache/dpax``; off with ``DPAX_CACHE=0`` or :func:`disable`) each executable is kept as
 XLA's own serialisation of the compiled program plus a JSON header, so that a new process
 loads it instead of tracing, lowering and compiling. The store is kept under
-:data:`MAX_STORE_BYTES` (2 GiB; ``DPAX_CACHE_MAX_GB``), least recently used entries first. What is read is never trusted:
+:data:`MAX_STORE_BYTES` (2 GiB; ``DPAX_CACHE_MAX_GB``), least recently used entries deleted
+first. What is read is never trusted:
 
 * no pickle: the header is JSON, and the output structure it describes may only name
   dpax's own NamedTuple result types;
@@ -87,9 +88,11 @@ def enable(path: str | None = None) -> str | None:
     Returns the directory in use, or None (with a warning) when it cannot be created or is
     not safe to use (owned by another user, writable by group or others).
     """
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a directory path (str or os.PathLike) or None, got {type(path).__name__}")
     with _lock:
         _table.clear()
-        _state["dir"] = _checked_dir(os.path.abspath(os.path.expanduser(path or default_dir())))
+        _state["dir"] = _checked_dir(os.path.abspath(os.path.expanduser(os.fspath(path or default_dir()))))
         _state["resolved"] = True
         return _state["dir"]
 
