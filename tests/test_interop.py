@@ -2,8 +2,10 @@
 
 Directions (dp_accounting.pld.privacy_loss_mechanism): _pmf_remove is the law of dpax's Y
 with Pr[Y = +inf] as its infinity mass; _pmf_add is the law of -X with Pr[X = -inf]. The
-conversion moves arrays only, so round trips keep every number; converted oracle PLDs are
-checked against exact references, which a swapped or un-mirrored direction would fail.
+import reads each where it holds the larger law, so round trips keep every number;
+converted oracle PLDs are checked against exact references, which a swapped or
+un-mirrored direction would fail, and dp-accounting's own default PLDs against closed forms
+(deriving P from Q alone, as dpax once did, fails those by orders of magnitude).
 """
 
 from __future__ import annotations
@@ -38,10 +40,11 @@ def test_round_trip_dp_accounting_dpax_dp_accounting():
     pl = dpax.from_dp_accounting(oracle)
     again = pl.to_dp_accounting()
     for e in EPSILONS:
-        # the REMOVE PMF, the pair dpax reads, comes back unchanged
-        assert again._pmf_remove.get_delta_for_epsilon(e) == pytest.approx(
-            oracle._pmf_remove.get_delta_for_epsilon(e), rel=1e-9, abs=1e-13)  # its FFT round-off below 0 is clipped
-        # the ADD side is now the swapped pair of the REMOVE PMF, not dp-accounting's own rounding of it
+        # each direction comes back as dp-accounting computed it (its PMF's upper part read as
+        # is, the lower part rebuilt from the other PMF: the same numbers up to its round-off)
+        for side in ("_pmf_remove", "_pmf_add"):
+            assert getattr(again, side).get_delta_for_epsilon(e) == pytest.approx(
+                getattr(oracle, side).get_delta_for_epsilon(e), rel=1e-6, abs=1e-12)
         assert again.get_delta_for_epsilon(e) == pytest.approx(oracle.get_delta_for_epsilon(e), rel=1e-6, abs=1e-12)
     assert np.max(np.abs(dpax.from_dp_accounting(again).beta(ALPHAS) - pl.beta(ALPHAS))) <= 1e-12
 
@@ -84,3 +87,69 @@ def test_batch_and_bad_input():
         dpax.from_dp_accounting(3)
     with pytest.raises(TypeError, match="pl"):
         dpax.to_dp_accounting("not a loss")
+
+
+def _gaussian_truth(mu, alphas):
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    def delta(eps):
+        return norm.cdf(-eps / mu + mu / 2) - np.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+
+    return (gdp_beta(alphas, mu), 2 * norm.cdf(mu / 2) - 1, brentq(lambda e: delta(e) - 1e-5, 0.0, 500.0))
+
+
+#: grid step -> how far the import may stand from the closed form (safe side), by
+#: discretisation: connect-the-dots is tight; rounding loses up to ~the grid step in loss.
+IMPORT_ERROR = {True: {1e-2: 3e-4, 1e-3: 3e-6, 1e-4: 1e-4}, False: {1e-2: 2.5e-2, 1e-3: 2.5e-3, 1e-4: 2.5e-4}}
+TINY = 1e-10  # float64 round-off of dp-accounting's PMFs (~1e-12 per point at grid 1e-4)
+
+
+def _check_gaussian_import(sigma, step, connect_dots):
+    pld = dpa_pld.from_gaussian_mechanism(sigma, value_discretization_interval=step, use_connect_dots=connect_dots)
+    pl = dpax.from_dp_accounting(pld)
+    mu = 1.0 / sigma
+    alphas = np.logspace(-9, np.log10(0.5), 40)
+    beta, advantage, epsilon = _gaussian_truth(mu, alphas)
+    tol = IMPORT_ERROR[connect_dots][step]
+    got_mu = dpax.gdp.mu_and_regret(pl)[0]
+    d_beta = pl.beta(alphas) - beta
+    # safe side: beta no higher, advantage, epsilon and mu no lower than the truth
+    assert np.max(d_beta) <= TINY and np.min(d_beta) >= -tol
+    assert -TINY <= pl.advantage() - advantage <= tol
+    assert -TINY <= pl.epsilon(1e-5) - epsilon <= 10 * tol
+    assert -TINY <= got_mu - mu <= 10 * tol
+
+
+@pytest.mark.parametrize("sigma, step, connect_dots", [(0.5, 1e-4, True), (2.0, 1e-4, False), (0.3, 1e-2, True)])
+def test_dp_accounting_default_gaussian_plds_keep_their_meaning(sigma, step, connect_dots):
+    """The issue's case: from_gaussian_mechanism(0.5) at dp-accounting's defaults gave an
+    advantage of 0.8205 (truth 0.6827) and mu 0.84 for sigma 2 (truth 0.5)."""
+    _check_gaussian_import(sigma, step, connect_dots)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("connect_dots", [True, False])
+@pytest.mark.parametrize("step", [1e-2, 1e-3, 1e-4])
+@pytest.mark.parametrize("sigma", [0.3, 0.5, 1.0, 2.0, 5.0])
+def test_dp_accounting_gaussian_plds_grid(sigma, step, connect_dots):
+    _check_gaussian_import(sigma, step, connect_dots)
+
+
+def test_dp_accounting_subsampled_and_laplace_plds_against_native():
+    """Asymmetric PMFs (two different ones) and a mechanism with a point mass: against
+    dpax's native construction at the same grid, and the Laplace's closed form."""
+    s, p = 0.8, 0.05
+    sub = dpax.from_dp_accounting(dpa_pld.from_gaussian_mechanism(s, sampling_prob=p, value_discretization_interval=1e-4))
+    assert sub.exact_ratio
+    mine = dpax.subsampled_gaussian(s, p, grid_step=1e-4)
+    exact = subsampled_symmetrised_beta(ALPHAS, s, p)
+    assert np.max(sub.beta(ALPHAS) - exact) <= TINY and np.min(sub.beta(ALPHAS) - exact) >= -1e-4
+    assert abs(sub.epsilon(1e-5) - mine.epsilon(1e-5)) <= 1e-4
+    assert abs(dpax.gdp.mu_and_regret(sub)[0] - dpax.gdp.mu_and_regret(mine)[0]) <= 1e-4
+    lap = dpax.from_dp_accounting(dpa_pld.from_laplace_mechanism(1.0, value_discretization_interval=1e-4))
+    # Laplace with scale 1 and sensitivity 1 is pure 1-DP (dp-accounting's truncation keeps
+    # ~1e-16 at +inf, so epsilon is asked at a delta just above it)
+    native = dpax.laplace(1.0, grid_step=1e-4)
+    assert np.max(np.abs(lap.beta(ALPHAS) - native.beta(ALPHAS))) <= 1e-4
+    assert -TINY <= lap.epsilon(1e-12) - 1.0 <= 1e-4

@@ -11,10 +11,10 @@ exchanged; ``privacy_loss_mechanism.AdditiveNoisePrivacyLoss``). With dpax's nam
 * ``pmf_remove`` is the law of Y = log(Q/P) under Q, its infinity mass Pr[Y = +inf];
 * ``pmf_add`` is the law of log(P/Q) under P, i.e. of -X, its infinity mass Pr[X = -inf].
 
-``to_dp_accounting`` writes both. ``from_dp_accounting`` reads the pair dp-accounting itself
-evaluates from ``_pmf_remove`` (see there). Neither re-discretises, so round trips keep
-every number. dpax reports the symmetrised curve, whose delta(epsilon) is the larger of
-the two directions', as dp-accounting's ``get_delta_for_epsilon`` is.
+``to_dp_accounting`` writes both and ``from_dp_accounting`` reads both, each where it holds
+the larger law (see there). Neither re-discretises, so round trips keep every number of
+dpax's mechanisms. dpax reports the symmetrised curve, whose delta(epsilon) is the larger
+of the two directions', as dp-accounting's ``get_delta_for_epsilon`` is.
 
 dp-accounting is an optional dependency (installed with the ``test`` extra); both functions
 need it.
@@ -41,15 +41,22 @@ from .privacy_loss import PrivacyLoss
 def from_dp_accounting(pld: Any, description: str | None = None) -> PrivacyLoss:
     """A :class:`PrivacyLoss` from a dp-accounting ``PrivacyLossDistribution``.
 
-    dp-accounting evaluates each of its PMFs on its own, as the pair whose Q-masses are the
-    PMF's masses q_l and whose P-masses are q_l e^-l, with P's remaining mass at loss -inf
-    (``get_delta_for_epsilon`` = sum_l q_l (1 - e^(eps - l))_+ + infinity mass). dpax takes
-    exactly that pair from ``_pmf_remove``: Y = the PMF with Pr[Y = +inf] = its infinity
-    mass, Pr[X = x] = e^-x Pr[Y = x], Pr[X = -inf] = 1 - sum. The pair dominates the
-    mechanism in the REMOVE direction, hence also in the other (f' <= f implies
-    f'^-1 <= f^-1), so the symmetrised curve dpax reports is safe; ``_pmf_add`` (the
-    swapped pair, rounded separately) is not needed. Its own pessimistic rounding of the
-    two PMFs need not agree point by point, so mixing them would not make one pair.
+    Both PMFs are read, each where it holds the larger law: ``_pmf_remove`` gives Y (the
+    loss under Q, Pr[Y = +inf] its infinity mass) and ``_pmf_add`` gives -X (Pr[X = -inf]
+    its infinity mass). At losses x > 0 the Q-masses are taken as read and the P-masses
+    are e^-x times them; at x < 0 the P-masses are taken as read and the Q-masses are e^x
+    times them (the rule of :func:`dpax._engine.composition.use_exact_ratio`). So every
+    mass keeps the relative precision of the larger one and none is multiplied by e^|x|:
+    deriving all of P as e^-x times Q would turn the absolute round-off of Q's far lower
+    tail (~1e-12 per point at grid 1e-4) into P-mass (dp-accounting's Gaussian PLD of
+    sigma 0.5 would give a P of total mass 7.6). Each side is dp-accounting's own
+    pessimistic discretisation of its direction, so the curve keeps its meaning: on
+    dp-accounting's Gaussian PLDs (connect-the-dots or not, grids 1e-2 to 1e-4) beta,
+    advantage, epsilon and mu lie on the safe side of the closed forms, within the grid's
+    own error. Round-off is kept on the safe side: negative masses are set to 0, a side
+    whose total exceeds 1 is scaled down, and mass a side lacks goes to its infinite atom.
+    Round trips through :func:`to_dp_accounting` keep every number of a pair with
+    Pr[X = x] = e^-x Pr[Y = x] (every mechanism dpax builds), up to round-off.
 
     Args:
         pld: a ``dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution``.
@@ -60,6 +67,7 @@ def from_dp_accounting(pld: Any, description: str | None = None) -> PrivacyLoss:
 
     Raises:
         TypeError: ``pld`` is not a ``PrivacyLossDistribution``.
+        ValueError: its two PMFs have different discretizations.
 
     >>> import dpax
     >>> from dp_accounting.pld import privacy_loss_distribution as pld_lib
@@ -72,22 +80,45 @@ def from_dp_accounting(pld: Any, description: str | None = None) -> PrivacyLoss:
     for attr in ("_pmf_remove", "_pmf_add"):
         if not hasattr(pld, attr):
             raise TypeError(f"pld must be a dp_accounting PrivacyLossDistribution, got {type(pld).__name__}")
-    lo, probs, inf_y, step = _pld.dense(pld._pmf_remove)
-    probs = np.clip(probs, 0.0, None)
-    n = _grid.padded_length(probs.size)
+    lo_y, probs_y, inf_y, step = _pld.dense(pld._pmf_remove)
+    lo_a, probs_a, neginf_x, step_add = _pld.dense(pld._pmf_add)
+    if step_add != step:
+        raise ValueError(f"pld: its PMFs have different discretizations ({step} remove, {step_add} add)")
+    lo_x = -(lo_a + probs_a.size - 1)  # X = -(loss of the ADD PMF): its points reversed
+    lo = min(lo_y, lo_x)
+    width = max(lo_y + probs_y.size, lo_x + probs_a.size) - lo
+    n = _grid.padded_length(width)
     _grid.check_memory(1, n, "from_dp_accounting")
-    pmf_y = np.zeros(n)
-    pmf_y[: probs.size] = probs
-    loss = (lo + np.arange(n)) * step
-    with np.errstate(divide="ignore", over="ignore"):
-        pmf_x = np.where(pmf_y > 0, np.exp(np.log(pmf_y) - loss), 0.0)
-    total = float(np.sum(pmf_x))
-    if total > 1.0:  # rounding (or an optimistic PMF): keep P a probability
-        pmf_x /= total
-    neginf_x = max(0.0, 1.0 - float(np.sum(pmf_x)))
+    read_x, read_y = np.zeros(n), np.zeros(n)
+    read_y[lo_y - lo: lo_y - lo + probs_y.size] = np.clip(probs_y, 0.0, None)
+    read_x[lo_x - lo: lo_x - lo + probs_a.size] = np.clip(probs_a[::-1], 0.0, None)
+    index = lo + np.arange(n)
+    shrink = np.exp(-np.abs(index * step))
+    pmf_x = np.where(index > 0, read_y * shrink, read_x)
+    pmf_y = np.where(index < 0, read_x * shrink, read_y)
+    pmf_x, neginf_x, scaled_x = _probability(pmf_x, neginf_x)
+    pmf_y, inf_y, scaled_y = _probability(pmf_y, inf_y)
     if description is None:
         description = "dp_accounting PLD"
-    return PrivacyLoss(pmf_x, pmf_y, np.int64(lo), inf_y, neginf_x, step, description, exact_ratio=True)
+    return PrivacyLoss(pmf_x, pmf_y, np.int64(lo), inf_y, neginf_x, step, description,
+                       exact_ratio=not (scaled_x or scaled_y))
+
+
+#: A side whose total exceeds 1 by at most this is float64 round-off of its sums (dpax's own
+#: pairs, written by :func:`to_dp_accounting`), left as it is.
+ROUNDING = 1e-12
+
+
+def _probability(probs, infinity_mass):
+    """(masses, infinite atom, whether scaled) of one side made a probability on the safe
+    side: a total above 1 (beyond ``ROUNDING``) scaled down, the atom kept; a total below 1
+    completed at the atom."""
+    atom = min(max(float(infinity_mass), 0.0), 1.0)
+    total = float(np.sum(probs))
+    scaled = total + atom > 1.0 + ROUNDING and total > 0.0
+    if scaled:
+        probs = probs * ((1.0 - atom) / total)
+    return probs, max(atom, 1.0 - float(np.sum(probs))), scaled
 
 
 @float64
