@@ -1,34 +1,34 @@
-"""gdpnum's API on the dpax engine: ``from dpax.compat.gdpnum import ...``.
+"""gdpnum's ``gdpnum.converter`` on the dpax engine: :class:`PLDConverter` (a privacy loss as
+a trade-off curve, its tight mu and regret), :func:`get_worst_case_regret` and
+:func:`gaussian_fdp`.
 
-Mirrors gdpnum 0.1 (``get_mu_and_regret_for_dpsgd``, ``PLDConverter``, ``CTDAccountant``,
-``get_worst_case_regret``) for the GDP paper's quantities: the tight mu of the symmetrised
-trade-off curve (Eq. 11 / Appendix B, Eq. 29) and its regret Delta(h, f_mu) (Eq. 13).
-Differences: mu and regret come from :func:`dpax.gdp.mu_and_regret`, whose regret is
-evaluated exactly at the tangent points (gdpnum bisects on a fixed grid of 10,000 FPRs and
-returns the lower end, so it can be slightly smaller); DP-SGD is built from the exact loss
-CDFs (see :mod:`dpax.compat`).
+mu and regret come from :func:`dpax.gdp.mu_and_regret` (Eq. 11 / Appendix B Eq. 29 and
+Eq. 13 of the GDP paper), whose regret is evaluated exactly at the tangent points (gdpnum
+bisects on a fixed grid of 10,000 FPRs and returns the lower end, so it can be slightly
+smaller). A dp-accounting PLD is read by :func:`dpax.from_dp_accounting`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import conversions as _conv
-from .. import gdp as _gdp
-from ..accountants import PLDAccountant
-from ..interop import from_dp_accounting
-from ..mechanisms import dpsgd
-from ..privacy_loss import PrivacyLoss
+from ... import conversions as _conv
+from ... import gdp as _gdp
+from ..._engine import validation as _v
+from ...interop import from_dp_accounting
+from ...privacy_loss import PrivacyLoss
 
-__all__ = ["CTDAccountant", "PLDConverter", "get_mu_and_regret_for_dpsgd", "get_worst_case_regret"]
+__all__ = ["PLDConverter", "gaussian_fdp", "get_worst_case_regret"]
 
 #: gdpnum's default FPRs for Tier II reporting (alpha* = (1 - advantage) / 2 is appended).
 DEFAULT_ALPHAS = (1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1)
 
 
-def get_mu_and_regret_for_dpsgd(noise_multiplier, sample_rate, num_steps, grid_step=1e-4, err=1e-10):
-    """(mu, regret) of DP-SGD: mu-GDP for every attack with FPR and FNR in [err, 1 - err]."""
-    return _gdp.mu_and_regret(dpsgd(noise_multiplier, sample_rate, num_steps, grid_step=grid_step), tail=err)
+def gaussian_fdp(mu):
+    """The trade-off curve of mu-GDP as a function: alpha -> Phi(Phi^-1(1 - alpha) - mu)
+    (Dong et al. 2019, Eq. 6), elementwise, float64."""
+    m = float(_v.real_array("mu", mu, low=0.0))
+    return lambda alpha: _gdp.tradeoff(m, alpha)
 
 
 def get_worst_case_regret(alphas, betas, mu, tol=1e-10):
@@ -41,10 +41,16 @@ def get_worst_case_regret(alphas, betas, mu, tol=1e-10):
 class PLDConverter:
     """A privacy loss (dp-accounting PLD or :class:`dpax.PrivacyLoss`) as a trade-off curve.
 
+    ``MONOTONICITY_TOL`` is gdpnum's tolerance on the order of the breakpoints, kept for
+    code that reads it: dpax's breakpoint tables are monotone by construction (sums of
+    non-negative masses), so it is never needed.
+
     Attributes as in gdpnum: ``alphas`` / ``betas`` (breakpoints of the one-directional
     curve f = T(P, Q), alpha ascending), ``alphas_symm`` / ``betas_symm`` (breakpoints of the
     symmetrised curve, the lower convex hull of f and f^-1), ``is_symmetric``.
     """
+
+    MONOTONICITY_TOL = 1e-12
 
     def __init__(self, pld):
         if isinstance(pld, PrivacyLoss):
@@ -90,31 +96,3 @@ class PLDConverter:
     def get_mu_and_regret(self, err: float = 1e-10) -> tuple[float, float]:
         """(mu, regret): :func:`dpax.gdp.mu_and_regret` with ``tail=err``."""
         return _gdp.mu_and_regret(self.privacy_loss, tail=err)
-
-
-class CTDAccountant(PLDAccountant):
-    """gdpnum's ``CTDAccountant`` on dpax: ``get_beta(alpha)`` (default FPRs as
-    :meth:`PLDConverter.get_beta`), ``get_mu_and_regret()``, ``get_epsilon(delta=)``,
-    ``get_advantage()``, every query taking ``grid_step=``; ``get_pld`` gives a dp-accounting PLD."""
-
-    def get_pld(self, grid_step=1e-4, use_connect_dots=True):
-        """The composed privacy loss as a dp-accounting ``PrivacyLossDistribution``."""
-        return self.privacy_loss(grid_step).to_dp_accounting()
-
-    def get_epsilon(self, *, delta, grid_step=1e-4, **kwargs):
-        return super().get_epsilon(delta, grid_step=grid_step)
-
-    def get_beta(self, alpha=None, grid_step=1e-4, **kwargs):
-        if alpha is None:
-            return PLDConverter(self.privacy_loss(grid_step)).get_beta()
-        return super().get_beta(alpha, grid_step=grid_step)
-
-    def get_mu_and_regret(self, grid_step=1e-4, **kwargs):
-        return super().get_mu_and_regret(grid_step=grid_step)
-
-    def get_advantage(self, grid_step=1e-4, **kwargs):
-        return super().get_advantage(grid_step=grid_step)
-
-    @classmethod
-    def mechanism(cls) -> str:
-        return "ctd"
