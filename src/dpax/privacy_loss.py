@@ -306,7 +306,7 @@ class PrivacyLoss:
         """
         a = _v.probabilities("alpha", alpha)
         a_rows = np.broadcast_to(a.reshape(-1), (self._rows_count(), a.size))
-        out = _analyse.beta_kernel(self._pair, a_rows)
+        out = _analyse.per_query(_analyse.beta_kernel, self._pair, a_rows)
         return as_result(out, self.batch_shape + a.shape)
 
     @float64
@@ -341,7 +341,7 @@ class PrivacyLoss:
         """
         e = _v.real_array("epsilon", epsilon)
         e_rows = np.broadcast_to(e.reshape(-1), (self._rows_count(), e.size))
-        return as_result(_analyse.delta_kernel(self._pair, e_rows), self.batch_shape + e.shape)
+        return as_result(_analyse.per_query(_analyse.delta_kernel, self._pair, e_rows), self.batch_shape + e.shape)
 
     @float64
     def epsilon(self, delta: ArrayLike) -> float | np.ndarray:
@@ -361,7 +361,7 @@ class PrivacyLoss:
         """
         d = _v.probabilities("delta", delta)
         d_rows = np.broadcast_to(d.reshape(-1), (self._rows_count(), d.size))
-        return as_result(_analyse.epsilon_kernel(self._pair, d_rows), self.batch_shape + d.shape)
+        return as_result(_analyse.per_query(_analyse.epsilon_kernel, self._pair, d_rows), self.batch_shape + d.shape)
 
     @float64
     def tradeoff_points(self, symmetric: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -397,7 +397,7 @@ class PrivacyLoss:
             return alpha.reshape(shape), beta.reshape(shape)
         rcx, _ = _analyse.tradeoff_points_kernel(self._pair.reversed())
         alpha = np.sort(np.concatenate([np.asarray(cx), np.asarray(rcx)], -1), -1)
-        beta = np.minimum.accumulate(np.asarray(_analyse.beta_kernel(self._pair, alpha)), -1)
+        beta = np.minimum.accumulate(np.asarray(_analyse.per_query(_analyse.beta_kernel, self._pair, alpha)), -1)
         shape = self.batch_shape + (alpha.shape[-1],)
         return alpha.reshape(shape), beta.reshape(shape)
 

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import cache as _cache
 from .pair import Pair
@@ -161,6 +162,34 @@ def first_true(pred, n, shape):
         lo = lo + width * jnp.sum(false, -1)
         span = width
     return lo
+
+
+def query_width(rows: int, m: int) -> int:
+    """Queries per row (alphas, deltas, epsilons) a kernel is compiled for: m rounded up to a
+    power of two, so that one executable serves every count up to twice smaller. Kept on m's
+    side of LEVEL_SEARCH_QUERIES, where :func:`first_true` changes method, so that padding
+    never changes how a table is searched.
+
+    >>> [query_width(1, m) for m in (1, 3, 5, 200, 300)], query_width(10, 20)
+    ([1, 4, 8, 256, 512], 25)
+    """
+    width = 1 << max(0, m - 1).bit_length()
+    if rows * m <= LEVEL_SEARCH_QUERIES < rows * width:
+        width = max(m, LEVEL_SEARCH_QUERIES // rows)
+    return width
+
+
+def per_query(kernel, pair: Pair, queries):
+    """``kernel(pair, queries)`` for queries (rows, m), evaluated with the query axis padded
+    to :func:`query_width` by repeating the last query, and sliced back: every query is
+    answered on its own, so the padding changes no answer, only how many shapes compile."""
+    queries = np.asarray(queries)
+    rows, m = queries.shape
+    width = query_width(rows, m)
+    if m == 0 or width == m:
+        return kernel(pair, queries)
+    padded = np.concatenate([queries, np.repeat(queries[:, -1:], width - m, axis=1)], axis=1)
+    return np.asarray(kernel(pair, padded))[:, :m]
 
 
 def interpolate_curve(ccdf_x, cdf_y, alpha, at_start=0.0):

@@ -174,10 +174,11 @@ def _table_error(n):
     return max(TABLE_ERROR, (levels * _analyse.PREFIX_BLOCK + 3) * 1.12e-16)
 
 
-#: Eq. 29's max is taken over upper bounds of the terms (term + its error bound e), which is
-#: within 2 e of the true max; when 2 e of the attaining term exceeds MU_ROUNDING times the
-#: max, the terms are recomputed from complementary sums. So mu is the discrete curve's, or
-#: above it by at most this relative amount (1e-8; DP-SGD of the paper: 4e-9).
+#: Without complementary sums (``eq29_max(..., nx=None, ny=None, ...)``) Eq. 29's max is
+#: taken over upper bounds of the terms (term + its error bound e), within 2 e of the true
+#: max: a caller that accepts 2 e up to MU_ROUNDING times the max, and recomputes from
+#: complementary sums otherwise, gets mu within this relative amount (1e-8) of the discrete
+#: curve's. The mu kernel reads the complementary sums always (exact up to rounding).
 MU_ROUNDING = 1e-8
 
 
