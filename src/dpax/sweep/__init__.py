@@ -21,10 +21,27 @@ sweep computes exactly what an uninterrupted one would. Results (the input colum
 ``line``, and the ``out_*`` answers) are appended to a CSV or JSON-lines file and flushed
 after each batch; ``resume`` skips rows whose ``row`` number is already there. SIGINT /
 SIGTERM stop the sweep after the batch in flight, leaving the file consistent. Nothing in the
-file is evaluated: values are parsed as numbers (YAML with the safe loader, no pickle).
+file is evaluated: values are parsed as numbers (YAML with the safe loader, no pickle, and
+no anchors or aliases). A sweep file holds at most :data:`MAX_ROWS` rows,
+:data:`MAX_CONFIG_BYTES` bytes and :data:`MAX_COLUMNS` columns, a value at most
+:data:`MAX_FIELD_CHARS` characters; an input column may not be named like an answer
+(``row``, ``line``, ``mode``, ``status``, ``reason``, ``out_*``): see :mod:`dpax.sweep.config`.
 """
 
-from .config import KNOWN_COLUMNS, NUMERIC_COLUMNS, Row, SweepConfigError, make_target, parse_row, read_config
+from .config import (
+    KNOWN_COLUMNS,
+    MAX_COLUMNS,
+    MAX_CONFIG_BYTES,
+    MAX_FIELD_CHARS,
+    MAX_ROWS,
+    NUMERIC_COLUMNS,
+    RESERVED_COLUMNS,
+    Row,
+    SweepConfigError,
+    make_target,
+    parse_row,
+    read_config,
+)
 from .results import OUTPUT_COLUMNS, read_results
 from .run import DEFAULT_BATCH_SIZE, DEFAULT_DELTA, batch_key, evaluate_batch, make_batches, run_sweep
 
@@ -32,8 +49,13 @@ __all__ = [
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_DELTA",
     "KNOWN_COLUMNS",
+    "MAX_COLUMNS",
+    "MAX_CONFIG_BYTES",
+    "MAX_FIELD_CHARS",
+    "MAX_ROWS",
     "NUMERIC_COLUMNS",
     "OUTPUT_COLUMNS",
+    "RESERVED_COLUMNS",
     "Row",
     "SweepConfigError",
     "batch_key",

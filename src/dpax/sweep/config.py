@@ -1,7 +1,19 @@
 """Sweep files: a table of DP-SGD configurations read from CSV, JSON (lines or an array) or
 YAML, each row parsed and checked (see :mod:`dpax.sweep` for the columns).
 
-Nothing in a file is evaluated: values are parsed as numbers, YAML with the safe loader.
+Nothing in a file is trusted. Values are parsed as numbers; YAML is read with a safe loader
+that also refuses anchors and aliases (``&a`` / ``*a``: nine chained aliases in 440 bytes
+expand to gigabytes); a file must be UTF-8 text. Limits, each named in the error that
+enforces it (raise them by assigning to these module attributes):
+
+* :data:`MAX_CONFIG_BYTES` (64 MiB): the size of the file;
+* :data:`MAX_ROWS` (1,000,000): the number of rows;
+* :data:`MAX_COLUMNS` (1,000): the number of distinct columns;
+* :data:`MAX_FIELD_CHARS` (131,072, the csv module's own limit): the characters of one value.
+
+Column names the results use (:data:`RESERVED_COLUMNS`: ``row``, ``line``, ``mode``,
+``status``, ``reason``, and every name starting with ``out_``) cannot be input columns: their
+values would be overwritten by the answers.
 """
 
 from __future__ import annotations
@@ -11,16 +23,51 @@ import dataclasses
 import io
 import json
 import os
+import reprlib
 
 import numpy as np
 
 from .. import targets as T
 from .._engine import validation as _v
+from .results import OUTPUT_COLUMNS
 
 #: Columns dpax reads; any other column is carried to the results untouched.
 NUMERIC_COLUMNS = ("noise_multiplier", "sample_rate", "num_steps", "grid_step", "alpha", "beta", "advantage",
                    "epsilon", "delta", "mu")
 KNOWN_COLUMNS = NUMERIC_COLUMNS + ("mechanism", "name", "id")
+
+#: Largest sweep file read, in bytes.
+MAX_CONFIG_BYTES = 64 * 2**20
+#: Most rows in a sweep file.
+MAX_ROWS = 1_000_000
+#: Most distinct columns in a sweep file.
+MAX_COLUMNS = 1_000
+#: Most characters of one value (a CSV field, a YAML / JSON string).
+MAX_FIELD_CHARS = 131_072
+#: The prefix of every answer column, and the other columns the results write
+#: (:data:`dpax.sweep.results.OUTPUT_COLUMNS`): input columns may not use them.
+OUTPUT_PREFIX = "out_"
+RESERVED_COLUMNS = tuple(c for c in OUTPUT_COLUMNS if not c.startswith(OUTPUT_PREFIX))
+#: Longest error of one row (kept in the results' ``reason`` column).
+MAX_ERROR_CHARS = 300
+
+_REPR = reprlib.Repr()
+_REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict, _REPR.maxlevel = 40, 40, 4, 4, 2
+
+
+def brief(value) -> str:
+    """A short repr of a value read from a file (at most about 80 characters), for messages:
+    a row's or a value's whole repr never goes into one.
+
+    >>> brief(list(range(100)))
+    '[0, 1, 2, 3, ...]'
+    """
+    text = _REPR.repr(value)
+    return text if len(text) <= 80 else text[:76] + " ..."
+
+
+def _cap(message: str, limit: int = MAX_ERROR_CHARS) -> str:
+    return message if len(message) <= limit else message[: limit - 4] + " ..."
 
 
 class SweepConfigError(ValueError):
@@ -67,16 +114,41 @@ def _fmt_of(path: str) -> str:
     raise ValueError(f"config file must end in .csv, .json, .jsonl, .yaml or .yml, got {path!r}")
 
 
+def _read_text(path: str) -> str:
+    """The file as text: at most :data:`MAX_CONFIG_BYTES` bytes of UTF-8 (a BOM is dropped)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)  # a FIFO or a growing file is bounded too
+    except OSError as exc:
+        raise SweepConfigError(f"config file {path!r}: cannot read it: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise SweepConfigError(f"config file {path!r} is larger than {MAX_CONFIG_BYTES:,} bytes "
+                               "(dpax.sweep.config.MAX_CONFIG_BYTES): split it into several sweeps")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise SweepConfigError(f"{path}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
+                               "save the file as UTF-8") from None
+
+
 def _read_records(path: str) -> list[tuple[int, object]]:
     """(line, record) pairs; a record is a dict of column -> value (or something malformed)."""
     fmt = _fmt_of(path)
-    with open(path, newline="" if fmt == "csv" else None, encoding="utf-8-sig") as fh:  # a BOM (Excel) is dropped
-        text = fh.read()
+    text = _read_text(path)
     if fmt == "csv":
-        return _csv_records(path, text)
-    if fmt == "json" and path.lower().endswith((".jsonl", ".ndjson")):
-        return _json_lines_records(text)
-    return _yaml_records(path, text)  # JSON arrays too: YAML's safe composer keeps line numbers
+        records = _csv_records(path, text)
+    elif fmt == "json" and path.lower().endswith((".jsonl", ".ndjson")):
+        records = _json_lines_records(path, text)
+    else:
+        records = _yaml_records(path, text)  # JSON arrays too: YAML's safe composer keeps line numbers
+    _check_columns(path, records)
+    return records
+
+
+def _too_many_rows(path: str) -> SweepConfigError:
+    return SweepConfigError(f"{path}: more than {MAX_ROWS:,} rows (dpax.sweep.config.MAX_ROWS): "
+                            "split it into several sweeps")
 
 
 def _csv_records(path: str, text: str) -> list[tuple[int, object]]:
@@ -84,64 +156,163 @@ def _csv_records(path: str, text: str) -> list[tuple[int, object]]:
     reader = csv.reader(io.StringIO(text, newline=""))
     header = None
     out = []
-    for values in reader:
-        line = reader.line_num
-        if header is None:
+    line = 1
+    try:
+        for values in reader:
+            line = reader.line_num
+            if header is None:
+                if not any(v.strip() for v in values):
+                    continue
+                header = [h.strip() for h in values]
+                if len(set(header)) != len(header) or "" in header:
+                    raise SweepConfigError(f"{path}: line {line}: the header must name every column once, "
+                                           f"got {brief(values)}")
+                continue
             if not any(v.strip() for v in values):
                 continue
-            header = [h.strip() for h in values]
-            if len(set(header)) != len(header) or "" in header:
-                raise SweepConfigError(f"{path}: line {line}: the header must name every column once, got {values}")
-            continue
-        if not any(v.strip() for v in values):
-            continue
-        if len(values) != len(header):
-            out.append((line, f"has {len(values)} fields, the header has {len(header)}"))
-            continue
-        out.append((line, {h: v.strip() for h, v in zip(header, values) if v.strip() != ""}))
+            if len(out) >= MAX_ROWS:
+                raise _too_many_rows(path)
+            if len(values) != len(header):
+                out.append((line, f"has {len(values)} fields, the header has {len(header)}"))
+                continue
+            out.append((line, {h: v.strip() for h, v in zip(header, values) if v.strip() != ""}))
+    except csv.Error as exc:  # a field over the csv module's limit, a NUL byte, ...
+        line = reader.line_num or line
+        if "field larger than field limit" in str(exc):
+            raise SweepConfigError(f"{path}: line {line}: a field is longer than {csv.field_size_limit():,} "
+                                   "characters (the csv module's field_size_limit)") from None
+        raise SweepConfigError(f"{path}: line {line}: not a valid CSV row ({exc})") from None
     if header is None:
         raise SweepConfigError(f"{path}: empty CSV file (no header)")
     return out
 
 
-def _json_lines_records(text: str) -> list[tuple[int, object]]:
+def _json_lines_records(path: str, text: str) -> list[tuple[int, object]]:
     """Records of a JSON-lines file, one object a line."""
     out = []
     for i, line in enumerate(text.splitlines(), 1):
         if line.strip():
+            if len(out) >= MAX_ROWS:
+                raise _too_many_rows(path)
             try:
                 out.append((i, json.loads(line)))
             except json.JSONDecodeError as exc:
                 out.append((i, f"is not valid JSON ({exc.msg})"))
+            except RecursionError:
+                out.append((i, "is nested too deeply"))
     return out
+
+
+_LOADER = None
+
+
+def _loader_class():
+    """A SafeLoader (plain data only: tags that would build Python objects are refused) that
+    also refuses anchors and aliases, so no file expands beyond its own size (made on first use:
+    PyYAML loads in ~50 ms, only when a YAML / JSON file is read)."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        class NoAliasSafeLoader(yaml.SafeLoader):
+            def compose_node(self, parent, index):
+                event = self.peek_event()
+                if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                    kind = "alias" if isinstance(event, yaml.AliasEvent) else "anchor"
+                    raise yaml.composer.ComposerError(
+                        None, None, f"found the YAML {kind} {brief(event.anchor)}: anchors and aliases are not "
+                        "allowed in a sweep file (use 'defaults' for values shared by rows)", event.start_mark)
+                return super().compose_node(parent, index)
+
+        _LOADER = NoAliasSafeLoader
+    return _LOADER
+
+
+def _yaml_message(exc) -> str:
+    """'line L, column C: problem' of a PyYAML error, without its multi-line excerpt of the file."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return where + _cap(str(problem), 200)
 
 
 def _yaml_records(path: str, text: str) -> list[tuple[int, object]]:
     """Records of a YAML (or JSON array) file: a list of rows, or a mapping with 'rows' and
-    optional 'defaults'. Parsed with the safe loader: no Python objects are built."""
-    import yaml  # PyYAML loads in ~50 ms: only when a YAML / JSON file is read
+    optional 'defaults'. Parsed with a safe loader that builds no Python objects and refuses
+    anchors and aliases."""
+    import yaml
 
+    loader = _loader_class()(text)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        doc = yaml.safe_load(text)  # plain data only: tags that would build Python objects are refused
+        node = loader.get_single_node()
+        if isinstance(node, yaml.MappingNode):  # {"rows": [...]} / {"defaults": {...}, "rows": [...]}
+            found = [v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == "rows"]
+            rows_node = found[-1] if found else None  # the last of repeated keys, as the constructor keeps
+            if rows_node is None:
+                raise SweepConfigError(f"{path}: a mapping at the top level needs a 'rows' list")
+            if not isinstance(rows_node, yaml.SequenceNode):
+                raise SweepConfigError(f"{path}: line {rows_node.start_mark.line + 1}: 'rows' must be a list of "
+                                       f"rows, got {_node_kind(rows_node)}")
+        elif isinstance(node, yaml.SequenceNode):
+            rows_node = node
+        else:
+            raise SweepConfigError(f"{path}: expected a list of rows (or a mapping with 'rows')")
+        if len(rows_node.value) > MAX_ROWS:
+            raise _too_many_rows(path)
+        doc = loader.construct_document(node)
     except yaml.YAMLError as exc:
-        raise SweepConfigError(f"{path}: cannot parse: {exc}") from None
-    if isinstance(node, yaml.MappingNode):  # {"rows": [...]} / {"defaults": {...}, "rows": [...]}
-        keys = {k.value: v for k, v in node.value}
-        if "rows" not in keys:
-            raise SweepConfigError(f"{path}: a mapping at the top level needs a 'rows' list")
+        raise SweepConfigError(f"{path}: cannot parse: {_yaml_message(exc)}") from None
+    except RecursionError:
+        raise SweepConfigError(f"{path}: cannot parse: nested too deeply") from None
+    finally:
+        loader.dispose()
+    if isinstance(doc, dict):
         defaults = doc.get("defaults") or {}
         if not isinstance(defaults, dict):
             raise SweepConfigError(f"{path}: 'defaults' must be a mapping")
-        items, lines = doc["rows"], [n.start_mark.line + 1 for n in keys["rows"].value]
-    elif isinstance(node, yaml.SequenceNode):
-        defaults, items, lines = {}, doc, [n.start_mark.line + 1 for n in node.value]
+        items = doc["rows"]
     else:
-        raise SweepConfigError(f"{path}: expected a list of rows (or a mapping with 'rows')")
+        defaults, items = {}, doc
+    lines = [n.start_mark.line + 1 for n in rows_node.value]
     out = []
     for line, item in zip(lines, items):
         out.append((line, {**defaults, **item} if isinstance(item, dict) else item))
     return out
+
+
+def _node_kind(node) -> str:
+    import yaml
+
+    if isinstance(node, yaml.ScalarNode):
+        return f"the value {brief(node.value)}"
+    return "a mapping" if isinstance(node, yaml.MappingNode) else "something else"
+
+
+def _check_columns(path: str, records: list[tuple[int, object]]) -> None:
+    """File-wide checks of the columns: none reserved for the answers, not too many, no value
+    longer than :data:`MAX_FIELD_CHARS`."""
+    seen: dict[str, int] = {}
+    for line, rec in records:
+        if not isinstance(rec, dict):
+            continue
+        for key, value in rec.items():
+            name = str(key)
+            if name not in seen:
+                if name in RESERVED_COLUMNS or name.startswith(OUTPUT_PREFIX):
+                    raise SweepConfigError(
+                        f"{path}: line {line}: the column {brief(name)} is named like a column of the results "
+                        f"({', '.join(RESERVED_COLUMNS)}, {OUTPUT_PREFIX}*), whose values would replace it: "
+                        "rename it")
+                if len(seen) >= MAX_COLUMNS:
+                    raise SweepConfigError(f"{path}: line {line}: more than {MAX_COLUMNS:,} distinct columns "
+                                           "(dpax.sweep.config.MAX_COLUMNS)")
+                if len(name) > MAX_FIELD_CHARS:
+                    raise SweepConfigError(f"{path}: line {line}: a column name is longer than {MAX_FIELD_CHARS:,} "
+                                           "characters (dpax.sweep.config.MAX_FIELD_CHARS)")
+                seen[name] = line
+            if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
+                raise SweepConfigError(f"{path}: line {line}: the value of {brief(name)} is longer than "
+                                       f"{MAX_FIELD_CHARS:,} characters (dpax.sweep.config.MAX_FIELD_CHARS)")
 
 
 def _number(name, value):
@@ -153,23 +324,36 @@ def _number(name, value):
         try:
             return float(value)
         except ValueError:
-            raise ValueError(f"{name} must be a number, got {value!r}") from None
-    raise ValueError(f"{name} must be a number, got {value!r}")
+            raise ValueError(f"{name} must be a number, got {brief(value)}") from None
+    raise ValueError(f"{name} must be a number, got {type(value).__name__} {brief(value)}")
+
+
+def _plain(value):
+    """A value carried to the results as it is if JSON can hold it, else as its text (a YAML
+    date, binary data, a NaN inside a list)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
+    return value
 
 
 def parse_row(row: int, line: int, record, default_grid_step: float) -> Row:
     """Check one record: numbers in range (dpax._engine.validation), one target at least for a row
     to calibrate. Sets ``Row.error`` instead of raising."""
     if not isinstance(record, dict):
-        msg = record if isinstance(record, str) else f"must be a mapping of column -> value, got {record!r}"
-        return Row(row, line, {}, error=msg)
-    raw = {str(k): v for k, v in record.items() if v is not None and v != ""}
+        msg = record if isinstance(record, str) else (f"must be a mapping of column -> value, got "
+                                                      f"{type(record).__name__} {brief(record)}")
+        return Row(row, line, {}, error=_cap(msg))
+    raw = {str(k): _plain(v) for k, v in record.items() if v is not None and v != ""}
     r = Row(row, line, raw)
     try:
         p = {k: _number(k, raw[k]) for k in NUMERIC_COLUMNS if k in raw}
         mech = str(raw.get("mechanism", "dpsgd")).strip().lower()
         if mech not in ("dpsgd", "dp-sgd", "dp_sgd"):
-            raise ValueError(f"mechanism must be 'dpsgd' (the only one a sweep runs), got {raw['mechanism']!r}")
+            raise ValueError(f"mechanism must be 'dpsgd' (the only one a sweep runs), got {brief(raw['mechanism'])}")
         for k in ("sample_rate", "num_steps"):
             if k not in p:
                 raise ValueError(f"missing {k}")
@@ -195,7 +379,7 @@ def parse_row(row: int, line: int, record, default_grid_step: float) -> Row:
                                  "advantage, epsilon and delta, or mu")
             make_target([p])  # target-specific checks (alpha + beta < 1, ...)
     except (ValueError, TypeError) as exc:
-        r.error = str(exc)
+        r.error = _cap(str(exc))
         return r
     r.params = p
     return r
@@ -207,7 +391,9 @@ def _kinds(p) -> tuple[str, ...]:
 
 def read_config(path: str, *, grid_step: float = 1e-4) -> list[Row]:
     """Every row of a sweep file, parsed and checked (bad rows carry ``error``; see
-    :func:`parse_row`). Raises :class:`SweepConfigError` when the file as a whole is unreadable."""
+    :func:`parse_row`). Raises :class:`SweepConfigError` when the file as a whole is unreadable
+    or breaks a limit of this module (its size, rows, columns, a YAML anchor or alias, a
+    column named like an answer), naming the file, the line and the limit."""
     step = _v.grid_step(grid_step)
     if not os.path.exists(path):
         raise ValueError(f"config file {path!r} does not exist")

@@ -47,15 +47,31 @@ def _json_value(value):
 
 def read_results(path: str) -> list[dict]:
     """Rows of a results file (CSV cells as strings, JSON values as written); a last line
-    cut short by a crash is ignored."""
+    cut short by a crash is ignored. A file that is not one dpax wrote raises a ValueError
+    naming it."""
     fmt = out_format(path)
-    with open(path, newline="", encoding="utf-8") as fh:
-        text = fh.read()
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise ValueError(f"results file {path!r}: cannot read it: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"results file {path!r} is not UTF-8 text: not a file dpax wrote") from None
     if text and not text.endswith("\n"):
         text = text[: text.rfind("\n") + 1]
     if fmt == "csv":
-        return list(csv.DictReader(io.StringIO(text, newline="")))
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+        try:
+            return list(csv.DictReader(io.StringIO(text, newline="")))
+        except csv.Error as exc:
+            raise ValueError(f"results file {path!r}: not a CSV file dpax wrote ({exc})") from None
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except (json.JSONDecodeError, RecursionError):
+                raise ValueError(f"results file {path!r}: line {i} is not JSON: not a file dpax wrote") from None
+    return out
 
 
 def done_rows(path: str) -> set[int]:
@@ -85,7 +101,7 @@ def prepare(output: str, header: list[str], *, resume: bool, overwrite: bool) ->
     done = done_rows(output)
     if fmt == "csv":
         with open(output, newline="", encoding="utf-8") as fh:
-            old = next(csv.reader(fh), None)
+            old = next(csv.reader(fh), None)  # read_results has checked the file
         if old is not None and old != header:
             raise ValueError(f"results file {output!r} has other columns than this config produces; "
                              "it was not written from this config")

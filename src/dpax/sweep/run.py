@@ -4,6 +4,7 @@ analysis, answers written as each batch finishes, SIGINT / SIGTERM honoured betw
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 
@@ -13,8 +14,12 @@ from .. import gdp
 from ..calibration import calibrate_dpsgd
 from ..mechanisms import dpsgd
 from . import results as _results
-from .config import KNOWN_COLUMNS, Row, SweepConfigError, make_target, read_config
+from .config import KNOWN_COLUMNS, Row, SweepConfigError, _cap, brief, make_target, read_config
 from .results import OUTPUT_COLUMNS
+
+#: Malformed rows listed one by one: in the log (on_error='skip') and in the error ('reject').
+MAX_REPORTED_ROWS = 20
+MAX_REJECTED_LISTED = 3
 
 DEFAULT_DELTA = 1e-5
 DEFAULT_BATCH_SIZE = 64
@@ -117,7 +122,7 @@ def _evaluate_safely(batch: list[Row], rtol: float) -> list[dict]:
         if len(batch) == 1:
             r = batch[0]
             return [{"row": r.row, "line": r.line, "mode": r.mode, "status": "error",
-                     "reason": str(sys.exc_info()[1])}]
+                     "reason": _cap(str(sys.exc_info()[1]))}]
     out = []
     for r in batch:
         out += _evaluate_safely([r], rtol)
@@ -191,6 +196,8 @@ def run_sweep(
     if isinstance(batch_size, bool) or not (isinstance(batch_size, int) and batch_size >= 1):
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     fmt = _results.out_format(output)
+    if os.path.exists(output) and os.path.exists(config) and os.path.samefile(config, output):
+        raise ValueError(f"output {output!r} is the config file itself: write the results to another file")
     rows = read_config(config, grid_step=grid_step)
     bad = _report_bad_rows(config, rows, on_error, log)
     header = _header(rows, log)
@@ -201,7 +208,11 @@ def run_sweep(
     n_todo = sum(len(b) for b in todo) + len(invalid_todo)
     bar = _progress_bar(n_todo, log) if progress else None
     written, interrupted = 0, None
-    with open(output, "a" if append else "w", newline="", encoding="utf-8") as fh, _StopFlag() as stop:
+    try:
+        fh = open(output, "a" if append else "w", newline="", encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"output: cannot write the results file {output!r}: {exc.strerror or exc}") from None
+    with fh, _StopFlag() as stop:
         writer = _results.ResultsWriter(fh, fmt, header, write_header=not append)
         if invalid_todo:
             writer.emit([{**r.raw, "row": r.row, "line": r.line, "mode": "", "status": "invalid", "reason": r.error}
@@ -229,20 +240,28 @@ def _report_bad_rows(config: str, rows: list[Row], on_error: str, log) -> list[R
     """The malformed rows: raised together ('reject') or each reported on ``log`` ('skip')."""
     bad = [r for r in rows if r.error]
     if bad and on_error == "reject":
-        raise SweepConfigError(f"{config}: {len(bad)} malformed row(s):\n" +
-                               "\n".join(f"  line {r.line} (row {r.row}): {r.error}" for r in bad))
-    for r in bad:
+        listed = bad[:MAX_REJECTED_LISTED]
+        more = f"; ... and {len(bad) - len(listed)} more" if len(bad) > len(listed) else ""
+        raise SweepConfigError(f"{config}: {len(bad)} malformed row(s): " +
+                               "; ".join(f"line {r.line} (row {r.row}): {_cap(r.error, 100)}" for r in listed)
+                               + more)
+    for r in bad[:MAX_REPORTED_ROWS]:
         print(f"dpax sweep: {config}: line {r.line} (row {r.row}) skipped: {r.error}", file=log)
+    if len(bad) > MAX_REPORTED_ROWS:
+        print(f"dpax sweep: {config}: {len(bad) - MAX_REPORTED_ROWS} more malformed row(s) skipped (each is "
+              "written to the results with status 'invalid' and its reason)", file=log)
     return bad
 
 
 def _header(rows: list[Row], log) -> list[str]:
     """Columns of the results: row, line, the input columns in file order, the answers."""
-    columns = list(dict.fromkeys(k for r in rows for k in r.raw))
-    unknown = [c for c in columns if c not in KNOWN_COLUMNS and c not in OUTPUT_COLUMNS]
+    columns = list(dict.fromkeys(k for r in rows for k in r.raw))  # none is an answer's (read_config)
+    unknown = [c for c in columns if c not in KNOWN_COLUMNS]
     if unknown:
-        print(f"dpax sweep: columns not used by dpax (carried to the results): {', '.join(unknown)}", file=log)
-    return ["row", "line"] + [c for c in columns if c not in ("row", "line")] + list(OUTPUT_COLUMNS[2:])
+        shown = ", ".join(brief(c) if len(c) > 40 else c for c in unknown[:20])
+        more = f" and {len(unknown) - 20} more" if len(unknown) > 20 else ""
+        print(f"dpax sweep: columns not used by dpax (carried to the results): {shown}{more}", file=log)
+    return ["row", "line"] + columns + list(OUTPUT_COLUMNS[2:])
 
 
 def _progress_bar(total: int, log):

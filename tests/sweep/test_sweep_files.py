@@ -1,0 +1,194 @@
+"""Sweep files are not trusted: YAML anchors and aliases (an alias bomb) are refused, the size,
+rows, columns and value lengths read are capped (each limit named in its error), a column
+named like an answer is refused, files that are not UTF-8 or not CSV name their line, and no
+message carries a row's whole repr. Nothing here computes a privacy loss."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from dpax import sweep
+from dpax.sweep import config as sweep_config
+
+ROW = "noise_multiplier,sample_rate,num_steps\n1,0.1,5\n"
+
+
+def _write(path, text):
+    path.write_text(text)
+    return str(path)
+
+
+def _alias_bomb(levels: int) -> str:
+    """A YAML file of ``levels`` chained anchors, each a list of nine aliases of the one before:
+    9 ** levels rows once expanded (nine levels: 440 bytes, 387 million rows)."""
+    lines = ["a0: &a0 {noise_multiplier: 1, sample_rate: 0.1, num_steps: 5}"]
+    for i in range(1, levels):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
+    lines.append("rows: [" + ", ".join([f"*a{levels - 1}"] * 9) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_yaml_anchors_and_aliases_are_refused(tmp_path):
+    small = _write(tmp_path / "small.yaml", _alias_bomb(2))  # 81 rows once expanded
+    with pytest.raises(sweep.SweepConfigError, match="anchor") as err:
+        sweep.read_config(small)
+    assert "small.yaml" in str(err.value) and "line 1" in str(err.value)
+    merge = _write(tmp_path / "merge.yaml", "- &base {sample_rate: 0.1, num_steps: 5}\n"
+                                            "- {<<: *base, noise_multiplier: 1}\n")
+    with pytest.raises(sweep.SweepConfigError, match="anchors and aliases are not allowed"):
+        sweep.read_config(merge)
+    alias_only = _write(tmp_path / "alias.yaml", "- *nothing\n")
+    with pytest.raises(sweep.SweepConfigError, match="alias"):
+        sweep.read_config(alias_only)
+    bomb_text = _alias_bomb(9)
+    assert len(bomb_text) < 600
+    bomb = _write(tmp_path / "bomb.yaml", bomb_text)
+    with pytest.raises(sweep.SweepConfigError, match="anchor"):
+        sweep.read_config(bomb)
+    out = tmp_path / "bomb.csv"
+    with pytest.raises(sweep.SweepConfigError):
+        sweep.run_sweep(bomb, str(out), progress=False, log=io.StringIO())
+    assert not out.exists()
+    # the 'defaults' mapping still shares values between rows
+    rows = sweep.read_config(_write(tmp_path / "ok.yaml", "defaults: {sample_rate: 0.1, num_steps: 5}\n"
+                                                           "rows:\n  - {noise_multiplier: 1}\n"))
+    assert rows[0].error == "" and rows[0].params["sample_rate"] == 0.1
+
+
+@pytest.mark.parametrize("ext, text", [
+    (".csv", ROW + "1,0.1,6\n1,0.1,7\n1,0.1,8\n"),
+    (".jsonl", "".join(json.dumps({"noise_multiplier": 1, "sample_rate": 0.1, "num_steps": t}) + "\n"
+                       for t in range(5, 9))),
+    (".yaml", "rows:\n" + "".join(f"  - {{noise_multiplier: 1, sample_rate: 0.1, num_steps: {t}}}\n"
+                                  for t in range(5, 9))),
+])
+def test_row_limit(ext, text, tmp_path, monkeypatch):
+    path = _write(tmp_path / f"cfg{ext}", text)
+    monkeypatch.setattr(sweep_config, "MAX_ROWS", 4)
+    assert len(sweep.read_config(path)) == 4
+    monkeypatch.setattr(sweep_config, "MAX_ROWS", 3)
+    with pytest.raises(sweep.SweepConfigError, match=r"more than 3 rows \(dpax.sweep.config.MAX_ROWS\)"):
+        sweep.read_config(path)
+
+
+def test_size_column_and_value_limits(tmp_path, monkeypatch):
+    path = _write(tmp_path / "cfg.csv", ROW)
+    monkeypatch.setattr(sweep_config, "MAX_CONFIG_BYTES", len(ROW))
+    assert len(sweep.read_config(path)) == 1
+    monkeypatch.setattr(sweep_config, "MAX_CONFIG_BYTES", len(ROW) - 1)
+    with pytest.raises(sweep.SweepConfigError, match=rf"larger than {len(ROW) - 1} bytes \(dpax.sweep.config.MAX_CONF"):
+        sweep.read_config(path)
+    monkeypatch.undo()
+
+    wide = _write(tmp_path / "wide.jsonl", '{"noise_multiplier": 1, "sample_rate": 0.1, "num_steps": 5}\n'
+                                           '{"noise_multiplier": 1, "sample_rate": 0.1, "num_steps": 5, "x": 1}\n')
+    monkeypatch.setattr(sweep_config, "MAX_COLUMNS", 3)
+    with pytest.raises(sweep.SweepConfigError, match=r"line 2: more than 3 distinct columns \(dpax.sweep.config"):
+        sweep.read_config(wide)
+    monkeypatch.undo()
+
+    long_yaml = _write(tmp_path / "long.yaml", "- {noise_multiplier: 1, sample_rate: 0.1, num_steps: 5, name: "
+                       + "x" * (sweep.MAX_FIELD_CHARS + 1) + "}\n")
+    with pytest.raises(sweep.SweepConfigError, match=r"line 1: the value of 'name' is longer than 131,072"):
+        sweep.read_config(long_yaml)
+    long_csv = _write(tmp_path / "long.csv", "noise_multiplier,sample_rate,num_steps,name\n1,0.1,5,x\n"
+                      "1,0.1,5," + "x" * 140_000 + "\n")
+    with pytest.raises(sweep.SweepConfigError, match=r"long.csv: line 3: a field is longer than 131,072"):
+        sweep.read_config(long_csv)
+
+
+@pytest.mark.parametrize("ext, text, column", [
+    (".csv", "noise_multiplier,sample_rate,num_steps,out_beta\n1,0.1,5,0.3\n", "out_beta"),
+    (".csv", "noise_multiplier,sample_rate,num_steps,status\n1,0.1,5,done\n", "status"),
+    (".yaml", "defaults: {sample_rate: 0.1, num_steps: 5, row: 7}\nrows:\n  - {noise_multiplier: 1}\n", "row"),
+    (".jsonl", '{"noise_multiplier": 1, "sample_rate": 0.1, "num_steps": 5}\n'
+               '{"noise_multiplier": 1, "sample_rate": 0.1, "num_steps": 5, "out_whatever": 1}\n', "out_whatever"),
+])
+def test_input_columns_named_like_answers_are_refused(ext, text, column, tmp_path):
+    path = _write(tmp_path / f"cfg{ext}", text)
+    with pytest.raises(sweep.SweepConfigError, match=f"the column '{column}' is named like a column of the results"):
+        sweep.read_config(path)
+    out = tmp_path / "res.csv"
+    with pytest.raises(sweep.SweepConfigError, match=column):
+        sweep.run_sweep(path, str(out), progress=False, log=io.StringIO())
+    assert not out.exists()
+    assert all(c in sweep.RESERVED_COLUMNS or c.startswith("out_") for c in sweep.OUTPUT_COLUMNS)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("rows: 5\n", r"line 1: 'rows' must be a list of rows, got the value '5'"),
+    ("rows: {a: 1}\n", r"'rows' must be a list of rows, got a mapping"),
+    ("- " + "[" * 2000 + "]" * 2000 + "\n", r"cannot parse: nested too deeply"),
+    ("- {a: 1}\n---\n- {a: 2}\n", r"cannot parse: line 2, column 1: but found another document"),
+])
+def test_malformed_yaml_structure(text, match, tmp_path):
+    with pytest.raises(sweep.SweepConfigError, match=match):
+        sweep.read_config(_write(tmp_path / "cfg.yaml", text))
+
+
+def test_files_that_are_not_utf8_text(tmp_path):
+    latin = tmp_path / "latin1.csv"
+    latin.write_bytes("noise_multiplier,sample_rate,num_steps,name\n1,0.1,5,caf\xe9\n".encode("latin-1"))
+    with pytest.raises(sweep.SweepConfigError, match=r"latin1.csv: line 2: not UTF-8 text \(byte 0xe9\)"):
+        sweep.read_config(str(latin))
+    folder = tmp_path / "folder.csv"
+    folder.mkdir()
+    with pytest.raises(sweep.SweepConfigError, match=r"folder.csv'?: cannot read it"):
+        sweep.read_config(str(folder))
+
+
+def test_messages_never_carry_a_whole_row(tmp_path):
+    huge = list(range(10_000))
+    path = _write(tmp_path / "cfg.json", json.dumps([
+        huge,
+        {"noise_multiplier": huge, "sample_rate": 0.1, "num_steps": 5},
+        {"noise_multiplier": 1, "sample_rate": 0.1, "num_steps": 5, "mechanism": "x" * 10_000},
+    ]))
+    rows = sweep.read_config(path)
+    assert [r.error[:20] for r in rows] == ["must be a mapping of", "noise_multiplier mus", "mechanism must be 'd"]
+    assert all(len(r.error) <= 300 for r in rows)
+    with pytest.raises(sweep.SweepConfigError) as err:
+        sweep.run_sweep(path, str(tmp_path / "r.csv"), on_error="reject", progress=False)
+    assert len(str(err.value)) < 600 and "\n" not in str(err.value) and "3 malformed row(s)" in str(err.value)
+
+
+def test_the_log_of_many_malformed_rows_is_bounded(tmp_path):
+    path = _write(tmp_path / "cfg.csv", "noise_multiplier,sample_rate,num_steps\n" + "x,0.1,5\n" * 50)
+    log = io.StringIO()
+    out = str(tmp_path / "r.csv")
+    s = sweep.run_sweep(path, out, progress=False, log=log)
+    assert s["invalid"] == 50 and s["written"] == 50
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 21 and "30 more malformed row(s)" in lines[-1]
+    assert len(sweep.read_results(out)) == 50
+
+
+def test_carried_values_json_cannot_hold_are_written_as_text(tmp_path):
+    """A YAML date (or binary) is carried to JSON-lines results as its text, not a crash."""
+    path = _write(tmp_path / "cfg.yaml", "- {sample_rate: 0.1, when: 2020-01-02, blob: !!binary aGk=}\n")
+    out = str(tmp_path / "r.jsonl")
+    sweep.run_sweep(path, out, progress=False, log=io.StringIO())
+    (rec,) = sweep.read_results(out)
+    assert rec["when"] == "2020-01-02" and rec["blob"] == "b'hi'" and rec["status"] == "invalid"
+
+
+def test_results_that_cannot_be_written_or_read(tmp_path):
+    cfg = _write(tmp_path / "cfg.csv", ROW)
+    missing = tmp_path / "nowhere" / "r.csv"
+    with pytest.raises(ValueError, match=r"output: cannot write the results file .*nowhere.*No such file"):
+        sweep.run_sweep(cfg, str(missing), progress=False)
+    with pytest.raises(ValueError, match="is the config file itself"):
+        sweep.run_sweep(cfg, cfg, overwrite=True, progress=False)
+    assert open(cfg).read() == ROW  # untouched
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"row": 1}\nnot json\n{"row": 3}\n')
+    with pytest.raises(ValueError, match=r"bad.jsonl'?: line 2 is not JSON"):
+        sweep.read_results(str(bad))
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes(b"row,line\n1,\xe9\n")
+    with pytest.raises(ValueError, match=r"latin.csv'? is not UTF-8"):
+        sweep.run_sweep(cfg, str(latin), resume=True, progress=False)
+    assert latin.read_bytes() == b"row,line\n1,\xe9\n"  # untouched
