@@ -8,6 +8,7 @@ contradict a privacy claim (:func:`dpax.audit.audit`).
 from __future__ import annotations
 
 import argparse
+import math
 
 from .._engine.text import fmt, pairs, table
 from ..audit import audit as audit_counts
@@ -57,9 +58,13 @@ def _claim(args: argparse.Namespace):
     """The claimed DP-SGD privacy loss (or None) and the claim's JSON form (or None)."""
     if args.claim_dpsgd is not None:
         s, q, t = args.claim_dpsgd
-        if t != int(t):
-            raise ValueError(f"--claim-dpsgd STEPS must be a whole number, got {t:g}")
-        return dpsgd(s, q, int(t), grid_step=args.grid_step), {
+        if not math.isfinite(t) or t != int(t) or t < 1:
+            raise ValueError(f"--claim-dpsgd STEPS must be a whole number >= 1, got {t:g}")
+        try:
+            pl = dpsgd(s, q, int(t), grid_step=args.grid_step)
+        except (ValueError, TypeError) as exc:  # name the option the numbers came from
+            raise type(exc)(f"--claim-dpsgd SIGMA RATE STEPS: {exc}") from None
+        return pl, {
             "type": "dpsgd", "noise_multiplier": s, "sample_rate": q, "num_steps": int(t), "grid_step": args.grid_step}
     if args.claim_mu is not None:
         return None, {"type": "gdp", "mu": args.claim_mu}

@@ -11,8 +11,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import difflib
 import math
-from typing import Iterator, Sequence
+import re
+import sys
+from typing import Iterator, NoReturn, Sequence
 
 import numpy as np
 
@@ -26,6 +29,110 @@ DEFAULT_ALPHAS = (0.001, 0.01, 0.05, 0.1)
 DEFAULT_DELTAS = (1e-5,)
 DEFAULT_GRID_STEP = 1e-4
 
+#: Longest error message the command line prints (characters); longer ones end in " ...".
+MAX_MESSAGE_CHARS = 500
+
+
+def cap_message(message: object, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``message`` as one line of at most ``limit`` characters, cut with an ellipsis: a value's
+    repr (a long array, a hostile file's row) never floods stderr.
+
+    >>> cap_message("x" * 1000, 20)
+    'xxxxxxxxxxxxxxxx ...'
+    >>> cap_message("got array([0.1, 0.2,\\n       nan])")
+    'got array([0.1, 0.2, nan])'
+    """
+    text = re.sub(r"\s*\n\s*", " ", str(message).strip())
+    if len(text) > limit:
+        text = text[: max(limit - 4, 0)].rstrip() + " ..."
+    return text
+
+
+# -- the parser ----------------------------------------------------------------------------
+
+
+class Parser(argparse.ArgumentParser):
+    """The ``argparse`` parser of every dpax command: no abbreviated options (``--num-step`` is
+    not ``--num-steps``), an unknown option is reported by the subcommand it was given to, with
+    that subcommand's usage and the closest option it takes ("did you mean --alpha?"), and every
+    usage error ends in one line ``dpax: error: <message>`` (exit status 2).
+
+    Subparsers made by :meth:`add_subparsers` are of this class too.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        """Print the usage and ``dpax: error: <message>`` on stderr; exit with status 2."""
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{PROG}: error: {cap_message(message)}\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        """Like argparse's, but an unknown option (or a prefix of a known one) is an error of
+        this parser, raised before any other check (such as missing required options); a
+        parser without subcommands also refuses left-over arguments itself, so that the usage
+        printed is the subcommand's."""
+        args = list(sys.argv[1:] if args is None else args)
+        self._refuse_unknown(args)
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and not self._has_subcommands():
+            self.error("unrecognized arguments: " + " ".join(extras))
+        return namespace, extras
+
+    def _parse_optional(self, arg_string):
+        # a number such as '-inf' or '-1e-3' is a value (argparse itself knows only '-1', '-.5')
+        if not _looks_like_option(arg_string) and arg_string not in self._option_string_actions:
+            return None
+        return super()._parse_optional(arg_string)
+
+    def _has_subcommands(self) -> bool:
+        return any(isinstance(a, argparse._SubParsersAction) for a in self._actions)
+
+    def _options(self) -> list[str]:
+        return sorted(o for o in self._option_string_actions if o.startswith("--"))
+
+    def _refuse_unknown(self, args: list[str]) -> None:
+        sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
+        for tok in args:
+            if tok == "--":
+                return
+            if not _looks_like_option(tok):
+                if sub is not None:  # the command name: what follows is the subcommand's
+                    if tok not in sub.choices:
+                        close = difflib.get_close_matches(tok, list(sub.choices), n=1)
+                        hint = f" (did you mean {close[0]}?)" if close else ""
+                        self.error(f"unknown command {tok!r}{hint}; choose from {', '.join(sub.choices)}")
+                    return
+                continue
+            name = tok.split("=", 1)[0] if tok.startswith("--") else tok[:2]
+            if name in self._option_string_actions:
+                continue
+            self.error(f"unrecognized arguments: {tok.split('=', 1)[0]}{self._suggest(name)}")
+
+    def _suggest(self, name: str) -> str:
+        """' (did you mean --x?)' for the known option closest to ``name``, or ''."""
+        options = self._options()
+        prefixed = [o for o in options if o.startswith(name)] if name.startswith("--") else []
+        close = prefixed[:1] if len(prefixed) == 1 else difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+        return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _looks_like_option(tok: str) -> bool:
+    """Whether argparse would read ``tok`` as an option string, not a value: '--name...' or
+    '-x...' with a letter after the dashes, and not a number such as '-inf' or '-1e-3'."""
+    if tok.startswith("--"):
+        return len(tok) > 2 and tok[2].isalpha()
+    if not tok.startswith("-") or len(tok) < 2 or not tok[1].isalpha() or " " in tok:
+        return False
+    try:
+        float(tok)
+    except ValueError:
+        return True
+    return False
+
+
 # -- argument types ------------------------------------------------------------------------
 
 
@@ -38,20 +145,61 @@ def number(text: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a number: {cap_message(repr(text), 60)}") from None
 
 
 def count(text: str) -> int | float:
-    """An integer, also written as '1e4'; a fractional value is passed on for dpax to reject.
+    """An integer, also written as '1e4'; a fractional value (or one beyond 2**53) is passed
+    on as a float for dpax to reject.
 
-    >>> count("1e4"), count("2.5")
-    (10000, 2.5)
+    >>> count("1e4"), count("2.5"), count("1e300")
+    (10000, 2.5, 1e+300)
     """
     try:
         return int(text)
     except ValueError:
         value = number(text)
-        return int(value) if math.isfinite(value) and value == int(value) else value
+        return int(value) if math.isfinite(value) and value == int(value) and abs(value) <= 2**53 else value
+
+
+def integer(minimum: int, maximum: int | None = None):
+    """The argument type of an option that is a whole number in [minimum, maximum] for the
+    command line itself (not passed on to dpax): anything else is a usage error naming it.
+
+    >>> integer(0)("1e3"), integer(1, 20)("20")
+    (1000, 20)
+    >>> integer(0)("nan")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a whole number >= 0, got 'nan'
+    """
+    allowed = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+
+    def parse(text: str) -> int:
+        value = count(text)
+        if not isinstance(value, int) or value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"must be a whole number {allowed}, got {cap_message(repr(text), 60)}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def bounded(low: float, high: float):
+    """The argument type of a number in [low, high] for the command line itself.
+
+    >>> bounded(10, 1200)("300")
+    300.0
+    """
+
+    def parse(text: str) -> float:
+        value = number(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must lie in [{low:g}, {high:g}], got {cap_message(repr(text), 60)}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
 
 
 # -- shared options ------------------------------------------------------------------------
@@ -77,13 +225,13 @@ def make_parents() -> Parents:
     >>> make_parents().common.parse_args(["--json"]).grid_step
     0.0001
     """
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument("--grid-step", type=number, default=DEFAULT_GRID_STEP, metavar="H",
                         help="privacy-loss discretisation interval (default: %(default)s)")
     common.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     common.add_argument("--no-cache", dest="cache", action="store_false",
                         help="neither read nor write dpax's kernel cache ($DPAX_CACHE_DIR or ~/.cache/dpax)")
-    report = argparse.ArgumentParser(add_help=False)
+    report = Parser(add_help=False)
     report.add_argument("--alpha", type=number, nargs="+", default=list(DEFAULT_ALPHAS), metavar="A",
                         help="FPRs at which to report beta (default: %(default)s)")
     report.add_argument("--delta", type=number, nargs="+", default=list(DEFAULT_DELTAS), metavar="D",
@@ -97,10 +245,10 @@ def options_parser() -> argparse.ArgumentParser:
     A subcommand lists it first in ``parents=[...]``, before the shared parents, so that its
     usage line and ``--help`` show its own options before the shared ones.
 
-    >>> options_parser().add_help
-    False
+    >>> options_parser().add_help, options_parser().allow_abbrev
+    (False, False)
     """
-    return argparse.ArgumentParser(add_help=False)
+    return Parser(add_help=False)
 
 
 def dpsgd_args(p: argparse.ArgumentParser, *, noise: bool = True, required: bool = True) -> None:

@@ -10,7 +10,10 @@ import argparse
 
 from .._engine.text import fmt, table
 from ..audit import epsilon_star, goodness_of_fit, read_losses
-from .common import Parents, count, number, options_parser
+from .common import Parents, integer, number, options_parser
+
+#: Largest --goodness-of-fit (mixtures of 1..K Gaussians are fitted, each costing more).
+MAX_COMPONENTS = 20
 
 
 def add_parser(subparsers, parents: Parents) -> None:
@@ -43,16 +46,18 @@ def _options() -> argparse.ArgumentParser:
                    help="array (.npz) or column (.csv, .parquet) holding the losses, in both files")
     p.add_argument("--train-column", default=None, metavar="NAME", help="column for TRAIN only")
     p.add_argument("--test-column", default=None, metavar="NAME", help="column for TEST only")
-    p.add_argument("--goodness-of-fit", type=count, default=0, metavar="K",
-                   help="also report KS p-values of Gaussian mixtures with 1..K components (Appendix 8.2)")
-    p.add_argument("--seed", type=count, default=0, metavar="S", help="seed of the goodness-of-fit split (default: 0)")
+    p.add_argument("--goodness-of-fit", type=integer(0, MAX_COMPONENTS), default=0, metavar="K",
+                   help="also report KS p-values of Gaussian mixtures with 1..K components (Appendix 8.2; "
+                        f"K <= {MAX_COMPONENTS})")
+    p.add_argument("--seed", type=integer(0), default=0, metavar="S",
+                   help="seed of the goodness-of-fit split (default: 0)")
     return p
 
 
 def run_epsilon_star(args: argparse.Namespace) -> dict:
     """JSON-ready Epsilon* of the loss files in ``args`` (and the goodness of fit if asked)."""
-    train = read_losses(args.train, args.train_column if args.train_column is not None else args.column)
-    test = read_losses(args.test, args.test_column if args.test_column is not None else args.column)
+    train = _losses(args.train, args.train_column if args.train_column is not None else args.column)
+    test = _losses(args.test, args.test_column if args.test_column is not None else args.column)
     methods = ("parametric", "empirical") if args.method == "both" else (args.method,)
     out = {"command": "epsilon-star", "train": args.train, "test": args.test, "n_train": int(train.size),
            "n_test": int(test.size), "delta": float(args.delta), "results": {}}
@@ -72,6 +77,17 @@ def run_epsilon_star(args: argparse.Namespace) -> dict:
                                   "train_pvalues": list(map(float, g["train"])),
                                   "test_pvalues": list(map(float, g["test"]))}
     return out
+
+
+def _losses(path: str, column: str | None):
+    """:func:`dpax.audit.read_losses`, its every error naming the file (a corrupt or pickled
+    .npy, text that is not UTF-8, ...)."""
+    try:
+        return read_losses(path, column)
+    except (ValueError, TypeError) as exc:
+        if path in str(exc):
+            raise
+        raise ValueError(f"{path}: cannot read losses: {exc}") from None
 
 
 def render_epsilon_star(r: dict) -> str:

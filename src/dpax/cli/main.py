@@ -5,8 +5,14 @@
     python -m dpax curve ... --json
 
 Every subcommand prints a human-readable table by default and one JSON object with
-``--json``. Bad input (a ValueError or TypeError from dpax) is reported as
-``dpax: error: <message>`` on stderr with exit status 2, like a usage error.
+``--json``. Every failure -- a usage error, bad input (a ValueError or TypeError from dpax),
+a file that cannot be read or written, memory running out -- is reported as one line
+``dpax: error: <message>`` on stderr (after the usage, for a usage error) with exit status 2,
+never a traceback; messages are capped at :data:`dpax.cli.common.MAX_MESSAGE_CHARS`
+characters. Options cannot be abbreviated, and a mistyped one is answered with the closest
+option of its subcommand ("did you mean --alpha?"). Output into a pipe closed early
+(``dpax ... | head``) ends quietly with status 141 (128 + SIGPIPE), as Unix tools do; Ctrl-C
+ends with status 130. ``DPAX_DEBUG=1`` shows the traceback of an unexpected error.
 
 Compile latency: like the library, the command line keeps the kernels it compiles in dpax's
 kernel cache (``$DPAX_CACHE_DIR`` or ``~/.cache/dpax``; see :mod:`dpax._engine.cache`), so a
@@ -28,8 +34,9 @@ groups, tables, the risk summary) goes in :mod:`dpax.cli.common`.
 
 from __future__ import annotations
 
-import argparse
 import json
+import os
+import signal
 import sys
 import time
 from typing import Sequence
@@ -37,20 +44,26 @@ from typing import Sequence
 from .. import __version__
 from .._engine.text import jsonable
 from . import audit, calibrate, curve, epsilon_star, gdp, mechanism, plot, sweep
-from .common import PROG, compilation_cache, make_parents
+from .common import PROG, Parser, cap_message, compilation_cache, make_parents
 
 #: Subcommand modules, in the order ``dpax --help`` lists them; each has ``add_parser(subparsers, parents)``.
 SUBCOMMANDS = (curve, calibrate, audit, epsilon_star, sweep, plot, gdp, mechanism)
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Exit status of a usage error or a failure; of output into a closed pipe (128 + SIGPIPE); of Ctrl-C.
+EXIT_ERROR = 2
+EXIT_BROKEN_PIPE = 128 + int(getattr(signal, "SIGPIPE", 13))
+EXIT_INTERRUPTED = 130
+
+
+def build_parser() -> Parser:
     """The parser of the whole command line (every module of :data:`SUBCOMMANDS`).
 
     >>> build_parser().parse_args(["curve", "--noise-multiplier", "1", "--sample-rate", "0.01",
     ...                            "--num-steps", "1e3"]).num_steps
     1000
     """
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG,
         description="dpax: exact privacy accounting in JAX: trade-off curves of the best "
                     "membership-inference attack, and noise calibrated to attack risk.",
@@ -73,35 +86,92 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: the arguments after ``dpax`` (default: ``sys.argv[1:]``).
 
     Returns:
-        0 on success, 2 for a usage error or bad input (``dpax: error: ...`` on stderr),
-        or the status a subcommand exits with (130: an interrupted sweep).
+        0 on success; 2 for a usage error, bad input or any other failure (``dpax: error: ...``
+        on stderr); 141 when the output went into a pipe closed early; 130 after Ctrl-C or an
+        interrupted sweep.
 
     >>> main(["--version"])  # doctest: +ELLIPSIS
     dpax ...
     0
     """
+    try:
+        code = _run(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:  # `dpax ... | head`: the reader is gone; nothing to say to it
+        _discard_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        return _exit_code(exc, 0)
     try:
         with compilation_cache(args.cache):
             t0 = time.perf_counter()
             result = args.func(args)
             result["elapsed_s"] = time.perf_counter() - t0
+        result["dpax_version"] = __version__
+        if args.json:
+            text = json.dumps(jsonable(result), allow_nan=False)
+        else:
+            text = args.render(result) + f"\n\n(computed in {result['elapsed_s']:.2f} s)"
     except SystemExit as exc:  # parser.error raised while interpreting the arguments
-        return exc.code if isinstance(exc.code, int) else 2
+        return _exit_code(exc, EXIT_ERROR)
+    except BrokenPipeError:
+        raise
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except (ValueError, TypeError) as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    result["dpax_version"] = __version__
-    if args.json:
-        print(json.dumps(jsonable(result), allow_nan=False))
-    else:
-        print(args.render(result))
-        print(f"\n(computed in {result['elapsed_s']:.2f} s)")
+        return _fail(exc)
+    except OSError as exc:  # a file the command reads or writes
+        return _fail(_os_message(exc))
+    except MemoryError:
+        return _fail(f"{args.command}: out of memory; use a coarser --grid-step or fewer configurations "
+                     "(DPAX_MEMORY_LIMIT_GB sets dpax's budget)")
+    except Exception as exc:  # a bug: still no traceback unless asked for
+        if os.environ.get("DPAX_DEBUG"):
+            raise
+        return _fail(f"{args.command}: internal error ({type(exc).__name__}: {exc}); "
+                     "run again with DPAX_DEBUG=1 for the traceback")
+    print(text)
     return 0
+
+
+def _exit_code(exc: SystemExit, default: int) -> int:
+    """The status a SystemExit asks for (None: ``default``; a message: it is printed, status 2)."""
+    if exc.code is None:
+        return default
+    if isinstance(exc.code, int):
+        return exc.code
+    return _fail(exc.code)
+
+
+def _fail(message: object) -> int:
+    """Print ``dpax: error: <message>`` (capped) on stderr; the exit status of a failure."""
+    print(f"{PROG}: error: {cap_message(message)}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def _os_message(exc: OSError) -> str:
+    """'<file>: <reason>' for an OSError that names its file, else its text."""
+    if exc.filename is not None and exc.strerror:
+        return f"{exc.filename!r}: {exc.strerror}"
+    return str(exc) or type(exc).__name__
+
+
+def _discard_stdout() -> None:
+    """Point stdout at the null device, so that Python's final flush finds no broken pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout is no file (e.g. captured in-process)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,9 +11,11 @@ import os
 
 from .. import plot
 from ..mechanisms import dpsgd
-from .common import Parents, count, number, options_parser
+from .common import Parents, bounded, count, number, options_parser
 
 FORMATS = (".png", ".svg", ".pdf")
+#: Allowed --dpi: a PNG of the default 6.4 x 4.8 inches stays under 8,000 x 6,000 pixels.
+DPI_RANGE = (10.0, 1200.0)
 
 
 def add_parser(subparsers, parents: Parents) -> None:
@@ -52,7 +54,8 @@ def _options() -> argparse.ArgumentParser:
     p.add_argument("--tpr", type=number, nargs="+", metavar="X", help="calibration target TPRs (err_rates)")
     p.add_argument("--delta", type=number, default=1e-5, metavar="D",
                    help="delta of the standard calibration (default: %(default)s)")
-    p.add_argument("--dpi", type=number, default=150, help="resolution of a PNG (default: %(default)s)")
+    p.add_argument("--dpi", type=bounded(*DPI_RANGE), default=150,
+                   help=f"resolution of a PNG, in [{DPI_RANGE[0]:g}, {DPI_RANGE[1]:g}] (default: %(default)s)")
     return p
 
 
@@ -81,9 +84,15 @@ def run_plot(args: argparse.Namespace) -> dict:
     matplotlib.use("Agg")
     ext = os.path.splitext(args.output)[1].lower()
     if ext not in FORMATS:
-        raise ValueError(f"output must end in {', '.join(FORMATS)}, got {args.output!r}")
+        raise ValueError(f"--output must end in {', '.join(FORMATS)}, got {args.output!r}")
+    folder = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(folder):  # before computing anything
+        raise ValueError(f"--output {args.output!r}: no such directory {folder!r}")
     fig = _figure(args)
-    fig.savefig(args.output, dpi=args.dpi)
+    try:
+        fig.savefig(args.output, dpi=args.dpi)
+    except OSError as exc:
+        raise ValueError(f"--output {args.output!r}: cannot write the figure: {exc.strerror or exc}") from None
     return {"command": "plot", "kind": args.kind, "output": os.path.abspath(args.output), "format": ext[1:],
             "lines": len(fig.axes[0].get_lines())}
 

@@ -10,8 +10,9 @@ import argparse
 import sys
 
 from .._engine.text import pairs
+from ..sweep import config as sweep_config
 from ..sweep import run_sweep
-from .common import PROG, Parents, count, number, options_parser
+from .common import PROG, Parents, integer, number, options_parser
 
 
 def add_parser(subparsers, parents: Parents) -> None:
@@ -26,7 +27,11 @@ def add_parser(subparsers, parents: Parents) -> None:
             "epsilon, delta, mu). A row with noise_multiplier is analysed (out_beta at alpha, out_advantage, "
             "out_epsilon at delta, out_mu, out_regret); a row without it is calibrated to its target. Results "
             "(the input columns plus the answers) are appended to RESULTS (.csv or .jsonl) after every batch; "
-            "Ctrl-C stops after the batch in flight and --resume continues where it stopped."
+            "Ctrl-C stops after the batch in flight and --resume continues where it stopped. A file holds at most "
+            f"{sweep_config.MAX_ROWS:,} rows, {sweep_config.MAX_CONFIG_BYTES // 2**20} MiB and "
+            f"{sweep_config.MAX_COLUMNS:,} columns, as UTF-8 text; YAML anchors and aliases are refused, and so are "
+            f"input columns named like the results' ({', '.join(sweep_config.RESERVED_COLUMNS)}, "
+            f"{sweep_config.OUTPUT_PREFIX}*)."
         ),
     )
     p.set_defaults(func=run_sweep_command, render=render_sweep)
@@ -37,7 +42,7 @@ def _options() -> argparse.ArgumentParser:
     p = options_parser()
     p.add_argument("config", metavar="CONFIG", help="table of configurations (.csv, .json, .jsonl, .yaml, .yml)")
     p.add_argument("-o", "--output", required=True, metavar="RESULTS", help="results file (.csv or .jsonl)")
-    p.add_argument("--batch-size", type=count, default=64, metavar="N",
+    p.add_argument("--batch-size", type=integer(1), default=64, metavar="N",
                    help="rows per batched call (default: %(default)s)")
     p.add_argument("--resume", action="store_true", help="skip the rows already in RESULTS and append the rest")
     p.add_argument("--overwrite", action="store_true", help="start RESULTS again if it exists")
