@@ -346,6 +346,8 @@ def test_legacy_CTDAccountant_works():
 # ============================================================================
 
 
+@pytest.mark.slow  # dpax: ~20 DP-SGD evaluations at grid 1e-4 (~5 s cold); the property is also checked
+# by default in test_riskcal_dpax_checks.py::test_calibrate_parameter_err_rates_meets_target
 def test_calibration_result_noise_multiplier_property():
     """Test that CalibrationResult.noise_multiplier property works."""
     from dpax.compat.riskcal.calibration.dpsgd import create_dpsgd_evaluator

@@ -69,8 +69,8 @@ def test_adv_calibration_correctness(accountant, advantage, sample_rate, num_ste
         (0.75, 1, 1, "bounded"),
         # DP-SGD
         (0.25, sample_rate, num_dpsgd_steps, "bounded"),
-        (0.50, sample_rate, num_dpsgd_steps, "bounded"),
-        (0.75, sample_rate, num_dpsgd_steps, "bounded"),
+        pytest.param(0.50, sample_rate, num_dpsgd_steps, "bounded", marks=pytest.mark.slow),  # dpax: slow marks
+        pytest.param(0.75, sample_rate, num_dpsgd_steps, "bounded", marks=pytest.mark.slow),
     ],
 )
 def test_err_rates_calibration_correctness(
@@ -115,8 +115,8 @@ def test_err_rates_calibration_correctness(
     [
         (1.0, 1.0, 1),
         (4.0, 1.0, 1),
-        (1.0, sample_rate, num_dpsgd_steps),
-        (4.0, sample_rate, num_dpsgd_steps),
+        pytest.param(1.0, sample_rate, num_dpsgd_steps, marks=pytest.mark.slow),  # dpax: slow marks (6-9 s each)
+        pytest.param(4.0, sample_rate, num_dpsgd_steps, marks=pytest.mark.slow),
     ],
 )
 def test_err_rates_calibration_improvement(accountant, epsilon, sample_rate, num_steps):

@@ -33,12 +33,12 @@ def accountant():
 @pytest.mark.parametrize(
     "advantage, sample_rate, num_steps",
     [
-        (0.01, 1, 1),
+        pytest.param(0.01, 1, 1, marks=pytest.mark.slow),  # dpax: slow marks keep the default run short
         (0.05, 1, 1),
-        (0.10, 1, 1),
+        pytest.param(0.10, 1, 1, marks=pytest.mark.slow),
         (0.01, sample_rate, num_dpsgd_steps),
-        (0.05, sample_rate, num_dpsgd_steps),
-        (0.10, sample_rate, num_dpsgd_steps),
+        pytest.param(0.05, sample_rate, num_dpsgd_steps, marks=pytest.mark.slow),
+        pytest.param(0.10, sample_rate, num_dpsgd_steps, marks=pytest.mark.slow),
     ],
 )
 def test_advantage_calibration_correctness(advantage, sample_rate, num_steps):
@@ -66,9 +66,9 @@ def test_advantage_calibration_correctness(advantage, sample_rate, num_steps):
     "alpha, beta, sample_rate, num_steps",
     [
         # DP-SGD
-        (0.1, 0.33, sample_rate, num_dpsgd_steps),
+        pytest.param(0.1, 0.33, sample_rate, num_dpsgd_steps, marks=pytest.mark.slow),  # dpax: slow marks
         (0.1, 0.50, sample_rate, num_dpsgd_steps),
-        (0.1, 0.70, sample_rate, num_dpsgd_steps),
+        pytest.param(0.1, 0.70, sample_rate, num_dpsgd_steps, marks=pytest.mark.slow),
     ],
 )
 def test_err_rates_calibration_correctness(alpha, beta, sample_rate, num_steps):
@@ -98,8 +98,8 @@ def test_err_rates_calibration_correctness(alpha, beta, sample_rate, num_steps):
     [
         # DP-SGD
         (0.01, sample_rate, num_dpsgd_steps),
-        (0.05, sample_rate, num_dpsgd_steps),
-        (0.10, sample_rate, num_dpsgd_steps),
+        pytest.param(0.05, sample_rate, num_dpsgd_steps, marks=pytest.mark.slow),  # dpax: slow marks
+        pytest.param(0.10, sample_rate, num_dpsgd_steps, marks=pytest.mark.slow),
     ],
 )
 def test_advantage_calibration_blackbox_vs_direct(
@@ -135,9 +135,9 @@ def test_advantage_calibration_blackbox_vs_direct(
     "alpha, beta, sample_rate, num_steps",
     [
         # DP-SGD
-        (0.1, 0.33, sample_rate, num_dpsgd_steps),
+        pytest.param(0.1, 0.33, sample_rate, num_dpsgd_steps, marks=pytest.mark.slow),  # dpax: slow marks
         (0.1, 0.50, sample_rate, num_dpsgd_steps),
-        (0.1, 0.70, sample_rate, num_dpsgd_steps),
+        pytest.param(0.1, 0.70, sample_rate, num_dpsgd_steps, marks=pytest.mark.slow),
     ],
 )
 def test_err_rates_calibration_blackbox_vs_direct(

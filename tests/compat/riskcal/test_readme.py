@@ -223,6 +223,7 @@ def test_block_09_calibrate_advantage():
     assert dpax.dpsgd(noise_multiplier * 0.999, sample_rate, num_steps).advantage() > 0.1
 
 
+@pytest.mark.slow  # compiles the calibration kernels for its own configuration (~7 s cold)
 def test_block_10_calibrate_err_rates():
     from dpax.compat.riskcal.calibration.dpsgd import find_noise_multiplier_for_err_rates
 

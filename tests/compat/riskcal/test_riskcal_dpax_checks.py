@@ -102,11 +102,10 @@ def test_dpsgd_calibration_bounds_and_batches():
     # the Gaussian mechanism (p = 1, T = 1): mu = 2 Phi^-1(0.6), sigma = 1 / mu
     assert noise[0] == pytest.approx(1 / (2 * norm.ppf(0.6)), rel=2e-3)
     # the target met at noise_min within the tolerance: noise_min, as riskcal converges to it
-    adv_at_min = cal.get_advantage_for_dpsgd(3.0, 0.05, 10, grid_step=1e-2)
-    assert cal.find_noise_multiplier_for_advantage(adv_at_min + 5e-4, 0.05, 10, grid_step=1e-2,
-                                                   noise_min=3.0) == 3.0
+    adv_at_min = cal.get_advantage_for_dpsgd(3.0, 1.0, 1, grid_step=1e-2)
+    assert cal.find_noise_multiplier_for_advantage(adv_at_min + 5e-4, 1.0, 1, grid_step=1e-2, noise_min=3.0) == 3.0
     with pytest.raises(CalibrationError, match="met already at noise_min"):
-        cal.find_noise_multiplier_for_advantage(adv_at_min + 0.05, 0.05, 10, grid_step=1e-2, noise_min=3.0)
+        cal.find_noise_multiplier_for_advantage(adv_at_min + 0.05, 1.0, 1, grid_step=1e-2, noise_min=3.0)
 
 
 # -- calibration through an accountant ---------------------------------------------------------
@@ -165,13 +164,12 @@ def test_rdp_curve_is_the_boundary_of_the_divergence_constraints(order, eps):
 
 
 def test_zcdp_against_dpax_engine_and_gdp():
-    orders = _rdp.zcdp_orders(1.0, 1024.0, 1000)
     ours = riskcal.analysis.get_beta_from_zcdp(0.5, ALPHAS)
-    engine = dpax.conversions.zcdp_tradeoff(0.5, ALPHAS, orders=orders[::7])  # a subset of the orders
-    assert np.all(ours >= engine - 1e-9) and np.all(ours <= engine + 2e-3)
-    # the pruned maximum equals the plain maximum over every order
+    # the pruned maximum equals the plain maximum over every order (dpax's engine, one by one)
+    orders = _rdp.zcdp_orders(1.0, 1024.0, 240)
     full = np.max([dpax.conversions.rdp_tradeoff(t, 0.5 * t, ALPHAS) for t in orders], axis=0)
-    np.testing.assert_allclose(ours, full, atol=1e-9)
+    np.testing.assert_allclose(riskcal.analysis.get_beta_from_zcdp(0.5, ALPHAS, grid_size=240), full, atol=1e-9)
+    np.testing.assert_allclose(ours, full, atol=1e-4)  # other orders: close
     # mu-GDP is (mu^2 / 2)-zCDP: the zCDP curve lies below f_mu and its advantage above
     assert np.all(ours <= dpax.gdp.tradeoff(1.0, ALPHAS) + 1e-12)
     adv = riskcal.analysis.get_advantage_from_zcdp(0.5)
