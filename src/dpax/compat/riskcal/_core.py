@@ -44,8 +44,9 @@ class CalibrationError(RuntimeError, ValueError):
     riskcal raises ``RuntimeError`` here and dpax ``ValueError``; this is both."""
 
 
-def as_loss(pld: Any, name: str = "pld") -> PrivacyLoss:
-    """A single :class:`dpax.PrivacyLoss` from a dp-accounting PLD or a PrivacyLoss."""
+def as_loss(pld: Any, name: str = "pld", single: bool = True) -> PrivacyLoss:
+    """A :class:`dpax.PrivacyLoss` from a dp-accounting PLD or a PrivacyLoss (a batch of
+    them only where ``single`` is False)."""
     if isinstance(pld, PrivacyLoss):
         pl = pld
     elif hasattr(pld, "_pmf_remove") and hasattr(pld, "_pmf_add"):
@@ -53,7 +54,7 @@ def as_loss(pld: Any, name: str = "pld") -> PrivacyLoss:
     else:
         raise TypeError(f"{name} must be a dp_accounting PrivacyLossDistribution or a dpax.PrivacyLoss, "
                         f"got {type(pld).__name__}")
-    if pl.batch_shape:
+    if single and pl.batch_shape:
         raise ValueError(f"{name} must be a single privacy loss, got a batch of shape {pl.batch_shape}")
     return pl
 

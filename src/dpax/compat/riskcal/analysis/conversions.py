@@ -2,11 +2,11 @@
 FPR, advantage, Bayes risk) from a PLD, Gaussian DP, (epsilon, delta)-DP, Rényi DP and
 zCDP, with riskcal's names, arguments and deprecated aliases.
 
-* PLDs (a dp-accounting ``PrivacyLossDistribution`` or a :class:`dpax.PrivacyLoss`) are read
-  by :func:`dpax.from_dp_accounting` and analysed by dpax's kernels: beta by Algorithm 1
-  with the symmetrisation of Dong et al. (Def. F.1), advantage delta(0) (Algorithm 3,
-  Eq. 11), Bayes risk (1 - prior)(1 - delta(log(prior / (1 - prior)))) (Kulynych et al.
-  2025, Prop. D.1, Eq. 35);
+* PLDs (a dp-accounting ``PrivacyLossDistribution``, read by :func:`dpax.from_dp_accounting`,
+  or a :class:`dpax.PrivacyLoss`, which may be a batch: results get its batch shape in
+  front) are analysed by dpax's kernels: beta by Algorithm 1 with the symmetrisation of
+  Dong et al. (Def. F.1), advantage delta(0) (Algorithm 3, Eq. 11), Bayes risk
+  (1 - prior)(1 - delta(log(prior / (1 - prior)))) (Kulynych et al. 2025, Prop. D.1, Eq. 35);
 * Gaussian DP: :mod:`dpax.gdp`'s closed forms (Dong et al. 2019, Eq. 6, Cor. 2.13);
   (epsilon, delta)-DP: Eq. 5 there (:func:`dpax.conversions.epsilon_delta_tradeoff`);
 * Rényi DP: :func:`dpax.conversions.rdp_tradeoff` (the optimal conversion of one RDP
@@ -84,18 +84,21 @@ def _prior(prior):
     return _v.probabilities("prior", prior), is_python_scalar(prior)
 
 
-def _bayes_risk(q, delta_at):
-    """(1 - q)(1 - delta(log(q / (1 - q)))) elementwise, 0 at q = 0 and q = 1 (Eq. 35)."""
-    inner = (q > 0) & (q < 1)
-    out = np.zeros(q.shape)
+def _bayes_risk(q, delta_at, batch_shape=()):
+    """(1 - q)(1 - delta(log(q / (1 - q)))) elementwise, 0 at q = 0 and q = 1 (Eq. 35);
+    ``delta_at`` may answer for a batch of mechanisms (leading ``batch_shape``)."""
+    flat = q.reshape(-1)
+    inner = (flat > 0) & (flat < 1)
+    out = np.zeros(tuple(batch_shape) + flat.shape)
     if np.any(inner):
-        qi = q[inner]
-        out[inner] = (1.0 - qi) * (1.0 - np.asarray(delta_at(np.log(qi) - np.log1p(-qi)), float).reshape(qi.shape))
-    return out
+        qi = flat[inner]
+        d = np.asarray(delta_at(np.log(qi) - np.log1p(-qi)), float).reshape(tuple(batch_shape) + qi.shape)
+        out[..., inner] = (1.0 - qi) * (1.0 - d)
+    return out.reshape(tuple(batch_shape) + q.shape)
 
 
 def _prior_result(out, scalar):
-    return float(out.reshape(-1)[0]) if scalar or out.ndim == 0 else out
+    return float(out.reshape(-1)[0]) if (scalar or out.ndim == 0) and out.size == 1 else out
 
 
 # -- PLRVs ---------------------------------------------------------------------------------
@@ -120,21 +123,21 @@ def get_beta_from_pld(pld, alpha=None, alphas=None):
     """FNR at FPR ``alpha`` of a dp-accounting PLD or a :class:`dpax.PrivacyLoss`
     (Algorithm 1, symmetrised). ``alphas``: riskcal's deprecated name (warns)."""
     alpha = alpha_argument(alpha, alphas)
-    out = as_loss(pld).beta(_v.probabilities("alpha", alpha))
-    return float(np.asarray(out).reshape(-1)[0]) if is_python_scalar(alpha) else out
+    out = as_loss(pld, single=False).beta(_v.probabilities("alpha", alpha))
+    return float(out) if is_python_scalar(alpha) and np.size(out) == 1 else out
 
 
 def get_advantage_from_pld(pld) -> float:
     """Largest TPR - FPR of any attack: delta(0) of the PLD (Algorithm 3, Eq. 11)."""
-    return float(as_loss(pld).advantage())
+    return scalar_or_array(as_loss(pld, single=False).advantage())
 
 
 def get_bayes_risk_from_pld(pld, prior):
     """Smallest error of an attack on a binary secret with prior ``prior``:
     (1 - prior)(1 - delta(log(prior / (1 - prior)))) (Kulynych et al. 2025, Eq. 35)."""
     q, scalar = _prior(prior)
-    pl = as_loss(pld)
-    return _prior_result(_bayes_risk(q, pl.delta), scalar)
+    pl = as_loss(pld, single=False)
+    return _prior_result(_bayes_risk(q, pl.delta, pl.batch_shape), scalar)
 
 
 # -- GDP -----------------------------------------------------------------------------------
