@@ -27,7 +27,6 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
-import numpy as np
 from scipy.optimize import minimize_scalar
 
 from .... import conversions as _conv
@@ -194,9 +193,9 @@ def find_noise_multiplier_for_err_rates(accountant, alpha, beta, sample_rate, nu
     delta, noise = min(found.items(), key=lambda kv: (kv[1], kv[0]))
     if not math.isfinite(noise):
         raise CalibrationError(
-            f"find_noise_multiplier_for_err_rates: no noise in [{bounds[0]:g}, {bounds[1]:g}] gives FNR >= {b:g} at FPR "
-            f"{a:g} through (epsilon, delta)-DP for any delta tried in [{delta_error:g}, {max_delta:g}]; raise mu_max or "
-            f"relax the target"
+            f"find_noise_multiplier_for_err_rates: no noise in [{bounds[0]:g}, {bounds[1]:g}] gives FNR >= {b:g} at "
+            f"FPR {a:g} through (epsilon, delta)-DP for any delta tried in [{delta_error:g}, {max_delta:g}]; raise "
+            f"mu_max or relax the target"
         )
     return CalibrationResult(noise_multiplier=noise, calibration_epsilon=float(get_epsilon_from_err_rates(delta, a, b)),
                              calibration_delta=delta)
