@@ -27,7 +27,6 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from scipy.optimize import minimize_scalar
 
 from .... import conversions as _conv
 from ...._engine import grid as _grid
@@ -189,7 +188,7 @@ def find_noise_multiplier_for_err_rates(accountant, alpha, beta, sample_rate, nu
         return noise
 
     with _grid.shared_lengths():
-        minimize_scalar(noise_for, bounds=(delta_error, max_delta), method="bounded", options={"xatol": delta_error})
+        _minimize_scalar()(noise_for, bounds=(delta_error, max_delta), method="bounded", options={"xatol": delta_error})
     delta, noise = min(found.items(), key=lambda kv: (kv[1], kv[0]))
     if not math.isfinite(noise):
         raise CalibrationError(
@@ -199,3 +198,10 @@ def find_noise_multiplier_for_err_rates(accountant, alpha, beta, sample_rate, nu
         )
     return CalibrationResult(noise_multiplier=noise, calibration_epsilon=float(get_epsilon_from_err_rates(delta, a, b)),
                              calibration_delta=delta)
+
+
+def _minimize_scalar():
+    """scipy.optimize.minimize_scalar, imported on use (``import dpax`` stays light)."""
+    from scipy.optimize import minimize_scalar
+
+    return minimize_scalar
