@@ -1,66 +1,97 @@
 """Input checks shared by every public function.
 
 Each check names the argument and the allowed range in its message; nothing reaches a
-kernel as NaN, infinity, or outside its domain.
+kernel as NaN, infinity, or outside its domain. Only real numbers pass: booleans, strings
+(even numeric ones), complex numbers and arrays of Python objects are refused with a
+``TypeError`` naming the argument, since NumPy would otherwise turn ``True`` into 1,
+``"0.5"`` into 0.5 and drop an imaginary part without a word. Messages quote a value by a
+short repr (:func:`brief`), never a whole array.
 """
 
 from __future__ import annotations
 
 import numbers
+import reprlib
+from typing import Any, Iterable
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
+#: Longest quoted value in a message (characters).
+BRIEF_CHARS = 80
+
+_REPR = reprlib.Repr()
+_REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict, _REPR.maxlevel = 40, 60, 6, 6, 4, 3
+
+
+def brief(value: Any, limit: int = BRIEF_CHARS) -> str:
+    """A short one-line repr of ``value`` for error messages (at most ``limit`` characters):
+    arrays show a few entries and their shape, long lists and strings are cut.
+
+    >>> brief(list(range(100)))
+    '[0, 1, 2, 3, 4, 5, ...]'
+    >>> brief(np.ones(10_000))
+    'array([1., 1., 1., ..., 1., 1., 1.], shape=(10000,))'
+    """
+    try:
+        if isinstance(value, np.ndarray) and value.ndim > 0:
+            body = np.array2string(value, threshold=8, edgeitems=3, separator=", ", max_line_width=10**6)
+            text = f"array({body}, shape={value.shape})" if value.size > 8 else f"array({body})"
+        else:
+            text = _REPR.repr(value)
+    except Exception:  # a hostile __repr__
+        text = f"<{type(value).__name__}>"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: max(limit - 4, 0)] + " ..."
+
+
+def _refuse(name: str, what: str, value: Any) -> TypeError:
+    return TypeError(f"{name} must be a real number or an array of real numbers, not {what}; got {brief(value)}")
+
 
 def _as_array(name: str, value: ArrayLike, dtype: DTypeLike) -> np.ndarray:
+    """``value`` as a finite, non-empty array of ``dtype``; booleans, strings, complex numbers
+    and object arrays are refused (TypeError), NaN / infinity / emptiness too (ValueError)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise _refuse(name, "a boolean", value)
+    if isinstance(value, (str, bytes)):
+        raise _refuse(name, "a string", value)
     try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a number or an array of numbers, got {value!r}") from exc
-    if arr.dtype == object:
-        raise TypeError(f"{name} must be a number or an array of numbers, got {value!r}")
+        raw = np.asarray(value)
+    except Exception as exc:  # ragged nested lists, objects NumPy cannot read
+        raise TypeError(f"{name} must be a number or a regular (non-ragged) array of numbers, got "
+                        f"{brief(value)}") from exc
+    kind = raw.dtype.kind
+    if kind == "O" and raw.ndim == 0 and isinstance(raw.item(), numbers.Integral) \
+            and not isinstance(raw.item(), bool):  # a Python int beyond int64
+        try:
+            raw = np.asarray(float(raw.item()))
+        except OverflowError:
+            raise ValueError(f"{name} must be finite, got an integer too large for float64 "
+                             f"({len(str(abs(raw.item())))} digits)") from None
+        kind = raw.dtype.kind
+    if kind == "b":
+        raise _refuse(name, "booleans", value)
+    if kind in "USa":
+        raise _refuse(name, "strings", value)
+    if kind == "c":
+        raise _refuse(name, "complex numbers", value)
+    if kind not in "iuf":
+        what = "an array of Python objects (dtype object)" if kind == "O" else f"an array of dtype {raw.dtype}"
+        raise _refuse(name, what, value)
+    arr = raw.astype(np.float64)
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite (no NaN or infinity), got {value!r}")
+    finite = np.isfinite(arr)
+    if not finite.all():
+        first = float(arr[~finite].ravel()[0])
+        where = "" if arr.ndim == 0 else f" (entry {np.argwhere(~finite)[0].tolist()} of an array of shape {arr.shape})"
+        raise ValueError(f"{name} must be finite (no NaN or infinity), got {first:g}{where}")
     return arr.astype(dtype, copy=False)
 
 
-def real_array(
-    name: str,
-    value: ArrayLike,
-    *,
-    low: float | None = None,
-    high: float | None = None,
-    low_open: bool = False,
-    high_open: bool = False,
-) -> np.ndarray:
-    """``value`` as a float64 array, every entry finite and inside the stated interval.
-
-    Args:
-        name: the argument's name, quoted in error messages.
-        value: a number or an array-like of numbers.
-        low: lower end of the allowed interval (``None``: unbounded below).
-        high: upper end of the allowed interval (``None``: unbounded above).
-        low_open: exclude ``low`` itself (the interval is ``(low, ...``).
-        high_open: exclude ``high`` itself (the interval is ``..., high)``).
-
-    Returns:
-        A float64 array of the shape of ``value``.
-
-    Raises:
-        TypeError: ``value`` is not numeric.
-        ValueError: ``value`` is empty, not finite, or has an entry outside the interval
-            (the message names ``name``, the interval and the first offending entry).
-
-    >>> real_array("noise_multiplier", [0.5, 1.0], low=0.0, low_open=True)
-    array([0.5, 1. ])
-    >>> real_array("noise_multiplier", 0.0, low=0.0, low_open=True)
-    Traceback (most recent call last):
-    ...
-    ValueError: noise_multiplier must lie in (0, inf), got 0
-    """
-    arr = _as_array(name, value, np.float64)
+def _interval(name: str, arr: np.ndarray, low: float | None, high: float | None, low_open: bool,
+              high_open: bool) -> np.ndarray:
     bad = np.zeros(arr.shape, dtype=bool)
     if low is not None:
         bad |= (arr <= low) if low_open else (arr < low)
@@ -76,13 +107,141 @@ def real_array(
     return arr
 
 
+def real_array(
+    name: str,
+    value: ArrayLike,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> np.ndarray:
+    """``value`` as a float64 array, every entry finite and inside the stated interval.
+
+    Args:
+        name: the argument's name, quoted in error messages.
+        value: a number or an array-like of numbers (not booleans, strings, complex
+            numbers or an object array).
+        low: lower end of the allowed interval (``None``: unbounded below).
+        high: upper end of the allowed interval (``None``: unbounded above).
+        low_open: exclude ``low`` itself (the interval is ``(low, ...``).
+        high_open: exclude ``high`` itself (the interval is ``..., high)``).
+
+    Returns:
+        A float64 array of the shape of ``value``.
+
+    Raises:
+        TypeError: ``value`` is not a real number or array of them (a boolean, a string,
+            complex, an object array, a ragged nested list).
+        ValueError: ``value`` is empty, not finite, or has an entry outside the interval
+            (the message names ``name``, the interval and the first offending entry).
+
+    >>> real_array("noise_multiplier", [0.5, 1.0], low=0.0, low_open=True)
+    array([0.5, 1. ])
+    >>> real_array("noise_multiplier", 0.0, low=0.0, low_open=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: noise_multiplier must lie in (0, inf), got 0
+    >>> real_array("noise_multiplier", True)
+    Traceback (most recent call last):
+    ...
+    TypeError: noise_multiplier must be a real number or an array of real numbers, not a boolean; got True
+    """
+    with np.errstate(over="ignore"):
+        arr = _as_array(name, value, np.float64)
+    return _interval(name, arr, low, high, low_open, high_open)
+
+
+def scalar(
+    name: str,
+    value: ArrayLike,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """One number: :func:`real_array` for an argument that does not broadcast (a curve's
+    parameter, a tail bound); a 0-d array is accepted.
+
+    Args:
+        name: the argument's name, quoted in error messages.
+        value: a single real number.
+        low, high, low_open, high_open: the allowed interval, as in :func:`real_array`.
+
+    Returns:
+        The number as a Python float.
+
+    Raises:
+        TypeError: as :func:`real_array`.
+        ValueError: ``value`` is an array of more than one number (the message says that
+            ``name`` must be a single number), or as :func:`real_array`.
+
+    >>> scalar("mu", 1)
+    1.0
+    >>> scalar("mu", [1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: mu must be a single number (it does not broadcast), got an array of shape (2,)
+    """
+    with np.errstate(over="ignore"):
+        arr = _as_array(name, value, np.float64)
+    if arr.ndim != 0:
+        raise ValueError(f"{name} must be a single number (it does not broadcast), got an array of shape {arr.shape}")
+    return float(_interval(name, arr, low, high, low_open, high_open))
+
+
+def broadcast_shapes(*named: tuple[str, Any]) -> tuple[int, ...]:
+    """The broadcast shape of named arrays (or shapes), NumPy rules; a ValueError naming two
+    arguments that do not broadcast together, with their shapes, otherwise.
+
+    Args:
+        *named: ``(name, array_or_shape)`` pairs; a tuple is taken as a shape.
+
+    Returns:
+        The broadcast shape.
+
+    >>> broadcast_shapes(("noise_multiplier", np.ones(2)), ("num_steps", ()))
+    (2,)
+    >>> broadcast_shapes(("noise_multiplier", np.ones(2)), ("sample_rate", np.ones(3)))
+    Traceback (most recent call last):
+    ...
+    ValueError: noise_multiplier (shape (2,)) and sample_rate (shape (3,)) do not broadcast together (NumPy rules: each axis, counted from the last, must have equal lengths or length 1)
+    """
+    shapes = [(n, tuple(a) if isinstance(a, tuple) else np.shape(a)) for n, a in named]
+    try:
+        return np.broadcast_shapes(*(s for _, s in shapes))
+    except ValueError:
+        pass
+    for i, (n1, s1) in enumerate(shapes):
+        for n2, s2 in shapes[i + 1:]:
+            try:
+                np.broadcast_shapes(s1, s2)
+            except ValueError:
+                raise ValueError(
+                    f"{n1} (shape {s1}) and {n2} (shape {s2}) do not broadcast together (NumPy rules: each "
+                    "axis, counted from the last, must have equal lengths or length 1)") from None
+    raise ValueError("the arguments do not broadcast together: " + ", ".join(f"{n} {s}" for n, s in shapes))
+
+
+def broadcast_arrays(*named: tuple[str, np.ndarray]) -> list[np.ndarray]:
+    """The arrays of ``named`` broadcast to one shape (:func:`broadcast_shapes` names the
+    two that do not broadcast).
+
+    >>> [a.shape for a in broadcast_arrays(("epsilon", np.ones(2)), ("delta", np.ones(())))]
+    [(2,), (2,)]
+    """
+    shape = broadcast_shapes(*named)
+    return [np.broadcast_to(a, shape) for _, a in named]
+
+
 def positive_int_array(name: str, value: ArrayLike, *, minimum: int = 1) -> np.ndarray:
     """``value`` as an int64 array of integers >= ``minimum`` (floats must be whole numbers).
 
     Args:
         name: the argument's name, quoted in error messages.
-        value: an integer or an array-like of integers (``2.0`` is accepted, ``2.5`` and
-            booleans are not).
+        value: an integer or an array-like of integers (``2.0`` is accepted, ``2.5``,
+            booleans and strings are not).
         minimum: the smallest allowed value.
 
     Returns:
@@ -95,15 +254,15 @@ def positive_int_array(name: str, value: ArrayLike, *, minimum: int = 1) -> np.n
     >>> positive_int_array("num_steps", [1, 10.0])
     array([ 1, 10])
     """
-    if isinstance(value, bool) or (isinstance(value, np.ndarray) and value.dtype == bool):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    arr = _as_array(name, value, np.float64)
-    if np.any(arr != np.round(arr)):
-        raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+    with np.errstate(over="ignore"):
+        arr = _as_array(name, value, np.float64)
+    whole = arr == np.round(arr)
+    if not whole.all():
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {float(arr[~whole].ravel()[0]):g}")
     if np.any(arr < minimum):
         raise ValueError(f"{name} must be an integer >= {minimum}, got {float(arr[arr < minimum].ravel()[0]):g}")
     if np.any(arr > 2**53):
-        raise ValueError(f"{name} must be at most 2**53, got {value!r}")
+        raise ValueError(f"{name} must be at most 2**53, got {float(arr[arr > 2**53].ravel()[0]):g}")
     return arr.astype(np.int64)
 
 
@@ -117,17 +276,19 @@ def grid_step(value: ArrayLike) -> float:
         The step as a Python float.
 
     Raises:
-        TypeError: ``value`` is an array with more than one entry, or not numeric.
+        TypeError: ``value`` is an array with more than one entry, or not a real number (a
+            boolean or a string such as ``"0.5"`` included).
         ValueError: ``value`` is outside (0, 1] or below 1e-7.
 
     >>> grid_step(1e-3)
     0.001
     """
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        arr = np.asarray(value)
-        if arr.ndim != 0:
-            raise TypeError(f"grid_step must be one number shared by the batch, got {value!r}")
-        value = arr.item()
+    try:
+        ndim = np.ndim(value)
+    except Exception:  # ragged nested lists
+        ndim = 1
+    if ndim != 0:
+        raise TypeError(f"grid_step must be one number shared by the batch, got {brief(value)}")
     v = float(real_array("grid_step", value, low=0.0, high=1.0, low_open=True))
     if v < 1e-7:
         raise ValueError(f"grid_step must be >= 1e-7 (finer grids exceed float64 resolution), got {v:g}")
@@ -158,3 +319,30 @@ def probabilities(name: str, value: ArrayLike, *, low_open: bool = False, high_o
     ValueError: delta must lie in (0, 1], got 0
     """
     return real_array(name, value, low=0.0, high=1.0, low_open=low_open, high_open=high_open)
+
+
+def flag(name: str, value: Any) -> bool:
+    """A boolean option (``True`` / ``False``, NumPy booleans included), else a TypeError
+    naming it: a string such as ``"no"`` would otherwise count as true.
+
+    >>> flag("compare_standard", False)
+    False
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {brief(value)}")
+    return bool(value)
+
+
+def choice(name: str, value: Any, allowed: Iterable[str]) -> str:
+    """One of the strings ``allowed``, else a ValueError (TypeError for a non-string)
+    naming the argument and the choices.
+
+    >>> choice("method", "empirical", ("parametric", "empirical"))
+    'empirical'
+    """
+    allowed = tuple(allowed)
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {allowed}, got {brief(value)}")
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {brief(value)}")
+    return value
