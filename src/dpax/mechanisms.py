@@ -31,6 +31,13 @@ from .privacy_loss import PrivacyLoss
 #: point plus an infinite atom (pessimistically; nothing is dropped).
 SINGLE_STEP_TAIL = 1e-20
 _MAX_LOSS = _grid.MAX_LOSS
+#: Largest noise multiplier the Gaussian kernels see: above it sigma^2 (about 1.8e308 at
+#: 1.34e154) overflows, while every pair from 1e154 up to there is already the same, bit for
+#: bit (the loss is ~1e-153 nats, far inside one grid cell); a larger noise is built as this
+#: one (less noise: on the safe side, and the same numbers).
+_SIGMA_MAX = 1e154
+#: Largest integer support (points) of the discrete mechanisms.
+_MAX_INTEGER_SUPPORT = 4_000_000
 
 
 def _loss_of_output(o: np.ndarray, sigma: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -45,7 +52,13 @@ def _describe(name: str, neighbouring: str = "add_remove", **params: ArrayLike) 
     parts = []
     for k, v in params.items():
         v = np.asarray(v)
-        parts.append(f"{k}={v.item():g}" if v.ndim == 0 else f"{k}=<{v.shape} array>")
+        if v.ndim:
+            parts.append(f"{k}=<{v.shape} array>")
+        else:
+            try:
+                parts.append(f"{k}={float(v):g}")
+            except (TypeError, ValueError):
+                parts.append(f"{k}={_v.brief(v.item(), 40)}")
     if neighbouring != "add_remove":
         parts.append(f"neighbouring={neighbouring}")
     return f"{name}({', '.join(parts)})"
@@ -80,19 +93,16 @@ def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gri
     sigma = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     step = _v.grid_step(grid_step)
-    shape = np.broadcast_shapes(sigma.shape, p.shape)
+    shape = _v.broadcast_shapes(("noise_multiplier", sigma), ("sample_rate", p))
+    sigma = np.minimum(sigma, _SIGMA_MAX)
     if _neighbouring(neighbouring) == "substitution":
         return _subsampled_gaussian_substitution(sigma, p, step, shape, noise_multiplier, sample_rate)
     s, q = (np.broadcast_to(a, shape).reshape(-1) for a in (sigma, p))
     z = -ndtri(SINGLE_STEP_TAIL)
-    high = _loss_of_output(1.0 + s * z, s, q)
-    low = _loss_of_output(-s * z, s, q)
-    if np.any(high > _MAX_LOSS) or np.any(low < -_MAX_LOSS):
-        worst = s[np.argmax((high > _MAX_LOSS) | (low < -_MAX_LOSS))]
-        raise ValueError(
-            f"noise_multiplier={worst:g} is too small: its privacy loss exceeds {_MAX_LOSS:g} nats, "
-            "beyond float64 range; use noise_multiplier >= 0.05"
-        )
+    with np.errstate(over="ignore", invalid="ignore"):
+        high = _loss_of_output(1.0 + s * z, s, q)
+        low = _loss_of_output(-s * z, s, q)
+    _check_noise(s, ~((high <= _MAX_LOSS) & (low >= -_MAX_LOSS)))
     offset = np.floor(low / step).astype(np.int64)
     n_needed = int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1
     n = _grid.padded_length(n_needed, "construct")
@@ -126,7 +136,10 @@ def gaussian(noise_multiplier: ArrayLike, sensitivity: ArrayLike = 1.0, grid_ste
     """
     sigma = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
     sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True) * _substitution_factor(neighbouring)
-    pl = subsampled_gaussian(sigma / sens, 1.0, grid_step)
+    _v.broadcast_shapes(("noise_multiplier", sigma), ("sensitivity", sens))
+    with np.errstate(over="ignore", under="ignore"):  # sigma / sens beyond float64: the bounds below
+        ratio = np.clip(sigma / sens, np.finfo(np.float64).tiny, _SIGMA_MAX)
+    pl = subsampled_gaussian(ratio, 1.0, grid_step)
     pl.description = _describe("gaussian", neighbouring, noise_multiplier=noise_multiplier, sensitivity=sensitivity)
     return pl
 
@@ -155,7 +168,7 @@ def dpsgd(noise_multiplier: ArrayLike, sample_rate: ArrayLike, num_steps: ArrayL
     sigma = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     steps = _v.positive_int_array("num_steps", num_steps)
-    shape = np.broadcast_shapes(sigma.shape, p.shape, steps.shape)
+    shape = _v.broadcast_shapes(("noise_multiplier", sigma), ("sample_rate", p), ("num_steps", steps))
     step_pl = subsampled_gaussian(np.broadcast_to(sigma, shape), np.broadcast_to(p, shape), grid_step, neighbouring)
     pl = step_pl.self_compose(np.broadcast_to(steps, shape))
     pl.description = _describe("dpsgd", neighbouring, noise_multiplier=noise_multiplier, sample_rate=sample_rate,
@@ -251,8 +264,20 @@ NEIGHBOURING = ("add_remove", "substitution")
 
 def _neighbouring(value: object) -> str:
     if not isinstance(value, str) or value not in NEIGHBOURING:
-        raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {value!r}")
+        raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {_v.brief(value)}")
     return value
+
+
+def _check_noise(s: np.ndarray, too_small: np.ndarray) -> None:
+    """A ValueError naming the first noise multiplier whose privacy loss leaves float64 range
+    (``too_small``: its bound is above MAX_LOSS, or NaN because the noise is so small that
+    the bound itself overflows)."""
+    if np.any(too_small):
+        worst = s[np.argmax(too_small)]
+        raise ValueError(
+            f"noise_multiplier={worst:g} is too small: its privacy loss exceeds {_MAX_LOSS:g} nats, "
+            "beyond float64 range; use noise_multiplier >= 0.05"
+        )
 
 
 def _substitution_factor(neighbouring: str) -> float:
@@ -274,7 +299,9 @@ def _laplace_loss(eps: np.ndarray, p: np.ndarray, step: float, shape: tuple[int,
         high = np.logaddexp(np.log1p(-p), np.log(p) + eps)
         low = np.logaddexp(np.log1p(-p), np.log(p) - eps)
     if np.any(high > _MAX_LOSS):
-        raise ValueError(f"sensitivity / scale must be at most {_MAX_LOSS:g} (privacy loss beyond float64 range)")
+        worst = float(eps[np.argmax(high > _MAX_LOSS)])
+        raise ValueError(f"sensitivity / scale must be at most {_MAX_LOSS:g} (privacy loss beyond float64 range), "
+                         f"got {worst:g}; use a larger scale")
     offset = np.floor(low / step).astype(np.int64)
     n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1, "construct")
     _grid.check_memory(offset.size, n, desc.split("(")[0])
@@ -309,9 +336,11 @@ def laplace(scale: ArrayLike, sensitivity: ArrayLike = 1.0, grid_step: float = 1
     b = _v.real_array("scale", scale, low=0.0, low_open=True)
     sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True) * _substitution_factor(neighbouring)
     step = _v.grid_step(grid_step)
-    shape = np.broadcast_shapes(b.shape, sens.shape)
+    shape = _v.broadcast_shapes(("scale", b), ("sensitivity", sens))
     desc = _describe("laplace", neighbouring, scale=scale, sensitivity=sensitivity)
-    return _laplace_loss(sens / b, np.ones(shape), step, shape, desc)
+    with np.errstate(over="ignore", under="ignore"):  # beyond float64: refused / exactly 0 below
+        eps = sens / b
+    return _laplace_loss(eps, np.ones(shape), step, shape, desc)
 
 
 @float64
@@ -341,9 +370,11 @@ def subsampled_laplace(scale: ArrayLike, sample_rate: ArrayLike, sensitivity: Ar
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True)
     step = _v.grid_step(grid_step)
-    shape = np.broadcast_shapes(b.shape, p.shape, sens.shape)
+    shape = _v.broadcast_shapes(("scale", b), ("sample_rate", p), ("sensitivity", sens))
     desc = _describe("subsampled_laplace", scale=scale, sample_rate=sample_rate, sensitivity=sensitivity)
-    return _laplace_loss(sens / b, p, step, shape, desc)
+    with np.errstate(over="ignore", under="ignore"):
+        eps = sens / b
+    return _laplace_loss(eps, p, step, shape, desc)
 
 
 # -- atoms: randomized response, discrete mechanisms, (epsilon, delta) worst case ---------
@@ -427,7 +458,7 @@ def randomized_response(epsilon: ArrayLike, k: ArrayLike = 2, grid_step: float =
     kk = _v.positive_int_array("k", k, minimum=2)
     _neighbouring(neighbouring)
     step = _v.grid_step(grid_step)
-    shape = np.broadcast_shapes(eps.shape, kk.shape)
+    shape = _v.broadcast_shapes(("epsilon", eps), ("k", kk))
     e, kf = _rows(shape, eps, kk.astype(np.float64))
     log_norm = np.logaddexp(e, np.log(kf - 1.0))
     with np.errstate(divide="ignore"):
@@ -464,7 +495,7 @@ def approximate_dp(epsilon: ArrayLike, delta: ArrayLike = 0.0, grid_step: float 
     eps = _v.real_array("epsilon", epsilon, low=0.0, high=_MAX_LOSS)
     d = _v.probabilities("delta", delta)
     step = _v.grid_step(grid_step)
-    shape = np.broadcast_shapes(eps.shape, d.shape)
+    shape = _v.broadcast_shapes(("epsilon", eps), ("delta", d))
     e, dd = _rows(shape, eps, d)
     with np.errstate(divide="ignore"):
         log_rest = np.log1p(-dd) - np.logaddexp(0.0, e)
@@ -479,7 +510,11 @@ def approximate_dp(epsilon: ArrayLike, delta: ArrayLike = 0.0, grid_step: float 
 
 def _int_sensitivity(sensitivity: ArrayLike, neighbouring: str) -> np.ndarray:
     sens = _v.positive_int_array("sensitivity", sensitivity)
-    return sens * int(_substitution_factor(neighbouring))
+    factor = int(_substitution_factor(neighbouring))
+    if np.any(sens * factor > _MAX_INTEGER_SUPPORT):
+        raise ValueError(f"sensitivity must be at most {_MAX_INTEGER_SUPPORT // factor:,} (the integer support "
+                         f"would not fit in memory), got {int(np.max(sens)):,}")
+    return sens * factor
 
 
 @float64
@@ -509,7 +544,7 @@ def discrete_laplace(scale: ArrayLike, sensitivity: ArrayLike = 1, grid_step: fl
     t = _v.real_array("scale", scale, low=0.0, low_open=True)
     sens = _int_sensitivity(sensitivity, neighbouring)
     step = _v.grid_step(grid_step)
-    shape = np.broadcast_shapes(t.shape, sens.shape)
+    shape = _v.broadcast_shapes(("scale", t), ("sensitivity", sens))
     tt, dd = _rows(shape, t, sens)
     m = int(np.max(dd)) + 1
     o = np.arange(m)[None, :].astype(np.float64)  # o = 0 .. D (0 stands for o <= 0, D for o >= D)
@@ -559,11 +594,15 @@ def discrete_gaussian(sigma: ArrayLike, sensitivity: ArrayLike = 1, grid_step: f
     s = _v.real_array("sigma", sigma, low=0.0, low_open=True)
     sens = _int_sensitivity(sensitivity, neighbouring)
     step = _v.grid_step(grid_step)
-    shape = np.broadcast_shapes(s.shape, sens.shape)
+    shape = _v.broadcast_shapes(("sigma", s), ("sensitivity", sens))
     ss, dd = _rows(shape, s, sens)
+    if np.any(_DG_WIDTH * ss > _MAX_INTEGER_SUPPORT):
+        raise ValueError(f"sigma must be at most about 5e4 (the integer support would not fit in memory), "
+                         f"got {float(np.max(ss)):g}")
     half = np.ceil(_DG_WIDTH * ss + 1).astype(np.int64)
-    if np.max(2 * half + dd) > 4_000_000:
-        raise ValueError("sigma must be at most about 5e4 (the integer support would not fit in memory)")
+    if np.max(2 * half + dd) > _MAX_INTEGER_SUPPORT:
+        raise ValueError(f"sigma (at most about 5e4) and sensitivity together give an integer support of "
+                         f"{int(np.max(2 * half + dd)):,} points, over {_MAX_INTEGER_SUPPORT:,}: it would not fit in memory")
     lo_o = -half
     m = int(np.max(2 * half + dd)) + 1
     o = (lo_o[:, None] + np.arange(m)[None, :]).astype(np.float64)
@@ -590,16 +629,12 @@ def _subsampled_gaussian_substitution(sigma: np.ndarray, p: np.ndarray, step: fl
     """
     s, q = (np.broadcast_to(a, shape).reshape(-1) for a in (sigma, p))
     z = -ndtri(SINGLE_STEP_TAIL)
-    u = (1.0 + s * z) / s**2  # Q's upper tail output, in units of s^2
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        u = (1.0 + s * z) / s**2  # Q's upper tail output, in units of s^2
         log_b = np.log(q) - 0.5 / s**2
         high = np.logaddexp(np.log1p(-q), log_b + u) - np.logaddexp(np.log1p(-q), log_b - u)
-    if np.any(high > _MAX_LOSS):
-        worst = s[np.argmax(high > _MAX_LOSS)]
-        raise ValueError(
-            f"noise_multiplier={worst:g} is too small: its privacy loss exceeds {_MAX_LOSS:g} nats, "
-            "beyond float64 range; use noise_multiplier >= 0.05"
-        )
+    # NaN: a noise so small that the bound overflows (inf - inf), as add/remove's inf
+    _check_noise(s, ~(high <= _MAX_LOSS))
     offset = np.floor(-high / step).astype(np.int64)
     n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1, "construct")
     _grid.check_memory(offset.size, n, "subsampled_gaussian")

@@ -34,6 +34,12 @@ from ._engine import validation as _v
 from ._engine.pair import Pair
 from ._engine.x64 import as_result, float64
 
+#: Largest epsilon the delta kernel is given: e^eps is finite in float64 below 709.7827.
+#: delta(epsilon) decreases in epsilon, so a larger epsilon is answered by this one: the
+#: same number unless the grid has a point with 0 < Pr[X > x] < ~1e-308 (then an upper
+#: bound, on the safe side), never the NaN of inf * 0.
+_DELTA_EPSILON_MAX = 709.78
+
 
 @jax.tree_util.register_pytree_node_class
 class PrivacyLoss:
@@ -277,11 +283,17 @@ class PrivacyLoss:
         >>> dpax.gaussian([1.0, 2.0], grid_step=1e-2).broadcast_to((3, 2)).batch_shape
         (3, 2)
         """
-        shape = tuple(shape)
+        try:
+            shape = tuple(int(d) for d in shape)
+        except (TypeError, ValueError):
+            raise TypeError(f"shape must be a tuple of integers, got {_v.brief(shape)}") from None
         if shape == self.batch_shape:
             return self
         rows = np.arange(max(1, int(np.prod(self.batch_shape, dtype=int)))).reshape(self.batch_shape)
-        index = np.broadcast_to(rows, shape).reshape(-1)
+        try:
+            index = np.broadcast_to(rows, shape).reshape(-1)
+        except ValueError:
+            raise ValueError(f"shape {shape} is not one that batch_shape {self.batch_shape} broadcasts to") from None
         return PrivacyLoss.from_pair(self._pair.take(index), self.grid_step, self.description, shape, self.exact_ratio)
 
     def _rows_count(self) -> int:
@@ -340,7 +352,7 @@ class PrivacyLoss:
         array([0.2384, 0.1269])
         """
         e = _v.real_array("epsilon", epsilon)
-        e_rows = np.broadcast_to(e.reshape(-1), (self._rows_count(), e.size))
+        e_rows = np.broadcast_to(np.minimum(e, _DELTA_EPSILON_MAX).reshape(-1), (self._rows_count(), e.size))
         return as_result(_analyse.per_query(_analyse.delta_kernel, self._pair, e_rows), self.batch_shape + e.shape)
 
     @float64
@@ -517,7 +529,7 @@ class PrivacyLoss:
         array([0.3829, 0.6827])
         """
         steps = _v.positive_int_array("num_steps", num_steps)
-        shape = np.broadcast_shapes(self.batch_shape, steps.shape)
+        shape = _v.broadcast_shapes(("the PrivacyLoss's batch", self.batch_shape), ("num_steps", steps))
         pl = self.broadcast_to(shape) if shape != self.batch_shape else self
         if np.all(steps == 1):
             return pl
@@ -563,22 +575,33 @@ def compose(*losses: PrivacyLoss | tuple[PrivacyLoss, ArrayLike],
         count = 1
         if isinstance(item, tuple):
             if len(item) != 2:
-                raise TypeError(f"compose argument {i} must be a PrivacyLoss or a (PrivacyLoss, count) pair")
+                raise TypeError(f"compose argument {i} must be a PrivacyLoss or a (PrivacyLoss, count) pair, "
+                                f"got a tuple of {len(item)}")
             item, count = item
         if not isinstance(item, PrivacyLoss):
-            raise TypeError(f"compose argument {i} must be a PrivacyLoss, got {type(item).__name__}")
+            hint = " (pass grid_step by keyword: compose(pl_a, pl_b, grid_step=...))" if i and (
+                isinstance(item, (int, float, str)) and not isinstance(item, bool)) else ""
+            raise TypeError(f"compose argument {i} must be a PrivacyLoss, got {type(item).__name__}{hint}")
         items.append((item, _v.positive_int_array(f"count of compose argument {i}", count)))
     steps = {pl.grid_step for pl, _ in items}
     if grid_step is None and len(steps) != 1:
         grid_step = "coarsest"
     if isinstance(grid_step, str) and grid_step != "coarsest":
-        raise ValueError(f"grid_step must be a number in (0, 1] or 'coarsest', got {grid_step!r}")
+        raise ValueError(f"grid_step must be a number in (0, 1] or 'coarsest', got {_v.brief(grid_step)}")
     if grid_step is not None:
         target = max(steps) if isinstance(grid_step, str) and grid_step == "coarsest" else _v.grid_step(grid_step)
-        items = [(pl.regrid(target), c) for pl, c in items]
+        regridded = []
+        for i, (pl, c) in enumerate(items):
+            try:
+                regridded.append((pl.regrid(target), c))
+            except ValueError as exc:  # the budget, or losses beyond the new grid's reach
+                raise type(exc)(f"grid_step={target:g}: compose argument {i} cannot be brought to this grid "
+                                f"(from {pl.grid_step:g}): {exc}") from exc
+        items = regridded
     if len(items) == 1 and np.all(items[0][1] == 1):
         return items[0][0]
-    shape = np.broadcast_shapes(*(pl.batch_shape for pl, _ in items), *(c.shape for _, c in items))
+    shape = _v.broadcast_shapes(*((f"the batch of compose argument {i}", pl.batch_shape) for i, (pl, _) in enumerate(items)),
+                                *((f"count of compose argument {i}", c) for i, (_, c) in enumerate(items)))
     rows = [pl.broadcast_to(shape).pair for pl, _ in items]
     counts = [np.broadcast_to(c, shape).reshape(-1) for _, c in items]
     exact = all(pl.exact_ratio for pl, _ in items)
