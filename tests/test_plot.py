@@ -101,3 +101,95 @@ def test_command_line_writes_png_svg_pdf(tmp_path):
     assert open(pdf, "rb").read(5) == b"%PDF-"
     assert main(["plot", "tradeoff", "--noise-multiplier", "1", "-o", str(tmp_path / "f.gif"), *common]) == 2
     assert main(["plot", "gdp", "-o", png, *common]) == 2  # no noise multiplier
+
+
+def _inside_figure(fig, artist):
+    """The rendered extent of ``artist`` lies within the figure (nothing cut off)."""
+    fig.canvas.draw()
+    box, frame = artist.get_window_extent(), fig.bbox
+    assert box.x0 >= frame.x0 - 1 and box.x1 <= frame.x1 + 1 and box.y0 >= frame.y0 - 1 and box.y1 <= frame.y1 + 1, (
+        box, frame)
+
+
+def test_diagonal_is_labelled_perfect_privacy():
+    """beta = 1 - alpha is random guessing: perfect privacy, not "no privacy" (issue 21)."""
+    pl = dpax.gaussian(1.0, grid_step=STEP)
+    for fig in (plot.tradeoff_curves(pl), plot.gdp_fit(pl)):
+        labels = [line.get_label() for line in fig.axes[0].get_lines()]
+        assert labels[-1] == plot.RANDOM_GUESSING == "perfect privacy (random guessing)"
+        np.testing.assert_allclose(fig.axes[0].get_lines()[-1].get_ydata(), 1.0 - fig.axes[0].get_lines()[-1].get_xdata())
+        assert not any("no privacy" in lab for lab in labels)
+        legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        assert legend[-1] == plot.RANDOM_GUESSING
+
+
+def test_titles_and_legends_fit_the_figure():
+    """A batch row's long description is wrapped, not cut off; rows are labelled by index."""
+    pl = dpax.dpsgd([1.0, 2.0], 0.01, 100, grid_step=STEP)
+    fig = plot.gdp_fit(pl[0])
+    title = fig.axes[0].title
+    assert "\n" in title.get_text() and title.get_text().replace("\n", " ").startswith("GDP fit: dpsgd(")
+    _inside_figure(fig, title)
+    _inside_figure(fig, fig.axes[0].get_legend())
+    fig = plot.tradeoff_curves(pl)
+    assert [line.get_label() for line in fig.axes[0].get_lines()[:2]] == ["[0]", "[1]"]
+    assert fig.axes[0].get_title().startswith("Trade-off curves: dpsgd(")
+    _inside_figure(fig, fig.axes[0].title)
+    fig = plot.tradeoff_curves([pl, dpax.gaussian(3.0, grid_step=STEP)])
+    _inside_figure(fig, fig.axes[0].get_legend())  # long labels wrapped
+
+
+def test_command_line_gdp_title_formats_numbers(tmp_path):
+    """`dpax plot gdp` titles read the numbers (not '<(1,) array>') and fit the figure."""
+    import argparse
+
+    from dpax.cli import main
+    from dpax.cli import plot as cli_plot
+
+    args = argparse.Namespace(kind="gdp", noise_multiplier=[1.0], sample_rate=0.01, num_steps=10_000, grid_step=1e-2,
+                              log=False)
+    fig = cli_plot._figure(args)
+    title = fig.axes[0].get_title()
+    assert "array" not in title and "<" not in title
+    assert title.replace("\n", " ") == "GDP fit of DP-SGD: noise multiplier 1, sample rate 0.01, 10,000 steps"
+    _inside_figure(fig, fig.axes[0].title)
+    png = str(tmp_path / "gdp.png")
+    assert main(["plot", "gdp", "--noise-multiplier", "1", "--sample-rate", "0.01", "--num-steps", "10000",
+                 "--grid-step", "1e-2", "-o", png]) == 0  # the same kernels as above
+    height, width = matplotlib.image.imread(png).shape[:2]
+    assert width >= 700 and height >= 550  # readable at the default 150 dpi
+
+
+def test_calibration_defaults_are_feasible_and_impossible_targets_are_named(capsys):
+    """The defaults (the README's `dpax plot calibration --target err_rates`) are all feasible:
+    every TPR above every FPR; a TPR at or below an FPR (random guessing meets it only with
+    infinite noise: alpha + beta >= 1) is a clear error, before any computation."""
+    from dpax.cli import main
+
+    assert min(plot.DEFAULT_TPRS) > max(plot.DEFAULT_ALPHAS)
+    assert all(0 < a < 1 for a in plot.DEFAULT_ADVANTAGES)
+    with pytest.raises(ValueError, match=r"tprs: every target TPR must exceed every FPR.*TPR 0.1 at FPR 0.1"):
+        plot.calibration_comparison(0.001, 10_000, target="err_rates", tprs=[0.1, 0.5])  # the old default TPR
+    with pytest.raises(ValueError, match="tprs"):
+        plot.calibration_comparison(0.001, 10_000, target="err_rates", alphas=[0.3], tprs=[0.2])
+    with pytest.raises(ValueError, match="advantages"):
+        plot.calibration_comparison(0.001, 10_000, advantages=[0.0, 0.1])
+    rc = main(["plot", "calibration", "--target", "err_rates", "--tpr", "0.05", "--sample-rate", "0.001",
+               "--num-steps", "10000", "-o", "unused.png"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "TPR 0.05 at FPR 0.1" in err and "Traceback" not in err
+
+
+# slow suite: 15 calibrations (over a minute of compilation on 2 cores); the default run checks
+# the defaults' feasibility above
+@pytest.mark.slow
+def test_calibration_comparison_defaults_run():
+    """Every default err_rates target is calibrated (small DP-SGD, coarse grid)."""
+    fig = plot.calibration_comparison(0.01, 50, target="err_rates", grid_step=1e-2, progress=False)
+    res = fig.dpax_result
+    assert np.all(np.isin(res.status, ["calibrated", "met_without_noise"]))  # none infeasible
+    assert np.all(np.isfinite(res.noise_multiplier)) and np.all(np.isfinite(res.standard_noise_multiplier))
+    lines = fig.axes[0].get_lines()
+    assert len(lines) == 2 * len(plot.DEFAULT_ALPHAS)
+    np.testing.assert_allclose(lines[0].get_xdata(), plot.DEFAULT_TPRS)
+    _inside_figure(fig, fig.axes[0].get_legend())

@@ -7,6 +7,8 @@ matplotlib is imported on first use; the command line (``dpax plot``) uses the A
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from . import gdp, targets
@@ -15,14 +17,37 @@ from ._engine.x64 import float64
 from .calibration import calibrate_dpsgd
 from .privacy_loss import PrivacyLoss
 
+#: Figure size of a new figure, in inches (the command line saves PNGs at 150 dpi: 780 x 630 px).
+FIGSIZE = (5.2, 4.2)
+#: Label of the diagonal beta = 1 - alpha: the curve of random guessing, i.e. of perfect privacy.
+RANDOM_GUESSING = "perfect privacy (random guessing)"
+#: Default targets of :func:`calibration_comparison`: the seed paper's Figure 3a advantages ...
+DEFAULT_ADVANTAGES = tuple(np.round(np.linspace(0.01, 0.25, 7), 10))
+#: ... and Figure 4's FPRs and attack TPRs. Every TPR exceeds every FPR: a TPR bound at or below the
+#: FPR is met only by random guessing (no finite noise), so the paper's axis start 0.1 becomes 0.15.
+DEFAULT_ALPHAS = (0.01, 0.05, 0.1)
+DEFAULT_TPRS = (0.15, 0.2, 0.3, 0.4, 0.5)
+
 
 def _figure(ax):
     if ax is not None:
         return ax.figure, ax
     from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state
 
-    fig = Figure(figsize=(5.0, 4.2), layout="constrained")
+    fig = Figure(figsize=FIGSIZE, layout="constrained")
     return fig, fig.add_subplot()
+
+
+def _set_title(ax, text: str, fontsize="medium") -> None:
+    """``text`` as the title of ``ax``, wrapped to the width of the axes (a long mechanism
+    description must not run off the figure)."""
+    fig_width = ax.figure.get_figwidth()
+    width_in = min(0.95 * fig_width, 1.15 * ax.get_position().width * fig_width)  # the title may overhang the axes
+    from matplotlib.font_manager import FontProperties
+
+    points = FontProperties(size=fontsize).get_size_in_points()
+    chars = max(20, int(width_in * 72.0 / (0.6 * points)))  # a character is at most ~0.6 em wide on average
+    ax.set_title(textwrap.fill(text, chars, break_long_words=False, break_on_hyphens=False), fontsize=fontsize)
 
 
 def _alpha_grid(log_scale: bool, points: int = 400) -> np.ndarray:
@@ -31,10 +56,19 @@ def _alpha_grid(log_scale: bool, points: int = 400) -> np.ndarray:
     return np.linspace(0.0, 1.0, points)
 
 
-def _rows(pl):
+def _rows(pl, *, alone: bool = False):
+    """(row, label) for each configuration of ``pl``. A row of a batch is labelled by its index
+    (the description names the whole batch's parameters), ``alone``: by its index only."""
     if not pl.batch_shape:
-        return [pl]
-    return [pl[idx] for idx in np.ndindex(pl.batch_shape)]
+        return [(pl, pl.description)]
+    prefix = "" if alone else f"{pl.description} "
+    return [(pl[idx], f"{prefix}[{', '.join(map(str, idx))}]") for idx in np.ndindex(pl.batch_shape)]
+
+
+def _legend(ax, fontsize="small") -> None:
+    """The legend of ``ax``, long labels wrapped (they must not run off the figure)."""
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles, [textwrap.fill(lab, 48, break_long_words=False) for lab in labels], fontsize=fontsize)
 
 
 def _tradeoff_axes(ax, alpha, log_scale):
@@ -54,15 +88,23 @@ def tradeoff_curves(losses, labels=None, *, log_scale: bool = False, ax=None, po
                     title: str | None = None):
     """FNR beta against FPR alpha of the best membership-inference attack (Algorithm 1,
     symmetrised curve) for each PrivacyLoss in ``losses`` (one, a list, or a batch: one line
-    per configuration), with the no-privacy diagonal beta = 1 - alpha for reference.
-    ``log_scale``: logarithmic FPR axis (from 1e-6), where low-FPR attacks are visible."""
+    per configuration), with the diagonal beta = 1 - alpha of random guessing (perfect
+    privacy) for reference. ``log_scale``: logarithmic FPR axis (from 1e-6), where low-FPR
+    attacks are visible."""
     if isinstance(losses, PrivacyLoss):
         losses = [losses]
-    curves = [row for pl in losses for row in _rows(pl)]
-    if not curves:
+    losses = list(losses)
+    one_batch = len(losses) == 1 and bool(losses[0].batch_shape)  # rows labelled by index, the title names it
+    rows = [row for pl in losses for row in _rows(pl, alone=one_batch)]
+    if not rows:
         raise ValueError("tradeoff_curves needs at least one PrivacyLoss")
+    if title is None:
+        title = "Trade-off curve of the best membership-inference attack"
+        if one_batch:
+            title = f"Trade-off curves: {losses[0].description}"
+    curves = [c for c, _ in rows]
     if labels is None:
-        labels = [c.description for c in curves]
+        labels = [lab for _, lab in rows]
     labels = list(labels)
     if len(labels) != len(curves):
         raise ValueError(f"labels must have one entry per curve ({len(curves)}), got {len(labels)}")
@@ -70,10 +112,10 @@ def tradeoff_curves(losses, labels=None, *, log_scale: bool = False, ax=None, po
     alpha = _alpha_grid(log_scale, points)
     for c, lab in zip(curves, labels):
         ax.plot(alpha, c.beta(alpha), label=lab)
-    ax.plot(alpha, 1.0 - alpha, color="0.6", linestyle=":", linewidth=1, label="no privacy (1 - alpha)")
+    ax.plot(alpha, 1.0 - alpha, color="0.6", linestyle=":", linewidth=1, label=RANDOM_GUESSING)
     _tradeoff_axes(ax, alpha, log_scale)
-    ax.set_title(title or "Trade-off curve of the best membership-inference attack")
-    ax.legend(fontsize="small")
+    _set_title(ax, title)
+    _legend(ax)
     return fig
 
 
@@ -88,37 +130,51 @@ def gdp_fit(pl, *, log_scale: bool = False, ax=None, points: int = 400, title: s
     alpha = _alpha_grid(log_scale, points)
     ax.plot(alpha, pl.beta(alpha), label="exact curve (dpax)")
     ax.plot(alpha, gdp.tradeoff(mu, alpha), linestyle="--", label=f"{mu:.4g}-GDP (regret {regret:.2g})")
-    ax.plot(alpha, 1.0 - alpha, color="0.6", linestyle=":", linewidth=1, label="no privacy")
+    ax.plot(alpha, 1.0 - alpha, color="0.6", linestyle=":", linewidth=1, label=RANDOM_GUESSING)
     _tradeoff_axes(ax, alpha, log_scale)
-    ax.set_title(title or f"GDP fit: {pl.description}", fontsize="small")
-    ax.legend(fontsize="small")
+    _set_title(ax, title or f"GDP fit: {pl.description}", fontsize="small")
+    _legend(ax)
     return fig
 
 
 @float64
-def calibration_comparison(sample_rate, num_steps, *, target: str = "advantage", advantages=None, alphas=(0.01, 0.05, 0.1),
+def calibration_comparison(sample_rate, num_steps, *, target: str = "advantage", advantages=None, alphas=None,
                            tprs=None, delta: float = 1e-5, grid_step: float = 1e-3, ax=None, title: str | None = None,
                            progress: bool | None = None):
     """Noise multiplier from attack-aware vs standard calibration of DP-SGD.
 
     ``target='advantage'`` (seed paper, Figure 3a): for each advantage in ``advantages``
-    (default 0.01..0.25), the smallest noise meeting it (Eq. 14) and the noise standard
-    (epsilon, ``delta``) calibration needs for the same bound (Eq. 2 + Proposition 2.6).
-    ``target='err_rates'`` (Figure 4): for each FPR in ``alphas`` and attack TPR 1 - beta in
-    ``tprs`` (default 0.1..0.5), the smallest noise with TPR <= 1 - beta at that FPR
-    (Eq. 18) and the standard one. All points are one batched calibration (``progress`` as
-    in :func:`dpax.calibrate_dpsgd`).
+    (default :data:`DEFAULT_ADVANTAGES`, 0.01..0.25; each in (0, 1)), the smallest noise
+    meeting it (Eq. 14) and the noise standard (epsilon, ``delta``) calibration needs for the
+    same bound (Eq. 2 + Proposition 2.6).
+    ``target='err_rates'`` (Figure 4): for each FPR in ``alphas`` (default
+    :data:`DEFAULT_ALPHAS`, 0.01, 0.05, 0.1) and attack TPR 1 - beta in ``tprs`` (default
+    :data:`DEFAULT_TPRS`, 0.15..0.5), the smallest noise with TPR <= 1 - beta at that FPR
+    (Eq. 18) and the standard one. Every TPR must exceed every FPR: random guessing already
+    has TPR = FPR, so a lower bound needs infinite noise (``ValueError``). All points are one
+    batched calibration (``progress`` as in :func:`dpax.calibrate_dpsgd`).
+
+    >>> fig = calibration_comparison(0.01, 50, target="err_rates", alphas=[0.1], tprs=[0.1])
+    Traceback (most recent call last):
+    ...
+    ValueError: tprs: every target TPR must exceed every FPR in alphas (random guessing has TPR = FPR, so no finite noise keeps an attack below it); got TPR 0.1 at FPR 0.1
     """
     p = float(_v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True))
     t = int(_v.positive_int_array("num_steps", num_steps))
     if target == "advantage":
-        x = np.linspace(0.01, 0.25, 7) if advantages is None else _v.probabilities("advantages", advantages).reshape(-1)
+        x = _v.probabilities("advantages", DEFAULT_ADVANTAGES if advantages is None else advantages,
+                             low_open=True, high_open=True).reshape(-1)
         tgt = targets.Advantage(x)
         series = [("", slice(None))]
         xlabel = "target advantage (max TPR - FPR)"
     elif target == "err_rates":
-        a = _v.probabilities("alphas", alphas).reshape(-1)
-        x = np.linspace(0.1, 0.5, 5) if tprs is None else _v.probabilities("tprs", tprs).reshape(-1)
+        a = _v.probabilities("alphas", DEFAULT_ALPHAS if alphas is None else alphas,
+                             low_open=True, high_open=True).reshape(-1)
+        x = _v.probabilities("tprs", DEFAULT_TPRS if tprs is None else tprs, low_open=True, high_open=True).reshape(-1)
+        if x.size and a.size and x.min() <= a.max():
+            raise ValueError(
+                "tprs: every target TPR must exceed every FPR in alphas (random guessing has TPR = FPR, so no "
+                f"finite noise keeps an attack below it); got TPR {x.min():g} at FPR {a.max():g}")
         aa, xx = np.meshgrid(a, x, indexing="ij")
         tgt = targets.ErrRates(alpha=aa.reshape(-1), beta=1.0 - xx.reshape(-1))
         series = [(f"FPR {ai:g}", slice(i * x.size, (i + 1) * x.size)) for i, ai in enumerate(a)]
@@ -138,7 +194,7 @@ def calibration_comparison(sample_rate, num_steps, *, target: str = "advantage",
         ax.plot(x, noise[sl], color=col, marker="s", markersize=3, label=f"attack-aware calibration{sep}{name}")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("noise multiplier")
-    ax.set_title(title or f"DP-SGD, sample rate {p:g}, {t} steps", fontsize="small")
-    ax.legend(fontsize="x-small")
+    _set_title(ax, title or f"DP-SGD, sample rate {p:g}, {t:,} steps", fontsize="small")
+    _legend(ax, fontsize="x-small")
     fig.dpax_result = res  # the calibration behind the figure
     return fig

@@ -48,15 +48,22 @@ def _options() -> argparse.ArgumentParser:
     p.add_argument("--log", action="store_true", help="logarithmic FPR axis (tradeoff, gdp)")
     p.add_argument("--target", choices=("advantage", "err_rates"), default="advantage",
                    help="calibration: advantage (Figure 3a) or err_rates (Figure 4) (default: %(default)s)")
-    p.add_argument("--advantage", type=number, nargs="+", metavar="E", help="calibration targets (advantage)")
-    p.add_argument("--alpha", type=number, nargs="+", default=[0.01, 0.05, 0.1], metavar="A",
-                   help="calibration FPRs (err_rates; default: %(default)s)")
-    p.add_argument("--tpr", type=number, nargs="+", metavar="X", help="calibration target TPRs (err_rates)")
+    p.add_argument("--advantage", type=number, nargs="+", metavar="E",
+                   help=f"calibration targets, each in (0, 1) (advantage; default: {_fmt(plot.DEFAULT_ADVANTAGES)})")
+    p.add_argument("--alpha", type=number, nargs="+", metavar="A",
+                   help=f"calibration FPRs (err_rates; default: {_fmt(plot.DEFAULT_ALPHAS)})")
+    p.add_argument("--tpr", type=number, nargs="+", metavar="X",
+                   help=f"calibration target TPRs, each above every FPR (err_rates; default: {_fmt(plot.DEFAULT_TPRS)})")
     p.add_argument("--delta", type=number, default=1e-5, metavar="D",
                    help="delta of the standard calibration (default: %(default)s)")
     p.add_argument("--dpi", type=bounded(*DPI_RANGE), default=150,
                    help=f"resolution of a PNG, in [{DPI_RANGE[0]:g}, {DPI_RANGE[1]:g}] (default: %(default)s)")
     return p
+
+
+def _fmt(values) -> str:
+    """Numbers of a help text or title: ``0.01 0.05 0.1``."""
+    return " ".join(f"{v:g}" for v in values)
 
 
 def _figure(args: argparse.Namespace):
@@ -69,12 +76,14 @@ def _figure(args: argparse.Namespace):
         raise ValueError(f"plot {args.kind} needs --noise-multiplier")
     if args.kind == "gdp" and len(args.noise_multiplier) != 1:
         raise ValueError("plot gdp takes one --noise-multiplier")
-    pl = dpsgd(args.noise_multiplier, args.sample_rate, args.num_steps, grid_step=args.grid_step)
+    setting = f"sample rate {args.sample_rate:g}, {args.num_steps:,} steps"
     if args.kind == "gdp":
-        return plot.gdp_fit(pl[0], log_scale=args.log)
+        (s,) = args.noise_multiplier
+        pl = dpsgd(s, args.sample_rate, args.num_steps, grid_step=args.grid_step)
+        return plot.gdp_fit(pl, log_scale=args.log, title=f"GDP fit of DP-SGD: noise multiplier {s:g}, {setting}")
+    pl = dpsgd(args.noise_multiplier, args.sample_rate, args.num_steps, grid_step=args.grid_step)
     labels = [f"noise multiplier {s:g}" for s in args.noise_multiplier]
-    return plot.tradeoff_curves(pl, labels, log_scale=args.log,
-                                title=f"DP-SGD, sample rate {args.sample_rate:g}, {args.num_steps} steps")
+    return plot.tradeoff_curves(pl, labels, log_scale=args.log, title=f"DP-SGD, {setting}")
 
 
 def run_plot(args: argparse.Namespace) -> dict:
