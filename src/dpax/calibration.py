@@ -74,8 +74,9 @@ class CalibrationResult:
 
     @property
     def noise_reduction(self):
-        """1 - noise / standard noise: the share of noise attack-aware calibration saves."""
-        return 1.0 - np.asarray(self.noise_multiplier) / np.asarray(self.standard_noise_multiplier)
+        """1 - noise / standard noise: the share of noise attack-aware calibration saves (a
+        float for one configuration, else an array, like the other fields)."""
+        return as_result(1.0 - np.asarray(self.noise_multiplier) / np.asarray(self.standard_noise_multiplier))
 
 
 def _out(values, shape=None):

@@ -1,0 +1,73 @@
+"""Packaging and first impressions (issue 21): the LICENSE pyproject names, a changelog,
+classifiers and project URLs, and result fields of plain Python types."""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+
+import numpy as np
+
+import dpax
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _read(*parts: str) -> str:
+    with open(os.path.join(ROOT, *parts), encoding="utf-8") as fh:
+        return fh.read()
+
+
+def _project() -> dict:
+    return tomllib.loads(_read("pyproject.toml"))["project"]
+
+
+def test_license_file_is_the_apache_2_license_pyproject_names():
+    assert _project()["license"] == {"text": "Apache-2.0"}
+    text = _read("LICENSE")
+    assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"]
+    for clause in ("TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION", "1. Definitions.",
+                   "2. Grant of Copyright License.", "3. Grant of Patent License.", "4. Redistribution.",
+                   "9. Accepting Warranty or Additional Liability.", "END OF TERMS AND CONDITIONS",
+                   "http://www.apache.org/licenses/LICENSE-2.0"):
+        assert clause in text, clause
+    assert 11_000 < len(text) < 11_500  # the whole text, not a summary
+
+
+def test_classifiers_and_project_urls():
+    project = _project()
+    classifiers = set(project["classifiers"])
+    for c in ("Programming Language :: Python :: 3.11", "Programming Language :: Python :: 3.12",
+              "License :: OSI Approved :: Apache Software License", "Intended Audience :: Science/Research",
+              "Topic :: Scientific/Engineering :: Mathematics", "Operating System :: OS Independent"):
+        assert c in classifiers, c
+    assert project["requires-python"] == ">=3.11"
+    urls = project["urls"]
+    assert {"Homepage", "Repository", "Issues"} <= set(urls)
+    assert all(u.startswith("https://github.com/dpax-dev/dpax") for u in urls.values())
+
+
+def test_changelog_keeps_a_changelog():
+    text = _read("CHANGELOG.md")
+    assert text.startswith("# Changelog") and "keepachangelog.com" in text
+    versions = re.findall(r"^## \[([^\]]+)\]", text, flags=re.M)
+    assert versions[0] == "Unreleased" and _project()["version"] in versions
+    for section in re.split(r"^## ", text, flags=re.M)[1:]:
+        kinds = re.findall(r"^### (.+)$", section, flags=re.M)
+        assert kinds and set(kinds) <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security", "Performance"}
+    for v in versions:  # every version heading has its link
+        assert re.search(rf"^\[{re.escape(v)}\]: https://", text, flags=re.M), v
+
+
+def test_noise_reduction_is_a_python_float_for_one_configuration():
+    target = dpax.targets.ErrRates(alpha=0.1, beta=0.5)
+    one = dpax.calibrate_dpsgd(sample_rate=0.01, num_steps=100, target=target, grid_step=1e-2)
+    for field in ("noise_multiplier", "standard_noise_multiplier", "standard_epsilon", "noise_reduction"):
+        assert type(getattr(one, field)) is float, field
+    assert one.noise_reduction == 1.0 - one.noise_multiplier / one.standard_noise_multiplier
+    assert 0.0 < one.noise_reduction < 1.0
+    batch = dpax.calibrate_dpsgd(sample_rate=[0.01, 0.01], num_steps=100, target=target, grid_step=1e-2)
+    assert isinstance(batch.noise_reduction, np.ndarray) and batch.noise_reduction.shape == (2,)
+    assert batch.noise_reduction.dtype == np.float64
+    np.testing.assert_allclose(batch.noise_reduction, one.noise_reduction, rtol=1e-12)
