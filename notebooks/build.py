@@ -28,7 +28,7 @@ import matplotlib.pyplot as plt
 import dpax
 
 warnings.filterwarnings("ignore")
-plt.rcParams.update({"figure.dpi": 60, "figure.figsize": (5.5, 3.6), "font.size": 9})
+plt.rcParams.update({"figure.dpi": 100, "figure.figsize": (7.0, 4.4), "font.size": 10})
 MODE = os.environ.get("DPAX_NOTEBOOK_MODE", "fast")
 assert MODE in ("fast", "full"), MODE
 FULL = MODE == "full"
@@ -319,7 +319,8 @@ for k, s in enumerate(sigmas):
     for j, t in enumerate(steps):
         ax.semilogx(rates, r[j], color=f"C{k}", alpha=0.35 + 0.3 * j, label=f"sigma={s:g}, T={t}")
 ax.axhline(0.01, color="k", lw=0.5); ax.set(xlabel="sample rate p", ylabel="regret Delta", title="Fig. 3")
-ax.legend(fontsize=6, ncol=3); plt.show()
+# the legend goes beside the axes: inside, it would cover the sigma=1, T=400 peak
+ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5)); plt.show()
 for s in sigmas:
     print(f"sigma={s:g}: regret rows T=400/1000/2000 over p =", np.array2string(rates, precision=3))
     print(np.array2string(regret[s], precision=4))'''),
@@ -437,7 +438,7 @@ for d in DS:
     for n in NS:
         e, p = np.array(est["empirical", d, n]), np.array(est["parametric", d, n])
         print(f"{d:2d} {n:7d}   {e.mean():6.3f} +- {e.std():5.3f}         {p.mean():6.3f} +- {p.std():5.3f}          {truth[d]:.3f}")
-fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
+fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0))
 for ax, method in zip(axes, ("empirical", "parametric")):
     for n in NS:
         m = [np.mean(est[method, d, n]) for d in DS]; sd = [np.std(est[method, d, n]) for d in DS]
