@@ -125,7 +125,7 @@ def test_riskcal_ctd_accountant():
 
 #: (sigma, p, T): configurations with T large enough that the curve's far tail (FPR ~ 1e-10,
 #: which sets mu) is resolved the same way by both constructions.
-GDP_CONFIGS = [(9.4, 16384 / 50000, 2000), (2.0, 0.01, 1000)]
+GDP_CONFIGS = [(9.4, 16384 / 50000, 2000), pytest.param((2.0, 0.01, 1000), marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("cfg", GDP_CONFIGS)
