@@ -71,3 +71,55 @@ def test_noise_reduction_is_a_python_float_for_one_configuration():
     assert isinstance(batch.noise_reduction, np.ndarray) and batch.noise_reduction.shape == (2,)
     assert batch.noise_reduction.dtype == np.float64
     np.testing.assert_allclose(batch.noise_reduction, one.noise_reduction, rtol=1e-12)
+
+
+def _published_result() -> dict:
+    import json
+
+    with open(os.path.join(ROOT, "benchmarks", "RESULTS.json"), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def test_benchmark_report_is_generated_by_the_runner():
+    """benchmarks/RESULTS.md is exactly what the runner renders from benchmarks/RESULTS.json
+    (a hand edit, or figures from another run, fail here): the one source of the figures."""
+    import sys
+
+    sys.path.insert(0, ROOT)
+    from benchmarks import suite
+
+    result = _published_result()
+    assert result["meta"]["mode"] == suite.PUBLISHED_MODE == "quick"
+    assert suite.markdown(result) == _read("benchmarks", "RESULTS.md")
+    assert suite.PUBLISHED_MD == os.path.join(ROOT, "benchmarks", "RESULTS.md")
+
+
+def test_benchmark_readme_points_to_the_report_instead_of_repeating_it():
+    text = _read("benchmarks", "README.md")
+    assert "RESULTS.md" in text
+    assert not re.search(r"measured:?\s+\d", text, flags=re.I)  # no "measured: 98 s" beside the commands
+    result = _published_result()
+    for figure in (f"{result['summary']['duration_s']:.0f} s",
+                   *(f"{min(ts):.3f}" for ts in result.get("cold_start", {}).values())):
+        assert figure not in text, figure
+
+
+def test_benchmark_publish_writes_the_report_from_its_json(tmp_path):
+    """suite.publish renders the report from the JSON it wrote (what the test above re-checks),
+    and publishes a --quick run only."""
+    import copy
+    import sys
+
+    import pytest
+
+    sys.path.insert(0, ROOT)
+    from benchmarks import suite
+
+    result = _published_result()
+    json_path, md_path = suite.publish(result, str(tmp_path / "R.json"), str(tmp_path / "R.md"))
+    with open(md_path, encoding="utf-8") as fh:
+        assert fh.read() == _read("benchmarks", "RESULTS.md")
+    other = copy.deepcopy(result)
+    other["meta"]["mode"] = "full"
+    with pytest.raises(ValueError, match="only a --quick run is published"):
+        suite.publish(other, str(tmp_path / "F.json"), str(tmp_path / "F.md"))
