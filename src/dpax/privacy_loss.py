@@ -534,7 +534,10 @@ class PrivacyLoss:
         if np.all(steps == 1):
             return pl
         counts = np.broadcast_to(steps, shape).reshape(-1)
-        arrays = _compose.compose_arrays((pl.pair,), (counts,), self.grid_step, self.exact_ratio)
+        try:
+            arrays = _compose.compose_arrays((pl.pair,), (counts,), self.grid_step, self.exact_ratio)
+        except _grid.MemoryBudgetError as exc:  # say which argument made it so large
+            raise _grid.MemoryBudgetError(f"num_steps up to {int(np.max(counts)):,}: {exc}") from exc
         desc = self.description
         if steps.ndim == 0:
             desc = f"{desc} x {int(steps)}"
@@ -605,7 +608,11 @@ def compose(*losses: PrivacyLoss | tuple[PrivacyLoss, ArrayLike],
     rows = [pl.broadcast_to(shape).pair for pl, _ in items]
     counts = [np.broadcast_to(c, shape).reshape(-1) for _, c in items]
     exact = all(pl.exact_ratio for pl, _ in items)
-    arrays = _compose.compose_arrays(rows, counts, items[0][0].grid_step, exact)
+    try:
+        arrays = _compose.compose_arrays(rows, counts, items[0][0].grid_step, exact)
+    except _grid.MemoryBudgetError as exc:  # say which arguments made it so large
+        raise _grid.MemoryBudgetError(f"the counts of compose's arguments (up to {max(int(np.max(c)) for c in counts):,}) "
+                                      f"at grid_step={items[0][0].grid_step:g}: {exc}") from exc
     parts = [
         pl.description if (c.ndim == 0 and int(c) == 1) else f"{pl.description} x {int(c) if c.ndim == 0 else 'counts'}"
         for pl, c in items

@@ -256,6 +256,9 @@ def positive_int_array(name: str, value: ArrayLike, *, minimum: int = 1) -> np.n
     """
     with np.errstate(over="ignore"):
         arr = _as_array(name, value, np.float64)
+    raw = np.asarray(value)
+    if raw.dtype.kind in "iu" and np.any(raw > 2**53):  # 2**53 + 1 rounds to 2**53 in float64
+        raise ValueError(f"{name} must be at most 2**53, got {int(raw[raw > 2**53].ravel()[0])}")
     whole = arr == np.round(arr)
     if not whole.all():
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {float(arr[~whole].ravel()[0]):g}")
