@@ -16,7 +16,7 @@ From "(epsilon, delta) considered harmful: report Gaussian DP" (Gomez et al.):
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtri
+from scipy.special import expit, ndtri
 
 from ._engine import validation as _v
 from .gdp import closed_form as _closed
@@ -35,12 +35,16 @@ from .gdp.curves import (
 def mu_from_epsilon_dp(epsilon):
     """mu such that every epsilon-DP mechanism is mu-GDP: -2 Phi^-1(1 / (e^eps + 1))
     (Proposition 6.1). Randomized response with this epsilon attains it at FPR = FNR.
+    ``inf`` where 1 / (e^eps + 1) leaves float64's normal range (epsilon above about 708).
 
     >>> round(mu_from_epsilon_dp(1.0), 4)
     1.232
     """
     e = _v.real_array("epsilon", epsilon, low=0.0)
-    out = -2.0 * ndtri(1.0 / (np.exp(e) + 1.0))
+    with np.errstate(over="ignore"):  # e^eps overflows beyond ~709: expit(-eps) is exact there
+        q = np.where(e > 700.0, expit(-e), 1.0 / (np.exp(e) + 1.0))
+    with np.errstate(divide="ignore"):
+        out = -2.0 * ndtri(q)  # inf where q underflows to 0 (epsilon above ~745)
     return out if out.ndim else float(out)
 
 
@@ -53,7 +57,7 @@ def mu_from_epsilon_delta(epsilon, delta):
     """
     e = _v.real_array("epsilon", epsilon, low=0.0)
     d = _v.probabilities("delta", delta, low_open=True, high_open=True)
-    e, d = np.broadcast_arrays(e, d)
+    e, d = _v.broadcast_arrays(("epsilon", e), ("delta", d))
     lo = np.zeros(e.shape)
     hi = np.ones(e.shape)
     for _ in range(60):  # grow the bracket: delta_mu(eps) increases with mu
@@ -76,7 +80,7 @@ def mu_from_epsilon_delta(epsilon, delta):
 
 
 def gdp_curve(mu) -> GDPCurve:
-    """Trade-off curve of mu-GDP.
+    """Trade-off curve of mu-GDP; ``mu`` >= 0 is one number (a curve object is one curve).
 
     >>> round(gdp_curve(1.0).beta(0.1), 4)
     0.6109
@@ -94,36 +98,47 @@ def epsilon_delta_tradeoff(epsilon, delta, alpha):
     e = _v.real_array("epsilon", epsilon, low=0.0)
     d = _v.probabilities("delta", delta)
     a = _v.probabilities("alpha", alpha)
-    out = np.maximum(0.0, np.maximum(1.0 - d - np.exp(e) * a, np.exp(-e) * (1.0 - d - a)))
+    _v.broadcast_shapes(("epsilon", e), ("delta", d), ("alpha", a))
+    with np.errstate(over="ignore", invalid="ignore"):  # e^eps alpha = inf beyond eps ~709 (alpha > 0): below 0
+        steep = np.where(a > 0, np.exp(e) * a, 0.0)  # not inf * 0 = NaN at alpha = 0
+    out = np.maximum(0.0, np.maximum(1.0 - d - steep, np.exp(-e) * (1.0 - d - a)))
     return out if out.ndim else float(out)
 
 
 def epsilon_delta_curve(epsilon, delta) -> PiecewiseLinearCurve:
     """The curve of (epsilon, delta)-DP: vertices (0, 1 - delta), (c, c), (1 - delta, 0),
-    c = (1 - delta) / (1 + e^eps).
+    c = (1 - delta) / (1 + e^eps). ``epsilon`` and ``delta`` are single numbers.
 
     >>> epsilon_delta_curve(1.0, 1e-5)
     PiecewiseLinearCurve((1, 1e-05)-DP)
     """
-    e = float(_v.real_array("epsilon", epsilon, low=0.0))
-    d = float(_v.probabilities("delta", delta))
-    c = (1.0 - d) / (1.0 + np.exp(e))
+    e = _v.scalar("epsilon", epsilon, low=0.0)
+    d = _v.scalar("delta", delta, low=0.0, high=1.0)
+    with np.errstate(over="ignore"):
+        c = (1.0 - d) / (1.0 + np.exp(e))
     return PiecewiseLinearCurve([0.0, c, 1.0 - d], [1.0 - d, c, 0.0], f"({e:g}, {d:g})-DP")
 
 
 def _renyi_binary(t, p, q):
-    """D_t(Bern(p) || Bern(q)) (t = 1: KL), elementwise, inf where unbounded."""
+    """D_t(Bern(p) || Bern(q)) (t = 1: KL), elementwise (``t`` a number or an array that
+    broadcasts), inf where unbounded."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if t == 1.0:
+        def kl():
             def term(x, y):
                 return np.where(x > 0, x * (np.log(x) - np.log(y)), 0.0)
 
-            out = term(p, q) + term(1.0 - p, 1.0 - q)
-        else:
+            return term(p, q) + term(1.0 - p, 1.0 - q)
+
+        def renyi():
             def lterm(x, y):
                 return np.where(x > 0, t * np.log(x) + (1.0 - t) * np.log(y), -np.inf)
 
-            out = np.logaddexp(lterm(p, q), lterm(1.0 - p, 1.0 - q)) / (t - 1.0)
+            return np.logaddexp(lterm(p, q), lterm(1.0 - p, 1.0 - q)) / (t - 1.0)
+
+        if np.ndim(t) == 0:
+            out = kl() if t == 1.0 else renyi()
+        else:  # the same operations entry by entry
+            out = np.where(t == 1.0, kl(), renyi())
     return np.where(np.isnan(out), np.inf, out)
 
 
@@ -131,14 +146,21 @@ def rdp_tradeoff(order, epsilon, alpha):
     """Smallest beta consistent with (order, epsilon)-RDP at FPR ``alpha`` (Appendix A.6;
     Balle et al. 2020, Zhu et al. 2022): by data processing, D_t(Bern(alpha) || Bern(1 - beta))
     and D_t(Bern(1 - beta) || Bern(alpha)) are both <= epsilon. Bisection on beta to 1e-13
-    (the result errs low: pessimistic). ``order`` >= 1/2 (1: KL), one value.
+    (the result errs low: pessimistic). ``order`` >= 1/2 (1: KL); the arguments broadcast.
 
     >>> round(rdp_tradeoff(2.0, 0.5, 0.1), 4)
     0.6584
+    >>> rdp_tradeoff([2.0, 4.0], 0.5, 0.1).round(4)
+    array([0.6584, 0.7477])
     """
-    t = float(_v.real_array("order", order, low=0.5))
-    e = float(_v.real_array("epsilon", epsilon, low=0.0))
+    t = _v.real_array("order", order, low=0.5)
+    e = _v.real_array("epsilon", epsilon, low=0.0)
     a = _v.probabilities("alpha", alpha)
+    shape = _v.broadcast_shapes(("order", t), ("epsilon", e), ("alpha", a))
+    # one order and one epsilon: Python floats, exactly the scalar path of before
+    t = float(t) if t.ndim == 0 else np.broadcast_to(t, shape)
+    e = float(e) if e.ndim == 0 else np.broadcast_to(e, shape)
+    a = np.broadcast_to(a, shape)
     lo = np.zeros(a.shape)  # infeasible side (or 0)
     hi = 1.0 - a  # beta = 1 - alpha: both divergences 0, feasible
     for _ in range(64):
@@ -167,26 +189,32 @@ def _tabulated(alpha, beta, description):
 
 
 def rdp_curve(order, epsilon) -> PiecewiseLinearCurve:
-    """Trade-off curve implied by (order, epsilon)-RDP, tabulated at :data:`CURVE_ALPHAS`.
+    """Trade-off curve implied by (order, epsilon)-RDP, tabulated at :data:`CURVE_ALPHAS`;
+    ``order`` and ``epsilon`` are single numbers.
 
     >>> round(rdp_curve(2.0, 0.5).beta(0.1), 4)
     0.6584
     """
+    t = _v.scalar("order", order, low=0.5)
+    e = _v.scalar("epsilon", epsilon, low=0.0)
     a = CURVE_ALPHAS
-    return _tabulated(a, rdp_tradeoff(order, epsilon, a), f"({float(order):g}, {float(epsilon):g})-RDP")
+    return _tabulated(a, rdp_tradeoff(t, e, a), f"({t:g}, {e:g})-RDP")
 
 
 def zcdp_tradeoff(rho, alpha, orders=None):
     """Smallest beta consistent with rho-zCDP ((t, rho t)-RDP for every t >= 1) at ``alpha``:
     the largest of the RDP curves over ``orders`` (default :data:`ZCDP_ORDERS`). A finite set
     of orders gives a curve below the exact one (pessimistic); Appendix A.6 notes that the
-    exact optimisation is numerically delicate.
+    exact optimisation is numerically delicate. ``rho`` and ``alpha`` broadcast.
 
     >>> round(zcdp_tradeoff(0.1, 0.1), 4)
     0.7692
     """
-    r = float(_v.real_array("rho", rho, low=0.0))
+    r = _v.real_array("rho", rho, low=0.0)
     a = _v.probabilities("alpha", alpha)
+    shape = _v.broadcast_shapes(("rho", r), ("alpha", a))
+    r = float(r) if r.ndim == 0 else np.broadcast_to(r, shape)
+    a = np.broadcast_to(a, shape)
     ts = ZCDP_ORDERS if orders is None else _v.real_array("orders", orders, low=1.0).reshape(-1)
     out = np.zeros(a.shape)
     for t in ts:
@@ -195,13 +223,15 @@ def zcdp_tradeoff(rho, alpha, orders=None):
 
 
 def zcdp_curve(rho, orders=None) -> PiecewiseLinearCurve:
-    """Trade-off curve implied by rho-zCDP, tabulated at :data:`CURVE_ALPHAS`.
+    """Trade-off curve implied by rho-zCDP, tabulated at :data:`CURVE_ALPHAS`; ``rho`` is a
+    single number.
 
     >>> round(zcdp_curve(0.1).beta(0.1), 4)
     0.7692
     """
+    r = _v.scalar("rho", rho, low=0.0)
     a = CURVE_ALPHAS
-    return _tabulated(a, zcdp_tradeoff(rho, a, orders), f"{float(rho):g}-zCDP")
+    return _tabulated(a, zcdp_tradeoff(r, a, orders), f"{r:g}-zCDP")
 
 
 def tabulated_curve(alpha, beta, description="tabulated curve") -> PiecewiseLinearCurve:

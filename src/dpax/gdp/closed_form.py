@@ -28,6 +28,7 @@ def tradeoff(mu, alpha):
     """
     m = _v.real_array("mu", mu, low=0.0)
     a = _v.probabilities("alpha", alpha)
+    _v.broadcast_shapes(("mu", m), ("alpha", a))
     out = _np_ndtr(-_np_ndtri(a) - m)
     return out if out.ndim else float(out)
 
@@ -60,6 +61,7 @@ def delta(epsilon, mu):
     """
     e = _v.real_array("epsilon", epsilon)
     m = _v.real_array("mu", mu, low=0.0)
+    _v.broadcast_shapes(("epsilon", e), ("mu", m))
     out = _delta_np(e, m)
     return out if out.ndim else float(out)
 
@@ -73,7 +75,7 @@ def epsilon(delta_, mu):
     """
     d = _v.probabilities("delta", delta_, low_open=True)
     m = _v.real_array("mu", mu, low=0.0)
-    d, m = np.broadcast_arrays(d, m)
+    d, m = _v.broadcast_arrays(("delta", d), ("mu", m))
     lo = np.zeros(d.shape)
     hi = m * m / 2.0 + 40.0 * m + 1.0
     for _ in range(200):
@@ -99,7 +101,9 @@ def compose(*mus):
         m = _v.real_array("mu", mus[0], low=0.0)
         out = np.sqrt(np.sum(m * m, axis=-1)) if m.ndim else m
     else:
-        ms = np.broadcast_arrays(*(_v.real_array(f"mu {i}", x, low=0.0) for i, x in enumerate(mus)))
+        if not mus:
+            raise TypeError("compose needs at least one mu")
+        ms = _v.broadcast_arrays(*((f"mu {i}", _v.real_array(f"mu {i}", x, low=0.0)) for i, x in enumerate(mus)))
         out = np.sqrt(sum(x * x for x in ms))
     return out if np.ndim(out) else float(out)
 
@@ -114,7 +118,9 @@ def gaussian_mu(noise_multiplier, sensitivity=1.0, num_steps=1):
     s = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
     c = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True)
     t = _v.positive_int_array("num_steps", num_steps)
-    out = np.sqrt(t) * c / s
+    _v.broadcast_shapes(("noise_multiplier", s), ("sensitivity", c), ("num_steps", t))
+    with np.errstate(over="ignore"):  # inf: a mu beyond float64
+        out = np.sqrt(t) * c / s
     return out if out.ndim else float(out)
 
 
@@ -132,6 +138,7 @@ def subsampled_clt_mu(noise_multiplier, sample_rate, num_steps):
     s = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     t = _v.positive_int_array("num_steps", num_steps)
+    _v.broadcast_shapes(("noise_multiplier", s), ("sample_rate", p), ("num_steps", t))
     m = 1.0 / s
     with np.errstate(over="ignore"):
         inner = np.exp(m * m) * _np_ndtr(1.5 * m) + 3.0 * _np_ndtr(-0.5 * m) - 2.0
@@ -153,7 +160,12 @@ def clt_mu(pl, num_steps=1):
     >>> round(clt_mu(dpax.gaussian(2.0, grid_step=1e-2), num_steps=4), 3)   # the Gaussian is exactly GDP
     1.0
     """
+    from ..privacy_loss import PrivacyLoss  # closed_form itself needs no engine
+
+    if not isinstance(pl, PrivacyLoss):
+        raise TypeError(f"pl must be a dpax.PrivacyLoss, got {type(pl).__name__}")
     t = _v.positive_int_array("num_steps", num_steps)
+    _v.broadcast_shapes(("the batch of pl", pl.batch_shape), ("num_steps", t))
     x = pl.loss_values()
     out = np.zeros(pl.batch_shape)
     for pmf, sign in ((pl.pmf_x, -1.0), (pl.pmf_y, 1.0)):

@@ -80,6 +80,8 @@ class PiecewiseLinearCurve(TradeoffCurve):
     def __init__(self, alpha, beta, description="piecewise-linear curve"):
         a = _v.probabilities("alpha", alpha).reshape(-1)
         b = _v.probabilities("beta", beta).reshape(-1)
+        if not isinstance(description, str):
+            raise TypeError(f"description must be a string, got {type(description).__name__}")
         if a.shape != b.shape:
             raise ValueError(f"alpha and beta must have the same length, got {a.size} and {b.size}")
         self.alpha, self.beta_points = _lower_hull(a, b)
@@ -109,7 +111,7 @@ class GDPCurve(TradeoffCurve):
     """f_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu) (Eq. 7)."""
 
     def __init__(self, mu):
-        self.gdp_mu = float(_v.real_array("mu", mu, low=0.0))
+        self.gdp_mu = _v.scalar("mu", mu, low=0.0)
         self.description = f"{self.gdp_mu:g}-GDP"
 
     def beta(self, alpha):
@@ -146,6 +148,8 @@ class PrivacyLossCurve(TradeoffCurve):
     """The symmetrised curve of one configuration of a PrivacyLoss (as ``pl.beta`` reports it)."""
 
     def __init__(self, pl):
+        if not isinstance(pl, PrivacyLoss):
+            raise TypeError(f"pl must be a dpax.PrivacyLoss, got {type(pl).__name__}")
         if pl.batch_shape:
             raise ValueError("PrivacyLossCurve takes one configuration; index a batch row by row")
         self.pl = pl

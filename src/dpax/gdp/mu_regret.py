@@ -151,7 +151,7 @@ def check_loss(pl, name="pl"):
 @float64
 def mu_regret_rows(pl, tail):
     check_loss(pl)
-    t = float(_v.real_array("tail", tail, low=0.0, high=0.5, high_open=True))
+    t = _v.scalar("tail", tail, low=0.0, high=0.5, high_open=True)  # one tail for the batch
     pair = pl.pair
     rows, n = pair.pmf_x.shape
     # one compiled kernel serves every support up to twice shorter and batch up to ~1.75x

@@ -109,6 +109,11 @@ def report(pl, deltas=REPORT_DELTAS, tail=DEFAULT_TAIL) -> GDPReport:
     b_star = np.asarray(_analyse.beta_kernel(pl.pair, np.asarray(a_star, np.float64).reshape(-1, 1))).reshape(shape + (1,))
     eps = np.asarray(pl.epsilon(d)).reshape(shape + (d.size,))
     alpha_col = np.concatenate([np.broadcast_to(fixed, shape + fixed.shape), np.reshape(a_star, shape + (1,))], -1)
+    beta = np.concatenate([beta_fixed, b_star], -1)
+    for name, value in (("mu", mu), ("regret", regret), ("advantage", adv), ("beta", beta)):
+        if np.any(np.isnan(value)):  # never a silent NaN: a table of '-' and a failing renderer
+            raise ValueError(f"pl: {pl.description}: the report's {name} is NaN (a numerical failure of dpax; "
+                             "please report it with the mechanism's parameters)")
     return GDPReport(
         description=pl.description,
         grid_step=pl.grid_step,
@@ -119,7 +124,7 @@ def report(pl, deltas=REPORT_DELTAS, tail=DEFAULT_TAIL) -> GDPReport:
         gdp_ok=np.asarray(regret) < REGRET_THRESHOLD if np.ndim(regret) else bool(regret < REGRET_THRESHOLD),
         advantage=adv,
         alpha=alpha_col,
-        beta=np.concatenate([beta_fixed, b_star], -1),
+        beta=beta,
         alpha_star=a_star if np.ndim(a_star) else float(a_star),
         deltas=d,
         epsilon=eps,
