@@ -86,13 +86,15 @@ def _out(values, shape=None):
 
 def _search_settings(rtol, candidates, bounds, bounds_name: str) -> tuple[float, int, tuple[float, float]]:
     """Checked (rtol, candidates, (low, high)) of a bracketing search."""
-    rtol = float(_v.real_array("rtol", rtol, low=1e-8, high=0.1))
-    if isinstance(candidates, bool) or not (isinstance(candidates, int) and 2 <= candidates <= 1024):
-        raise ValueError(f"candidates must be an integer in [2, 1024], got {candidates!r}")
+    rtol = _v.scalar("rtol", rtol, low=1e-8, high=0.1)
+    if isinstance(candidates, (bool, np.bool_)) or not isinstance(candidates, (int, np.integer)):
+        raise TypeError(f"candidates must be an integer in [2, 1024], got {_v.brief(candidates)}")
+    if not 2 <= candidates <= 1024:
+        raise ValueError(f"candidates must be an integer in [2, 1024], got {int(candidates)}")
     b = _v.real_array(bounds_name, bounds, low=0.0, low_open=True).reshape(-1)
     if b.size != 2 or b[0] >= b[1]:
-        raise ValueError(f"{bounds_name} must be (low, high) with 0 < low < high, got {bounds!r}")
-    return rtol, candidates, (float(b[0]), float(b[1]))
+        raise ValueError(f"{bounds_name} must be (low, high) with 0 < low < high, got {_v.brief(bounds)}")
+    return rtol, int(candidates), (float(b[0]), float(b[1]))
 
 
 def _leak_probability(sample_rate, num_steps):
@@ -264,8 +266,8 @@ def _raise_infeasible(what, status, reason, shape):
 def _on_infeasible(value, shape):
     if value is None:
         return "raise" if shape == () else "mark"
-    if value not in ("raise", "mark"):
-        raise ValueError(f"on_infeasible must be 'raise', 'mark' or None, got {value!r}")
+    if not isinstance(value, str) or value not in ("raise", "mark"):
+        raise ValueError(f"on_infeasible must be 'raise', 'mark' or None, got {_v.brief(value)}")
     return value
 
 
@@ -343,9 +345,10 @@ def calibrate_dpsgd(
     steps = _v.positive_int_array("num_steps", num_steps)
     step = _v.grid_step(grid_step)
     rtol, candidates, bounds = _search_settings(rtol, candidates, noise_bounds, "noise_bounds")
-    standard_delta = float(_v.real_array("standard_delta", standard_delta, low=0.0, high=1.0, low_open=True, high_open=True))
+    standard_delta = _v.scalar("standard_delta", standard_delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    compare_standard = _v.flag("compare_standard", compare_standard)
 
-    shape = np.broadcast_shapes(p.shape, steps.shape, target.shape())
+    shape = _v.broadcast_shapes(("sample_rate", p), ("num_steps", steps), ("the target's fields", target.shape()))
     mode = _on_infeasible(on_infeasible, shape)
     flat = lambda a: np.broadcast_to(a, shape).reshape(-1)
     p_rows, t_rows = flat(p), flat(steps)
@@ -446,16 +449,22 @@ def calibrate(
     1.974
     """
     if not callable(mechanism):
-        raise TypeError("mechanism must be a callable parameter -> PrivacyLoss")
+        raise TypeError(f"mechanism must be a callable parameter -> PrivacyLoss, got {type(mechanism).__name__}")
     target = _targets.as_target(target)
-    if privacy not in ("increasing", "decreasing"):
-        raise ValueError(f"privacy must be 'increasing' or 'decreasing', got {privacy!r}")
+    _v.choice("privacy", privacy, ("increasing", "decreasing"))
     rtol, candidates, (lo_b, hi_b) = _search_settings(rtol, candidates, bounds, "bounds")
+    full_output = _v.flag("full_output", full_output)
     if not isinstance(args, (tuple, list)):
         args = (args,)
-    arg_arrays = [np.asarray(a) for a in args]
+    arg_arrays = []
+    for i, a in enumerate(args):
+        try:
+            arg_arrays.append(np.asarray(a))
+        except Exception:  # ragged nested lists
+            raise TypeError(f"args[{i}] must be an array-like of configuration values, got {_v.brief(a)}") from None
     g_arr = np.sqrt(lo_b * hi_b) if guess is None else _v.real_array("guess", guess, low=0.0, low_open=True)
-    shape = np.broadcast_shapes(target.shape(), *(a.shape for a in arg_arrays), np.shape(g_arr))
+    shape = _v.broadcast_shapes(("the target's fields", target.shape()),
+                                *((f"args[{i}]", a.shape) for i, a in enumerate(arg_arrays)), ("guess", np.shape(g_arr)))
     mode = _on_infeasible(on_infeasible, shape)
     n = int(np.prod(shape, dtype=int))
     arg_rows = [np.broadcast_to(a, shape).reshape(-1) for a in arg_arrays]
@@ -522,6 +531,7 @@ def calibrate_gaussian(target, sensitivity=1.0):
     """
     target = _targets.as_target(target)
     sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True)
+    _v.broadcast_shapes(("sensitivity", sens), ("the target's fields", target.shape()))
     return _out(sens / np.asarray(target.gdp_mu(), float))
 
 
@@ -599,7 +609,8 @@ def calibrate_blackbox(
         raise TypeError("calibrate_blackbox needs exactly one of epsilon=(w, deltas) -> eps or delta=(w, epsilons) -> delta")
     fn = epsilon if epsilon is not None else delta
     if not callable(fn):
-        raise TypeError("the accountant must be a callable (w, array) -> array")
+        raise TypeError(f"{'epsilon' if epsilon is not None else 'delta'} (the accountant) must be a callable "
+                        f"(w, array) -> array, got {type(fn).__name__}")
     target = _targets.as_target(target)
     rtol, candidates, (lo_b, hi_b) = _search_settings(rtol, candidates, bounds, "bounds")
     deltas = np.geomspace(1e-12, 0.9, 200) if deltas is None else _v.real_array("deltas", deltas, low=0.0, high=1.0).reshape(-1)

@@ -197,12 +197,14 @@ class ErrRates(Target):
     def __post_init__(self) -> None:
         a = _v.real_array("alpha", self.alpha, low=0.0, high=1.0, low_open=True, high_open=True)
         b = _v.real_array("beta", self.beta, low=0.0, high=1.0, low_open=True, high_open=True)
-        bad = np.broadcast_to(a + b >= 1, np.broadcast_shapes(a.shape, b.shape))
+        a_b, b_b = _v.broadcast_arrays(("alpha", a), ("beta", b))
+        bad = a_b + b_b >= 1
         if np.any(bad):
-            where = "" if bad.ndim == 0 else f" (row {np.argwhere(bad)[0].tolist()})"
+            i = tuple(np.argwhere(bad)[0]) if bad.ndim else ()
+            where = f" (row {[int(x) for x in i]})" if i else ""
             raise ValueError(
                 f"alpha + beta must be < 1 (alpha + beta >= 1 is met by a coin flip and bounds nothing){where}, "
-                f"got alpha={self.alpha!r}, beta={self.beta!r}"
+                f"got alpha={a_b[i]:g}, beta={b_b[i]:g}"
             )
         object.__setattr__(self, "alpha", a)
         object.__setattr__(self, "beta", b)
@@ -318,6 +320,7 @@ class Epsilon(Target):
     def __post_init__(self) -> None:
         e = _v.real_array("epsilon", self.epsilon, low=0.0, low_open=True)
         d = _v.real_array("delta", self.delta, low=0.0, high=1.0, low_open=True, high_open=True)
+        _v.broadcast_shapes(("epsilon", e), ("delta", d))
         object.__setattr__(self, "epsilon", e)
         object.__setattr__(self, "delta", d)
 
@@ -393,7 +396,7 @@ class _ViaErrRates(Target):
 def _check_open(name: str, value: ArrayLike, low: ArrayLike, high: ArrayLike, why: str) -> None:
     """Entries of ``value`` strictly inside (low, high) (arrays broadcast), else a ValueError naming the row."""
     low, high = np.broadcast_arrays(np.asarray(low, float), np.asarray(high, float))
-    shape = np.broadcast_shapes(np.shape(value), low.shape)
+    shape = _v.broadcast_shapes((name, np.shape(value)), (f"the bounds of {name}", low.shape))
     v, lo, hi = (np.broadcast_to(a, shape) for a in (value, low, high))
     bad = (v <= lo) | (v >= hi)
     if np.any(bad):
@@ -422,6 +425,7 @@ class Accuracy(_ViaErrRates):
     def __post_init__(self) -> None:
         a = _v.real_array("alpha", self.alpha, low=0.0, high=1.0, low_open=True, high_open=True)
         acc = _v.real_array("accuracy", self.accuracy, low=0.0, high=1.0, low_open=True, high_open=True)
+        _v.broadcast_shapes(("alpha", a), ("accuracy", acc))
         _check_open("accuracy", acc, 0.5, 1.0 - a / 2, "(above 1/2 a coin flip meets it; below 1 - alpha/2 at FPR alpha)")
         object.__setattr__(self, "alpha", a)
         object.__setattr__(self, "accuracy", acc)
@@ -452,6 +456,7 @@ class PPV(_ViaErrRates):
     def __post_init__(self) -> None:
         a = _v.real_array("alpha", self.alpha, low=0.0, high=1.0, low_open=True, high_open=True)
         v = _v.real_array("ppv", self.ppv, low=0.0, high=1.0, low_open=True, high_open=True)
+        _v.broadcast_shapes(("alpha", a), ("ppv", v))
         _check_open("ppv", v, 0.5, 1.0 / (1.0 + a), "(above 1/2 a coin flip meets it; below 1/(1 + alpha) at FPR alpha)")
         object.__setattr__(self, "alpha", a)
         object.__setattr__(self, "ppv", v)
@@ -483,6 +488,7 @@ class Reconstruction(_ViaErrRates):
     def __post_init__(self) -> None:
         k = _v.real_array("baseline", self.baseline, low=0.0, high=1.0, low_open=True, high_open=True)
         s = _v.real_array("success", self.success, low=0.0, high=1.0, low_open=True, high_open=True)
+        _v.broadcast_shapes(("baseline", k), ("success", s))
         _check_open("success", s, k, 1.0, "(above the baseline success, which no noise can lower)")
         object.__setattr__(self, "baseline", k)
         object.__setattr__(self, "success", s)
@@ -598,7 +604,7 @@ class All(Target):
             elif isinstance(t, Target):
                 parts.append(t)
             else:
-                raise TypeError(f"All takes dpax.targets targets, got {t!r}")
+                raise TypeError(f"All takes dpax.targets targets, got {_v.brief(t)}")
         if not parts:
             raise ValueError("All needs at least one target")
         self.parts = tuple(parts)
@@ -667,5 +673,5 @@ def as_target(target: Target | list[Target] | tuple[Target, ...]) -> Target:
         return All(*target)
     raise TypeError(
         "target must be a dpax.targets target (ErrRates, Advantage, Epsilon, Accuracy, PPV, GDP, "
-        f"Reconstruction, All) or a list of them, got {target!r}"
+        f"Reconstruction, All) or a list of them, got {_v.brief(target)}"
     )
