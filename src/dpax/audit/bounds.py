@@ -55,11 +55,7 @@ _ALTERNATIVES = ("two-sided", "upper", "lower")
 def _counts(k: ArrayLike, n: ArrayLike, k_name: str, n_name: str) -> tuple[np.ndarray, np.ndarray]:
     n_arr = _v.positive_int_array(n_name, n, minimum=1)
     k_arr = _v.positive_int_array(k_name, k, minimum=0)
-    try:
-        k_arr, n_arr = np.broadcast_arrays(k_arr, n_arr)
-    except ValueError as exc:
-        raise ValueError(f"{k_name} and {n_name} must broadcast together: shapes "
-                         f"{np.shape(k)} and {np.shape(n)}") from exc
+    k_arr, n_arr = _v.broadcast_arrays((k_name, k_arr), (n_name, n_arr))
     if np.any(k_arr > n_arr):
         i = np.flatnonzero(k_arr > n_arr)[0]
         raise ValueError(f"{k_name} must lie in [0, {n_name}], got {k_arr.ravel()[i]} > {n_arr.ravel()[i]}")
@@ -96,9 +92,8 @@ def clopper_pearson(successes: ArrayLike, trials: ArrayLike, confidence: ArrayLi
     """
     k, n = _counts(successes, trials, "successes", "trials")
     conf = _level("confidence", confidence)
-    if alternative not in _ALTERNATIVES:
-        raise ValueError(f"alternative must be one of {_ALTERNATIVES}, got {alternative!r}")
-    k, n, conf = np.broadcast_arrays(k, n, conf)
+    _v.choice("alternative", alternative, _ALTERNATIVES)
+    k, n, conf = _v.broadcast_arrays(("successes", k), ("trials", n), ("confidence", conf))
     a = 1.0 - conf
     a_side = a / 2.0 if alternative == "two-sided" else a
     kf, nf = k.astype(np.float64), n.astype(np.float64)
@@ -138,6 +133,7 @@ def rate_upper_limits(false_positives: ArrayLike, negatives: ArrayLike, false_ne
     each = 1.0 - (1.0 - conf) / 2.0
     fp, n_neg = _counts(false_positives, negatives, "false_positives", "negatives")
     fn, n_pos = _counts(false_negatives, positives, "false_negatives", "positives")
+    _v.broadcast_shapes(("false_positives", fp), ("false_negatives", fn), ("confidence", conf))
     _, fpr_hi = clopper_pearson(fp, n_neg, each, alternative="upper")
     _, fnr_hi = clopper_pearson(fn, n_pos, each, alternative="upper")
     return as_result(fpr_hi), as_result(fnr_hi)
@@ -224,6 +220,7 @@ def epsilon_lower_bound(false_positives: ArrayLike, negatives: ArrayLike, false_
     """
     d = _v.probabilities("delta", delta)
     fpr_hi, fnr_hi = rate_upper_limits(false_positives, negatives, false_negatives, positives, confidence)
+    _v.broadcast_shapes(("the counts", np.shape(fpr_hi)), ("delta", d))
     return as_result(_eps_from_limits(np.asarray(fpr_hi), np.asarray(fnr_hi), d))
 
 
@@ -334,8 +331,10 @@ def audit(false_positives: int, negatives: int, false_negatives: int, positives:
     fp, n_neg = _counts(false_positives, negatives, "false_positives", "negatives")
     fn, n_pos = _counts(false_negatives, positives, "false_negatives", "positives")
     if fp.ndim or fn.ndim:
-        raise ValueError("audit takes scalar counts; use epsilon_lower_bound / mu_lower_bound for arrays")
-    conf = float(_level("confidence", confidence))
+        which = "false_positives" if fp.ndim else "false_negatives"
+        raise ValueError(f"audit takes single counts ({which} and the others); use epsilon_lower_bound / "
+                         "mu_lower_bound for arrays")
+    conf = _v.scalar("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
     given = [x is not None for x in (claim_epsilon, claim_mu, claim)]
     if sum(given) > 1:
         raise ValueError("give at most one claim: claim_epsilon (with claim_delta), claim_mu, or claim")
@@ -343,19 +342,19 @@ def audit(false_positives: int, negatives: int, false_negatives: int, positives:
         raise ValueError("claim_epsilon and claim_delta go together (an (epsilon, delta)-DP claim)")
     if delta is None:
         delta = 0.0 if claim_delta is None else claim_delta
-    d = float(_v.probabilities("delta", delta))
+    d = _v.scalar("delta", delta, low=0.0, high=1.0)
     fpr_hi, fnr_hi = rate_upper_limits(fp, n_neg, fn, n_pos, conf)
     eps_lo = float(_eps_from_limits(fpr_hi, fnr_hi, d))
     mu_lo = float(_mu_from_limits(fpr_hi, fnr_hi))
     label = req_fnr = req_fpr = verdict = None
     if claim_epsilon is not None:
-        e = float(_v.real_array("claim_epsilon", claim_epsilon, low=0.0))
-        cd = float(_v.probabilities("claim_delta", claim_delta))
+        e = _v.scalar("claim_epsilon", claim_epsilon, low=0.0)
+        cd = _v.scalar("claim_delta", claim_delta, low=0.0, high=1.0)
         label = f"({e:g}, {cd:g})-DP"
         req_fnr = float(epsilon_delta_tradeoff(fpr_hi, e, cd))
         req_fpr = float(epsilon_delta_tradeoff(fnr_hi, e, cd))
     elif claim_mu is not None:
-        m = float(_v.real_array("claim_mu", claim_mu, low=0.0))
+        m = _v.scalar("claim_mu", claim_mu, low=0.0)
         label = f"{m:g}-GDP"
         req_fnr = float(gdp_tradeoff(fpr_hi, m))
         req_fpr = float(gdp_tradeoff(fnr_hi, m))

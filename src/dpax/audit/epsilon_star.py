@@ -221,10 +221,13 @@ def epsilon_star_from_rates(fpr: ArrayLike, fnr: ArrayLike, delta: float = 0.0, 
     >>> round(epsilon_star_from_rates([0.01, 0.1], [0.5, 0.2], delta=1e-5).value, 4)
     3.912
     """
-    t = _v.probabilities("fpr", fpr).reshape(-1)
-    e = _v.probabilities("fnr", fnr).reshape(-1)
-    if np.shape(fpr) != np.shape(fnr):
-        raise ValueError(f"fpr and fnr must have the same shape, got {np.shape(fpr)} and {np.shape(fnr)}")
+    t = _v.probabilities("fpr", fpr)
+    e = _v.probabilities("fnr", fnr)
+    if t.shape != e.shape:
+        raise ValueError(f"fpr and fnr must have the same shape, got {t.shape} and {e.shape}")
+    t, e = t.reshape(-1), e.reshape(-1)
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a string (the label stored in the result), got {type(method).__name__}")
     d = _delta(delta)
     thr = None
     if thresholds is not None:
@@ -244,7 +247,10 @@ def epsilon_star_from_rates(fpr: ArrayLike, fnr: ArrayLike, delta: float = 0.0, 
 
 
 def _losses(name: str, value: ArrayLike) -> np.ndarray:
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except Exception:  # ragged nested lists
+        raise TypeError(f"{name} must be a 1-D array of losses, got {_v.brief(value)}") from None
     if arr.ndim != 1:
         if arr.ndim == 2 and 1 in arr.shape:
             arr = arr.reshape(-1)
@@ -378,6 +384,7 @@ def epsilon_star(train_losses: ArrayLike, test_losses: ArrayLike, delta: float =
     """
     tr = _losses("train_losses", train_losses)
     te = _losses("test_losses", test_losses)
+    _v.choice("method", method, ("parametric", "empirical"))
     if method == "empirical":
         d = _delta(delta)
         return _empirical(tr, te, d, EMPIRICAL_RATE_RANGE if rate_range is None else rate_range)

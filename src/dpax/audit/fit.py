@@ -148,6 +148,8 @@ def fit_gaussian_mixture(x: ArrayLike, n_components: int, *, max_iter: int = 500
     """
     x = _v.real_array("x", x).reshape(-1)
     k = int(_v.positive_int_array("n_components", n_components))
+    max_iter = int(_v.positive_int_array("max_iter", max_iter))
+    tol = _v.scalar("tol", tol, low=0.0)
     if x.size < 2 * k:
         raise ValueError(f"x must hold at least 2 * n_components = {2 * k} values, got {x.size}")
     var = float(x.var())
@@ -205,6 +207,7 @@ def ks_pvalues(x: ArrayLike, max_components: int = 5, n_samples: int = 1000,
     x = _v.real_array("x", x).reshape(-1)
     kmax = int(_v.positive_int_array("max_components", max_components))
     m = int(_v.positive_int_array("n_samples", n_samples, minimum=10))
+    _check_seed(seed)
     if x.size < m + 2 * kmax:
         raise ValueError(f"x must hold more than n_samples + 2 * max_components = {m + 2 * kmax} values, got {x.size}")
     rng = np.random.default_rng(seed)
@@ -217,6 +220,21 @@ def ks_pvalues(x: ArrayLike, max_components: int = 5, n_samples: int = 1000,
         gm = fit_gaussian_mixture(fitting, k)
         out[k - 1] = stats.ks_2samp(evaluation, gm.sample(m, rng)).pvalue
     return out
+
+
+def _check_seed(seed) -> None:
+    """A seed numpy.random.default_rng takes (None, a non-negative integer or a sequence of
+    them, a Generator, BitGenerator or SeedSequence), else a TypeError / ValueError naming
+    ``seed``."""
+    if seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence, np.random.BitGenerator)):
+        return
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        _v.positive_int_array("seed", seed, minimum=0)
+        return
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be None, a non-negative integer or a numpy.random.Generator, got {_v.brief(seed)}")
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {int(seed)}")
 
 
 def goodness_of_fit(train_losses: ArrayLike, test_losses: ArrayLike, max_components: int = 5,
@@ -244,11 +262,14 @@ def goodness_of_fit(train_losses: ArrayLike, test_losses: ArrayLike, max_compone
     """
     tr = _losses("train_losses", train_losses)
     te = _losses("test_losses", test_losses)
+    kmax = int(_v.positive_int_array("max_components", max_components))
+    _v.positive_int_array("n_samples", n_samples, minimum=10)
+    _check_seed(seed)
     ptr, pte, _ = loss_transform(tr, te)
     rng = np.random.default_rng(seed)
     s1, s2 = rng.integers(0, 2**63 - 1, size=2)
     return {
-        "components": list(range(1, int(max_components) + 1)),
+        "components": list(range(1, kmax + 1)),
         "train": ks_pvalues(ptr, max_components, n_samples, s1),
         "test": ks_pvalues(pte, max_components, n_samples, s2),
     }

@@ -94,6 +94,12 @@ def _read_parquet(path: str, column: str | int | None) -> np.ndarray:
         raise ValueError(f"{path}: column {name!r} is not numeric ({col.type})") from None
 
 
+def _reason(exc: BaseException, limit: int = 200) -> str:
+    """An exception's text on one line, at most ``limit`` characters."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 4] + " ..."
+
+
 def read_losses(path: str | os.PathLike[str], column: str | int | None = None) -> np.ndarray:
     """One-dimensional float64 array of losses from ``path`` (.npy, .npz, .csv or .parquet).
 
@@ -119,7 +125,14 @@ def read_losses(path: str | os.PathLike[str], column: str | int | None = None) -
     >>> read_losses(path, column="test")
     array([0.3, 0.4])
     """
-    path = os.fspath(path)
+    try:
+        path = os.fspath(path)
+    except TypeError:
+        raise TypeError(f"path must be a file name (str or os.PathLike), got {type(path).__name__}") from None
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if column is not None and (isinstance(column, bool) or not isinstance(column, (str, int))):
+        raise TypeError(f"{path}: column must be a name (str), a 0-based index (int) or None, got {type(column).__name__}")
     ext = os.path.splitext(path)[1].lower()
     if ext not in FORMATS:
         raise ValueError(f"{path}: unknown loss file type {ext or '(none)'!r}; use one of {', '.join(FORMATS)}")
@@ -135,10 +148,12 @@ def read_losses(path: str | os.PathLike[str], column: str | int | None = None) -
             arr = _read_csv(path, column)
         else:
             arr = _read_parquet(path, column)
-    except ValueError:
-        raise
+    except ValueError as exc:
+        if str(exc).startswith(f"{path}: "):  # ours: it names the file already
+            raise
+        raise ValueError(f"{path}: cannot read losses: {_reason(exc)}") from exc  # NumPy's, pyarrow's, ...
     except Exception as exc:  # unreadable / corrupt file
-        raise ValueError(f"{path}: cannot read losses: {exc}") from exc
+        raise ValueError(f"{path}: cannot read losses: {_reason(exc)}") from exc
     if arr.dtype.kind not in "biuf":
         raise ValueError(f"{path}: losses must be numbers, got dtype {arr.dtype}")
     if arr.ndim == 2 and 1 in arr.shape:
