@@ -570,7 +570,7 @@ def _blackbox_margin(target, w, eps_fn, delta_fn, deltas, epsilons):
         er = target if isinstance(target, _targets.ErrRates) else target.err_rates()
         eps, dl = profile()
         return _tradeoff_lower_bound(float(er.alpha), eps, dl) - float(er.beta)
-    raise TypeError(f"black-box calibration supports ErrRates, Accuracy, PPV, Reconstruction, Advantage, Epsilon; got {target!r}")
+    raise TypeError(f"black-box calibration supports ErrRates, Accuracy, PPV, Reconstruction, Advantage, Epsilon; got {_v.brief(target)}")
 
 
 def calibrate_blackbox(

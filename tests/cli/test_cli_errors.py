@@ -145,8 +145,8 @@ def test_sweep_batch_size_nan(tmp_path, capsys):
 
 def test_long_messages_are_one_capped_line(capsys):
     alphas = [f"{a:.3f}" for a in np.linspace(0.001, 0.5, 300)] + ["nan"]
-    msg = fail(CURVE + ["--alpha", *alphas], capsys)  # the library quotes the whole array
-    assert "alpha" in msg and msg.endswith(" ...")
+    msg = fail(CURVE + ["--alpha", *alphas], capsys)  # the library quotes the bad entry, not the array
+    assert "alpha" in msg and "nan" in msg and "(301,)" in msg
     msg = fail(["curve", "--noise-multiplier", "1", "--sample-rate", "x" * 5000, "--num-steps", "5"], capsys)
     assert "argument --sample-rate" in msg and msg.endswith(" ...")
 

@@ -193,7 +193,7 @@ def _rate_range(rate_range: ArrayLike | None) -> tuple[float, float] | None:
         return None
     rr = _v.probabilities("rate_range", rate_range).reshape(-1)
     if rr.size != 2 or not rr[0] < rr[1]:
-        raise ValueError(f"rate_range must be (low, high) with 0 <= low < high <= 1, got {rate_range!r}")
+        raise ValueError(f"rate_range must be (low, high) with 0 <= low < high <= 1, got {_v.brief(rate_range)}")
     return float(rr[0]), float(rr[1])
 
 
@@ -394,7 +394,7 @@ def epsilon_star(train_losses: ArrayLike, test_losses: ArrayLike, delta: float =
             raise ValueError("rate_range applies to method='empirical'; the parametric method uses [delta, 1 - delta]")
         n = int(_v.positive_int_array("grid_points", grid_points, minimum=3))
         return _parametric(tr, te, d, n)
-    raise ValueError(f"method must be 'parametric' or 'empirical', got {method!r}")
+    raise ValueError(f"method must be 'parametric' or 'empirical', got {_v.brief(method)}")
 
 
 def mechanism_bound(epsilon_stars: ArrayLike) -> float:

@@ -21,6 +21,8 @@ import os
 
 import numpy as np
 
+from .._engine import validation as _v
+
 __all__ = ["read_losses", "FORMATS"]
 
 FORMATS = (".npy", ".npz", ".csv", ".parquet")
@@ -29,13 +31,13 @@ FORMATS = (".npy", ".npz", ".csv", ".parquet")
 def _pick(path: str, names: list[str], column: str | int | None, what: str) -> str:
     if column is not None:
         if str(column) not in names:
-            raise ValueError(f"{path}: no {what} {column!r}; it has {', '.join(map(repr, names)) or 'none'}")
+            raise ValueError(f"{path}: no {what} {_v.brief(column)}; it has {_v.brief(names, 200) if names else 'none'}")
         return str(column)
     if len(names) == 1:
         return names[0]
     if not names:
         raise ValueError(f"{path}: holds no {what}s (no losses)")
-    raise ValueError(f"{path}: holds several {what}s ({', '.join(map(repr, names))}); choose one with --column")
+    raise ValueError(f"{path}: holds several {what}s ({_v.brief(names, 200)}); choose one with --column")
 
 
 def _read_csv(path: str, column: str | int | None) -> np.ndarray:
@@ -60,7 +62,7 @@ def _read_csv(path: str, column: str | int | None) -> np.ndarray:
         try:
             col = int(column)
         except ValueError:
-            raise ValueError(f"{path}: has no header row, so --column must be a 0-based index, got {column!r}") from None
+            raise ValueError(f"{path}: has no header row, so --column must be a 0-based index, got {_v.brief(column)}") from None
         if not 0 <= col < width:
             raise ValueError(f"{path}: column index {col} outside 0..{width - 1}")
     elif width == 1:
@@ -75,7 +77,7 @@ def _read_csv(path: str, column: str | int | None) -> np.ndarray:
         try:
             values[i] = float(cell) if cell else np.nan
         except ValueError:
-            raise ValueError(f"{path}: row {i + 1 + (header is not None)}: not a number: {cell!r}") from None
+            raise ValueError(f"{path}: row {i + 1 + (header is not None)}: not a number: {_v.brief(cell)}") from None
     return values
 
 
@@ -91,7 +93,7 @@ def _read_parquet(path: str, column: str | int | None) -> np.ndarray:
     try:
         return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{path}: column {name!r} is not numeric ({col.type})") from None
+        raise ValueError(f"{path}: column {_v.brief(name)} is not numeric ({col.type})") from None
 
 
 def _reason(exc: BaseException, limit: int = 200) -> str:
