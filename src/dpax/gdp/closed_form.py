@@ -15,6 +15,7 @@ from scipy.special import ndtri as _np_ndtri
 
 from .._engine import validation as _v
 from .._engine.x64 import float64
+from ..privacy_loss import PrivacyLoss
 
 
 
@@ -160,8 +161,6 @@ def clt_mu(pl, num_steps=1):
     >>> round(clt_mu(dpax.gaussian(2.0, grid_step=1e-2), num_steps=4), 3)   # the Gaussian is exactly GDP
     1.0
     """
-    from ..privacy_loss import PrivacyLoss  # closed_form itself needs no engine
-
     if not isinstance(pl, PrivacyLoss):
         raise TypeError(f"pl must be a dpax.PrivacyLoss, got {type(pl).__name__}")
     t = _v.positive_int_array("num_steps", num_steps)
