@@ -120,10 +120,9 @@ def test_two_dimensional_broadcast():
     assert b.shape == (2, 3)
     assert pl.tradeoff_points()[0].shape == (2, 3, pl.support_length + 1)
     assert pl.loss_values().shape == (2, 3, pl.support_length)
-    for i in range(2):
-        for j in range(3):
-            ref = dpax.dpsgd(noise[i, 0], rates[j], steps, grid_step=1e-3).beta(0.05)
-            assert b[i, j] == pytest.approx(ref, abs=1e-11)
+    for i, j in ((0, 0), (1, 2)):  # two corners; row independence: tests/engine
+        ref = dpax.dpsgd(noise[i, 0], rates[j], steps, grid_step=1e-3).beta(0.05)
+        assert b[i, j] == pytest.approx(ref, abs=1e-11)
     # more noise, or a smaller rate, is more private
     assert np.all(np.diff(b, axis=0) > 0) and np.all(np.diff(b, axis=1) < 0)
 
@@ -311,11 +310,11 @@ def test_repr_is_informative():
 
 
 def test_calibration_result_fields():
-    res = dpax.calibrate_dpsgd(sample_rate=0.01, num_steps=100, target=ErrRates(alpha=0.1, beta=0.5), grid_step=1e-3, compare_standard=False)
+    res = dpax.calibrate_dpsgd(sample_rate=0.01, num_steps=100, target=ErrRates(alpha=0.1, beta=0.5), grid_step=1e-2, compare_standard=False)
     assert isinstance(res.noise_multiplier, float)
     assert set(res.achieved) >= {"beta", "advantage", "epsilon"}
     assert res.status == "calibrated"
-    assert res.grid_step == 1e-3
+    assert res.grid_step == 1e-2
     assert math.isnan(res.standard_noise_multiplier)
 
 

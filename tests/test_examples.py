@@ -189,12 +189,16 @@ def sweep_results(tmp_path_factory):
     return _results(out)
 
 
+# slow suite: ten calibrations and analyses of five target kinds (~35 s on 2 cores); the sweep
+# machinery has default tests of its own (tests/sweep/), and examples/configs.csv is parsed and
+# compared with configs.yaml by default (test_yaml_config_is_the_csv_config)
+@pytest.mark.slow
 def test_sweep_csv_example(sweep_results):
     _check_sweep_results(sweep_results)
 
 
-# slow suite: a calibration of its own and the standard one beside it (~10 s); the sweep above
-# calibrates the same target in the default run
+# slow suite: a calibration of its own and the standard one beside it (~10 s), compared with
+# the sweep above
 @pytest.mark.slow
 def test_calibrate_tpr_example_agrees_with_the_sweep(sweep_results, tmp_path, capsys):
     command = next(c for c in DPAX_COMMANDS if c.startswith("dpax calibrate"))
