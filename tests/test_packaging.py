@@ -123,3 +123,15 @@ def test_benchmark_publish_writes_the_report_from_its_json(tmp_path):
     other["meta"]["mode"] = "full"
     with pytest.raises(ValueError, match="only a --quick run is published"):
         suite.publish(other, str(tmp_path / "F.json"), str(tmp_path / "F.md"))
+
+
+def test_readme_points_to_the_benchmark_report_instead_of_repeating_it():
+    """The top-level README names benchmarks/RESULTS.md and carries neither the hand-copied
+    duration of a suite run nor the hand-copied table of its speed-ups (issue 21: 98 vs 104 s)."""
+    text = _read("README.md")
+    assert "benchmarks/RESULTS.md" in text
+    assert "104 s measured" not in text
+    assert "| workload (grid) | anchor | speed-up warm |" not in text
+    assert not re.search(r"run --(quick|full)\b.*\d+ s measured", text)
+    result = _published_result()
+    assert f"{result['summary']['duration_s']:.0f} s" not in text.split("## Benchmarks", 1)[1].split("\n## ", 1)[0]
