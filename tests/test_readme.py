@@ -3,8 +3,8 @@
 so that the README cannot drift from the code.
 
 - Quick start: the command of the first ```bash block (its last ``&&`` step) runs in-process
-  (``dpax.cli.main.main``) and every number of the output block under "The first command
-  prints" is compared with the number at the same place of what it prints.
+  (``dpax.cli.main.main``) and every number of the output block under "It prints (timing
+  aside)" is compared with the number at the same place of what it prints.
 - Python blocks: each runs alone in a fresh namespace (so it must import what it uses),
   statement by statement. A statement whose comment shows a value (``expr  # 0.405``,
   ``expr  # what it is -> array([0.9858, ...])``, ``a, b = f()  # 1.567, 0.00102``; an
@@ -235,7 +235,7 @@ def quick_start(text: str) -> tuple[list[str], str, int]:
     section = text[start:].split("\n## ", 1)[0]
     command = code_blocks(section, "bash")[0].code.strip().split("&&")[-1].split()
     assert command[0].endswith("bin/dpax"), command
-    prints = start + section.index("The first command prints")
+    prints = start + section.index("It prints (timing aside)")
     shown = code_blocks(text[prints:], "")[0]
     return command[1:], shown.code, text.count("\n", 0, prints) + shown.line
 
@@ -295,7 +295,7 @@ FAKE = '''# fake
 python -m venv .venv && .venv/bin/pip install -e . && .venv/bin/dpax gdp --epsilon 8
 ```
 
-The first command prints (timing aside):
+It prints (timing aside):
 
 ```
 (epsilon = 8, delta)-DP as Gaussian DP
@@ -384,7 +384,7 @@ def _block_params():
     params = []
     for block in code_blocks(README, "python"):
         marks = [pytest.mark.slow] if block.heading in SLOW_BLOCKS else []
-        params.append(pytest.param(block, id=f"line{block.line}", marks=marks))
+        params.append(pytest.param(block, id=re.sub(r"\W+", "-", block.heading).strip("-").lower(), marks=marks))
     return params
 
 
