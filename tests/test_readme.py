@@ -10,9 +10,11 @@ so that the README cannot drift from the code.
   ``expr  # what it is -> array([0.9858, ...])``, ``a, b = f()  # 1.567, 0.00102``; an
   explanation in parentheses after the value is not part of it) is compared with the value's
   repr, or with what a ``print(...)`` printed.
-- Commands: every ``dpax ...`` line of a ```bash block and every inline ```dpax ...``` with
-  arguments exits 0 as written; those that examples/README.md lists are run by
-  tests/test_examples.py instead (their input files live in examples/).
+- Commands: every ``dpax ...`` line of a ```bash block and every inline code span
+  ``dpax ...`` with arguments exits 0 as written; those that examples/README.md lists are run
+  by tests/test_examples.py instead (their input files live in examples/).
+- The Accuracy table (the Gaussian mechanism's beta against its closed form, dpax and
+  dp-accounting + riskcal) is recomputed.
 
 Numbers are compared to the precision shown: a shown ``0.405`` accepts 0.4045 .. 0.4055,
 ``1e-05`` accepts 0.5e-5 .. 1.5e-5. Quoted strings and True / False / None must be equal.
@@ -20,8 +22,8 @@ Numbers are compared to the precision shown: a shown ``0.405`` accepts 0.4045 ..
 
 Cost on 2 idle cores with an empty kernel cache decides what runs by default: the quick start
 (DP-SGD calibration at the default grid 1e-4, ~13 s), the auditing block and the cheap
-commands; the blocks and commands that compile fine-grid calibrations or the mu/regret
-kernel (10-45 s each) are ``slow``.
+commands, the Accuracy table at grid 1e-4; the blocks and commands that compile fine-grid
+calibrations or the mu/regret kernel (10-45 s each) and the table's grid 1e-5 are ``slow``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import shlex
 import tokenize
 from dataclasses import dataclass
 
+import numpy as np
 import pytest
 
 from dpax.cli.main import main
@@ -197,7 +200,8 @@ class Check:
 
 
 def _is_print(node: ast.stmt) -> bool:
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "print"
+    call = node.value if isinstance(node, ast.Expr) else None
+    return isinstance(call, ast.Call) and getattr(call.func, "id", "") == "print"
 
 
 def run_python_block(block: Block) -> list[Check]:
@@ -378,6 +382,7 @@ def test_readme_shows_values_that_these_tests_compare():
     assert set(SLOW_BLOCKS) <= {b.heading for b in blocks}
     assert all(any(c.startswith(prefix) for c in commands(README)) for prefix in SLOW_COMMANDS)
     assert len(quick_start(README)[1].splitlines()) >= 8
+    assert [row[0] for row in _accuracy_rows()] == ["1e-4", "1e-5"]
 
 
 def _block_params():
@@ -421,3 +426,37 @@ def test_commands_run_as_written_or_live_in_examples():
 @pytest.mark.parametrize("command", _command_params())
 def test_command_runs_as_written(command, tmp_path, capsys):
     run_command(command, tmp_path, capsys)
+
+
+def _accuracy_rows() -> list[list[str]]:
+    """The rows of the README's table of the Gaussian mechanism's beta error (Accuracy)."""
+    section = README.split("## Accuracy", 1)[1].split("\n## ", 1)[0]
+    table = section.split("| grid step | dpax: exact - beta (max) |", 1)[1].split("\n\n", 1)[0]
+    return [[c.strip() for c in row.strip("|").split("|")] for row in table.strip().splitlines()[2:]]
+
+
+def _accuracy_params():
+    return [pytest.param(row, id=row[0], marks=[pytest.mark.slow] if float(row[0]) < 1e-4 else [])
+            for row in _accuracy_rows()]
+
+
+@pytest.mark.parametrize("row", _accuracy_params())
+def test_accuracy_table_of_the_gaussian_mechanism(row):
+    """Noise 0.7 (exactly mu-GDP, mu = 1/0.7), 999 alphas in [0.001, 0.999]: dpax's largest
+    distance below and above the exact curve, and dp-accounting + riskcal's largest above it."""
+    from dp_accounting.pld import privacy_loss_distribution as pld_module
+    from riskcal.analysis import get_beta_from_pld
+    from scipy.stats import norm
+
+    import dpax
+
+    grid, below, above, anchor = row
+    alphas = np.linspace(0.001, 0.999, 999)
+    exact = norm.cdf(norm.ppf(1 - alphas) - 1 / 0.7)
+    beta = np.asarray(dpax.gaussian(0.7, grid_step=float(grid)).beta(alphas))
+    pld = pld_module.from_gaussian_mechanism(standard_deviation=0.7, use_connect_dots=True,
+                                             pessimistic_estimate=True, value_discretization_interval=float(grid))
+    anchor_beta = np.asarray(get_beta_from_pld(pld, alpha=alphas))
+    assert above == "below 1e-15 (round-off)" and (beta - exact).max() < 1e-15
+    problems = mismatches(f"{below} {anchor}", f"{(exact - beta).max()!r} {(anchor_beta - exact).max()!r}")
+    assert not problems, problems
