@@ -22,6 +22,7 @@ from scipy.special import logsumexp, ndtri
 
 from ._engine import construct as _construct
 from ._engine import grid as _grid
+from ._engine import optimistic as _optimistic
 from ._engine import sharding as _sharding
 from ._engine import validation as _v
 from ._engine.x64 import float64
@@ -110,7 +111,9 @@ def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gri
     s, q, offset = _sharding.place_rows(s, q, offset)  # batch rows split across jax.devices()
     pair = _construct.subsampled_gaussian_kernel(s, q, offset, np.float64(step), n)
     desc = _describe("subsampled_gaussian", noise_multiplier=noise_multiplier, sample_rate=sample_rate)
-    return PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
+    pl = PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
+    return pl._with_companion(lambda: PrivacyLoss._optimistic_from(
+        _optimistic.subsampled_gaussian_kernel(s, q, offset, step, n), step, shape))
 
 
 @float64
@@ -253,7 +256,9 @@ def from_privacy_profile(
     pmf_x, pmf_y, inf_y, neginf_x = _construct.connect_the_dots(
         jnp.asarray(grid), jnp.asarray(forward), jnp.asarray(backward)
     )
-    return PrivacyLoss(pmf_x, pmf_y, jnp.asarray(-k, jnp.int64), inf_y, neginf_x, step, description, exact_ratio=True)
+    pl = PrivacyLoss(pmf_x, pmf_y, jnp.asarray(-k, jnp.int64), inf_y, neginf_x, step, description, exact_ratio=True)
+    return pl._with_companion(reason="it was built from a privacy profile (Algorithm 2), which gives no loss law to "
+                                     "post-process; use a mechanism with a closed-form loss law")
 
 
 # -- neighbouring relations ---------------------------------------------------------------
@@ -306,7 +311,9 @@ def _laplace_loss(eps: np.ndarray, p: np.ndarray, step: float, shape: tuple[int,
     n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1, "construct")
     _grid.check_memory(offset.size, n, desc.split("(")[0])
     pair = _construct.laplace_kernel(eps, p, offset, np.float64(step), n)
-    return PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
+    pl = PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
+    return pl._with_companion(lambda: PrivacyLoss._optimistic_from(
+        _optimistic.laplace_kernel(eps, p, offset, step, n), step, shape))
 
 
 @float64
@@ -423,7 +430,19 @@ def from_atoms(loss: ArrayLike, p_mass: ArrayLike, q_mass: ArrayLike, grid_step:
     step = float(grid_step)
     pair = _construct.pair_from_atoms(loss, lp, lq, step, tail=tail, exact_ratio=exact_ratio, what=description)
     shape = (() if loss.shape[0] == 1 else (loss.shape[0],)) if shape is None else tuple(shape)
-    return PrivacyLoss.from_pair(pair, step, description, shape, exact_ratio)
+    pl = PrivacyLoss.from_pair(pair, step, description, shape, exact_ratio)
+    return pl._with_companion(reason="it was built by from_atoms from atoms given by the caller; dpax's own atom "
+                                     "mechanisms (randomized_response, discrete_laplace, discrete_gaussian) have one")
+
+
+def _atoms_mechanism(loss: np.ndarray, lp: np.ndarray, lq: np.ndarray, step: float, shape: tuple[int, ...],
+                     desc: str) -> PrivacyLoss:
+    """:func:`from_atoms` for a mechanism whose atoms are its exact loss law, with the
+    optimistic companion (each atom to its nearest point of the same grid)."""
+    pl = from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
+    offset, n = np.asarray(pl.pair.offset), pl.support_length
+    return pl._with_companion(lambda: PrivacyLoss._optimistic_from(
+        _optimistic.merge_to_grid(loss, lp, lq, offset, step, n), step, pl.batch_shape))
 
 
 def _rows(shape: tuple[int, ...], *arrays: np.ndarray) -> list[np.ndarray]:
@@ -467,7 +486,7 @@ def randomized_response(epsilon: ArrayLike, k: ArrayLike = 2, grid_step: float =
     lp = np.stack([e - log_norm, log_mid, -log_norm], -1)
     lq = np.stack([-log_norm, log_mid, e - log_norm], -1)
     desc = _describe("randomized_response", epsilon=epsilon, k=k)
-    return from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
+    return _atoms_mechanism(loss, lp, lq, step, shape, desc)
 
 
 @float64
@@ -505,7 +524,9 @@ def approximate_dp(epsilon: ArrayLike, delta: ArrayLike = 0.0, grid_step: float 
     lp = np.stack([log_d, log_rest + e, log_rest, ninf], -1)
     lq = np.stack([ninf, log_rest, log_rest + e, log_d], -1)
     desc = _describe("approximate_dp", epsilon=epsilon, delta=delta)
-    return from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
+    pl = from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
+    return pl._with_companion(reason="approximate_dp is the worst case of every (epsilon, delta)-DP mechanism, not "
+                                     "one mechanism's law: the truth it stands for is unknown, so it has a safe side only")
 
 
 def _int_sensitivity(sensitivity: ArrayLike, neighbouring: str) -> np.ndarray:
@@ -560,7 +581,7 @@ def discrete_laplace(scale: ArrayLike, sensitivity: ArrayLike = 1, grid_step: fl
     loss = np.where(valid, (2.0 * o - D) / b, np.inf)
     lp, lq = (np.where(valid, a, -np.inf) for a in (lp, lq))
     desc = _describe("discrete_laplace", neighbouring, scale=scale, sensitivity=sensitivity)
-    return from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
+    return _atoms_mechanism(loss, lp, lq, step, shape, desc)
 
 
 #: Half-width in standard deviations of the integer range kept by the discrete Gaussian:
@@ -615,7 +636,7 @@ def discrete_gaussian(sigma: ArrayLike, sensitivity: ArrayLike = 1, grid_step: f
     lq = np.where(valid, -((o - D) ** 2) / (2.0 * sig2) - log_norm, -np.inf)
     loss = np.where(valid, (2.0 * o * D - D**2) / (2.0 * sig2), np.inf)
     desc = _describe("discrete_gaussian", neighbouring, sigma=sigma, sensitivity=sensitivity)
-    return from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
+    return _atoms_mechanism(loss, lp, lq, step, shape, desc)
 
 
 def _subsampled_gaussian_substitution(sigma: np.ndarray, p: np.ndarray, step: float, shape: tuple[int, ...],
@@ -640,4 +661,6 @@ def _subsampled_gaussian_substitution(sigma: np.ndarray, p: np.ndarray, step: fl
     _grid.check_memory(offset.size, n, "subsampled_gaussian")
     pair = _construct.subsampled_gaussian_substitution_kernel(s, q, offset, np.float64(step), n)
     desc = _describe("subsampled_gaussian", "substitution", noise_multiplier=noise_multiplier, sample_rate=sample_rate)
-    return PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
+    pl = PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
+    return pl._with_companion(lambda: PrivacyLoss._optimistic_from(
+        _optimistic.subsampled_gaussian_substitution_kernel(s, q, offset, step, n), step, shape))

@@ -18,7 +18,7 @@ Every risk method reports the symmetrised (add/remove) curve; the kernels behind
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -29,6 +29,7 @@ from ._engine import analyse as _analyse
 from ._engine import composition as _compose
 from ._engine import construct as _construct
 from ._engine import grid as _grid
+from ._engine import optimistic as _optimistic
 from ._engine import pld as _pld
 from ._engine import validation as _v
 from ._engine.pair import Pair
@@ -39,6 +40,54 @@ from ._engine.x64 import as_result, float64
 #: same number unless the grid has a point with 0 < Pr[X > x] < ~1e-308 (then an upper
 #: bound, on the safe side), never the NaN of inf * 0.
 _DELTA_EPSILON_MAX = 709.78
+
+#: Why a pair has no optimistic companion, unless its constructor says more.
+NO_COMPANION = ("it was not built by a dpax mechanism with a closed-form loss law (gaussian, subsampled_gaussian, "
+                "dpsgd, laplace, subsampled_laplace, randomized_response, discrete_laplace, discrete_gaussian, "
+                "or compositions of these); a pair built from arrays, from a privacy profile, from atoms, "
+                "approximate_dp or imported from dp-accounting is bounded from the safe side only")
+
+
+class Interval(NamedTuple):
+    """A reported number with its certified bracket (issue 22).
+
+    ``safe`` is the number dpax reports without ``bounds=True`` (from the dominating pair:
+    beta never above the truth, advantage / epsilon / delta never below it); ``optimistic``
+    is the same quantity from the optimistic companion (:meth:`PrivacyLoss.bounds`), on the
+    other side of the truth. So the truth lies in ``[lower, upper]``, and ``width`` is what
+    the grid's discretisation can cost. Fields and properties are floats for a single
+    value, arrays (any batch shape) otherwise.
+
+    >>> import dpax
+    >>> b = dpax.gaussian(1.0, grid_step=1e-2).beta(0.1, bounds=True)
+    >>> round(b.lower, 4), round(b.upper, 4), b.width < 1e-4
+    (0.6109, 0.6109, True)
+    """
+
+    safe: Any
+    optimistic: Any
+
+    @property
+    def lower(self) -> Any:
+        """The smaller end of the bracket."""
+        return as_result(np.minimum(self.safe, self.optimistic), np.shape(self.safe))
+
+    @property
+    def upper(self) -> Any:
+        """The larger end of the bracket."""
+        return as_result(np.maximum(self.safe, self.optimistic), np.shape(self.safe))
+
+    @property
+    def width(self) -> Any:
+        """``upper - lower`` (``nan`` where both ends are infinite)."""
+        with np.errstate(invalid="ignore"):
+            return as_result(np.abs(np.subtract(self.safe, self.optimistic)), np.shape(self.safe))
+
+    def contains(self, value: ArrayLike, tol: float = 0.0) -> Any:
+        """Whether ``value`` lies in ``[lower - tol, upper + tol]`` (elementwise)."""
+        v = np.asarray(value, np.float64)
+        inside = (v >= np.asarray(self.lower) - tol) & (v <= np.asarray(self.upper) + tol)
+        return inside.item() if inside.ndim == 0 else inside
 
 
 @jax.tree_util.register_pytree_node_class
@@ -62,6 +111,8 @@ class PrivacyLoss:
             and this is the batch shape to show; ``None`` reads it from ``offset``.
         exact_ratio: True when Pr[X = x] = e^-x Pr[Y = x] holds on every finite point by
             construction.
+        optimistic: True for an optimistic companion (see :meth:`bounds`); built by dpax,
+            not by hand.
 
     Randomized response with epsilon = 1: losses -1, 0, 1 on the grid of step 1.
 
@@ -76,7 +127,8 @@ class PrivacyLoss:
 
     def __init__(self, pmf_x: ArrayLike, pmf_y: ArrayLike, offset: ArrayLike, inf_mass_y: ArrayLike,
                  neginf_mass_x: ArrayLike, grid_step: float, description: str = "privacy loss",
-                 batch_shape: tuple[int, ...] | None = None, exact_ratio: bool = False) -> None:
+                 batch_shape: tuple[int, ...] | None = None, exact_ratio: bool = False,
+                 optimistic: bool = False) -> None:
         if batch_shape is None:
             batch_shape = tuple(np.shape(offset))
             n = np.shape(pmf_x)[-1]
@@ -93,6 +145,12 @@ class PrivacyLoss:
         #: True when Pr[X = x] = e^-x Pr[Y = x] holds on every finite point by construction
         #: (dpax's own mechanisms); composition then rebuilds far tails from the larger side.
         self.exact_ratio = bool(exact_ratio)
+        #: True for an optimistic companion (:meth:`bounds`): its curve lies on or above the truth.
+        self.optimistic = bool(optimistic)
+        self._slack: _optimistic.Slack | None = None  # an optimistic pair's ratio bounds
+        self._companion: Callable[[], PrivacyLoss] | None = None  # recipe of the companion
+        self._no_companion = NO_COMPANION
+        self._bounds: PrivacyLoss | None = None
 
     @classmethod
     def from_pair(cls, pair: Pair, grid_step: float, description: str, batch_shape: tuple[int, ...],
@@ -191,20 +249,23 @@ class PrivacyLoss:
 
         Returns:
             ``(children, aux)``: the arrays of :attr:`pair`, and ``(grid_step,
-            description, batch_shape, exact_ratio)``.
+            description, batch_shape, exact_ratio, optimistic, slack)`` (the recipe of an
+            optimistic companion is not carried: a rebuilt pair has none).
 
         >>> import dpax, jax
         >>> len(jax.tree_util.tree_leaves(dpax.gaussian(1.0, grid_step=1e-2)))
         5
         """
-        return tuple(self._pair), (self.grid_step, self.description, self._batch_shape, self.exact_ratio)
+        slack = None if self._slack is None else self._slack.to_aux()
+        return tuple(self._pair), (self.grid_step, self.description, self._batch_shape, self.exact_ratio,
+                                   self.optimistic, slack)
 
     @classmethod
     def tree_unflatten(cls, aux: tuple[Any, ...], children: tuple[Any, ...]) -> "PrivacyLoss":
         """JAX pytree protocol: the inverse of :meth:`tree_flatten`.
 
         Args:
-            aux: ``(grid_step, description, batch_shape, exact_ratio)``.
+            aux: ``(grid_step, description, batch_shape, exact_ratio, optimistic, slack)``.
             children: the five PLRV arrays (rows).
 
         Returns:
@@ -215,8 +276,89 @@ class PrivacyLoss:
         >>> round(jax.tree_util.tree_map(lambda a: a, pl).advantage(), 4)
         0.3829
         """
-        grid_step, description, batch_shape, exact_ratio = aux
-        return cls(*children, grid_step, description, batch_shape=batch_shape, exact_ratio=exact_ratio)
+        grid_step, description, batch_shape, exact_ratio, optimistic, slack = aux
+        pl = cls(*children, grid_step, description, batch_shape=batch_shape, exact_ratio=exact_ratio,
+                 optimistic=optimistic)
+        pl._slack = _optimistic.Slack.from_aux(slack)
+        return pl
+
+    # -- the optimistic companion (issue 22) ----------------------------------------------
+    @classmethod
+    def _optimistic_from(cls, built: tuple[Pair, _optimistic.Slack], grid_step: float,
+                         batch_shape: tuple[int, ...]) -> "PrivacyLoss":
+        """The optimistic PrivacyLoss of an engine result ``(pair, slack)``."""
+        pair, slack = built
+        pl = cls.from_pair(pair, grid_step, "optimistic companion", batch_shape)
+        pl.optimistic, pl._slack = True, slack
+        return pl
+
+    def _with_companion(self, recipe: Callable[[], "PrivacyLoss"] | None = None,
+                        reason: str | None = None) -> "PrivacyLoss":
+        """Set how the companion is built (``recipe``, called on first use) or why there is
+        none (``reason``); returns ``self``."""
+        self._companion, self._bounds = recipe, None
+        if reason is not None:
+            self._no_companion = reason
+        return self
+
+    def _derived(self, new: "PrivacyLoss", make: Callable[["PrivacyLoss"], "PrivacyLoss"],
+                 rows: Any = None) -> "PrivacyLoss":
+        """``new``, derived from ``self``, with the companion ``make(self.bounds())`` (lazy);
+        an optimistic ``new`` gets the slack of ``rows`` (an index array) instead."""
+        if self.optimistic:
+            new.optimistic = True
+            new._slack = None if (self._slack is None or rows is None) else self._slack.take(rows)
+        elif self._companion is not None:
+            new._with_companion(lambda: make(self.bounds()))
+        else:
+            new._no_companion = self._no_companion
+        return new
+
+    def bounds(self) -> "PrivacyLoss":
+        """The optimistic companion: a pair whose trade-off curve lies on or above the truth.
+
+        Built on first use (then kept) by one deterministic map applied to both P and Q,
+        each output's privacy loss rounded to the nearest grid point, with the cells' masses
+        from the exact loss CDFs: a post-processing of the mechanism, so every number it
+        gives (beta, or advantage / epsilon / delta from below) is on the optimistic side
+        of the truth; compositions compose the companions (see
+        :mod:`dpax._engine.optimistic` for the argument). The risk methods take
+        ``bounds=True`` to return both sides as an :class:`Interval`.
+
+        Returns:
+            The companion :class:`PrivacyLoss` (``optimistic`` True, same grid step and
+            batch shape); ``self`` if this pair is itself a companion.
+
+        Raises:
+            ValueError: the pair has no companion (built from arrays, a privacy profile,
+                atoms, ``approximate_dp``, or imported from dp-accounting).
+
+        >>> import dpax
+        >>> pl = dpax.gaussian(1.0, grid_step=1e-2)
+        >>> round(pl.advantage(), 4), round(pl.bounds().advantage(), 4)
+        (0.3829, 0.3829)
+        """
+        if self.optimistic:
+            return self
+        if self._bounds is None:
+            if self._companion is None:
+                raise ValueError(f"no optimistic companion exists for {self.description}: {self._no_companion}")
+            with jax.enable_x64(True):
+                comp = self._companion()
+            comp.description = f"{self.description} (optimistic)"
+            self._bounds = comp
+        return self._bounds
+
+    def _need_slack(self) -> _optimistic.Slack:
+        """The slack of an optimistic pair, or a ValueError (lost on a rebuild from arrays)."""
+        if self._slack is None:
+            raise ValueError(f"{self.description}: this optimistic pair has lost its ratio bounds (rebuilt from "
+                             "its arrays?); compose or regrid the PrivacyLoss that bounds() returned instead")
+        return self._slack
+
+    def _bracket(self, safe: Any, method: str, *args: Any) -> "Interval":
+        """``Interval(safe, companion.method(*args))``."""
+        return Interval(safe, getattr(self.bounds(), method)(*args))
 
     # -- shape --------------------------------------------------------------------------
     @property
@@ -294,86 +436,102 @@ class PrivacyLoss:
             index = np.broadcast_to(rows, shape).reshape(-1)
         except ValueError:
             raise ValueError(f"shape {shape} is not one that batch_shape {self.batch_shape} broadcasts to") from None
-        return PrivacyLoss.from_pair(self._pair.take(index), self.grid_step, self.description, shape, self.exact_ratio)
+        new = PrivacyLoss.from_pair(self._pair.take(index), self.grid_step, self.description, shape, self.exact_ratio)
+        return self._derived(new, lambda c: c.broadcast_to(shape), index)
 
     def _rows_count(self) -> int:
         return int(np.shape(self._pair.pmf_x)[0])
 
     # -- risk ---------------------------------------------------------------------------
     @float64
-    def beta(self, alpha: ArrayLike) -> float | np.ndarray:
+    def beta(self, alpha: ArrayLike, bounds: bool = False) -> float | np.ndarray | Interval:
         """FNR of the most powerful attack at FPR ``alpha`` (Algorithm 1, symmetrised).
 
         Args:
             alpha: false-positive rates in [0, 1], any shape.
+            bounds: also evaluate the optimistic companion (:meth:`bounds`) and return
+                both sides as an :class:`Interval` (safe = lower end here).
 
         Returns:
             The trade-off curve at ``alpha``, never above the true curve: a float for a
             single mechanism and a scalar ``alpha``, else an array of shape
-            ``batch_shape + alpha.shape``.
+            ``batch_shape + alpha.shape``; an :class:`Interval` of two such with ``bounds``.
 
         >>> import dpax
         >>> dpax.gaussian(1.0, grid_step=1e-2).beta([0.01, 0.1]).round(4)
         array([0.9076, 0.6109])
         """
+        want = _v.flag("bounds", bounds)
         a = _v.probabilities("alpha", alpha)
         a_rows = np.broadcast_to(a.reshape(-1), (self._rows_count(), a.size))
-        out = _analyse.per_query(_analyse.beta_kernel, self._pair, a_rows)
-        return as_result(out, self.batch_shape + a.shape)
+        out = as_result(_analyse.per_query(_analyse.beta_kernel, self._pair, a_rows), self.batch_shape + a.shape)
+        return self._bracket(out, "beta", alpha) if want else out
 
     @float64
-    def advantage(self) -> float | np.ndarray:
+    def advantage(self, bounds: bool = False) -> float | np.ndarray | Interval:
         """Largest TPR - FPR of any membership-inference attack (Algorithm 3, Eq. 11).
+
+        Args:
+            bounds: also evaluate the optimistic companion and return an :class:`Interval`.
 
         Returns:
             The advantage, never below the truth: a float for a single mechanism, an array
-            of shape ``batch_shape`` for a batch.
+            of shape ``batch_shape`` for a batch; an :class:`Interval` with ``bounds``.
 
         >>> import dpax
         >>> round(dpax.gaussian(1.0, grid_step=1e-2).advantage(), 4)
         0.3829
         """
-        return as_result(_analyse.advantage_kernel(self._pair), self.batch_shape)
+        want = _v.flag("bounds", bounds)
+        out = as_result(_analyse.advantage_kernel(self._pair), self.batch_shape)
+        return self._bracket(out, "advantage") if want else out
 
     @float64
-    def delta(self, epsilon: ArrayLike) -> float | np.ndarray:
+    def delta(self, epsilon: ArrayLike, bounds: bool = False) -> float | np.ndarray | Interval:
         """delta(epsilon) of the symmetrised curve: the privacy profile.
 
         Args:
             epsilon: finite real numbers, any shape.
+            bounds: also evaluate the optimistic companion and return an :class:`Interval`.
 
         Returns:
             The smallest delta such that the mechanism is (epsilon, delta)-DP, never below
             the truth: a float for a single mechanism and a scalar ``epsilon``, else an
-            array of shape ``batch_shape + epsilon.shape``.
+            array of shape ``batch_shape + epsilon.shape``; an :class:`Interval` with ``bounds``.
 
         >>> import dpax
         >>> dpax.gaussian(1.0, grid_step=1e-2).delta([0.5, 1.0]).round(4)
         array([0.2384, 0.1269])
         """
+        want = _v.flag("bounds", bounds)
         e = _v.real_array("epsilon", epsilon)
         e_rows = np.broadcast_to(np.minimum(e, _DELTA_EPSILON_MAX).reshape(-1), (self._rows_count(), e.size))
-        return as_result(_analyse.per_query(_analyse.delta_kernel, self._pair, e_rows), self.batch_shape + e.shape)
+        out = as_result(_analyse.per_query(_analyse.delta_kernel, self._pair, e_rows), self.batch_shape + e.shape)
+        return self._bracket(out, "delta", epsilon) if want else out
 
     @float64
-    def epsilon(self, delta: ArrayLike) -> float | np.ndarray:
+    def epsilon(self, delta: ArrayLike, bounds: bool = False) -> float | np.ndarray | Interval:
         """Smallest epsilon >= 0 such that the mechanism is (epsilon, delta)-DP.
 
         Args:
             delta: probabilities in [0, 1], any shape.
+            bounds: also evaluate the optimistic companion and return an :class:`Interval`.
 
         Returns:
             epsilon, never below the truth (``inf`` where no finite epsilon works: delta
             below the +inf atom): a float for a single mechanism and a scalar ``delta``,
-            else an array of shape ``batch_shape + delta.shape``.
+            else an array of shape ``batch_shape + delta.shape``; an :class:`Interval` with
+            ``bounds``.
 
         >>> import dpax
         >>> round(dpax.gaussian(1.0, grid_step=1e-2).epsilon(1e-5), 4)
         4.3772
         """
+        want = _v.flag("bounds", bounds)
         d = _v.probabilities("delta", delta)
         d_rows = np.broadcast_to(d.reshape(-1), (self._rows_count(), d.size))
-        return as_result(_analyse.per_query(_analyse.epsilon_kernel, self._pair, d_rows), self.batch_shape + d.shape)
+        out = as_result(_analyse.per_query(_analyse.epsilon_kernel, self._pair, d_rows), self.batch_shape + d.shape)
+        return self._bracket(out, "epsilon", delta) if want else out
 
     @float64
     def tradeoff_points(self, symmetric: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -433,8 +591,9 @@ class PrivacyLoss:
         if not self.batch_shape:
             raise IndexError("a single PrivacyLoss (batch_shape ()) cannot be indexed")
         rows = np.arange(int(np.prod(self.batch_shape, dtype=int))).reshape(self.batch_shape)[key]
-        return PrivacyLoss.from_pair(self._pair.take(np.reshape(rows, -1)), self.grid_step, self.description,
-                                     np.shape(rows), self.exact_ratio)
+        new = PrivacyLoss.from_pair(self._pair.take(np.reshape(rows, -1)), self.grid_step, self.description,
+                                    np.shape(rows), self.exact_ratio)
+        return self._derived(new, lambda c: c[key], np.reshape(rows, -1))
 
     @float64
     def to_dp_accounting(self) -> Any:
@@ -484,6 +643,11 @@ class PrivacyLoss:
         step = _v.grid_step(grid_step)
         if step == self.grid_step:
             return self
+        if self.optimistic:  # nearest new point: a post-processing, still optimistic
+            built = _optimistic.regrid(self._pair, self._need_slack(), self.grid_step, step, _grid.padded_length)
+            pl = PrivacyLoss._optimistic_from(built, step, self.batch_shape)
+            pl.description = self.description
+            return pl
         pmf_x, pmf_y, offset, inf_y, neginf_x = (np.asarray(a) for a in self._pair)
         rows, n = pmf_x.shape
         loss = _grid.loss_grid(offset, n, self.grid_step)
@@ -494,7 +658,8 @@ class PrivacyLoss:
             lq = np.concatenate([-np.inf * col, np.log(pmf_y), np.log(inf_y)[:, None]], -1)
         pair = _construct.pair_from_atoms(loss, lp, lq, step, tail=0.0, exact_ratio=self.exact_ratio,
                                           what=self.description)
-        return PrivacyLoss.from_pair(pair, step, self.description, self.batch_shape, self.exact_ratio)
+        new = PrivacyLoss.from_pair(pair, step, self.description, self.batch_shape, self.exact_ratio)
+        return self._derived(new, lambda c: c.regrid(step))
 
     # -- composition --------------------------------------------------------------------
     def compose(self, other: "PrivacyLoss", grid_step: float | str | None = None) -> "PrivacyLoss":
@@ -543,7 +708,10 @@ class PrivacyLoss:
             desc = f"{desc} x {int(steps)}"
         else:
             desc = f"{desc} x num_steps"
-        return PrivacyLoss.from_pair(arrays, self.grid_step, desc, shape, self.exact_ratio)
+        if self.optimistic:
+            return _optimistic_result(arrays, [pl], [counts], self.grid_step, desc, shape)
+        new = PrivacyLoss.from_pair(arrays, self.grid_step, desc, shape, self.exact_ratio)
+        return self._derived(new, lambda c: c.self_compose(num_steps))
 
 
 @float64
@@ -608,6 +776,10 @@ def compose(*losses: PrivacyLoss | tuple[PrivacyLoss, ArrayLike],
     rows = [pl.broadcast_to(shape).pair for pl, _ in items]
     counts = [np.broadcast_to(c, shape).reshape(-1) for _, c in items]
     exact = all(pl.exact_ratio for pl, _ in items)
+    optimistic = {pl.optimistic for pl, _ in items}
+    if len(optimistic) > 1:
+        raise ValueError("compose cannot mix optimistic companions (from bounds()) with other pairs: compose the "
+                         "pairs, then call bounds() on the result")
     try:
         arrays = _compose.compose_arrays(rows, counts, items[0][0].grid_step, exact)
     except _grid.MemoryBudgetError as exc:  # say which arguments made it so large
@@ -618,4 +790,28 @@ def compose(*losses: PrivacyLoss | tuple[PrivacyLoss, ArrayLike],
         for pl, c in items
     ]
     desc = " + ".join(parts) if len(parts) <= 4 else f"{parts[0]} + ... + {parts[-1]} ({len(parts)} factors)"
-    return PrivacyLoss.from_pair(arrays, items[0][0].grid_step, desc, shape, exact)
+    if optimistic == {True}:
+        return _optimistic_result(arrays, [pl.broadcast_to(shape) for pl, _ in items], counts, items[0][0].grid_step,
+                                  desc, shape)
+    new = PrivacyLoss.from_pair(arrays, items[0][0].grid_step, desc, shape, exact)
+    return _compose_companion(new, losses, grid_step)
+
+
+def _optimistic_result(arrays: Pair, factors: list[PrivacyLoss], counts: list[np.ndarray], grid_step: float,
+                       description: str, shape: tuple[int, ...]) -> PrivacyLoss:
+    """The composition of optimistic companions: the FFT's result closed on the optimistic
+    side, with ratio floors from the composed slack (:func:`dpax._engine.optimistic.reclose`)."""
+    slack = _optimistic.composed_slack([pl._need_slack() for pl in factors], counts)
+    pl = PrivacyLoss._optimistic_from((_optimistic.reclose(arrays, slack, grid_step), slack), grid_step, shape)
+    pl.description = description
+    return pl
+
+
+def _compose_companion(new: PrivacyLoss, losses: tuple, grid_step: float | str | None) -> PrivacyLoss:
+    """``new`` (the composition of ``losses``) with its companion: the composition of the
+    factors' companions, or the first factor's reason why it has none."""
+    factors = [(item if isinstance(item, tuple) else (item, 1)) for item in losses]
+    for i, (pl, _) in enumerate(factors):
+        if pl._companion is None:
+            return new._with_companion(reason=f"compose argument {i} has none: {pl._no_companion}")
+    return new._with_companion(lambda: compose(*((pl.bounds(), c) for pl, c in factors), grid_step=grid_step))

@@ -1,0 +1,342 @@
+r"""Optimistic companion pairs: the other side of every bracket (issue 22).
+
+dpax's own pairs (:mod:`dpax._engine.construct`) are *dominating*: their trade-off curve
+lies on or below the mechanism's, so every number they give is on the safe side. The
+companion built here is the opposite: a pair (P', Q') whose trade-off curve lies on or above
+the truth, so that together
+
+    beta_safe(alpha) <= beta_true(alpha) <= beta_opt(alpha),
+
+and advantage, epsilon(delta), delta(epsilon) the other way round. The width of the bracket
+is what the discretisation costs, shown instead of guessed.
+
+Construction (one deterministic map applied to both P and Q)
+----------------------------------------------------------
+
+Let L(o) = log(dQ/dP)(o) be the mechanism's privacy loss and h the grid step. The map
+
+    o  ->  k(o) = the grid index nearest to L(o)/h,   i.e. L(o) in ((k - 1/2) h, (k + 1/2) h],
+
+sends an output to a *label* k h; outputs below the first grid point's cell go to the first
+point, outputs above the last cell to the last point. It is a function of the output alone,
+so P' = P o k^-1 and Q' = Q o k^-1 are a post-processing of the mechanism and, by the data
+processing inequality, T(P', Q') >= T(P, Q) (and T(Q', P') >= T(Q, P)). Each label's masses
+
+    q_k = Pr_Q[(k - 1/2) h < L <= (k + 1/2) h],   p_k = Pr_P[ same ]
+
+are computed from the exact loss CDFs in log space (the ``*_log_cdfs`` laws of
+:mod:`construct`, evaluated at the half-way points (k + 1/2) h), exactly as the pessimistic
+construction computes its cells; nothing is moved to an infinite atom (both atoms are 0).
+A law made of atoms (randomized response, discrete Laplace / Gaussian) sends each atom,
+with both its masses, to its nearest grid point (and the ends of the safe pair's grid
+absorb what lies beyond): again one map for P and Q. Nearest rather than downward rounding
+keeps the labels unbiased, which matters for the threshold-0 test below: after T
+compositions the label sum of a downward map would sit T h / 2 below the true loss.
+
+Why dpax's analysis kernels stay valid on this pair
+---------------------------------------------------
+
+The kernels of :mod:`analyse` read a pair only through threshold tests "reject when the
+label exceeds x_i" (and their randomised mixtures, Algorithm 1's gamma): a breakpoint is
+(alpha_i, beta_i) = (Pr[X > x_i], Pr[Y <= x_i]) with the *stored* masses, never through the
+ratio e^{x_i}. Every such test is a test of the post-processed pair, hence an achievable
+(alpha, beta) for the mechanism: beta_i >= f(alpha_i) with f = T(P, Q); mixtures of two
+tests are achievable too, so the interpolated curve stays on or above f. Nothing assumes
+Pr[X = x] = e^-x Pr[Y = x]: the companion is built with ``exact_ratio=False``, so the
+composition's rebuild of far tails from the other side (``use_exact_ratio``) is off.
+
+* Single step: a cell's ratio q_k / p_k lies in [e^{(k-1/2) h}, e^{(k+1/2) h}], so label
+  order is likelihood-ratio order and the threshold tests are the Neyman-Pearson tests of
+  (P', Q'): the curve computed is exactly T(P', Q').
+* Composition: the FFT adds labels, i.e. merges the output tuples with equal label sums S,
+  another post-processing of the composed mechanism. The merged ratio only lies in
+  [e^{S h - T h/2}, e^{S h + T h/2}], so label order is no longer ratio order: the
+  threshold tests are then achievable but not necessarily optimal, still on or above f.
+* Symmetrisation (Dong, Roth & Su, Def. F.1): g = C(min(f, f^-1)) is convex and symmetric.
+  Outside the slope -1 piece the kernel reports min(beta_f, beta_f^-1) >= min(f, f^-1) >= g.
+  Inside it reports the line a + b - alpha through (a, b) = (Pr[X > 0], Pr[Y <= 0]) and its
+  mirror (b, a); (a, b) is achievable, so b >= f(a) >= g(a), and by the symmetry of g
+  (b, a) lies above g as well; the epigraph of a convex g is convex, so the segment
+  between them lies above g.
+* Advantage 1 - Pr[X > 0] - Pr[Y <= 0] is 1 - alpha - beta of one test: at most the true
+  total variation. delta(eps) = max_i Pr[Y > x_i] - e^eps Pr[X > x_i] is Q(E) - e^eps P(E)
+  for threshold events E: at most the true hockey-stick divergence (both directions).
+  epsilon(delta) = max_i log((Pr[Y > x_i] - delta) / Pr[X > x_i]) is a sup over events E
+  of a quantity whose sup over all events is the true epsilon(delta). So advantage,
+  delta, epsilon (and mu, from the curve) are on or below the truth.
+
+Round-off, booked on the optimistic side
+----------------------------------------
+
+The safe pair books missing mass on its infinite atoms (more privacy loss). Here, missing
+mass goes where it *reduces* distinguishability: Y's (under Q) onto the lowest label, which
+raises every Pr[Y <= x] (beta) and no Pr[Y > x] above it, and X's (under P) onto the
+highest label, which raises every Pr[X > x] (alpha) and lowers every delta and epsilon.
+Raising alpha or beta of an achievable point keeps it above the (non-increasing) true
+curve. Excess mass (rounding can create ~1e-16 relative, ~1e-13 after 10^4 steps) is
+removed by scaling, which moves every reported probability by at most that much. After a
+composition (:func:`reclose`) the composition kernel's own closing put the deficit on the
+infinite atoms; it is moved onto those ends instead. Negative FFT round-off is clipped at
+0 by the composition kernel, as for the safe pair; the Chernoff window leaves at most
+1e-18 per tail. Guarantee in words: the optimistic side is exact up to float64 round-off
+of the masses (about T x 1e-16 absolute after T steps), far below the bracket widths at
+any practical grid; it is not certified to the last ulp in the extreme tails
+(probabilities below ~1e-14).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import cache as _cache
+from .composition import TAIL_MASS
+from .construct import (
+    _mass_between,
+    subsampled_gaussian_log_cdfs,
+    subsampled_gaussian_substitution_log_cdfs,
+    subsampled_laplace_log_cdfs,
+)
+from .grid import loss_grid
+from .pair import Pair
+
+
+def cell_masses(lf, ls):
+    """Masses (rows, m + 1) of the cells (-inf, b_0], (b_0, b_1], ..., (b_{m-1}, +inf) of a
+    loss law from its log CDF ``lf`` and log survival ``ls`` at the boundaries b (rows, m),
+    each cell from the smaller tail (:func:`dpax._engine.construct._mass_between`)."""
+    first = jnp.exp(lf[:, :1])
+    last = jnp.exp(ls[:, -1:])
+    mid = _mass_between(lf[:, :-1], lf[:, 1:], ls[:, :-1], ls[:, 1:])
+    return jnp.concatenate([first, mid, last], -1)
+
+
+class Slack(NamedTuple):
+    """What a companion knows about its cells' likelihood ratios, per row (rows,).
+
+    Every label x's mass comes from outputs whose ratio dQ/dP is at least e^(x - ratio),
+    apart from P-mass at most ``irregular_p``, and at most e^(x + ratio), apart from Q-mass
+    at most ``irregular_q``: a single step's cells are half a grid step wide (ratio = h/2);
+    the end cells of an unbounded law (which absorb its tails) and atoms clamped to the
+    grid's ends break one of the bounds. Composition adds the ratios and the irregular
+    masses (a tuple is irregular when any of its factors is), and counts the steps.
+    """
+
+    ratio: Any
+    irregular_p: Any
+    irregular_q: Any
+    steps: Any  #: single steps composed (the FFT's round-off grows with it)
+
+    def take(self, index) -> "Slack":
+        """The rows at ``index``."""
+        return Slack(*(np.take(np.asarray(a), index, axis=0) for a in self))
+
+    def widened(self, by: float) -> "Slack":
+        """The slack after every label moved by at most ``by`` (a regrid)."""
+        return Slack(np.asarray(self.ratio) + by, self.irregular_p, self.irregular_q, self.steps)
+
+    def to_aux(self) -> tuple:
+        """A hashable form (for the pytree's static data)."""
+        return tuple(tuple(float(v) for v in np.reshape(a, -1)) for a in self)
+
+    @classmethod
+    def from_aux(cls, aux) -> "Slack | None":
+        """The inverse of :meth:`to_aux` (``None`` stays ``None``)."""
+        return None if aux is None else cls(*(np.asarray(a, np.float64) for a in aux))
+
+
+def composed_slack(slacks, counts) -> Slack:
+    """Slack of the composition of ``counts[i]`` copies of factor i (rows,)."""
+    total = [sum(np.asarray(c, np.float64) * np.asarray(s[i], np.float64) for s, c in zip(slacks, counts))
+             for i in range(4)]
+    return Slack(total[0], np.minimum(total[1], 1.0), np.minimum(total[2], 1.0), total[3])
+
+
+#: Round-off model of an FFT composition: raising a spectrum to the power T costs ~T ulps
+#: per frequency, spread by the inverse FFT evenly over the n points, so a point carries
+#: ~(T + log2 n) x 2.2e-16 x ||law||_2 / sqrt(n) (Parseval). Each point is allowed
+#: FFT_ULPS times that (measured round-off: ~10 times below the model's value).
+FFT_ULPS = 16.0
+
+
+@jax.jit
+def _reclose(pair: Pair, ratio, irregular_p, irregular_q, steps, grid_step) -> Pair:
+    n = pair.pmf_x.shape[-1]
+    x = loss_grid(pair.offset, n, grid_step)
+    px, py = pair.pmf_x, pair.pmf_y
+    ulps = (FFT_ULPS * 2.2e-16 * (steps + np.log2(n)) / np.sqrt(n))[:, None]
+    eta_x = ulps * jnp.sqrt(jnp.sum(px * px, -1, keepdims=True))
+    eta_y = ulps * jnp.sqrt(jnp.sum(py * py, -1, keepdims=True))
+    r = ratio[:, None]
+    # over-estimates: the FFT value plus its round-off, or (where that is noise) the other
+    # law's mass through the ratio bound, plus the irregular mass once at the harmless end
+    cap_x = jnp.exp(jnp.log(py + eta_y) - x + r)
+    cap_y = jnp.exp(jnp.log(px + eta_x) + x + r)
+    pmf_x = jnp.where(x > 0, jnp.minimum(px + eta_x, cap_x), px)
+    pmf_y = jnp.where(x < 0, jnp.minimum(py + eta_y, cap_y), py)
+    # the window's cut: X-mass above it is at most e^-(x_hi - ratio) times the Y-mass there
+    # (<= TAIL_MASS) plus the irregular mass, booked on the last point; Y-mass below it
+    # likewise on the first; X below and Y above it are dropped (harmless, see above)
+    has = (px > 0) | (py > 0)
+    x_hi = jnp.max(jnp.where(has, x, -jnp.inf), -1)
+    x_lo = jnp.min(jnp.where(has, x, jnp.inf), -1)
+    pmf_x = pmf_x.at[:, -1].add(jnp.exp(jnp.minimum(ratio - x_hi, 0.0)) * TAIL_MASS + irregular_p)
+    pmf_y = pmf_y.at[:, 0].add(jnp.exp(jnp.minimum(x_lo + ratio, 0.0)) * TAIL_MASS + irregular_q)
+    zero = jnp.zeros_like(ratio)
+    return Pair(pmf_x, pmf_y, pair.offset, zero, zero)
+
+
+_reclose = _cache.kernel(_reclose, "opt_reclose")
+
+
+def reclose(pair: Pair, slack: Slack, grid_step: float) -> Pair:
+    """A composed companion made optimistic again after the FFT.
+
+    1. Over-estimates where one law is smaller than the other (X above 0, Y below 0), far
+       out mere FFT round-off: the regular part of a label's mass obeys the ratio bound of
+       :class:`Slack`, so Pr[X = x] <= (Pr[Y = x] + eta_y) e^(-x + ratio) + irregular,
+       and Pr[Y = x] <= (Pr[X = x] + eta_x) e^(x + ratio) + irregular; each mass becomes
+       the smaller of that and its FFT value plus the round-off eta (:data:`FFT_ULPS`),
+       the irregular mass is added once at the harmless end. Over-estimating Pr[X > x]
+       (alpha) or Pr[Y <= x] (beta) of an achievable test keeps it above the curve, and
+       lowers every epsilon / delta read from it.
+    2. The composition kernel's (pessimistic) closing undone: its infinite atoms hold only
+       the float64 rounding of 1 - sum (the factors have none) and are set to 0; the
+       masses cut by the Chernoff window are booked as in the code below.
+    """
+    return _reclose(pair, *(jnp.asarray(np.asarray(a, np.float64)) for a in slack), np.float64(grid_step))
+
+
+def _continuous(log_cdfs, offset, grid_step, n, *params):
+    """Companion masses (rows, n) of a law with log CDFs ``log_cdfs(loss, *params)``: cells
+    around the grid points, boundaries half-way between them."""
+    bounds = loss_grid(offset, n - 1, grid_step) + 0.5 * grid_step
+    lf_y, ls_y, lf_x, ls_x = log_cdfs(bounds, *(a[:, None] for a in params))
+    zero = jnp.zeros(offset.shape, bounds.dtype)
+    return Pair(cell_masses(lf_x, ls_x), cell_masses(lf_y, ls_y), offset, zero, zero)
+
+
+def _sg(sigma, p, offset, grid_step, n):
+    return _continuous(subsampled_gaussian_log_cdfs, offset, grid_step, n, sigma, p)
+
+
+def _sg_sub(sigma, p, offset, grid_step, n):
+    return _continuous(subsampled_gaussian_substitution_log_cdfs, offset, grid_step, n, sigma, p)
+
+
+def _laplace(eps, p, offset, grid_step, n):
+    return _continuous(subsampled_laplace_log_cdfs, offset, grid_step, n, eps, p)
+
+
+_sg = _cache.kernel(jax.jit(_sg, static_argnames=("n",)), "opt_sg_pair")
+_sg_sub = _cache.kernel(jax.jit(_sg_sub, static_argnames=("n",)), "opt_sg_sub_pair")
+_laplace = _cache.kernel(jax.jit(_laplace, static_argnames=("n",)), "opt_laplace_pair")
+
+
+def _with_slack(pair: Pair, grid_step: float, loss_min, loss_max) -> tuple[Pair, Slack]:
+    """``pair`` and its :class:`Slack`: inner cells are half a step wide; the first cell
+    (which absorbs L <= its upper end) keeps the lower ratio bound only if the law's
+    smallest loss ``loss_min`` is within half a step of its label, else its P-mass is
+    irregular; likewise the last cell and ``loss_max`` (its Q-mass)."""
+    rows, n = pair.pmf_x.shape
+    half = 0.5 * grid_step
+    offset = np.asarray(pair.offset)
+    first, last = offset * grid_step, (offset + n - 1) * grid_step
+    low_ok = np.broadcast_to(np.asarray(loss_min, np.float64), (rows,)) >= first - half
+    high_ok = np.broadcast_to(np.asarray(loss_max, np.float64), (rows,)) <= last + half
+    irr_p = np.where(low_ok, 0.0, np.asarray(pair.pmf_x[:, 0]))
+    irr_q = np.where(high_ok, 0.0, np.asarray(pair.pmf_y[:, -1]))
+    return pair, Slack(np.full(rows, half), irr_p, irr_q, np.ones(rows))
+
+
+def _run(kernel, a, b, offset, grid_step, n):
+    return kernel(jnp.asarray(a), jnp.asarray(b), jnp.asarray(offset), np.float64(grid_step), n=int(n))
+
+
+def subsampled_gaussian_kernel(sigma, p, offset, grid_step, n) -> tuple[Pair, Slack]:
+    """Optimistic companion (rows, n) of the Poisson-subsampled Gaussian, add/remove
+    (P = N(0, s^2), Q = (1 - p) N(0, s^2) + p N(1, s^2); p = 1: the Gaussian), and its
+    :class:`Slack` (the end cells, which absorb the unbounded tails, are irregular)."""
+    with np.errstate(divide="ignore"):
+        loss_min = np.log1p(-np.asarray(p, np.float64))  # L >= log(1 - p); -inf for p = 1
+    return _with_slack(_run(_sg, sigma, p, offset, grid_step, n), grid_step, loss_min, np.inf)
+
+
+def subsampled_gaussian_substitution_kernel(sigma, p, offset, grid_step, n) -> tuple[Pair, Slack]:
+    """Optimistic companion (rows, n) of the Poisson-subsampled Gaussian, replace-one."""
+    return _with_slack(_run(_sg_sub, sigma, p, offset, grid_step, n), grid_step, -np.inf, np.inf)
+
+
+def laplace_kernel(eps, p, offset, grid_step, n) -> tuple[Pair, Slack]:
+    """Optimistic companion (rows, n) of the (Poisson-subsampled) Laplace mechanism. Its
+    loss is bounded and lies inside the grid, so every cell is regular."""
+    eps, p = np.asarray(eps, np.float64), np.asarray(p, np.float64)
+    with np.errstate(divide="ignore"):
+        loss_min = np.logaddexp(np.log1p(-p), np.log(p) - eps)
+        loss_max = np.logaddexp(np.log1p(-p), np.log(p) + eps)
+    return _with_slack(_run(_laplace, eps, p, offset, grid_step, n), grid_step, loss_min, loss_max)
+
+
+def _host_close(pmf_x, pmf_y) -> tuple:
+    """Device arrays of host masses, with both infinite atoms 0."""
+    zero = jnp.zeros(pmf_x.shape[0])
+    return jnp.asarray(pmf_x), jnp.asarray(pmf_y), zero, zero
+
+
+def merge_to_grid(loss, log_p, log_q, offset, grid_step, n) -> tuple[Pair, Slack]:
+    """Optimistic companion (rows, n) of a loss law made of atoms (rows, m) on the grid of a
+    pair with first index ``offset`` (rows,) and ``n`` points: every atom, with both its
+    masses, goes to the grid point nearest its loss, clamped to the grid (atoms at -inf /
+    +inf to the first / last point). One map for P and Q: a post-processing, exact. Returns
+    the pair and its :class:`Slack` (clamped atoms are irregular).
+
+    >>> import numpy as np
+    >>> pair, slack = merge_to_grid(np.array([[-1.0, 1.0]]), np.log([[0.7, 0.3]]), np.log([[0.3, 0.7]]),
+    ...                      np.array([-100]), 0.01, 256)
+    >>> round(float(pair.pmf_y[0, 0]), 6), round(float(pair.pmf_y[0, 200]), 6)
+    (0.3, 0.7)
+    """
+    loss = np.atleast_2d(np.asarray(loss, np.float64))
+    rows = loss.shape[0]
+    lp, lq = (np.broadcast_to(np.atleast_2d(np.asarray(a, np.float64)), loss.shape) for a in (log_p, log_q))
+    offset = np.broadcast_to(np.asarray(offset, np.int64), (rows,))
+    with np.errstate(invalid="ignore", over="ignore"):
+        k = np.where(np.isfinite(loss), np.round(np.where(np.isfinite(loss), loss, 0.0) / grid_step), 0.0)
+    k = np.where(loss == np.inf, np.inf, np.where(loss == -np.inf, -np.inf, k))
+    rel = k - offset[:, None]
+    idx = np.clip(rel, 0, n - 1).astype(np.int64)
+    below, above = rel < idx, rel > idx  # clamped to the first / last point (or infinite)
+    r = np.broadcast_to(np.arange(rows)[:, None], loss.shape)
+    p, q = np.exp(lp), np.exp(lq)
+    pmf_x = np.zeros((rows, n))
+    pmf_y = np.zeros((rows, n))
+    np.add.at(pmf_x, (r, idx), p)
+    np.add.at(pmf_y, (r, idx), q)
+    pmf_x, pmf_y, inf_y, neginf_x = _host_close(pmf_x, pmf_y)
+    slack = Slack(np.full(rows, 0.5 * grid_step), np.sum(np.where(below, p, 0.0), -1),
+                  np.sum(np.where(above, q, 0.0), -1), np.ones(rows))
+    return Pair(pmf_x, pmf_y, jnp.asarray(offset), inf_y, neginf_x), slack
+
+
+def regrid(pair: Pair, slack: Slack, old_step: float, new_step: float, padded_length) -> tuple[Pair, Slack]:
+    """A companion on the grid ``k * new_step``: each old grid point's masses move to the
+    nearest new point (a post-processing, so still optimistic; every label moves by at most
+    half the new step, which widens the :class:`Slack`). ``padded_length(n)`` picks the new
+    support length."""
+    pmf_x, pmf_y, offset, _, _ = (np.asarray(a) for a in pair)
+    rows, n = pmf_x.shape
+    loss = loss_grid(offset.astype(np.int64), n, old_step)
+    k = np.round(loss / new_step).astype(np.int64)
+    lo = k[:, 0]
+    m = padded_length(int(np.max(k[:, -1] - lo)) + 1)
+    idx = k - lo[:, None]
+    r = np.broadcast_to(np.arange(rows)[:, None], idx.shape)
+    new_x = np.zeros((rows, m))
+    new_y = np.zeros((rows, m))
+    np.add.at(new_x, (r, idx), pmf_x)
+    np.add.at(new_y, (r, idx), pmf_y)
+    px, py, inf_y, neginf_x = _host_close(new_x, new_y)
+    return Pair(px, py, jnp.asarray(lo), inf_y, neginf_x), slack.widened(0.5 * new_step)
