@@ -11,6 +11,7 @@ error of the tables it reads, so the result equals the full evaluation.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 import jax
@@ -22,16 +23,29 @@ from .._engine.special import ndtr
 
 
 
-def inverse_at(cx, cy, beta, beyond=0.0):
-    """alpha at which one direction's curve (tables cx descending, cy ascending) has FNR beta
-    (``beyond`` where beta exceeds the last breakpoint's). Given 1 - cx as ``cx`` (and
-    ``beyond=1``), the same interpolation gives 1 - alpha."""
-    n1 = cx.shape[0]
-    j = jnp.clip(_analyse.first_true(lambda k: cy[k] >= beta[..., None], n1, beta.shape), 1, n1 - 1)
-    b0, b1, a0, a1 = cy[j - 1], cy[j], cx[j - 1], cx[j]
-    w = b1 - b0
-    t = jnp.clip(jnp.where(w > 0, (beta - b0) / jnp.where(w > 0, w, 1.0), 1.0), 0.0, 1.0)
-    return jnp.where(beta > cy[-1], beyond, a0 + t * (a1 - a0))
+def level_search(pred, n, shape):
+    """Smallest k in [0, n] with ``pred(k)`` (n where none), for a predicate that is False
+    then True along k = 0..n-1; elementwise over ``shape``.
+
+    :func:`dpax._engine.analyse.first_true`'s level search (the same keys, the same answer)
+    as one loop of SEARCH_LEVELS steps: each step evaluates the last keys of S ~
+    n^(1/levels) sub-ranges at once and narrows the range S-fold, so the kernel holds one
+    copy of ``pred`` instead of one per level. Unlike first_true it never switches method
+    with the number of queries, so a row's answer does not depend on the batch around it.
+    """
+    levels = _analyse.SEARCH_LEVELS
+    s = max(2, math.ceil(n ** (1.0 / levels) - 1e-9))
+    while s**levels < n:
+        s += 1
+    widths = jnp.asarray([s**level for level in range(levels - 1, -1, -1)], jnp.int64)
+
+    def step(i, lo):  # keys past n (at the first step) count as True: lo stays below n
+        width = widths[i]
+        last = lo[..., None] + (jnp.arange(s) * width + width - 1)
+        false = (last < n) & ~pred(jnp.minimum(last, n - 1))
+        return lo + width * jnp.sum(false, -1)
+
+    return jax.lax.fori_loop(0, levels, step, jnp.zeros(shape, jnp.int64))
 
 
 def upper_probit(p, q):
@@ -42,29 +56,32 @@ def upper_probit(p, q):
     return jnp.where(low, -z, z)
 
 
+def take(table, k):
+    """``table[r, k[r, ...]]`` for each row r of a table (rows, n) and indices k (rows, ...)
+    that lie in [0, n) (no code for negative or out-of-range indices)."""
+    flat = k.reshape(k.shape[0], -1)
+    return jnp.take_along_axis(table, flat, -1, mode="promise_in_bounds").reshape(k.shape)
+
+
 def v_at(cx, cy, q):
     """V(q) (rows, m) of one direction's curve, whose vertices are u_k = cx_k - cy_k
     (descending in k) and v_k = cx_k + cy_k; outside them the curve continues along the
     square's edges (alpha = 0 or beta = 0), where V(u) = |u|."""
     n1 = cx.shape[-1]
 
-    def rows(k):  # row indices broadcast against an index array k (rows, ...)
-        return jnp.arange(cx.shape[0]).reshape((-1,) + (1,) * (k.ndim - 1))
-
     def u(k):
-        return cx[rows(k), k] - cy[rows(k), k]
+        return take(cx, k) - take(cy, k)
 
     def v(k):
-        return cx[rows(k), k] + cy[rows(k), k]
+        return take(cx, k) + take(cy, k)
 
-    below = n1 - _analyse.first_true(lambda k: u(k) <= q[..., None], n1, q.shape)  # vertices with u_k <= q
+    below = n1 - level_search(lambda k: u(k) <= q[..., None], n1, q.shape)  # vertices with u_k <= q
     j = jnp.clip(below, 1, n1 - 1)
     u0, u1, v0, v1 = u(n1 - j), u(n1 - 1 - j), v(n1 - j), v(n1 - 1 - j)  # u0 <= u1
     w = u1 - u0
     t = jnp.where(w > 0, (q - u0) / jnp.where(w > 0, w, 1.0), 0.0)
     inside = v0 + jnp.clip(t, 0.0, 1.0) * (v1 - v0)
-    last, first = jnp.full(q.shape, n1 - 1), jnp.zeros(q.shape, jnp.int64)
-    return jnp.where(q < u(last), -q, jnp.where(q > u(first), q, inside))
+    return jnp.where(q < cx[:, -1:] - cy[:, -1:], -q, jnp.where(q > cx[:, :1] - cy[:, :1], q, inside))
 
 
 #: Branch and bound (:func:`bounded_max`): the candidate blocks (those whose bound reaches
@@ -84,9 +101,12 @@ BOUND_SLACK = 1e-9
 
 
 def masked_max(vals, idx, n):
-    """(max, smallest index attaining it; n where the row is empty, all -inf) per row."""
-    top = jnp.max(vals, -1)
-    return top, jnp.where(jnp.isneginf(top), n, jnp.min(jnp.where(vals == top[:, None], idx, n), -1))
+    """(max, smallest index attaining it; n where the row is empty, all -inf) per row, for
+    indices ``idx`` listed as contiguous runs of increasing start (overlapping runs repeat a
+    point): the first entry attaining the max then holds the smallest index (one argmax)."""
+    first = jnp.argmax(vals, -1)[:, None]
+    top = jnp.take_along_axis(vals, first, -1)[:, 0]
+    return top, jnp.where(jnp.isneginf(top), n, jnp.take_along_axis(idx, first, -1)[:, 0])
 
 
 def as_blocks(a, size, fill=0):
@@ -103,16 +123,12 @@ def per_block(a, size, fill, reduce):
 
 
 def first_indices(mask, size):
-    """Indices of the first ``size`` True entries of each row of ``mask`` (rows, m), in
-    increasing order, padded with 0: ``jnp.nonzero(size=)`` per row, with its running count
-    taken by :func:`dpax._engine.analyse.prefix_sum` (XLA:CPU's cumsum, a windowed-sum tree,
-    recomputes the mask's producers for every element of each window)."""
-    rows, m = mask.shape
-    rank = _analyse.prefix_sum(mask.astype(jnp.int32)) - 1  # place of each True among its row's
-    target = jnp.where(mask & (rank < size), rank, size)  # the rest to a spare column
-    out = jnp.zeros((rows, size + 1), jnp.int32).at[jnp.arange(rows)[:, None], target].set(
-        jnp.broadcast_to(jnp.arange(m, dtype=jnp.int32), mask.shape))
-    return out[:, :size]
+    """Indices of the True entries of each row of ``mask`` (rows, m) in increasing order,
+    then those of the False ones, padded with 0 to ``size`` columns: a stable sort of the
+    row by ~mask (one compiled sort; a running count of the mask compiles to several
+    slow-to-build kernels)."""
+    order = jnp.argsort(~mask, axis=-1, stable=True).astype(jnp.int32)
+    return jnp.pad(order, ((0, 0), (0, max(0, size - mask.shape[-1]))))[:, :size]
 
 
 def bounded_max(value, arrays, upper, lower, size, chunk=None):
@@ -239,15 +255,15 @@ def eq29_block_bounds(pmf_x, pmf_y, ratio, ends, zx, ex, zy, ey, box_first, box_
                           for x, fill in zip(arrays, (0.0, 0.0, jnp.nan)))))
     block_stats = [jnp.concatenate(parts, -1) for parts in zip(*pieces)]
     span = min(size, n)
-    window = jax.vmap(lambda x, start: jax.lax.dynamic_slice(x, (start,), (span,)))
-    row = jnp.arange(rows)
-    for end in (box_first, jnp.maximum(box_last - 1, 0)):
-        k = end // size
-        start = jnp.clip(k * size, 0, n - span)
-        j = start[:, None] + jnp.arange(span)
-        keep = (j >= jnp.maximum(k * size, box_first)[:, None]) & (j < jnp.minimum((k + 1) * size, box_last)[:, None])
-        patch = stats(*(window(x, start) for x in arrays), keep)
-        block_stats = [v.at[row, k].set(p) for v, p in zip(block_stats, patch)]
+    window = jax.vmap(jax.vmap(lambda x, start: jax.lax.dynamic_slice(x, (start,), (span,)), (None, 0)))
+    # both ends at once (in one block, both patches are the same)
+    k = jnp.stack([box_first, jnp.maximum(box_last - 1, 0)], -1) // size
+    start = jnp.clip(k * size, 0, n - span)
+    j = start[..., None] + jnp.arange(span)
+    keep = ((j >= jnp.maximum(k * size, box_first[:, None])[..., None])
+            & (j < jnp.minimum((k + 1) * size, box_last[:, None])[..., None]))
+    patch = stats(*(window(x, start) for x in arrays), keep)
+    block_stats = [v.at[jnp.arange(rows)[:, None], k].set(p) for v, p in zip(block_stats, patch)]
     r_lo, r_hi, s_a, s_b = block_stats
     width = r_hi - r_lo
     usable = (s_a > 0) & (r_hi < jnp.inf) & (width > 1e-12 * r_hi)
@@ -258,12 +274,79 @@ def eq29_block_bounds(pmf_x, pmf_y, ratio, ends, zx, ex, zy, ey, box_first, box_
     slack = (r_hi * s_a + s_b) / w * ((EQ29_BLOCK + 8) * 2.3e-16)
     t_lo, t_hi = jnp.clip(t - slack, 0.0, s_a), jnp.clip(t + slack, 0.0, s_a)
     s_lo, s_hi = jnp.clip(s - slack, 0.0, s_a), jnp.clip(s + slack, 0.0, s_a)
-    z_p = (upper_probit(a[:, 1:] + s_lo, na[:, :-1] + t_hi)
-           + upper_probit(b[:, :-1] + r_lo * t_lo, nb[:, 1:] + jnp.where(usable, r_hi, 0.0) * s_hi))
+    z_a, z_b = split_last(upper_probit(jnp.concatenate([a[:, 1:] + s_lo, b[:, :-1] + r_lo * t_lo], -1),
+                                   jnp.concatenate([na[:, :-1] + t_hi, nb[:, 1:] + jnp.where(usable, r_hi, 0.0) * s_hi], -1)),
+                      blocks, blocks)
+    z_p = z_a + z_b
     errors = ex[:, :-1] + ey[:, 1:]
     corner = zx[:, 1:] + zy[:, :-1] + errors
     vertex = jnp.maximum(jnp.maximum(zx[:, :-1] + zy[:, :-1], zx[:, 1:] + zy[:, 1:]), z_p) + errors
     return jnp.where(usable, jnp.minimum(corner, vertex), corner)
+
+
+def split_last(a, *sizes):
+    """``a`` cut along its last axis into consecutive pieces of the given lengths."""
+    return jnp.split(a, list(itertools.accumulate(sizes))[:-1], -1)
+
+
+def term(a, na, b, nb, keep, table_error=None):
+    """Eq. 29's term -Phi^-1(a) - Phi^-1(b) (an upper bound with its error part, see
+    :func:`probit_and_error`; ``na``, ``nb``: 1 - a and 1 - b), -inf where not ``keep`` or
+    NaN; and the error part. One probit evaluation for both coordinates."""
+    m = a.shape[-1]
+    z, e = probit_and_error(jnp.where(jnp.concatenate([keep, keep], -1), jnp.concatenate([a, b], -1), 0.5),
+                            jnp.concatenate([na, nb], -1), table_error)
+    (za, zb), (ea, eb) = split_last(z, m, m), split_last(e, m, m)
+    t = za + zb + (ea + eb)
+    return jnp.where(keep & ~jnp.isnan(t), t, -jnp.inf), ea + eb
+
+
+def _box_and_sides(tables, tail_col):
+    """The box's breakpoint range (box_first, box_last) per row and f's points on the box's
+    sides: (sides_a, sides_na, b_at, nb_at), f at alpha = tail and 1 - tail, and (a_at,
+    na_at), f^-1 there (each (rows, 2); complements from the complement tables ``nx``, ``ny``).
+
+    One search finds, per row, the first k where nx >= tail and cy >= tail (the box's first
+    breakpoint), cx < tail and ny < tail (one past its last), cx <= tail and cx <= 1 - tail
+    (f's segments at the sides alpha = tail, 1 - tail; analyse.interpolate_curve) and cy >= 1 - tail
+    (with cy >= tail: f^-1's there; :func:`inverse_at` of old). The box's breakpoints form one
+    index range (cx falls and cy rises with k; the blocked sums can leave a table an ulp out of
+    order, which moves an end by a point only where the table meets the box's side within that ulp).
+    """
+    cx, cy, nx, ny = tables
+    n1 = cx.shape[-1]
+    hi = 1.0 - tail_col
+    bound = jnp.concatenate([tail_col, tail_col, hi, tail_col, hi, tail_col, tail_col], -1)[..., None]
+    groups = ((cx, 0, 3), (cy, 3, 5), (nx, 5, 6), (ny, 6, 7))
+    at_least = jnp.asarray([False, False, False, True, True, True, False])[:, None]  # the others: below
+    strict = jnp.asarray([True, False, False, False, False, False, True])[:, None]
+
+    def pred(k):  # k (rows, 7, keys)
+        v = jnp.concatenate([take(t, k[:, lo:hi_]) for t, lo, hi_ in groups], 1)
+        return jnp.where(at_least, v >= bound, jnp.where(strict, v < bound, v <= bound))
+
+    k = level_search(pred, n1, (cx.shape[0], 7))
+    box_first = jnp.maximum(k[:, 5], k[:, 3])
+    box_last = jnp.minimum(k[:, 0], k[:, 6]) - 1
+    ok = box_last >= box_first
+    sides_a = jnp.concatenate([tail_col, hi], -1)
+
+    at = take
+    # f at the sides (Algorithm 1's interpolation between the breakpoints k - 1 and k)
+    kf = k[:, 1:3]
+    kk = jnp.clip(kf, 1, n1 - 1)
+    a_right, a_left = at(cx, kk), at(cx, kk - 1)
+    width = a_left - a_right
+    gamma = jnp.clip(jnp.where(width > 0, (sides_a - a_right) / jnp.where(width > 0, width, 1.0), 0.0), 0.0, 1.0)
+    b_at, nb_at = (jnp.where(kf <= 0, start, at(t, kk) - gamma * (at(t, kk) - at(t, kk - 1))) for t, start in ((cy, 0.0), (ny, 1.0)))
+    # f^-1 at the sides: alpha where f has FNR beta = tail, 1 - tail (beyond the last breakpoint: 0)
+    j = jnp.clip(k[:, 3:5], 1, n1 - 1)
+    b0 = at(cy, j - 1)
+    w = at(cy, j) - b0
+    t = jnp.clip(jnp.where(w > 0, (sides_a - b0) / jnp.where(w > 0, w, 1.0), 1.0), 0.0, 1.0)
+    beyond = sides_a > cy[:, -1:]
+    a_at, na_at = (jnp.where(beyond, far, at(t_, j - 1) + t * (at(t_, j) - at(t_, j - 1))) for t_, far in ((cx, 0.0), (nx, 1.0)))
+    return (jnp.where(ok, box_first, 0), jnp.where(ok, box_last, -1)), (sides_a, 1.0 - sides_a, b_at, nb_at, a_at, na_at)
 
 
 def eq29_max(pmf_x, pmf_y, ratio, cx, cy, nx, ny, tail_col):
@@ -276,37 +359,25 @@ def eq29_max(pmf_x, pmf_y, ratio, cx, cy, nx, ny, tail_col):
     at or above the true max, and above it by at most 2 e of the attaining term.
     """
     n1 = cx.shape[-1]
-    rows = jnp.arange(cx.shape[0])
     plain = nx is None
     table_error = _table_error(n1) if plain else None
     if plain:
-        nx, ny = 1.0 - cx, 1.0 - cy  # fused into their readers: no tables are written
+        nx, ny = 1.0 - cx, 1.0 - cy
 
     def in_box(a, na, b, nb):
         return (a >= tail_col) & (na >= tail_col) & (b >= tail_col) & (nb >= tail_col)
 
-    def term(a, na, b, nb, keep):  # (upper bound of the term, its error part); -inf outside
-        za, ea = probit_and_error(jnp.where(keep, a, 0.5), na, table_error)
-        zb, eb = probit_and_error(jnp.where(keep, b, 0.5), nb, table_error)
-        t = za + zb + (ea + eb)
-        return jnp.where(keep & ~jnp.isnan(t), t, -jnp.inf), ea + eb
-
     def at(table):
-        return lambda k: table[rows[:, None], k]
+        return functools.partial(take, table)
 
-    # the box's breakpoints form one index range (cx falls and cy rises with k): four
-    # searches for its ends (the blocked sums can leave a table an ulp out of order, which
-    # moves an end by a point only where the table meets the box's side within that ulp)
-    box_first = jnp.maximum(_analyse.first_true(lambda k: at(nx)(k) >= tail_col, n1, rows.shape),
-                            _analyse.first_true(lambda k: at(cy)(k) >= tail_col, n1, rows.shape))
-    box_last = jnp.minimum(_analyse.first_true(lambda k: at(cx)(k) < tail_col, n1, rows.shape),
-                           _analyse.first_true(lambda k: at(ny)(k) < tail_col, n1, rows.shape)) - 1
-    box_first, box_last = jnp.where(box_last >= box_first, box_first, 0), jnp.where(box_last >= box_first, box_last, -1)
+    (box_first, box_last), (sides_a, sides_na, b_at, nb_at, a_at, na_at) = _box_and_sides((cx, cy, nx, ny), tail_col)
+    if plain:  # the complements of the interpolated points, as the tables' are
+        nb_at, na_at = 1.0 - b_at, 1.0 - a_at
 
     def box_terms(idx, a, b, *complements):
         na, nb = complements if complements else (1.0 - a, 1.0 - b)
         inside = (idx >= box_first[:, None]) & (idx <= box_last[:, None]) & in_box(a, na, b, nb)
-        return term(a, na, b, nb, inside)[0]
+        return term(a, na, b, nb, inside, table_error)[0]
 
     # branch and bound on blocks of EQ29_BLOCK breakpoints: the terms of block b, between
     # the boundaries q_b = b EQ29_BLOCK and q_b+1 clipped into the box's range, are bounded
@@ -314,33 +385,26 @@ def eq29_max(pmf_x, pmf_y, ratio, cx, cy, nx, ny, tail_col):
     size = EQ29_BLOCK
     starts = jnp.arange(-(-n1 // size) + 1) * size
     q = jnp.clip(starts[None, :], box_first[:, None], jnp.maximum(box_last, box_first)[:, None])
-    zx, ex = probit_and_error(at(cx)(q), at(nx)(q), table_error)
-    zy, ey = probit_and_error(at(cy)(q), at(ny)(q), table_error)
-    filled = (starts[None, :-1] <= box_last[:, None]) & (starts[None, 1:] > box_first[:, None])
     ends = [at(t)(q) for t in (cx, nx, cy, ny)]
+    z, e = probit_and_error(jnp.concatenate([ends[0], ends[2]], -1), jnp.concatenate([ends[1], ends[3]], -1), table_error)
+    (zx, zy), (ex, ey) = split_last(z, q.shape[-1], q.shape[-1]), split_last(e, q.shape[-1], q.shape[-1])
+    filled = (starts[None, :-1] <= box_last[:, None]) & (starts[None, 1:] > box_first[:, None])
     upper = eq29_block_bounds(pmf_x, pmf_y, ratio, ends, zx, ex, zy, ey, box_first, box_last)
     upper = jnp.where(filled, upper, -jnp.inf)
     at_q = zx + zy + ex + ey
     lower = jnp.where(box_last >= box_first, jnp.max(jnp.where(jnp.isnan(at_q), -jnp.inf, at_q), -1), -jnp.inf)
     arrays = (cx, cy) if plain else (cx, cy, nx, ny)
     terms_max, best = bounded_max(box_terms, arrays, upper, lower, size, EQ29_CHUNK)
-    best = jnp.minimum(best, n1 - 1)[:, None]
-    best_error = term(at(cx)(best), at(nx)(best), at(cy)(best), at(ny)(best), jnp.ones(best.shape, bool))[1][:, 0]
+    if plain:
+        best = jnp.minimum(best, n1 - 1)[:, None]
+        best_error = term(at(cx)(best), at(nx)(best), at(cy)(best), at(ny)(best), jnp.ones(best.shape, bool), table_error)[1][:, 0]
+    else:
+        best_error = jnp.zeros(cx.shape[:1])
     # the sides: alpha = tail and 1 - tail (whose complement 1 - (1 - tail) is exact), and
     # beta = the same; f and f^-1 interpolated there (complements from the complement tables)
-    hi = 1.0 - tail_col
-    sides_a = jnp.concatenate([tail_col, hi], -1)
-    sides_na = 1.0 - sides_a
-    b_at = _analyse.interpolate_curve(cx, cy, sides_a)  # f(tail), f(1 - tail)
-    a_at = jax.vmap(inverse_at)(cx, cy, sides_a)  # f^-1(tail), f^-1(1 - tail)
-    if plain:
-        nb_at, na_at = 1.0 - b_at, 1.0 - a_at
-    else:
-        nb_at = _analyse.interpolate_curve(cx, ny, sides_a, at_start=1.0)
-        na_at = jax.vmap(functools.partial(inverse_at, beyond=1.0))(nx, cy, sides_a)
-    e1, r1 = term(sides_a, sides_na, b_at, nb_at, in_box(sides_a, sides_na, b_at, nb_at))
-    e2, r2 = term(a_at, na_at, sides_a, sides_na, in_box(a_at, na_at, sides_a, sides_na))
-    edge, edge_error = jnp.concatenate([e1, e2], -1), jnp.concatenate([r1, r2], -1)
+    a, na = jnp.concatenate([sides_a, a_at], -1), jnp.concatenate([sides_na, na_at], -1)
+    b, nb = jnp.concatenate([b_at, sides_a], -1), jnp.concatenate([nb_at, sides_na], -1)
+    edge, edge_error = term(a, na, b, nb, in_box(a, na, b, nb), table_error)
     top = jnp.maximum(terms_max, jnp.max(edge, -1))
     error = jnp.minimum(jnp.where(terms_max >= top, best_error, jnp.inf),
                         jnp.min(jnp.where(edge >= top[:, None], edge_error, jnp.inf), -1))
@@ -389,7 +453,7 @@ def kappa_block_bounds(pmf_x, pmf_y, ratio, cx, cy, m):
         a_star, b_star = tangent(jnp.log1p(-uu) - jnp.log(uu), m)
         return a_star + (b_star - a_star) * uu
 
-    h_lo, h_hi = h_mu(u_lo), h_mu(u_hi)
+    h_lo, h_hi = split_last(h_mu(jnp.concatenate([u_lo, u_hi], -1)), u_lo.shape[-1], u_lo.shape[-1])
     du = u_hi - u_lo
     rise = jnp.where(du > 0, (h_hi - h_lo) / jnp.where(du > 0, du, 1.0), 0.0)
     ub, cxb, cyb, okb = (as_blocks(a, size) for a in (u, cx[:, :n], cy[:, :n], ok))

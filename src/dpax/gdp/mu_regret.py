@@ -66,28 +66,33 @@ def _mu_regret_kernel(pair: Pair, tail) -> MuRegret:
     so sup_u (V_h - V_mu) = max over lines of sup_u (line - V_mu), attained at u*. Exact for
     a convex h, a lower bound otherwise; by symmetry f's steep slopes (s >= 1) suffice.
     """
-    # breakpoint tables of f (analyse.breakpoints: the tail sums run from the small end)
-    f = _analyse.breakpoints(pair._replace(inf_y=jnp.zeros_like(pair.inf_y)))
+    tables = _tables(pair)
     ratio = pair.pmf_y / pair.pmf_x  # the segments' slopes (inf: vertical, NaN: no step), for the block bounds
-    mu = _tight_mu(pair, f.ccdf_x, f.cdf_y, ratio, tail)
-    regret, witness = _regret(pair, f.ccdf_x, f.cdf_y, ratio, mu)
+    mu = _tight_mu(pair, tables, ratio, tail)
+    regret, witness = _regret(pair, *tables[:2], ratio, mu)
     return MuRegret(mu, regret, witness)
 
 
-def _tight_mu(pair: Pair, cx, cy, ratio, tail):
-    """mu of Eq. 29 per row (rows,), given f's breakpoint tables and segment slopes."""
+def _tables(pair: Pair):
+    """f's breakpoint tables (cx, cy) = (Pr[X > x], Pr[Y <= x]) and their complements (nx, ny)
+    = (Pr[X <= x], Pr[Y > x]), each summed from its own small end (as analyse.breakpoints' tail
+    sums), so that every value keeps its relative precision: near 1, 1 - cx and 1 - cy would
+    keep only the absolute precision of the sums (~1e-15). (Taking Eq. 29's max over upper
+    bounds from 1 - cx first, and the complements only where needed, compiles both paths:
+    40% more compilation for no faster answer. Summing X's and Y's rows as one array
+    compiles one sum instead of two, but its copy costs a third more time.)"""
+    pmf_x, pmf_y, _, inf_y, neginf_x = pair
+    return (_analyse.tail_sums(pmf_x), _analyse.head_sums(pmf_y),
+            neginf_x[:, None] + _analyse.head_sums(pmf_x), _analyse.tail_sums(pmf_y) + inf_y[:, None])
+
+
+def _tight_mu(pair: Pair, tables, ratio, tail):
+    """mu of Eq. 29 per row (rows,), given f's breakpoint tables and their complements
+    (:func:`_tables`) and its segment slopes: the max over f's points in the box [tail,
+    1 - tail]^2 (by symmetry, h's as well), every probability near 1 read from a complement."""
     pmf_x, pmf_y, _, inf_y, neginf_x = pair
     tail_col = jnp.broadcast_to(tail, (pmf_x.shape[0], 1))
-    # -- mu: Eq. 29 on the breakpoints inside the box [tail, 1 - tail]^2, plus the points
-    # where f crosses the box's sides (f's points in the box: by symmetry, h's as well).
-    # Near 1, 1 - cx and 1 - cy would keep only the absolute precision of the sums (~1e-15),
-    # so the complements are summed on their own (Pr[X <= x] and Pr[Y > x] from their own
-    # small ends): every term keeps its relative precision. (Taking the max over upper
-    # bounds from 1 - cx first and the complements only where needed compiles both paths:
-    # 40% more compilation for no faster answer.)
-    nx = neginf_x[:, None] + _analyse.head_sums(pmf_x)
-    ny = _analyse.tail_sums(pmf_y) + inf_y[:, None]
-    terms_max = _bounds.eq29_max(pmf_x, pmf_y, ratio, cx, cy, nx, ny, tail_col)[0]
+    terms_max = _bounds.eq29_max(pmf_x, pmf_y, ratio, *tables, tail_col)[0]
     mu = jnp.maximum(terms_max, 0.0)
     # tail = 0 asks for every attack: an infinite atom puts the point (0, 1 - Pr[Y = +inf])
     # (or (1 - Pr[X = -inf], 0)) on f, below every f_mu, even when it rounds to 1 in the tables
@@ -98,13 +103,12 @@ def _regret(pair: Pair, cx, cy, ratio, mu):
     """(regret of Eq. 13, FPR where it is attained) per row, for the curve's tight ``mu``."""
     pmf_x, pmf_y, offset, _, _ = pair
     n = pmf_x.shape[-1]
-    rows = jnp.arange(pmf_x.shape[0])
     # -- regret: tangent points of f_mu parallel to f's steep segments (slope -s, s >= 1;
     # the others are their mirror images). kappa of segment j's own line (closed form)
     # picks the candidate; V_h itself is then evaluated there, so the value is a point of h
     # (a lower bound of Delta), exact when h is convex and the line lies on h.
     k0 = _analyse.zero_index(offset, n)
-    a_bar, b_bar = cx[rows, k0], cy[rows, k0]
+    a_bar, b_bar = (_bounds.take(t, k0[:, None])[:, 0] for t in (cx, cy))
     half_width = jnp.abs(a_bar - b_bar)[:, None]
     v_bar = (a_bar + b_bar)[:, None]
     m = jnp.maximum(mu, 1e-300)[:, None]
@@ -119,10 +123,10 @@ def _regret(pair: Pair, cx, cy, ratio, mu):
     top_block = jnp.argmax(jnp.where(jnp.isnan(upper), -jnp.inf, upper), -1)
     span = min(size, n)
     at = jnp.minimum(top_block * size, n - span)[:, None] + jnp.arange(span)
-    lower = jnp.max(kappa_line(at, *(a[rows[:, None], at] for a in (pmf_x, pmf_y, cx, cy))), -1)
+    lower = jnp.max(kappa_line(at, *(_bounds.take(a, at) for a in (pmf_x, pmf_y, cx, cy))), -1)
     kappa_best, best = _bounds.bounded_max(kappa_line, (pmf_x, pmf_y, cx, cy), upper, lower, size, _bounds.KAPPA_CHUNK)
     best = jnp.minimum(best, n - 1)
-    a_best, b_best = _bounds.tangent(_bounds.steep(pmf_x[rows, best], pmf_y[rows, best])[2][:, None], m)
+    a_best, b_best = _bounds.tangent(_bounds.steep(*(_bounds.take(a, best[:, None]) for a in (pmf_x, pmf_y)))[2], m)
     # the slope -1 line of h (u* = 0) is always a candidate (and wins ties)
     a_mid, b_mid = _bounds.tangent(jnp.zeros_like(m), m)
     kappa_mid = ((a_bar - a_mid[:, 0]) + (b_bar - b_mid[:, 0])) / 2.0
@@ -130,14 +134,13 @@ def _regret(pair: Pair, cx, cy, ratio, mu):
     a_top = jnp.where(use_mid, a_mid, a_best)
     b_top = jnp.where(use_mid, b_mid, b_best)
     u_top = a_top - b_top
-    vf = _bounds.v_at(cx, cy, u_top)
-    vf_mirror = _bounds.v_at(cx, cy, -u_top)
+    # V_f at u*, at -u* (f^-1's) and at 0, in one search
+    vf, vf_mirror, v0 = _bounds.split_last(_bounds.v_at(cx, cy, jnp.concatenate([u_top, -u_top, jnp.zeros_like(u_top)], -1)), 1, 1, 1)
     v_h = jnp.where(jnp.abs(u_top) < half_width, v_bar, jnp.minimum(vf, vf_mirror))
     regret = jnp.maximum((v_h - (a_top + b_top))[:, 0] / 2.0, 0.0)
     witness = jnp.minimum(a_top, b_top)[:, 0]
     # mu = inf: f_mu is the perfect-attack curve, V = |u|; the sup is at u = 0
-    v0 = _bounds.v_at(cx, cy, jnp.zeros((pmf_x.shape[0], 1)))[:, 0]
-    v0 = jnp.where(half_width[:, 0] > 0, v_bar[:, 0], v0)
+    v0 = jnp.where(half_width[:, 0] > 0, v_bar[:, 0], v0[:, 0])
     regret = jnp.where(jnp.isinf(mu), v0 / 2.0, regret)
     witness = jnp.where(jnp.isinf(mu), 0.0, witness)
     return regret, witness
