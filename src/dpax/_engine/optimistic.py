@@ -10,28 +10,36 @@ the truth, so that together
 and advantage, epsilon(delta), delta(epsilon) the other way round. The width of the bracket
 is what the discretisation costs, shown instead of guessed.
 
-Construction (one deterministic map applied to both P and Q)
-----------------------------------------------------------
+Construction (one map applied to both P and Q)
+---------------------------------------------
 
-Let L(o) = log(dQ/dP)(o) be the mechanism's privacy loss and h the grid step. The map
+Let L(o) = log(dQ/dP)(o) be the mechanism's privacy loss and h the grid step. Any map K
+from outputs to grid labels (deterministic or randomised) that depends on the output alone
+gives P' = K P and Q' = K Q, a post-processing of the mechanism; by the data processing
+inequality T(P', Q') >= T(P, Q) and T(Q', P') >= T(Q, P). Two maps are used:
 
-    o  ->  k(o) = the grid index nearest to L(o)/h,   i.e. L(o) in ((k - 1/2) h, (k + 1/2) h],
+* Nearest point (Laplace, subsampled Laplace, the replace-one subsampled Gaussian, atoms:
+  randomized response, discrete Laplace / Gaussian). o -> k with L(o) in
+  ((k - 1/2) h, (k + 1/2) h]; outputs beyond the grid go to its end points. The masses
+  q_k = Pr_Q[(k - 1/2) h < L <= (k + 1/2) h], p_k = Pr_P[same] come from the exact loss
+  CDFs in log space (the ``*_log_cdfs`` laws of :mod:`construct`, at the half-way points),
+  each atom of an atom law goes whole to its nearest point.
+* Exponential interpolation (the add/remove subsampled Gaussian, hence the Gaussian and
+  DP-SGD; :func:`split_map`). An output with L in [a, b] = [x_j, x_{j+1}] goes to b with
+  probability w = (e^L - e^a) / (e^b - e^a) and to a otherwise. Since dQ = e^L dP and
+  dR = e^L dQ with R = Q^2 / P,
 
-sends an output to a *label* k h; outputs below the first grid point's cell go to the first
-point, outputs above the last cell to the last point. It is a function of the output alone,
-so P' = P o k^-1 and Q' = Q o k^-1 are a post-processing of the mechanism and, by the data
-processing inequality, T(P', Q') >= T(P, Q) (and T(Q', P') >= T(Q, P)). Each label's masses
+      P'(b) gets (Q(cell) - e^a P(cell)) / (e^b - e^a)   (connect-the-dots' own P-mass)
+      Q'(b) gets (R(cell) - e^a Q(cell)) / (e^b - e^a)   (<= e^b P'(b): connect-the-dots'
+                                                         Q-mass, hence its dominance)
 
-    q_k = Pr_Q[(k - 1/2) h < L <= (k + 1/2) h],   p_k = Pr_P[ same ]
+  R is a mixture of three Gaussians here ((Q/P)^2 P = (1-p)^2 N(0, s^2) + 2p(1-p) N(1, s^2)
+  + p^2 e^(1/s^2) N(2, s^2)), so its CDF is exact too. Unlike rounding to a point, the map
+  keeps the information of a loss much narrower than a cell (DP-SGD's per-step loss at
+  small sample rates): at grid 1e-3 the beta(0.01) bracket of the issue's DP-SGD is 4e-4
+  wide, against 4e-3 by nearest point.
 
-are computed from the exact loss CDFs in log space (the ``*_log_cdfs`` laws of
-:mod:`construct`, evaluated at the half-way points (k + 1/2) h), exactly as the pessimistic
-construction computes its cells; nothing is moved to an infinite atom (both atoms are 0).
-A law made of atoms (randomized response, discrete Laplace / Gaussian) sends each atom,
-with both its masses, to its nearest grid point (and the ends of the safe pair's grid
-absorb what lies beyond): again one map for P and Q. Nearest rather than downward rounding
-keeps the labels unbiased, which matters for the threshold-0 test below: after T
-compositions the label sum of a downward map would sit T h / 2 below the true loss.
+Neither map moves mass to an infinite atom: both atoms of a companion are 0.
 
 Why dpax's analysis kernels stay valid on this pair
 ---------------------------------------------------
@@ -45,13 +53,13 @@ tests are achievable too, so the interpolated curve stays on or above f. Nothing
 Pr[X = x] = e^-x Pr[Y = x]: the companion is built with ``exact_ratio=False``, so the
 composition's rebuild of far tails from the other side (``use_exact_ratio``) is off.
 
-* Single step: a cell's ratio q_k / p_k lies in [e^{(k-1/2) h}, e^{(k+1/2) h}], so label
-  order is likelihood-ratio order and the threshold tests are the Neyman-Pearson tests of
-  (P', Q'): the curve computed is exactly T(P', Q').
+* Labels and ratios: a label's mass comes from outputs with loss within r = h/2 (nearest
+  point) or r = h (interpolation) of it, so its ratio lies in [e^{x - r}, e^{x + r}] (the
+  end points excepted, see :class:`Slack`). Label order need not be ratio order: the
+  threshold tests are achievable but not necessarily the Neyman-Pearson tests of
+  (P', Q'); they are still on or above f, which is all that is needed.
 * Composition: the FFT adds labels, i.e. merges the output tuples with equal label sums S,
-  another post-processing of the composed mechanism. The merged ratio only lies in
-  [e^{S h - T h/2}, e^{S h + T h/2}], so label order is no longer ratio order: the
-  threshold tests are then achievable but not necessarily optimal, still on or above f.
+  another post-processing of the composed mechanism; the ratio bound widens to T r.
 * Symmetrisation (Dong, Roth & Su, Def. F.1): g = C(min(f, f^-1)) is convex and symmetric.
   Outside the slope -1 piece the kernel reports min(beta_f, beta_f^-1) >= min(f, f^-1) >= g.
   Inside it reports the line a + b - alpha through (a, b) = (Pr[X > 0], Pr[Y <= 0]) and its
@@ -68,24 +76,34 @@ composition's rebuild of far tails from the other side (``use_exact_ratio``) is 
 Round-off, booked on the optimistic side
 ----------------------------------------
 
-The safe pair books missing mass on its infinite atoms (more privacy loss). Here, missing
-mass goes where it *reduces* distinguishability: Y's (under Q) onto the lowest label, which
-raises every Pr[Y <= x] (beta) and no Pr[Y > x] above it, and X's (under P) onto the
-highest label, which raises every Pr[X > x] (alpha) and lowers every delta and epsilon.
-Raising alpha or beta of an achievable point keeps it above the (non-increasing) true
-curve. Excess mass (rounding can create ~1e-16 relative, ~1e-13 after 10^4 steps) is
-removed by scaling, which moves every reported probability by at most that much. After a
-composition (:func:`reclose`) the composition kernel's own closing put the deficit on the
-infinite atoms; it is moved onto those ends instead. Negative FFT round-off is clipped at
-0 by the composition kernel, as for the safe pair; the Chernoff window leaves at most
-1e-18 per tail. Guarantee in words: the optimistic side is exact up to float64 round-off
-of the masses (about T x 1e-16 absolute after T steps), far below the bracket widths at
-any practical grid; it is not certified to the last ulp in the extreme tails
-(probabilities below ~1e-14).
+The safe pair books missing mass on its infinite atoms (more privacy loss). A companion's
+single step books nothing: its masses are the map's, cell by cell (their total is 1 up to
+rounding). After an FFT composition, :func:`reclose`
+
+1. replaces each mass where its law is smaller than the other (X above 0, Y below 0; far
+   out mere round-off) by an over-estimate: the smaller of its FFT value plus the modelled
+   round-off (:data:`FFT_ULPS`) and the other law's mass through the ratio bound
+   (Pr[X = x] <= Pr[Y = x] e^(-x + T r), Pr[Y = x] <= Pr[X = x] e^(x + T r), plus the
+   irregular mass once at the harmless end);
+2. books the mass the Chernoff window cut (at most 1e-18 per tail): X above the window,
+   at most e^(-(x_hi - T r)) 1e-18 by the ratio bound, on the last point; Y below it on
+   the first; X below and Y above it are dropped, which changes no alpha = Pr[X > x] and
+   no beta = Pr[Y <= x] and lowers only hockey-stick terms;
+3. sets the composition kernel's infinite atoms (its rounding of 1 - sum) to 0.
+
+Over-estimating alpha or beta of an achievable test keeps it on or above the
+non-increasing true curve and lowers every delta and epsilon read from it; totals may
+exceed 1 by round-off, which the kernels (tail and head sums only) do not mind. Guarantee in words:
+exact for the post-processed pair up to float64 round-off, whose model (FFT_ULPS) has a
+margin of ~10 over what is measured; the end points of an unbounded law absorb its tails
+(<= 1e-20 per step), which limits the companion's precision for probabilities below
+about T x 1e-20 (far tails of the composed Gaussian: epsilon at delta < 1e-9 for mu = 4),
+where its bracket is valid but wide.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import jax
@@ -96,12 +114,14 @@ from . import cache as _cache
 from .composition import TAIL_MASS
 from .construct import (
     _mass_between,
+    inverse_subsampled_loss,
     subsampled_gaussian_log_cdfs,
     subsampled_gaussian_substitution_log_cdfs,
-    subsampled_laplace_log_cdfs,
+    laplace_log_cdfs,
 )
 from .grid import loss_grid
 from .pair import Pair
+from .special import log_ndtr_pair
 
 
 def cell_masses(lf, ls):
@@ -213,22 +233,103 @@ def reclose(pair: Pair, slack: Slack, grid_step: float) -> Pair:
 def _continuous(log_cdfs, offset, grid_step, n, *params):
     """Companion masses (rows, n) of a law with log CDFs ``log_cdfs(loss, *params)``: cells
     around the grid points, boundaries half-way between them."""
-    bounds = loss_grid(offset, n - 1, grid_step) + 0.5 * grid_step
+    # materialised once: every consumer (P's CDFs and Q's) must see the same boundaries, or
+    # an atom on a boundary could go to one cell under P and the next under Q
+    bounds = jax.lax.optimization_barrier(loss_grid(offset, n - 1, grid_step) + 0.5 * grid_step)
     lf_y, ls_y, lf_x, ls_x = log_cdfs(bounds, *(a[:, None] for a in params))
     zero = jnp.zeros(offset.shape, bounds.dtype)
     return Pair(cell_masses(lf_x, ls_x), cell_masses(lf_y, ls_y), offset, zero, zero)
 
 
+def second_moment_log_cdfs(loss, sigma, p):
+    """Log CDFs of the loss under R = Q^2 / P (normalised by its mass Z = E_Q[Q/P]) for the
+    subsampled Gaussian pair of :func:`dpax._engine.construct.subsampled_gaussian_log_cdfs`.
+
+    (Q/P)^2 P = (1 - p)^2 N(0, s^2) + 2 p (1 - p) N(1, s^2) + p^2 e^(1/s^2) N(2, s^2), a
+    mixture of Gaussians, and L is increasing in the output o, so R[L <= g] = R[o <= o(g)].
+    Returns (log R[L <= g] / Z, log R[L > g] / Z, log Z).
+    """
+    t = inverse_subsampled_loss(loss, p)  # the base loss (2o - 1) / (2 s^2)
+    u = jnp.where(t > -jnp.inf, (sigma**2 * t + 0.5) / sigma, -jnp.inf)
+    log1mp, logp = _log1mp(p), jnp.log(p)
+    weights = (2.0 * log1mp, jnp.log(2.0) + logp + log1mp, 2.0 * logp + 1.0 / sigma**2)
+    log_z = functools.reduce(_logaddexp, weights)
+    parts = [log_ndtr_pair(u - k / sigma) for k in range(3)]
+    lf = functools.reduce(_logaddexp, [w + f for w, (f, _) in zip(weights, parts)])
+    ls = functools.reduce(_logaddexp, [w + s for w, (_, s) in zip(weights, parts)])
+    return lf - log_z, ls - log_z, log_z
+
+
 def _sg(sigma, p, offset, grid_step, n):
-    return _continuous(subsampled_gaussian_log_cdfs, offset, grid_step, n, sigma, p)
+    """The exponential-interpolation map of a subsampled Gaussian (see :func:`split_map`)."""
+    grid = jax.lax.optimization_barrier(loss_grid(offset, n, grid_step))  # one grid for every law
+    s, q = sigma[:, None], p[:, None]
+    lf_y, ls_y, lf_x, ls_x = subsampled_gaussian_log_cdfs(grid, s, q)
+    lf_r, ls_r, log_z = second_moment_log_cdfs(grid, s, q)
+    return split_map(grid, grid_step, (lf_x, ls_x), (lf_y, ls_y), (lf_r, ls_r, log_z), offset)
+
+
+def split_map(grid, grid_step, law_p, law_q, law_r, offset) -> Pair:
+    """Masses (rows, n) of the randomised map that sends an output of loss L in the cell
+    [a, b] = [x_j, x_{j+1}] to b with probability w = (e^L - e^a) / (e^b - e^a), else to a
+    (the same kernel under P and Q: a post-processing), outputs below the first point to
+    it and above the last to it.
+
+    With dQ = e^L dP and dR = e^L dQ (R = Q^2 / P): the P-mass sent to b is
+    (Q(cell) - e^a P(cell)) / (e^b - e^a), the connect-the-dots pair's own, and the Q-mass
+    (R(cell) - e^a Q(cell)) / (e^b - e^a), at most e^b times the P-mass (the
+    connect-the-dots pair's Q-mass, which makes that pair dominate this one). Each law is
+    given by its log CDF and log survival at the grid points; R also by its log mass.
+    """
+    (lf_x, ls_x), (lf_y, ls_y), (lf_r, ls_r, log_z) = law_p, law_q, law_r
+    cell = lambda lf, ls: _mass_between(lf[:, :-1], lf[:, 1:], ls[:, :-1], ls[:, 1:])
+    p_cell, q_cell, r_cell = cell(lf_x, ls_x), cell(lf_y, ls_y), cell(lf_r, ls_r)
+    a = grid[:, :-1]
+    scale = 1.0 / jnp.expm1(grid_step)  # e^-a / (e^b - e^a) = 1 / (e^h - 1)
+    p_hi = jnp.clip((jnp.exp(-a) * q_cell - p_cell) * scale, 0.0, p_cell)
+    q_hi = jnp.clip((jnp.exp(log_z[:, :1] - a) * r_cell - q_cell) * scale, 0.0, q_cell)
+    zero = jnp.zeros_like(grid[:, :1])
+
+    def assemble(cells, hi, lf, ls):
+        pmf = jnp.concatenate([cells - hi, zero], -1) + jnp.concatenate([zero, hi], -1)
+        return pmf.at[:, 0].add(jnp.exp(lf[:, 0])).at[:, -1].add(jnp.exp(ls[:, -1]))
+
+    none = jnp.zeros(offset.shape, grid.dtype)
+    return Pair(assemble(p_cell, p_hi, lf_x, ls_x), assemble(q_cell, q_hi, lf_y, ls_y), offset, none, none)
 
 
 def _sg_sub(sigma, p, offset, grid_step, n):
     return _continuous(subsampled_gaussian_substitution_log_cdfs, offset, grid_step, n, sigma, p)
 
 
+def _logaddexp(a, b):
+    """log(e^a + e^b) that is -inf, never NaN, where both are -inf (the mixtures below meet
+    -inf + -inf at p = 1 and beyond atoms, where some XLA fusions of jnp.logaddexp gave NaN)."""
+    m = jnp.maximum(a, b)
+    fin = jnp.where(jnp.isfinite(m), m, 0.0)
+    return jnp.where(m == -jnp.inf, -jnp.inf, fin + jnp.log(jnp.exp(a - fin) + jnp.exp(b - fin)))
+
+
+def _subsampled_laplace_log_cdfs(loss, eps, p):
+    """:func:`dpax._engine.construct.subsampled_laplace_log_cdfs` with :func:`_logaddexp`."""
+    # the base loss once for both laws: XLA may evaluate log / expm1 to different ulps in
+    # different fusions, which could put an atom on a cell boundary into two cells
+    t = jax.lax.optimization_barrier(inverse_subsampled_loss(loss, p))
+    lf_y, ls_y, lf_x, ls_x = laplace_log_cdfs(t, eps)
+    log1mp, logp = _log1mp(p), jnp.log(p)
+    whole = p >= 1.0  # no mixture (and no -inf arithmetic) for the plain Laplace mechanism
+    lf_q = jnp.where(whole, lf_y, _logaddexp(log1mp + lf_x, logp + lf_y))
+    ls_q = jnp.where(whole, ls_y, _logaddexp(log1mp + ls_x, logp + ls_y))
+    return lf_q, ls_q, lf_x, ls_x
+
+
+def _log1mp(p):
+    """log(1 - p), exactly -inf at p = 1 (log1p(-1) is not -inf in every XLA code path)."""
+    return jnp.where(p >= 1.0, -jnp.inf, jnp.log1p(-p))
+
+
 def _laplace(eps, p, offset, grid_step, n):
-    return _continuous(subsampled_laplace_log_cdfs, offset, grid_step, n, eps, p)
+    return _continuous(_subsampled_laplace_log_cdfs, offset, grid_step, n, eps, p)
 
 
 _sg = _cache.kernel(jax.jit(_sg, static_argnames=("n",)), "opt_sg_pair")
@@ -236,13 +337,13 @@ _sg_sub = _cache.kernel(jax.jit(_sg_sub, static_argnames=("n",)), "opt_sg_sub_pa
 _laplace = _cache.kernel(jax.jit(_laplace, static_argnames=("n",)), "opt_laplace_pair")
 
 
-def _with_slack(pair: Pair, grid_step: float, loss_min, loss_max) -> tuple[Pair, Slack]:
-    """``pair`` and its :class:`Slack`: inner cells are half a step wide; the first cell
-    (which absorbs L <= its upper end) keeps the lower ratio bound only if the law's
-    smallest loss ``loss_min`` is within half a step of its label, else its P-mass is
-    irregular; likewise the last cell and ``loss_max`` (its Q-mass)."""
+def _with_slack(pair: Pair, grid_step: float, loss_min, loss_max, width: float = 0.5) -> tuple[Pair, Slack]:
+    """``pair`` and its :class:`Slack`: a label's mass comes from losses within ``width``
+    steps of it; the first point (which absorbs L below it) keeps the lower ratio bound
+    only if the law's smallest loss ``loss_min`` is that close, else its P-mass is
+    irregular; likewise the last point and ``loss_max`` (its Q-mass)."""
     rows, n = pair.pmf_x.shape
-    half = 0.5 * grid_step
+    half = width * grid_step
     offset = np.asarray(pair.offset)
     first, last = offset * grid_step, (offset + n - 1) * grid_step
     low_ok = np.broadcast_to(np.asarray(loss_min, np.float64), (rows,)) >= first - half
@@ -258,11 +359,13 @@ def _run(kernel, a, b, offset, grid_step, n):
 
 def subsampled_gaussian_kernel(sigma, p, offset, grid_step, n) -> tuple[Pair, Slack]:
     """Optimistic companion (rows, n) of the Poisson-subsampled Gaussian, add/remove
-    (P = N(0, s^2), Q = (1 - p) N(0, s^2) + p N(1, s^2); p = 1: the Gaussian), and its
-    :class:`Slack` (the end cells, which absorb the unbounded tails, are irregular)."""
+    (P = N(0, s^2), Q = (1 - p) N(0, s^2) + p N(1, s^2); p = 1: the Gaussian), by the
+    randomised map of :func:`split_map`, and its :class:`Slack` (a label's mass comes from
+    losses within one step of it; the end points, which absorb the unbounded tails, are
+    irregular: L has no upper bound, and no lower bound when p = 1)."""
     with np.errstate(divide="ignore"):
         loss_min = np.log1p(-np.asarray(p, np.float64))  # L >= log(1 - p); -inf for p = 1
-    return _with_slack(_run(_sg, sigma, p, offset, grid_step, n), grid_step, loss_min, np.inf)
+    return _with_slack(_run(_sg, sigma, p, offset, grid_step, n), grid_step, loss_min, np.inf, width=1.0)
 
 
 def subsampled_gaussian_substitution_kernel(sigma, p, offset, grid_step, n) -> tuple[Pair, Slack]:

@@ -1,0 +1,325 @@
+"""Certified brackets (issue 22): the truth lies between the safe pair and its optimistic
+companion (``pl.bounds()``), for every quantity, at every grid.
+
+The truths are closed forms computed here independently of dpax (tests/exact_refs.py):
+the composed Gaussian is mu-GDP (beta = Phi(Phi^-1(1 - alpha) - mu)), one subsampled
+Gaussian step has an exact symmetrised curve, Laplace and randomized response have closed
+forms, discrete mechanisms are exact atom laws analysed here by Neyman-Pearson. Each check
+is oriented: beta_safe <= truth <= beta_opt and eps_opt <= truth <= eps_safe, so a swap of
+the two sides fails (and :func:`test_swapped_sides_are_caught` makes sure the brackets are
+wide enough at a coarse grid for a swap to show).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+import dpax
+from dpax.privacy_loss import Interval
+from exact_refs import (
+    gdp_advantage,
+    gdp_beta,
+    gdp_delta,
+    gdp_epsilon,
+    subsampled_delta,
+    subsampled_epsilon,
+    subsampled_symmetrised_beta,
+)
+
+#: alpha from 1e-8 to 1 (log and linear)
+ALPHAS = np.unique(np.concatenate([np.logspace(-8, 0, 49), np.linspace(0.0, 1.0, 51)]))
+DELTAS = np.array([1e-8, 1e-6, 1e-5, 1e-3, 1e-2, 0.1])
+EPSILONS = np.array([0.0, 0.1, 0.5, 1.0, 2.0, 4.0])
+#: float64 round-off allowed on either side of a bracket (absolute, on probabilities)
+ROUND = 1e-12
+
+
+def _below(lo, truth, tol=ROUND):
+    """lo <= truth elementwise, up to round-off (relative for large values)."""
+    lo, truth = np.asarray(lo, float), np.asarray(truth, float)
+    ok = lo <= truth + tol + 1e-12 * np.abs(truth)
+    assert np.all(ok), f"bound above the truth by {np.max(lo - truth):.3g} at {np.argwhere(~ok)[:3].tolist()}"
+
+
+def _check_beta(b: Interval, truth):
+    _below(b.safe, truth)  # safe: never above the true curve
+    _below(truth, b.optimistic)  # optimistic: never below it
+
+
+def _check_loss(v: Interval, truth, tol=ROUND):
+    """epsilon, delta, advantage: optimistic <= truth <= safe."""
+    _below(v.optimistic, truth, tol)
+    _below(truth, v.safe, tol)
+
+
+# --------------------------------------------------------------------------------------
+# composed Gaussian: exactly mu-GDP
+# --------------------------------------------------------------------------------------
+
+GAUSS = [(1.0, 1), (1.0, 16), (2.0, 10), (0.7, 3)]
+
+
+def _gaussian_case(sigma, steps, step):
+    pl = dpax.gaussian(sigma, grid_step=step).self_compose(steps)
+    mu = np.sqrt(steps) / sigma
+    _check_beta(pl.beta(ALPHAS, bounds=True), gdp_beta(ALPHAS, mu))
+    _check_loss(pl.advantage(bounds=True), gdp_advantage(mu))
+    _check_loss(pl.delta(EPSILONS, bounds=True), gdp_delta(EPSILONS, mu))
+    _check_loss(pl.epsilon(DELTAS, bounds=True), [gdp_epsilon(d, mu) for d in DELTAS], tol=1e-9)
+    return pl
+
+
+@pytest.mark.parametrize("step", [1e-2, 1e-3])
+@pytest.mark.parametrize("sigma,steps", GAUSS)
+def test_composed_gaussian_inside_bracket(sigma, steps, step):
+    _gaussian_case(sigma, steps, step)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("step", [1e-4, 1e-5])
+@pytest.mark.parametrize("sigma,steps", [(1.0, 1), (1.0, 16)])
+def test_composed_gaussian_inside_bracket_fine(sigma, steps, step):
+    _gaussian_case(sigma, steps, step)
+
+
+def test_gaussian_mu_inside_bracket():
+    """mu from the companion's curve (``gdp.mu_and_regret(pl.bounds())``) is a lower bound."""
+    pl = dpax.gaussian(1.0, grid_step=1e-2).self_compose(4)
+    mu_safe = dpax.gdp.mu_and_regret(pl)[0]
+    mu_opt = dpax.gdp.mu_and_regret(pl.bounds())[0]
+    assert mu_opt <= 2.0 <= mu_safe and mu_safe - mu_opt < 1e-3
+
+
+# --------------------------------------------------------------------------------------
+# one subsampled Gaussian step: exact symmetrised curve
+# --------------------------------------------------------------------------------------
+
+SUBSAMPLED = [(1.0, 0.01), (0.8, 0.1), (2.0, 0.5), (0.5, 0.3)]
+
+
+def _subsampled_case(sigma, p, step):
+    pl = dpax.subsampled_gaussian(sigma, p, grid_step=step)
+    _check_beta(pl.beta(ALPHAS, bounds=True), subsampled_symmetrised_beta(ALPHAS, sigma, p))
+    _check_loss(pl.delta(EPSILONS, bounds=True), subsampled_delta(EPSILONS, sigma, p))
+    _check_loss(pl.epsilon(DELTAS, bounds=True), [subsampled_epsilon(d, sigma, p) for d in DELTAS], tol=1e-9)
+
+
+@pytest.mark.parametrize("step", [1e-2, 1e-3])
+@pytest.mark.parametrize("sigma,p", SUBSAMPLED)
+def test_subsampled_gaussian_step_inside_bracket(sigma, p, step):
+    _subsampled_case(sigma, p, step)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("step", [1e-4, 1e-5])
+def test_subsampled_gaussian_step_inside_bracket_fine(step):
+    _subsampled_case(1.0, 0.01, step)
+
+
+# --------------------------------------------------------------------------------------
+# Laplace, randomized response, discrete mechanisms
+# --------------------------------------------------------------------------------------
+
+
+def laplace_beta(alpha, eps):
+    """T(Lap(0, 1), Lap(eps, 1)) (Dong, Roth & Su): symmetric."""
+    a = np.asarray(alpha, float)
+    with np.errstate(divide="ignore"):
+        mid = np.exp(-eps) / (4 * a)
+    return np.where(a < np.exp(-eps) / 2, 1 - np.exp(eps) * a, np.where(a <= 0.5, mid, np.exp(-eps) * (1 - a)))
+
+
+def laplace_delta(e, eps):
+    """delta(e) of the Laplace pair (symmetric): 1 - e^((e - eps) / 2) for 0 <= e <= eps."""
+    e = np.asarray(e, float)
+    return np.where(e >= eps, 0.0, 1 - np.exp((e - eps) / 2))
+
+
+@pytest.mark.parametrize("step", [1e-2, 1e-3])
+@pytest.mark.parametrize("eps", [0.5, 1.2345, 3.0])
+def test_laplace_inside_bracket(eps, step):
+    pl = dpax.laplace(1.0, sensitivity=eps, grid_step=step)
+    _check_beta(pl.beta(ALPHAS, bounds=True), laplace_beta(ALPHAS, eps))
+    _check_loss(pl.advantage(bounds=True), 1 - np.exp(-eps / 2))
+    _check_loss(pl.delta(EPSILONS, bounds=True), laplace_delta(EPSILONS, eps))
+    _check_loss(pl.epsilon(0.0, bounds=True), eps, tol=1e-9)
+
+
+@pytest.mark.parametrize("step", [1e-2, 1e-3])
+@pytest.mark.parametrize("eps", [0.3, 1.2345, 4.0])
+def test_randomized_response_inside_bracket(eps, step):
+    pl = dpax.randomized_response(eps, grid_step=step)
+    truth = np.maximum.reduce([np.zeros_like(ALPHAS), 1 - np.exp(eps) * ALPHAS, np.exp(-eps) * (1 - ALPHAS)])
+    _check_beta(pl.beta(ALPHAS, bounds=True), truth)
+    _check_loss(pl.advantage(bounds=True), (np.exp(eps) - 1) / (np.exp(eps) + 1))
+    _check_loss(pl.epsilon(0.0, bounds=True), eps, tol=1e-9)
+
+
+def _atoms_beta(loss, p, q, alpha):
+    """Neyman-Pearson curve of an atom law (one direction): reject the largest losses first."""
+    order = np.argsort(-loss)
+    a = np.concatenate([[0.0], np.cumsum(p[order])])
+    b = 1 - np.concatenate([[0.0], np.cumsum(q[order])])
+    return np.interp(alpha, a, np.maximum(b, 0.0))
+
+
+@pytest.mark.parametrize("mech", ["discrete_laplace", "discrete_gaussian"])
+def test_discrete_mechanisms_inside_bracket(mech):
+    if mech == "discrete_laplace":
+        pl = dpax.discrete_laplace(1.3, grid_step=1e-2)
+        t = 1.3
+        o = np.arange(-60, 62)
+        logw = -np.abs(o) / t
+    else:
+        pl = dpax.discrete_gaussian(1.7, grid_step=1e-2)
+        o = np.arange(-80, 82)
+        logw = -(o**2) / (2 * 1.7**2)
+    w = np.exp(logw - np.max(logw))
+    p = w / w.sum()
+    q = np.roll(p, 1)  # the law shifted by the sensitivity 1 (p[-1] ~ 0)
+    keep = (p > 0) & (q > 0)
+    p, q = p[keep], q[keep]
+    loss = np.log(q / p)
+    # both pairs are symmetric (o -> 1 - o), so one direction is the symmetrised curve
+    _check_beta(pl.beta(ALPHAS, bounds=True), _atoms_beta(loss, p, q, ALPHAS))
+
+
+# --------------------------------------------------------------------------------------
+# orientation and refinement
+# --------------------------------------------------------------------------------------
+
+
+def test_swapped_sides_are_caught():
+    """At grid 1e-2 both sides are strictly away from the truth, so the oriented checks
+    above would fail if safe and optimistic were swapped."""
+    pl = dpax.gaussian(1.0, grid_step=1e-2).self_compose(4)
+    truth = gdp_beta(0.1, 2.0)
+    b = pl.beta(0.1, bounds=True)
+    assert b.safe < truth - 1e-8 < truth + 1e-8 < b.optimistic
+    e = pl.epsilon(1e-5, bounds=True)
+    assert e.optimistic < gdp_epsilon(1e-5, 2.0) - 1e-6 < gdp_epsilon(1e-5, 2.0) + 1e-6 < e.safe
+    with pytest.raises(AssertionError):
+        _check_beta(Interval(b.optimistic, b.safe), truth)
+    with pytest.raises(AssertionError):
+        _check_loss(Interval(e.optimistic, e.safe), gdp_epsilon(1e-5, 2.0))
+
+
+@pytest.mark.parametrize("make", [
+    lambda h: dpax.gaussian(1.0, grid_step=h).self_compose(8),
+    lambda h: dpax.dpsgd(1.0, 0.01, 100, grid_step=h),
+    lambda h: dpax.laplace(1.0, sensitivity=1.2345, grid_step=h),
+], ids=["gaussian", "dpsgd", "laplace"])
+def test_widths_shrink_as_the_grid_is_refined(make):
+    widths = []
+    for h in (1e-2, 1e-3):
+        pl = make(h)
+        widths.append((pl.beta([1e-4, 0.01, 0.1], bounds=True).width, pl.epsilon(1e-5, bounds=True).width,
+                       pl.advantage(bounds=True).width))
+    (b2, e2, a2), (b3, e3, a3) = widths
+    assert np.all(b3 < b2) and e3 < e2 and a3 < a2
+    assert np.max(b3) < 1e-2 * 0.5 and e3 < 0.1
+
+
+# --------------------------------------------------------------------------------------
+# the API: Interval, batches, companions that follow composition, indexing and regrids
+# --------------------------------------------------------------------------------------
+
+
+def test_interval_fields_and_batches():
+    pl = dpax.gaussian([1.0, 2.0], grid_step=1e-2)
+    b = pl.beta([0.01, 0.1, 0.5], bounds=True)
+    assert isinstance(b, Interval) and b.safe.shape == (2, 3) and b.optimistic.shape == (2, 3)
+    np.testing.assert_array_equal(b.safe, pl.beta([0.01, 0.1, 0.5]))
+    np.testing.assert_array_equal(b.lower, np.minimum(b.safe, b.optimistic))
+    np.testing.assert_allclose(b.width, b.upper - b.lower)
+    assert np.all(b.contains(gdp_beta(np.array([0.01, 0.1, 0.5]), np.array([[1.0], [0.5]]))))
+    one = dpax.gaussian(2.0, grid_step=1e-2).beta(0.1, bounds=True)
+    assert isinstance(one.safe, float) and isinstance(one.width, float)
+    np.testing.assert_allclose(b.optimistic[1, 1], one.optimistic, atol=1e-12)
+    a = pl.advantage(bounds=True)
+    assert a.safe.shape == (2,) and np.all(a.optimistic <= a.safe)
+    with pytest.raises(TypeError, match="bounds"):
+        pl.beta(0.1, bounds="yes")
+
+
+def test_companion_follows_indexing_broadcast_and_composition():
+    pl = dpax.subsampled_gaussian([0.8, 1.0, 1.5], 0.1, grid_step=1e-2)
+    np.testing.assert_allclose(pl[1].bounds().beta(ALPHAS), pl.bounds()[1].beta(ALPHAS), atol=1e-12)
+    np.testing.assert_allclose(pl[1].bounds().beta(ALPHAS),
+                               dpax.subsampled_gaussian(1.0, 0.1, grid_step=1e-2).bounds().beta(ALPHAS), atol=1e-12)
+    assert pl[0].broadcast_to((2, 2)).bounds().batch_shape == (2, 2)
+    steps = pl.self_compose([1, 5, 20])
+    direct = pl.bounds().self_compose([1, 5, 20])
+    np.testing.assert_array_equal(steps.bounds().beta(ALPHAS), direct.beta(ALPHAS))
+    assert steps.bounds().optimistic and not steps.optimistic
+    g = dpax.gaussian(2.0, grid_step=1e-2)
+    both = dpax.compose((pl[2], 3), (g, 2))
+    np.testing.assert_array_equal(both.bounds().beta(ALPHAS),
+                                  dpax.compose((pl[2].bounds(), 3), (g.bounds(), 2)).beta(ALPHAS))
+    # the composed Gaussian pair stays inside its bracket through dpax.compose as well
+    mu = np.sqrt(3 / 1.5**2 + 2 / 2.0**2)
+    gg = dpax.compose((dpax.gaussian(1.5, grid_step=1e-2), 3), (g, 2))
+    _check_beta(gg.beta(ALPHAS, bounds=True), gdp_beta(ALPHAS, mu))
+    # factors on different grids: the companions are regridded by nearest point
+    mixed = dpax.compose(dpax.gaussian(1.0, grid_step=1e-2), dpax.gaussian(1.0, grid_step=5e-3))
+    _check_beta(mixed.beta(ALPHAS, bounds=True), gdp_beta(ALPHAS, np.sqrt(2.0)))
+
+
+def test_bounds_of_a_companion_is_itself_and_survives_a_pytree_round_trip():
+    import jax
+
+    c = dpax.gaussian(1.0, grid_step=1e-2).bounds()
+    assert c.bounds() is c and c.optimistic and "optimistic" in c.description
+    leaves, tree = jax.tree_util.tree_flatten(c)
+    back = jax.tree_util.tree_unflatten(tree, leaves)
+    assert back.optimistic
+    np.testing.assert_array_equal(back.self_compose(4).beta(ALPHAS), c.self_compose(4).beta(ALPHAS))
+
+
+def test_no_companion_says_why():
+    profile = lambda e: norm.cdf(0.5 - e) - np.exp(e) * norm.cdf(-0.5 - e)
+    cases = {
+        "privacy profile": dpax.from_privacy_profile(profile, grid_step=1e-2),
+        "worst case": dpax.approximate_dp(1.0, 1e-5, grid_step=1e-2),
+        "from_atoms": dpax.mechanisms.from_atoms([-1.0, 1.0], [0.7, 0.3], [0.3, 0.7], 1e-2),
+        "not built by a dpax mechanism": dpax.PrivacyLoss([0.5, 0.5], [0.5, 0.5], 0, 0.0, 0.0, 1.0),
+    }
+    for why, pl in cases.items():
+        with pytest.raises(ValueError, match="no optimistic companion exists") as err:
+            pl.bounds()
+        assert why in str(err.value)
+        with pytest.raises(ValueError, match="no optimistic companion"):
+            pl.beta(0.1, bounds=True)
+    mixed = dpax.compose(dpax.gaussian(1.0, grid_step=1e-2), cases["worst case"])
+    with pytest.raises(ValueError, match="compose argument 1 has none"):
+        mixed.bounds()
+    g = dpax.gaussian(1.0, grid_step=1e-2)
+    with pytest.raises(ValueError, match="cannot mix optimistic"):
+        dpax.compose(g, g.bounds())
+
+
+def test_dp_accounting_import_has_no_companion():
+    pytest.importorskip("dp_accounting")
+    pld = dpax.gaussian(1.0, grid_step=1e-2).to_dp_accounting()
+    with pytest.raises(ValueError, match="no optimistic companion exists .*dp-accounting"):
+        dpax.from_dp_accounting(pld).bounds()
+
+
+# --------------------------------------------------------------------------------------
+# the issue's DP-SGD: p 1e-3, T 1e4, sigma 1, grid 1e-4
+# --------------------------------------------------------------------------------------
+
+#: prv-accountant's bracket on epsilon(1e-5) for this DP-SGD (issue 22)
+PRV = (0.4658, 0.4858)
+
+
+@pytest.mark.slow
+def test_dpsgd_bracket_at_grid_1e4():
+    pl = dpax.dpsgd(1.0, 1e-3, 10_000, grid_step=1e-4)
+    b = pl.beta([1e-5, 1e-3, 0.01, 0.1, 0.5], bounds=True)
+    assert np.all(b.width <= 1e-4) and np.all(b.safe <= b.optimistic)
+    e = pl.epsilon(1e-5, bounds=True)
+    assert e.lower <= PRV[1] and e.upper >= PRV[0]  # overlaps
+    assert e.width < PRV[1] - PRV[0]  # and is narrower
