@@ -123,12 +123,17 @@ def per_block(a, size, fill, reduce):
 
 
 def first_indices(mask, size):
-    """Indices of the True entries of each row of ``mask`` (rows, m) in increasing order,
-    then those of the False ones, padded with 0 to ``size`` columns: a stable sort of the
-    row by ~mask (one compiled sort; a running count of the mask compiles to several
-    slow-to-build kernels)."""
-    order = jnp.argsort(~mask, axis=-1, stable=True).astype(jnp.int32)
-    return jnp.pad(order, ((0, 0), (0, max(0, size - mask.shape[-1]))))[:, :size]
+    """Indices of the first ``size`` True entries of each row of ``mask`` (rows, m), in
+    increasing order, padded with 0: ``jnp.nonzero(size=)`` per row, with its running count
+    taken by :func:`dpax._engine.analyse.prefix_sum` over 0.0 / 1.0 (exact: whole numbers
+    far below 2^53; its float path is a few matrix products, quicker to compile than the
+    integer one, and unlike a sort, XLA:CPU can serialise it for the kernel cache)."""
+    rows, m = mask.shape
+    rank = _analyse.prefix_sum(mask.astype(jnp.float64)).astype(jnp.int32) - 1  # place of each True among its row's
+    target = jnp.where(mask & (rank < size), rank, size)  # the rest to a spare column
+    out = jnp.zeros((rows, size + 1), jnp.int32).at[jnp.arange(rows)[:, None], target].set(
+        jnp.broadcast_to(jnp.arange(m, dtype=jnp.int32), mask.shape))
+    return out[:, :size]
 
 
 def bounded_max(value, arrays, upper, lower, size, chunk=None):
