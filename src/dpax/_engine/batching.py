@@ -9,9 +9,11 @@ compilation. Rows are independent, so the grouping changes the cost, never the a
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 
 from . import sharding as _sharding
+from .pair import Pair
 
 #: fewest rows worth a kernel call of their own (see :func:`merge_groups`)
 GROUP_MIN_ROWS = 32
@@ -60,3 +62,54 @@ def merge_groups(keys: np.ndarray, min_rows: int | None = None) -> list[list[int
     if current:
         groups.append(current)
     return groups
+
+
+def chunk_size(limit: int) -> int:
+    """Largest row count <= ``limit`` (and >= 1) that :func:`group_size` leaves as it is
+    (a multiple of the device count where ``limit`` allows): a chunk of a batch split for
+    the memory budget is then a shape that other calls compile too.
+
+    >>> [chunk_size(n) for n in (1, 3, 9, 33, 100)]
+    [1, 3, 8, 32, 96]
+    """
+    limit = max(1, int(limit))
+    if limit > 4:
+        k = 2 ** (int(np.floor(np.log2(limit))) - 2)
+        limit = k * (limit // k)
+    devices = _sharding.device_count()
+    return limit - limit % devices if limit >= devices else limit
+
+
+def row_chunks(rows: int, chunk: int):
+    """Row index arrays of at most ``chunk`` rows, each padded to ``chunk`` by repeating its
+    last row (one kernel shape for every chunk); yields (index, number of real rows).
+
+    >>> [(i.tolist(), r) for i, r in row_chunks(5, 2)]
+    [([0, 1], 2), ([2, 3], 2), ([4, 4], 1)]
+    """
+    for start in range(0, rows, chunk):
+        real = np.arange(start, min(rows, start + chunk))
+        yield np.concatenate([real, np.full(chunk - real.size, real[-1])]), real.size
+
+
+class RowAssembly:
+    """A batch's :class:`Pair` (rows, length) assembled on the host from kernel calls over
+    subsets of its rows (row groups, chunks); a row shorter than ``length`` is zero beyond
+    its own support (the same law)."""
+
+    def __init__(self, rows: int, length: int):
+        self.arrays = [np.zeros((rows, length)), np.zeros((rows, length)), np.zeros(rows, np.int64),
+                       np.zeros(rows), np.zeros(rows)]
+        self.nbytes = 16 * rows * length  #: what the assembled pmfs take
+
+    def put(self, rows: np.ndarray, part: Pair, real: int) -> None:
+        """Store the first ``real`` rows of ``part`` at the batch rows ``rows``."""
+        for out, a in zip(self.arrays, part):
+            a = np.asarray(a)[:real]
+            if a.ndim == 2:
+                out[rows, :a.shape[1]] = a
+            else:
+                out[rows] = a
+
+    def pair(self) -> Pair:
+        return Pair(*(jnp.asarray(a) for a in self.arrays))

@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import batching as _batching
 from . import cache as _cache
 from . import grid as _grid
 from .construct import close_mass
@@ -35,48 +36,59 @@ from .pair import Pair
 
 #: Mass each tail of the composition may leave outside the output window (see above).
 TAIL_MASS = 1e-18
-#: Chernoff parameters t: a geometric grid shared by the batch, from 0.25 / (the widest
-#: row's standard deviation) to 400 / (the narrowest's); t = 9 / sd suits a Gaussian tail at
-#: 1e-18, smaller t heavier tails, larger t bounded few-step sums.
+#: Chernoff parameters t of each row: a geometric grid from 0.25 to 400 over the row's own
+#: standard deviation; t = 9 / sd suits a Gaussian tail at 1e-18, smaller t heavier tails,
+#: larger t bounded few-step sums. Each row's grid is its own, so that its window (and
+#: everything after) does not depend on the other rows of its batch.
 _CHERNOFF_SPAN = (0.25, 400.0)
 _CHERNOFF_POINTS = 48
 
 
 def _chernoff_grid(scale):
-    """The batch's Chernoff parameters (CHERNOFF_POINTS,) for row scales (rows,)."""
-    t_min = _CHERNOFF_SPAN[0] / jnp.max(scale)
-    t_max = _CHERNOFF_SPAN[1] / jnp.min(scale)
-    return t_min * (t_max / t_min) ** (jnp.arange(_CHERNOFF_POINTS) / (_CHERNOFF_POINTS - 1))
+    """Each row's Chernoff parameters (rows, CHERNOFF_POINTS) for row scales (rows,)."""
+    ratio = _CHERNOFF_SPAN[1] / _CHERNOFF_SPAN[0]
+    steps = ratio ** (jnp.arange(_CHERNOFF_POINTS) / (_CHERNOFF_POINTS - 1))
+    return (_CHERNOFF_SPAN[0] / scale)[:, None] * steps[None, :]
+
+
+def _discounted_sums(pmf, t, grid_step):
+    """sum_j pmf[r, j] exp(-t[r, k] j step) (rows, m), every term in (0, 1] times a mass.
+
+    exp(-t j step) = exp(-t (j - i) step) exp(-t i step) with i = j mod B (B ~ sqrt(n)):
+    each row's masses in blocks of B times its own small table of exp(-t i step) (a
+    batched product), then the block sums times exp(-t (j - i) step). No (n, m) table is
+    built, and each row is summed against its own t only. Within a few ulps of the plain
+    sum (the factor 1 + 1e-14 of the caller covers that); products that underflow lose at
+    most 2.3e-308 each.
+    """
+    rows, n = pmf.shape
+    block = max(1, math.isqrt(n))
+    blocks = -(-n // block)
+    within = jnp.exp(-t[:, None, :] * (jnp.arange(block) * grid_step)[None, :, None])  # (rows, B, m)
+    starts = jnp.exp(-t[:, None, :] * (jnp.arange(blocks) * block * grid_step)[None, :, None])  # (rows, nb, m)
+    a = jnp.pad(pmf, ((0, 0), (0, blocks * block - n))).reshape(rows, blocks, block)
+    inner = jnp.einsum("rbi,rim->rbm", a, within, precision=jax.lax.Precision.HIGHEST)
+    return jnp.sum(inner * starts, 1)
 
 
 def _log_mgfs(pmf, offset, t, grid_step):
-    """log E[exp(t L)] and log E[exp(-t L)] of each row (rows, m) for a shared grid t > 0 (m,).
+    """log E[exp(t L)] and log E[exp(-t L)] of each row (rows, n) at its own t > 0 (rows, m).
 
-    Each row is rolled so that its highest (lowest) loss with mass sits at the end (start)
-    of the array; then one matrix product with the shared table exp(-t (top - x))
-    (exp(-t (x - bottom))), entries in (0, 1], gives every row's sum without overflow.
-    Entries that underflow (or flush to zero) lose at most 2.3e-308 each, which the
-    n x 2.3e-308 added to every sum covers: the result stays an upper bound.
+    Each row is rolled so that its highest (lowest) loss with mass sits first, and summed
+    with weights exp(-t (top - x)) (exp(-t (x - bottom))), entries in (0, 1], so that no
+    sum overflows (:func:`_discounted_sums`). The n x 2.3e-308 added to every sum covers
+    the products that underflow: the result stays an upper bound.
     """
     n = pmf.shape[-1]
     has_mass = pmf > 0
     top = n - 1 - jnp.argmax(jnp.flip(has_mass, -1), -1)
     bottom = jnp.argmax(has_mass, -1)
     roll = jax.vmap(jnp.roll)
-    # exp(-t j step) for j = 0..n-1 as exp(-t (j - j mod B) step) exp(-t (j mod B) step): two
-    # small tables of exponentials and one product (within 2 ulps, which the factor
-    # 1 + 1e-14 below covers) instead of n exponentials per t
-    block = max(1, math.isqrt(n))
-    coarse = jnp.exp(-t[None, :] * (jnp.arange(-(-n // block)) * block * grid_step)[:, None])
-    fine = jnp.exp(-t[None, :] * (jnp.arange(block) * grid_step)[:, None])
-    down_table = (coarse[:, None, :] * fine[None, :, :]).reshape(-1, t.shape[0])[:n]
-    up_table = jnp.flip(down_table, 0)  # exp(-t (n - 1 - j) step)
     floor = n * 2.3e-308
-    mm = functools.partial(jnp.matmul, precision=jax.lax.Precision.HIGHEST)
-    up = jnp.log(mm(roll(pmf, n - 1 - top), up_table) * (1.0 + 1e-14) + floor)
-    down = jnp.log(mm(roll(pmf, -bottom), down_table) * (1.0 + 1e-14) + floor)
-    return (t[None, :] * ((offset + top) * grid_step)[:, None] + up,
-            -t[None, :] * ((offset + bottom) * grid_step)[:, None] + down)
+    up = jnp.log(_discounted_sums(jnp.flip(roll(pmf, n - 1 - top), -1), t, grid_step) * (1.0 + 1e-14) + floor)
+    down = jnp.log(_discounted_sums(roll(pmf, -bottom), t, grid_step) * (1.0 + 1e-14) + floor)
+    return (t * ((offset + top) * grid_step)[:, None] + up,
+            -t * ((offset + bottom) * grid_step)[:, None] + down)
 
 
 def _moments(pmf, loss):
@@ -117,12 +129,13 @@ def window_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window
 
     def mgf(acc, factor):
         px, py, off, count = factor
-        up, down = _log_mgfs(jnp.concatenate([px, py], 0), jnp.concatenate([off, off]), t, grid_step)
+        up, down = _log_mgfs(jnp.concatenate([px, py], 0), jnp.concatenate([off, off]), jnp.concatenate([t, t]),
+                             grid_step)
         c = count[:, None]
         terms = (c * up[:rows], c * down[:rows], c * up[rows:], c * down[rows:])
         return tuple(x + y for x, y in zip(acc, terms)), None
 
-    acc = (jnp.zeros((rows, t.shape[0])),) * 4
+    acc = (jnp.zeros(t.shape),) * 4
     lo_hard = hi_hard = 0
     for g, c in groups:
         acc, _ = jax.lax.scan(mgf, acc, (g.pmf_x, g.pmf_y, g.offset, c))
@@ -292,6 +305,59 @@ def _groups(factors, counts) -> list[tuple[Pair, Any]]:
             for group in by_length.values()]
 
 
+#: Bytes per row and factor grid point that the kernels' stacked (and, when chunked,
+#: gathered) copies of the factors take, besides their per-point working memory.
+_FACTOR_BYTES = 32
+
+
+class _Plan(NamedTuple):
+    """Host-side plan of one composition: each row's window, FFT length and placement."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    length: np.ndarray  #: each row's own FFT length
+    aligned: np.ndarray  #: each row's own placement (see :func:`fft_compose_kernel`)
+
+
+def _take(factors, counts, index):
+    """The rows ``index`` of every factor and count."""
+    index = jnp.asarray(index)
+    return tuple(f.take(index) for f in factors), tuple(np.asarray(c)[np.asarray(index)] for c in counts)
+
+
+def _window(factors, counts, step) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's Chernoff window (host arrays), the rows in chunks that fit the budget."""
+    rows = factors[0].pmf_x.shape[0]
+    sizes = [f.support_length for f in factors]
+    per_row = _grid.BYTES_PER_POINT * max(sizes) + _FACTOR_BYTES * sum(sizes)
+    chunk = _grid.rows_per_chunk(rows, per_row, 0, "composition (Chernoff window)",
+                                 f"{rows} row(s) of factors with {sum(sizes)} grid points in all")
+    if chunk >= rows:
+        w = window_kernel(factors, counts, step)
+        return np.asarray(w.lo), np.asarray(w.hi)
+    lo, hi = np.empty(rows, np.int64), np.empty(rows, np.int64)
+    chunk = _batching.chunk_size(chunk)
+    for index, real in _batching.row_chunks(rows, chunk):
+        w = window_kernel(*_take(factors, counts, index), step)
+        lo[index[:real]], hi[index[:real]] = np.asarray(w.lo)[:real], np.asarray(w.hi)[:real]
+    return lo, hi
+
+
+def _plan(factors, counts, step) -> _Plan:
+    """Windows, FFT lengths and placements, each row's own: a row's answer does not depend
+    on the other rows of its batch (beyond round-off)."""
+    lo, hi = _window(factors, counts, step)
+    width = hi - lo + 1
+    ladder = {int(w): _grid.padded_length(int(w)) for w in np.unique(width)}
+    shared = {m: _grid.shared_size(m, "compose") for m in sorted(set(ladder.values()))}
+    length = np.array([shared[ladder[int(w)]] for w in width], np.int64)
+    # one factor whose count fits in the FFT's spare length: placed so that no roll is needed
+    aligned = np.zeros(len(width), bool)
+    if len(factors) == 1:
+        aligned = (counts[0] >= 1) & (counts[0] <= length - width + 1)
+    return _Plan(lo, hi, length, aligned)
+
+
 def compose_arrays(factors, counts, grid_step, exact_ratio=False) -> Pair:
     """Compose pairs of rows (each a :class:`Pair`, (rows, n_k)) with integer counts (rows,)
     on one grid step.
@@ -299,18 +365,44 @@ def compose_arrays(factors, counts, grid_step, exact_ratio=False) -> Pair:
     ``exact_ratio``: every factor has Pr[X = x] = e^-x Pr[Y = x] on its finite points
     (see :func:`use_exact_ratio`).
 
-    Host side: one kernel finds the Chernoff window, the FFT length is rounded up to a
-    padded size (so compiled kernels are reused), then one kernel convolves. Both kernels
-    loop over the factors, grouped by support length (:func:`_groups`).
+    Host side: one kernel finds each row's Chernoff window; each row gets its own padded FFT
+    length (so compiled kernels are reused) and placement, and the rows sharing both are
+    convolved by one kernel call, so that a row's answer is the one it has alone. Rows are
+    taken in chunks that fit the memory budget (:mod:`dpax._engine.grid`), which is checked
+    before every kernel; only an output larger than the budget is refused. The result
+    holds every row on the longest length, zero beyond a row's own.
     """
     factors = tuple(Pair(*f) for f in factors)
-    counts = tuple(np.asarray(c, np.int64) for c in counts)
+    counts = tuple(np.broadcast_to(np.asarray(c, np.int64), factors[0].offset.shape) for c in counts)
     step = np.float64(grid_step)
-    window = window_kernel(factors, counts, step)
-    width = int(np.max(np.asarray(window.hi) - np.asarray(window.lo))) + 1
-    length = _grid.padded_length(width, "compose")
-    _grid.check_memory(int(window.lo.shape[0]) * 2, length, "composition")
-    # one factor whose count fits in the FFT's spare length: placed so that no roll is needed
-    aligned = len(factors) == 1 and 1 <= int(np.min(counts[0])) and int(np.max(counts[0])) <= length - width + 1
-    return fft_compose_kernel(factors, counts, window, step, length=length, exact_ratio=bool(exact_ratio),
-                              bits=power_bits(counts), aligned=aligned)
+    plan = _plan(factors, counts, step)
+    rows = plan.lo.shape[0]
+    keys = sorted(set(zip(plan.length.tolist(), plan.aligned.tolist())), reverse=True)
+    out_len = int(plan.length.max())
+    sizes = [f.support_length for f in factors]
+    detail = f"{rows} row(s) composed onto {out_len} grid points"
+    if len(keys) == 1:  # every row the same: one call, or chunks of the batch
+        per_row = 2 * _grid.BYTES_PER_POINT * out_len + _FACTOR_BYTES * sum(sizes)
+        if _grid.rows_per_chunk(rows, per_row, 0, "composition", detail) >= rows:
+            return _convolve(factors, counts, plan, np.arange(rows), step, exact_ratio, keys[0], whole=True)
+    out = _batching.RowAssembly(rows, out_len)
+    _grid.check_bytes(out.nbytes, "composition", detail)
+    for key in keys:
+        members = np.flatnonzero((plan.length == key[0]) & (plan.aligned == key[1]))
+        per_row = 2 * _grid.BYTES_PER_POINT * key[0] + _FACTOR_BYTES * sum(sizes)
+        chunk = _grid.rows_per_chunk(members.size, per_row, out.nbytes, "composition", detail)
+        chunk = _batching.chunk_size(min(chunk, _batching.group_size(members.size)))
+        for index, real in _batching.row_chunks(members.size, chunk):
+            part = _convolve(factors, counts, plan, members[index], step, exact_ratio, key)
+            out.put(members[index[:real]], part, real)
+    return out.pair()
+
+
+def _convolve(factors, counts, plan: _Plan, index, step, exact_ratio, key, whole=False) -> Pair:
+    """:func:`fft_compose_kernel` on the rows ``index`` (all of them, in order, if ``whole``)."""
+    length, aligned = key
+    if not whole:
+        factors, counts = _take(factors, counts, index)
+    window = Window(jnp.asarray(plan.lo[index]), jnp.asarray(plan.hi[index]))
+    return fft_compose_kernel(factors, counts, window, step, length=int(length), exact_ratio=bool(exact_ratio),
+                              bits=power_bits(counts), aligned=bool(aligned))

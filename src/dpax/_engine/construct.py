@@ -30,8 +30,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import batching as _batching
 from . import cache as _cache
-from .grid import MAX_LOSS, check_memory, loss_grid, padded_length
+from . import grid as _grid
+from .grid import MAX_LOSS, loss_grid, padded_length
 from .pair import Pair
 from .special import log_ndtr_pair
 
@@ -217,6 +219,48 @@ def connect_the_dots(grid, delta, reverse_delta):
     pmf_x = jnp.concatenate([jnp.flip(p_neg), zero, p_pos])
     pmf_y = jnp.concatenate([jnp.flip(q_neg), zero, q_pos])
     return tuple(a[0] for a in close_mass(pmf_x[None], pmf_y[None], inf_y[None], neginf_x[None]))
+
+
+def row_lengths(needed) -> np.ndarray:
+    """Each row's own padded support length for ``needed`` grid points (rows,): the length
+    it gets alone (inside :func:`dpax._engine.grid.shared_lengths`, a longer one used before
+    at the site ``"construct"``, the longest lengths asked for first)."""
+    needed = np.asarray(needed, np.int64).reshape(-1)
+    ladder = {int(m): padded_length(int(m)) for m in np.unique(needed)}
+    shared = {m: _grid.shared_size(m, "construct") for m in sorted(set(ladder.values()), reverse=True)}
+    return np.array([shared[ladder[int(m)]] for m in needed], np.int64)
+
+
+def by_row_length(kernel, row_args: tuple, grid_step: float, needed, what: str, min_points: int = 0) -> Pair:
+    """``kernel(*row_args, grid_step, n)`` (a construction kernel: row arrays (rows,) or
+    (rows, m), then the step and the static length) with each row on its own length
+    (:func:`row_lengths` of ``needed``), so that a row's pair is the one it has alone.
+
+    Rows sharing a length are one call; rows are taken in chunks whose working memory
+    (BYTES_PER_POINT per point, at least ``min_points`` points per row) fits the budget
+    beside the assembled output; only an output over the budget is refused, before any
+    kernel runs. The result holds every row on the longest length, zero beyond its own.
+    ``what`` names the mechanism in errors.
+    """
+    length = row_lengths(needed)
+    rows, out_len = length.size, int(length.max())
+    step = np.float64(grid_step)
+    detail = f"{rows} row(s) of {out_len} grid points"
+    cost = lambda n: _grid.BYTES_PER_POINT * max(int(n), min_points)
+    keys = sorted(set(length.tolist()), reverse=True)
+    if len(keys) == 1 and _grid.rows_per_chunk(rows, cost(out_len), 0, what, detail) >= rows:
+        return kernel(*row_args, step, out_len)
+    out = _batching.RowAssembly(rows, out_len)
+    _grid.check_bytes(out.nbytes, what, detail)
+    host = [np.asarray(a) for a in row_args]
+    for n in keys:
+        members = np.flatnonzero(length == n)
+        chunk = _grid.rows_per_chunk(members.size, cost(n), out.nbytes, what, detail)
+        chunk = _batching.chunk_size(min(chunk, _batching.group_size(members.size)))
+        for index, real in _batching.row_chunks(members.size, chunk):
+            part = kernel(*(a[members[index]] for a in host), step, n)
+            out.put(members[index[:real]], part, real)
+    return out.pair()
 
 
 # -- mechanisms with a known loss law: Laplace, atoms -------------------------------------
@@ -476,9 +520,8 @@ def pair_from_atoms(loss, log_p, log_q, grid_step: float, *, tail: float, exact_
         raise ValueError(f"{what}: privacy loss beyond {MAX_LOSS:g} nats, outside float64 range")
     step = float(grid_step)
     offset = np.floor(lo / step + 1e-9).astype(np.int64)
-    n = padded_length(int(np.max(np.ceil(hi / step - 1e-9).astype(np.int64) - offset)) + 1)
-    check_memory(offset.size, max(n, loss.shape[-1]), what)
+    needed = np.ceil(hi / step - 1e-9).astype(np.int64) - offset + 1
     kernel = atoms_kernel if exact_ratio else regrid_kernel
-    return kernel(jnp.asarray(loss), jnp.asarray(lp), jnp.asarray(lq), offset, np.float64(step), n)
+    return by_row_length(kernel, (loss, lp, lq, offset), step, needed, what, min_points=loss.shape[-1])
 
 

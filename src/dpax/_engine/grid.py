@@ -131,12 +131,33 @@ class MemoryBudgetError(ValueError):
     """A kernel would exceed the working-memory budget (batched callers split the batch)."""
 
 
-def check_memory(rows: int, length: int, what: str) -> None:
-    """Raise a ValueError saying how much memory a kernel would need, if over budget."""
-    need = rows * length * BYTES_PER_POINT
+def _gib(nbytes: float) -> str:
+    return f"{nbytes / 2**30:.3g} GiB"
+
+
+def check_bytes(need: float, what: str, detail: str, hint: str = "a coarser grid_step or a smaller batch") -> None:
+    """Raise :class:`MemoryBudgetError` (a ValueError) before a kernel runs, if its estimated
+    peak ``need`` (bytes) exceeds the budget ``MEMORY_LIMIT_BYTES``; ``detail`` says what
+    needs it, ``hint`` which argument to change."""
     if need > MEMORY_LIMIT_BYTES:
         raise MemoryBudgetError(
-            f"{what}: {rows} row(s) of {length} grid points need about {need / 2**30:.1f} GiB "
-            f"of working memory, over the {MEMORY_LIMIT_BYTES / 2**30:.1f} GiB budget; use a "
-            f"coarser grid_step, a smaller batch, or raise DPAX_MEMORY_LIMIT_GB"
+            f"{what}: {detail} need about {_gib(need)} of working memory, over the "
+            f"{_gib(MEMORY_LIMIT_BYTES)} budget; use {hint}, or raise DPAX_MEMORY_LIMIT_GB"
         )
+
+
+def check_memory(rows: int, length: int, what: str) -> None:
+    """Raise a ValueError saying how much memory a kernel would need, if over budget."""
+    check_bytes(rows * length * BYTES_PER_POINT, what, f"{rows} row(s) of {length} grid points")
+
+
+def rows_per_chunk(rows: int, per_row: float, fixed: float, what: str, detail: str) -> int:
+    """How many of ``rows`` independent rows one kernel call may take so that ``fixed`` bytes
+    (the outputs, kept whole) plus ``per_row`` bytes of intermediates per row stay within
+    the budget; raises :class:`MemoryBudgetError` when not even one row fits.
+
+    >>> rows_per_chunk(10, 100, 0, "k", "x") == 10
+    True
+    """
+    check_bytes(fixed + per_row, what, detail)
+    return int(max(1, min(rows, (MEMORY_LIMIT_BYTES - fixed) // max(per_row, 1))))
