@@ -107,9 +107,10 @@ def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gri
     offset = np.floor(low / step).astype(np.int64)
     n_needed = int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1
     n = _grid.padded_length(n_needed, "construct")
-    _grid.check_memory(offset.size, n, "subsampled_gaussian")
+    needed = np.ceil(high / step).astype(np.int64) - offset + 1  # each row on its own length
     s, q, offset = _sharding.place_rows(s, q, offset)  # batch rows split across jax.devices()
-    pair = _construct.subsampled_gaussian_kernel(s, q, offset, np.float64(step), n)
+    pair = _construct.by_row_length(_construct.subsampled_gaussian_kernel, (s, q, offset), step, needed,
+                                    "subsampled_gaussian")
     desc = _describe("subsampled_gaussian", noise_multiplier=noise_multiplier, sample_rate=sample_rate)
     pl = PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
     return pl._with_companion(lambda: PrivacyLoss._optimistic_from(
@@ -309,8 +310,8 @@ def _laplace_loss(eps: np.ndarray, p: np.ndarray, step: float, shape: tuple[int,
                          f"got {worst:g}; use a larger scale")
     offset = np.floor(low / step).astype(np.int64)
     n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1, "construct")
-    _grid.check_memory(offset.size, n, desc.split("(")[0])
-    pair = _construct.laplace_kernel(eps, p, offset, np.float64(step), n)
+    needed = np.ceil(high / step).astype(np.int64) - offset + 1  # each row on its own length
+    pair = _construct.by_row_length(_construct.laplace_kernel, (eps, p, offset), step, needed, desc.split("(")[0])
     pl = PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
     return pl._with_companion(lambda: PrivacyLoss._optimistic_from(
         _optimistic.laplace_kernel(eps, p, offset, step, n), step, shape))
@@ -658,8 +659,9 @@ def _subsampled_gaussian_substitution(sigma: np.ndarray, p: np.ndarray, step: fl
     _check_noise(s, ~(high <= _MAX_LOSS))
     offset = np.floor(-high / step).astype(np.int64)
     n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1, "construct")
-    _grid.check_memory(offset.size, n, "subsampled_gaussian")
-    pair = _construct.subsampled_gaussian_substitution_kernel(s, q, offset, np.float64(step), n)
+    needed = np.ceil(high / step).astype(np.int64) - offset + 1  # each row on its own length
+    pair = _construct.by_row_length(_construct.subsampled_gaussian_substitution_kernel, (s, q, offset), step, needed,
+                                    "subsampled_gaussian")
     desc = _describe("subsampled_gaussian", "substitution", noise_multiplier=noise_multiplier, sample_rate=sample_rate)
     pl = PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
     return pl._with_companion(lambda: PrivacyLoss._optimistic_from(
