@@ -247,6 +247,29 @@ def test_batch_is_one_call_and_matches_rows():
     assert np.all(np.diff(mu, axis=0) < 0)  # more noise, less privacy loss
 
 
+def test_rows_run_in_chunks_within_the_memory_budget(monkeypatch):
+    """Rows are independent (issue 21): under a budget that holds two rows, a 4-row batch runs
+    as two kernel calls of two rows each, with answers bit-identical to the whole batch's;
+    a budget below one row is a MemoryBudgetError naming mu_and_regret."""
+    from dpax._engine import grid as _grid
+    from dpax.gdp import mu_regret as _mu_regret
+
+    pl = _batch()
+    whole = _mu_regret.mu_regret_rows(pl, gdp.DEFAULT_TAIL)
+    length = _grid.power_of_two(pl.support_length)
+    calls = []
+    kernel = _mu_regret._mu_regret_kernel
+    monkeypatch.setattr(_mu_regret, "_mu_regret_kernel", lambda pair, t: calls.append(pair.pmf_x.shape) or kernel(pair, t))
+    monkeypatch.setattr(_grid, "MEMORY_LIMIT_BYTES", 2 * length * _grid.BYTES_PER_POINT)
+    chunked = _mu_regret.mu_regret_rows(pl, gdp.DEFAULT_TAIL)
+    assert calls == [(2, length), (2, length)]
+    for a, b in zip(chunked, whole):
+        np.testing.assert_array_equal(a, b)
+    monkeypatch.setattr(_grid, "MEMORY_LIMIT_BYTES", length * _grid.BYTES_PER_POINT - 1)
+    with pytest.raises(_grid.MemoryBudgetError, match="mu_and_regret"):
+        gdp.mu_and_regret(pl)
+
+
 def test_tail_zero_and_infinite_atoms():
     # dpax keeps truncated mass at +inf: with tail=0 no finite mu holds
     pl = _dpsgd(1.0, 0.1, 100)

@@ -30,6 +30,7 @@ from .._engine import batching as _batching
 from .._engine import cache as _cache
 from .._engine import grid as _grid
 from .._engine import pair as _pair
+from .._engine import sharding as _sharding
 from .._engine import validation as _v
 from .._engine.pair import Pair
 from .._engine.x64 import as_result, float64
@@ -153,15 +154,30 @@ def check_loss(pl, name="pl"):
 
 @float64
 def mu_regret_rows(pl, tail):
+    """(mu, regret, witness) of every row of ``pl``, shaped like its batch.
+
+    Rows are independent: they run in chunks that fit the memory budget
+    (:func:`dpax._engine.grid.check_memory`; the whole batch first, halved while it does not
+    fit), so peak memory is the results plus one chunk's working arrays, and the answers do
+    not depend on the chunking.
+    """
     check_loss(pl)
     t = _v.scalar("tail", tail, low=0.0, high=0.5, high_open=True)  # one tail for the batch
     pair = pl.pair
     rows, n = pair.pmf_x.shape
     # one compiled kernel serves every support up to twice shorter and batch up to ~1.75x
     # smaller (a compilation of this kernel takes seconds); the padding changes no answer
-    pair = _pair.padded(pair, _batching.group_size(rows), _grid.power_of_two(n))
-    mu, regret, witness = (np.asarray(v)[:rows] for v in _mu_regret_kernel(pair, np.float64(t)))
-    return (as_result(mu, pl.batch_shape), as_result(regret, pl.batch_shape), as_result(witness, pl.batch_shape))
+    length = _grid.power_of_two(n)
+
+    def run(start, stop):
+        size = _batching.group_size(stop - start)
+        _grid.check_memory(size, length, "mu_and_regret")
+        part = pair if (start, stop) == (0, rows) else Pair(*(a[start:stop] for a in pair))
+        out = _mu_regret_kernel(_pair.padded(part, size, length), np.float64(t))
+        return np.stack([np.asarray(v)[: stop - start] for v in out], -1)
+
+    values, _ = _sharding.map_chunks(run, rows)
+    return tuple(as_result(values[:, i], pl.batch_shape) for i in range(3))
 
 
 def mu_and_regret(pl, tail=DEFAULT_TAIL):
