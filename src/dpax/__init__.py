@@ -42,7 +42,7 @@ from .mechanisms import (
     subsampled_gaussian,
     subsampled_laplace,
 )
-from .privacy_loss import PrivacyLoss, compose
+from .privacy_loss import Interval, PrivacyLoss, Refined, compose, refine
 
 # calibrate
 from . import targets
@@ -65,6 +65,8 @@ __version__ = "0.1.0"
 __all__ = [
     "PrivacyLoss",
     "CalibrationResult",
+    "Interval",
+    "Refined",
     "accountants",
     "approximate_dp",
     "audit",
@@ -89,6 +91,7 @@ __all__ = [
     "laplace",
     "plot",
     "randomized_response",
+    "refine",
     "subsampled_gaussian",
     "subsampled_laplace",
     "sweep",
