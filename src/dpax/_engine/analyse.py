@@ -21,7 +21,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import batching as _batching
 from . import cache as _cache
+from . import grid as _grid
 from .pair import Pair
 
 
@@ -179,17 +181,68 @@ def query_width(rows: int, m: int) -> int:
     return width
 
 
-def per_query(kernel, pair: Pair, queries):
-    """``kernel(pair, queries)`` for queries (rows, m), evaluated with the query axis padded
-    to :func:`query_width` by repeating the last query, and sliced back: every query is
-    answered on its own, so the padding changes no answer, only how many shapes compile."""
-    queries = np.asarray(queries)
+#: Working memory of the kernels that compare every query with every breakpoint, in bytes
+#: per row, (padded) query and grid point: the (rows, m, n) intermediates of
+#: :func:`epsilon_kernel` and :func:`delta_kernel` (measured: 16 and 8); the breakpoint
+#: tables of every kernel take ``grid.BYTES_PER_POINT`` per row and point.
+QUERY_BYTES = {"epsilon_kernel": 24, "delta_kernel": 16}
+
+
+def _padded_queries(kernel, pair: Pair, queries: np.ndarray):
     rows, m = queries.shape
     width = query_width(rows, m)
     if m == 0 or width == m:
         return kernel(pair, queries)
     padded = np.concatenate([queries, np.repeat(queries[:, -1:], width - m, axis=1)], axis=1)
     return np.asarray(kernel(pair, padded))[:, :m]
+
+
+def _traced(pair: Pair) -> bool:
+    return any(isinstance(a, jax.core.Tracer) for a in pair)
+
+
+def per_query(kernel, pair: Pair, queries):
+    """``kernel(pair, queries)`` for queries (rows, m), evaluated with the query axis padded
+    to :func:`query_width` by repeating the last query, and sliced back: every query is
+    answered on its own, so the padding changes no answer, only how many shapes compile.
+
+    Rows (and, where one row with every query would not fit, queries) are independent, so
+    a batch whose working memory (:data:`QUERY_BYTES`) exceeds the budget is evaluated in
+    chunks that fit, checked before any kernel runs; the answers are those of one call."""
+    queries = np.asarray(queries)
+    rows, m = queries.shape
+    name = getattr(kernel, "__name__", "analysis")
+    per_query_point = QUERY_BYTES.get(name, 0)
+    n = pair.support_length
+    cost = lambda r, q: r * n * (_grid.BYTES_PER_POINT + per_query_point * query_width(r, q))
+    if m == 0 or _traced(pair) or cost(rows, m) <= _grid.MEMORY_LIMIT_BYTES:
+        return _padded_queries(kernel, pair, queries)
+    block = m  # queries per call: all, or the most (a power of two) with which one row fits
+    while block > 1 and cost(1, block) > _grid.MEMORY_LIMIT_BYTES:
+        block = 1 << ((block - 1).bit_length() - 1)
+    detail = f"{rows} row(s) of {n} grid points at {m} {name.split('_')[0]} value(s)"
+    chunk = _grid.rows_per_chunk(rows, cost(1, block), 0, name, detail)
+    chunk = _batching.chunk_size(chunk)
+    out = np.empty((rows, m))
+    for index, real in _batching.row_chunks(rows, chunk):
+        part = pair.take(jnp.asarray(index)) if chunk < rows else pair
+        for start in range(0, m, block):
+            cols = slice(start, min(m, start + block))
+            out[index[:real], cols] = np.asarray(_padded_queries(kernel, part, queries[index, cols]))[:real]
+    return out
+
+
+def by_rows(kernel, pair: Pair, what: str):
+    """``kernel(pair)`` (one answer per row), the rows in chunks whose breakpoint tables fit
+    the memory budget (checked before any kernel runs)."""
+    rows, n = pair.pmf_x.shape
+    if _traced(pair) or rows * n * _grid.BYTES_PER_POINT <= _grid.MEMORY_LIMIT_BYTES:
+        return kernel(pair)
+    chunk = _grid.rows_per_chunk(rows, n * _grid.BYTES_PER_POINT, 0, what, f"{rows} row(s) of {n} grid points")
+    out = np.empty(rows)
+    for index, real in _batching.row_chunks(rows, _batching.chunk_size(chunk)):
+        out[index[:real]] = np.asarray(kernel(pair.take(jnp.asarray(index))))[:real]
+    return out
 
 
 def interpolate_curve(ccdf_x, cdf_y, alpha, at_start=0.0):
@@ -267,9 +320,14 @@ def _advantage_from_tables(tables: Curves, n):
 
 @functools.partial(_cache.kernel, name="advantage_kernel")
 @jax.jit
-def advantage_kernel(pair: Pair):
-    """Maximal TPR - FPR (Algorithm 3 / Eq. 11): 1 - Pr[X > 0] - Pr[Y <= 0], worst direction."""
+def _advantage_kernel(pair: Pair):
     return _advantage_from_tables(both_directions(pair), pair.support_length)
+
+
+def advantage_kernel(pair: Pair):
+    """Maximal TPR - FPR (Algorithm 3 / Eq. 11): 1 - Pr[X > 0] - Pr[Y <= 0], worst direction
+    (rows,); the rows in chunks that fit the memory budget (:func:`by_rows`)."""
+    return by_rows(_advantage_kernel, pair, "advantage")
 
 
 @functools.partial(_cache.kernel, name="delta_kernel")

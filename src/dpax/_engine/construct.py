@@ -221,6 +221,11 @@ def connect_the_dots(grid, delta, reverse_delta):
     return tuple(a[0] for a in close_mass(pmf_x[None], pmf_y[None], inf_y[None], neginf_x[None]))
 
 
+#: Peak working memory of a construction kernel, in bytes per row and grid point (164
+#: measured on CPU: the grid, four log CDFs, the cells and their split; rounded up).
+CONSTRUCT_BYTES_PER_POINT = 176
+
+
 def row_lengths(needed) -> np.ndarray:
     """Each row's own padded support length for ``needed`` grid points (rows,): the length
     it gets alone (inside :func:`dpax._engine.grid.shared_lengths`, a longer one used before
@@ -237,7 +242,7 @@ def by_row_length(kernel, row_args: tuple, grid_step: float, needed, what: str, 
     (:func:`row_lengths` of ``needed``), so that a row's pair is the one it has alone.
 
     Rows sharing a length are one call; rows are taken in chunks whose working memory
-    (BYTES_PER_POINT per point, at least ``min_points`` points per row) fits the budget
+    (CONSTRUCT_BYTES_PER_POINT per point, at least ``min_points`` per row) fits the budget
     beside the assembled output; only an output over the budget is refused, before any
     kernel runs. The result holds every row on the longest length, zero beyond its own.
     ``what`` names the mechanism in errors.
@@ -246,7 +251,7 @@ def by_row_length(kernel, row_args: tuple, grid_step: float, needed, what: str, 
     rows, out_len = length.size, int(length.max())
     step = np.float64(grid_step)
     detail = f"{rows} row(s) of {out_len} grid points"
-    cost = lambda n: _grid.BYTES_PER_POINT * max(int(n), min_points)
+    cost = lambda n: CONSTRUCT_BYTES_PER_POINT * max(int(n), min_points)
     keys = sorted(set(length.tolist()), reverse=True)
     if len(keys) == 1 and _grid.rows_per_chunk(rows, cost(out_len), 0, what, detail) >= rows:
         return kernel(*row_args, step, out_len)

@@ -132,7 +132,8 @@ class MemoryBudgetError(ValueError):
 
 
 def _gib(nbytes: float) -> str:
-    return f"{nbytes / 2**30:.3g} GiB"
+    gib = nbytes / 2**30
+    return f"{gib:.1f} GiB" if gib >= 0.1 else f"{gib:.2g} GiB"
 
 
 def check_bytes(need: float, what: str, detail: str, hint: str = "a coarser grid_step or a smaller batch") -> None:

@@ -131,15 +131,26 @@ def _run(argv: Sequence[str] | None) -> int:
     except OSError as exc:  # a file the command reads or writes
         return _fail(_os_message(exc))
     except MemoryError:
-        return _fail(f"{args.command}: out of memory; use a coarser --grid-step or fewer configurations "
-                     "(DPAX_MEMORY_LIMIT_GB sets dpax's budget)")
+        return _fail(_OUT_OF_MEMORY.format(command=args.command))
     except Exception as exc:  # a bug: still no traceback unless asked for
         if os.environ.get("DPAX_DEBUG"):
             raise
+        if _out_of_memory(exc):  # XLA could not allocate (e.g. under ulimit -v)
+            return _fail(_OUT_OF_MEMORY.format(command=args.command))
         return _fail(f"{args.command}: internal error ({type(exc).__name__}: {exc}); "
                      "run again with DPAX_DEBUG=1 for the traceback")
     print(text)
     return 0
+
+
+_OUT_OF_MEMORY = ("{command}: out of memory; use a coarser --grid-step or fewer configurations "
+                  "(DPAX_MEMORY_LIMIT_GB sets dpax's budget, below what the machine can give)")
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is an allocation failure reported by the XLA runtime (not a MemoryError)."""
+    text = str(exc)
+    return "Out of memory" in text or "RESOURCE_EXHAUSTED" in text
 
 
 def _exit_code(exc: SystemExit, default: int) -> int:
