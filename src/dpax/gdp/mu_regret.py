@@ -30,7 +30,6 @@ from .._engine import batching as _batching
 from .._engine import cache as _cache
 from .._engine import grid as _grid
 from .._engine import pair as _pair
-from .._engine import sharding as _sharding
 from .._engine import validation as _v
 from .._engine.pair import Pair
 from .._engine.x64 import as_result, float64
@@ -157,9 +156,9 @@ def mu_regret_rows(pl, tail):
     """(mu, regret, witness) of every row of ``pl``, shaped like its batch.
 
     Rows are independent: they run in chunks that fit the memory budget
-    (:func:`dpax._engine.grid.check_memory`; the whole batch first, halved while it does not
-    fit), so peak memory is the results plus one chunk's working arrays, and the answers do
-    not depend on the chunking.
+    (:func:`dpax._engine.grid.rows_per_chunk`, checked before any kernel runs), so peak
+    memory is the results plus one chunk's working arrays, and the answers do not depend
+    on the chunking.
     """
     check_loss(pl)
     t = _v.scalar("tail", tail, low=0.0, high=0.5, high_open=True)  # one tail for the batch
@@ -168,16 +167,14 @@ def mu_regret_rows(pl, tail):
     # one compiled kernel serves every support up to twice shorter and batch up to ~1.75x
     # smaller (a compilation of this kernel takes seconds); the padding changes no answer
     length = _grid.power_of_two(n)
-
-    def run(start, stop):
-        size = _batching.group_size(stop - start)
-        _grid.check_memory(size, length, "mu_and_regret")
-        part = pair if (start, stop) == (0, rows) else Pair(*(a[start:stop] for a in pair))
-        out = _mu_regret_kernel(_pair.padded(part, size, length), np.float64(t))
-        return np.stack([np.asarray(v)[: stop - start] for v in out], -1)
-
-    values, _ = _sharding.map_chunks(run, rows)
-    return tuple(as_result(values[:, i], pl.batch_shape) for i in range(3))
+    chunk = _batching.chunk_size(_grid.rows_per_chunk(
+        rows, length * _grid.BYTES_PER_POINT, 0, "mu_and_regret", f"{rows} row(s) of {length} grid points"))
+    out = np.empty((3, rows))
+    for index, real in _batching.row_chunks(rows, chunk):
+        part = pair.take(jnp.asarray(index)) if chunk < rows else pair
+        values = _mu_regret_kernel(_pair.padded(part, _batching.group_size(chunk), length), np.float64(t))
+        out[:, index[:real]] = [np.asarray(v)[:real] for v in values]
+    return tuple(as_result(v, pl.batch_shape) for v in out)
 
 
 def mu_and_regret(pl, tail=DEFAULT_TAIL):
