@@ -119,7 +119,7 @@ from .construct import (
     subsampled_gaussian_substitution_log_cdfs,
     laplace_log_cdfs,
 )
-from .grid import loss_grid
+from .grid import check_memory, loss_grid
 from .pair import Pair
 from .special import log_ndtr_pair
 
@@ -354,6 +354,7 @@ def _with_slack(pair: Pair, grid_step: float, loss_min, loss_max, width: float =
 
 
 def _run(kernel, a, b, offset, grid_step, n):
+    check_memory(int(np.size(offset)), int(n), "optimistic companion")
     return kernel(jnp.asarray(a), jnp.asarray(b), jnp.asarray(offset), np.float64(grid_step), n=int(n))
 
 
@@ -406,6 +407,7 @@ def merge_to_grid(loss, log_p, log_q, offset, grid_step, n) -> tuple[Pair, Slack
     rows = loss.shape[0]
     lp, lq = (np.broadcast_to(np.atleast_2d(np.asarray(a, np.float64)), loss.shape) for a in (log_p, log_q))
     offset = np.broadcast_to(np.asarray(offset, np.int64), (rows,))
+    check_memory(rows, max(int(n), loss.shape[-1]), "optimistic companion")
     with np.errstate(invalid="ignore", over="ignore"):
         k = np.where(np.isfinite(loss), np.round(np.where(np.isfinite(loss), loss, 0.0) / grid_step), 0.0)
     k = np.where(loss == np.inf, np.inf, np.where(loss == -np.inf, -np.inf, k))
