@@ -133,7 +133,7 @@ class MemoryBudgetError(ValueError):
 
 def _gib(nbytes: float) -> str:
     gib = nbytes / 2**30
-    return f"{gib:.1f} GiB" if gib >= 0.1 else f"{gib:.2g} GiB"
+    return f"{gib:.1f} GiB" if gib >= 10 else f"{gib:.3g} GiB"
 
 
 def check_bytes(need: float, what: str, detail: str, hint: str = "a coarser grid_step or a smaller batch") -> None:

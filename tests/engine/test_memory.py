@@ -1,0 +1,136 @@
+"""The working-memory budget is a ceiling on peak memory, and rows are chunked under it
+(issue 21).
+
+Every kernel's peak is estimated before it runs (construction, the composition's Chernoff
+window, the FFT composition, the analysis kernels); a call over the budget is refused with
+a MemoryBudgetError (a ValueError) naming the argument to change, before anything large is
+allocated. Rows are independent, so a batch whose intermediates exceed the budget runs in
+chunks of rows, bit-identical to one call; only an output larger than the budget is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import dpax
+from dpax._engine import composition, construct, grid
+
+_PEAK = """
+import resource, dpax
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    dpax.dpsgd(1.0, 0.5, 1_000_000, grid_step=1e-5)
+    print("no error")
+except ValueError as exc:
+    print(type(exc).__name__, exc)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024)
+"""
+
+
+def test_the_budget_bounds_the_peak_before_the_error():
+    """The issue's call, 10 times coarser, under a 0.25 GiB budget: the single step (1e6
+    points) fits, the million-fold composition does not. Before, the Chernoff window built an
+    (n, 48) table first (peak 0.9 GiB over the process's baseline); now the peak stays
+    within the budget (plus ~0.15 GiB of compiler memory), and the error names num_steps."""
+    env = {**os.environ, "DPAX_MEMORY_LIMIT_GB": "0.25"}
+    run = subprocess.run([sys.executable, "-c", _PEAK], env=env, capture_output=True, text=True, timeout=600)
+    message, peak = run.stdout.strip().splitlines()
+    assert message.startswith("MemoryBudgetError") and "num_steps" in message and "0.25 GiB budget" in message
+    assert int(peak) < (0.25 + 0.15) * 2**30
+
+
+def _spy(monkeypatch, module, name):
+    calls = []
+    real = getattr(module, name)
+    def spy(*args, **kwargs):  # records each call's row count
+        first = args[0][0].pmf_x if isinstance(args[0], tuple) else args[0]
+        calls.append(np.shape(first)[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, spy)
+    return calls
+
+
+def test_no_kernel_runs_before_the_budget_error(monkeypatch):
+    step = dpax.subsampled_gaussian(1.0, 0.5, grid_step=1e-3)
+    window = _spy(monkeypatch, composition, "window_kernel")
+    fft = _spy(monkeypatch, composition, "fft_compose_kernel")
+    monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 100 * step.support_length)  # below the window stage's need
+    with pytest.raises(grid.MemoryBudgetError, match="num_steps up to 1,000.*Chernoff window.*working memory"):
+        step.self_compose(1000)
+    assert window == [] and fft == []
+    monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 2**30)  # the window fits, the FFT of 1e6 steps does not
+    with pytest.raises(grid.MemoryBudgetError, match="num_steps up to 1,000,000"):
+        step.self_compose(1_000_000)
+    assert len(window) == 1 and fft == []
+    monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 10**6)  # construction: refused before its kernel
+    built = _spy(monkeypatch, construct, "subsampled_gaussian_kernel")
+    with pytest.raises(grid.MemoryBudgetError, match="subsampled_gaussian.*grid_step"):
+        dpax.subsampled_gaussian(1.0, 0.5, grid_step=1e-4)
+    assert built == []
+
+
+def _arrays(pl):
+    return [np.asarray(a) for a in pl.pair]
+
+
+def test_construction_and_composition_run_in_chunks_bit_identically(monkeypatch):
+    noise = np.linspace(0.7, 3.0, 12)
+    whole_step = dpax.subsampled_gaussian(noise, 0.2, grid_step=1e-2)
+    whole = whole_step.self_compose(30)
+    n, length = whole_step.support_length, whole.support_length
+    answers = (whole.epsilon([1e-5, 1e-8]), whole.beta([0.01, 0.1]), whole.delta([1.0]), whole.advantage())
+    built = _spy(monkeypatch, construct, "subsampled_gaussian_kernel")
+    fft = _spy(monkeypatch, composition, "fft_compose_kernel")
+    # room for the outputs and about three rows' intermediates
+    monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 12 * 16 * length + 3 * 2 * grid.BYTES_PER_POINT * length)
+    step = dpax.subsampled_gaussian(noise, 0.2, grid_step=1e-2)
+    chunked = step.self_compose(30)
+    assert len(built) > 1 and max(built) <= 4
+    assert len(fft) > 1 and max(fft) <= 4
+    for a, b in zip(_arrays(step), _arrays(whole_step)):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(_arrays(chunked), _arrays(whole)):
+        np.testing.assert_array_equal(a, b)
+    # the analysis kernels chunk too: the same numbers
+    again = (chunked.epsilon([1e-5, 1e-8]), chunked.beta([0.01, 0.1]), chunked.delta([1.0]), chunked.advantage())
+    for a, b in zip(again, answers):
+        np.testing.assert_array_equal(a, b)
+    assert n < length
+
+
+def test_an_output_over_the_budget_is_refused(monkeypatch):
+    step = dpax.subsampled_gaussian(np.linspace(0.7, 3.0, 12), 0.2, grid_step=1e-2)
+    length = step.self_compose(30).support_length
+    fft = _spy(monkeypatch, composition, "fft_compose_kernel")
+    monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 12 * 16 * length // 2)
+    with pytest.raises(grid.MemoryBudgetError, match="num_steps up to 30"):
+        step.self_compose(30)
+    assert fft == []
+
+
+def test_the_cli_reports_the_budget_and_out_of_memory(monkeypatch, capsys):
+    import importlib
+
+    cli = importlib.import_module("dpax.cli.main")
+
+    argv = ["curve", "--noise-multiplier", "1.0", "--sample-rate", "0.5", "--num-steps", "1000",
+            "--grid-step", "1e-3", "--no-cache"]
+    monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 10**5)
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dpax: error: ") and "working memory" in err and "Traceback" not in err
+
+    def oom(*args, **kwargs):
+        raise RuntimeError("RESOURCE_EXHAUSTED: Out of memory allocating 1342177416 bytes.")
+
+    monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 2**33)
+    monkeypatch.setattr(dpax.PrivacyLoss, "self_compose", oom)
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dpax: error: curve: out of memory") and "DPAX_MEMORY_LIMIT_GB" in err
