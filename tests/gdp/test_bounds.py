@@ -202,3 +202,30 @@ def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch, which):
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w)
     assert np.all(np.isfinite(pruned[0][0])) and np.all(pruned[0][1] > 0)
+
+
+def test_level_search_visits_first_trues_keys():
+    """gdp_bounds.level_search (one loop) gives analyse.first_true's level-search answer, also
+    on tables an ulp out of order (where another search may stop elsewhere), and the plain
+    first k on ordered tables however many queries (first_true bisects beyond 256)."""
+    rng = np.random.default_rng(5)
+    with jax.enable_x64(True):
+        for n in (1, 7, 300, 4097):
+            table = np.sort(rng.uniform(0.0, 1.0, (3, n)), -1)
+            wobbly = table + rng.choice([0.0, 1e-16, -1e-16], table.shape)  # out of order by an ulp
+            q = rng.uniform(-0.1, 1.1, (3, 5))
+            q[:, :2] = table[:, rng.integers(0, n, 2)]  # exact hits
+            for t in (table, wobbly):
+                tj, qj = jnp.asarray(t), jnp.asarray(q)
+
+                def pred(k):
+                    return jnp.take_along_axis(tj, k.reshape(3, -1), -1).reshape(k.shape) >= qj[..., None]
+
+                got = np.asarray(jax.jit(lambda: gdp_bounds.level_search(pred, n, q.shape))())
+                want = np.asarray(jax.jit(lambda: _analyse.first_true(pred, n, q.shape))())
+                np.testing.assert_array_equal(got, want)
+            many = rng.uniform(-0.1, 1.1, (3, 200))  # 600 queries
+            got = np.asarray(jax.jit(lambda: gdp_bounds.level_search(
+                lambda k: jnp.take_along_axis(jnp.asarray(table), k.reshape(3, -1), -1).reshape(k.shape) >= jnp.asarray(many)[..., None],
+                n, many.shape))())
+            np.testing.assert_array_equal(got, (table[:, None, :] < many[..., None]).sum(-1))

@@ -308,15 +308,16 @@ def term(a, na, b, nb, keep, table_error=None):
 
 def _box_and_sides(tables, tail_col):
     """The box's breakpoint range (box_first, box_last) per row and f's points on the box's
-    sides: (sides_a, sides_na, b_at, nb_at), f at alpha = tail and 1 - tail, and (a_at,
-    na_at), f^-1 there (each (rows, 2); complements from the complement tables ``nx``, ``ny``).
+    sides: (sides_a, sides_na, b_at, nb_at), f at alpha = tail and 1 - tail (Algorithm 1's
+    interpolation, as analyse.interpolate_curve), and (a_at, na_at), f^-1 there (alpha where
+    f's FNR is tail, 1 - tail); each (rows, 2), complements from the complement tables.
 
-    One search finds, per row, the first k where nx >= tail and cy >= tail (the box's first
-    breakpoint), cx < tail and ny < tail (one past its last), cx <= tail and cx <= 1 - tail
-    (f's segments at the sides alpha = tail, 1 - tail; analyse.interpolate_curve) and cy >= 1 - tail
-    (with cy >= tail: f^-1's there; :func:`inverse_at` of old). The box's breakpoints form one
-    index range (cx falls and cy rises with k; the blocked sums can leave a table an ulp out of
-    order, which moves an end by a point only where the table meets the box's side within that ulp).
+    One search (seven queries per row) finds the first k where nx >= tail and cy >= tail (the
+    box's first breakpoint), cx < tail and ny < tail (one past its last), cx <= tail and
+    cx <= 1 - tail (f's segments at the sides), and cy >= 1 - tail (with cy >= tail: f^-1's).
+    The box's breakpoints form one index range (cx falls and cy rises with k; the blocked
+    sums can leave a table an ulp out of order, which moves an end by a point only where the
+    table meets the box's side within that ulp).
     """
     cx, cy, nx, ny = tables
     n1 = cx.shape[-1]
