@@ -115,7 +115,6 @@ from .composition import TAIL_MASS
 from .construct import (
     _mass_between,
     inverse_subsampled_loss,
-    subsampled_gaussian_log_cdfs,
     subsampled_gaussian_substitution_log_cdfs,
     laplace_log_cdfs,
 )
@@ -230,43 +229,68 @@ def reclose(pair: Pair, slack: Slack, grid_step: float) -> Pair:
     return _reclose(pair, *(jnp.asarray(np.asarray(a, np.float64)) for a in slack), np.float64(grid_step))
 
 
-def _continuous(log_cdfs, offset, grid_step, n, *params):
-    """Companion masses (rows, n) of a law with log CDFs ``log_cdfs(loss, *params)``: cells
-    around the grid points, boundaries half-way between them."""
-    # materialised once: every consumer (P's CDFs and Q's) must see the same boundaries, or
-    # an atom on a boundary could go to one cell under P and the next under Q
+def _boundary_cdfs(log_cdfs, offset, grid_step, n, *params):
+    """Log CDFs ``log_cdfs(b, *params)`` at the boundaries b half-way between the grid
+    points (rows, n - 1): the first compiled stage of a nearest-point companion. The
+    boundaries are computed once: every law (P's and Q's) must see the same values, or an
+    atom on a boundary could go to one cell under P and the next under Q."""
     bounds = jax.lax.optimization_barrier(loss_grid(offset, n - 1, grid_step) + 0.5 * grid_step)
-    lf_y, ls_y, lf_x, ls_x = log_cdfs(bounds, *(a[:, None] for a in params))
-    zero = jnp.zeros(offset.shape, bounds.dtype)
+    return log_cdfs(bounds, *(a[:, None] for a in params))
+
+
+@jax.jit
+def _cells(lf_y, ls_y, lf_x, ls_x, offset) -> Pair:
+    """The second stage: companion masses (rows, n) from the boundary CDFs."""
+    zero = jnp.zeros(offset.shape, lf_y.dtype)
     return Pair(cell_masses(lf_x, ls_x), cell_masses(lf_y, ls_y), offset, zero, zero)
 
 
-def second_moment_log_cdfs(loss, sigma, p):
-    """Log CDFs of the loss under R = Q^2 / P (normalised by its mass Z = E_Q[Q/P]) for the
-    subsampled Gaussian pair of :func:`dpax._engine.construct.subsampled_gaussian_log_cdfs`.
+_cells = _cache.kernel(_cells, "opt_cells")
 
-    (Q/P)^2 P = (1 - p)^2 N(0, s^2) + 2 p (1 - p) N(1, s^2) + p^2 e^(1/s^2) N(2, s^2), a
-    mixture of Gaussians, and L is increasing in the output o, so R[L <= g] = R[o <= o(g)].
-    Returns (log R[L <= g] / Z, log R[L > g] / Z, log Z).
+
+def three_law_log_cdfs(loss, sigma, p):
+    """Log CDFs of the loss L = log(Q/P) of the subsampled Gaussian pair
+    (:func:`dpax._engine.construct.subsampled_gaussian_log_cdfs`) under Q, P and
+    R = Q^2 / P (normalised by its mass Z = E_Q[Q/P]), from three normal CDFs.
+
+    L is increasing in the output o, so Pr[L <= g] = Pr[o <= o(g)]; with u = o / s,
+    P = N(0, s^2), Q = (1 - p) N(0, s^2) + p N(1, s^2) and
+    (Q/P)^2 P = (1 - p)^2 N(0, s^2) + 2 p (1 - p) N(1, s^2) + p^2 e^(1/s^2) N(2, s^2).
+    Returns (lf_y, ls_y, lf_x, ls_x, lf_r, ls_r, log Z): log CDF and log survival of each.
     """
     t = inverse_subsampled_loss(loss, p)  # the base loss (2o - 1) / (2 s^2)
     u = jnp.where(t > -jnp.inf, (sigma**2 * t + 0.5) / sigma, -jnp.inf)
     log1mp, logp = _log1mp(p), jnp.log(p)
+    parts = [log_ndtr_pair(u - k / sigma) for k in range(3)]  # N(k, s^2) at o
+
+    def mix(weights):
+        lf = functools.reduce(_logaddexp, [w + f for w, (f, _) in zip(weights, parts)])
+        ls = functools.reduce(_logaddexp, [w + s for w, (_, s) in zip(weights, parts)])
+        return lf, ls
+
+    lf_y, ls_y = mix((log1mp, logp, -jnp.inf))
     weights = (2.0 * log1mp, jnp.log(2.0) + logp + log1mp, 2.0 * logp + 1.0 / sigma**2)
     log_z = functools.reduce(_logaddexp, weights)
-    parts = [log_ndtr_pair(u - k / sigma) for k in range(3)]
-    lf = functools.reduce(_logaddexp, [w + f for w, (f, _) in zip(weights, parts)])
-    ls = functools.reduce(_logaddexp, [w + s for w, (_, s) in zip(weights, parts)])
-    return lf - log_z, ls - log_z, log_z
+    lf_r, ls_r = mix(weights)
+    return lf_y, ls_y, parts[0][0], parts[0][1], lf_r - log_z, ls_r - log_z, log_z
+
+
+def _sg_cdfs(sigma, p, offset, grid_step, n):
+    """The grid and the log CDFs of P, Q and R there (the first of two compiled stages:
+    fused into their consumers, XLA would recompute the special functions in each, five
+    times slower; as :func:`dpax._engine.construct.subsampled_gaussian_kernel`)."""
+    grid = loss_grid(offset, n, grid_step)
+    s, q = sigma[:, None], p[:, None]
+    return (grid,) + three_law_log_cdfs(grid, s, q)
+
+
+def _sg_split(grid, lf_y, ls_y, lf_x, ls_x, lf_r, ls_r, log_z, offset, grid_step):
+    return split_map(grid, grid_step, (lf_x, ls_x), (lf_y, ls_y), (lf_r, ls_r, log_z), offset)
 
 
 def _sg(sigma, p, offset, grid_step, n):
     """The exponential-interpolation map of a subsampled Gaussian (see :func:`split_map`)."""
-    grid = jax.lax.optimization_barrier(loss_grid(offset, n, grid_step))  # one grid for every law
-    s, q = sigma[:, None], p[:, None]
-    lf_y, ls_y, lf_x, ls_x = subsampled_gaussian_log_cdfs(grid, s, q)
-    lf_r, ls_r, log_z = second_moment_log_cdfs(grid, s, q)
-    return split_map(grid, grid_step, (lf_x, ls_x), (lf_y, ls_y), (lf_r, ls_r, log_z), offset)
+    return _sg_split(*_sg_cdfs(sigma, p, offset, grid_step, n=n), offset, grid_step)
 
 
 def split_map(grid, grid_step, law_p, law_q, law_r, offset) -> Pair:
@@ -298,8 +322,12 @@ def split_map(grid, grid_step, law_p, law_q, law_r, offset) -> Pair:
     return Pair(assemble(p_cell, p_hi, lf_x, ls_x), assemble(q_cell, q_hi, lf_y, ls_y), offset, none, none)
 
 
+def _sg_sub_cdfs(sigma, p, offset, grid_step, n):
+    return _boundary_cdfs(subsampled_gaussian_substitution_log_cdfs, offset, grid_step, n, sigma, p)
+
+
 def _sg_sub(sigma, p, offset, grid_step, n):
-    return _continuous(subsampled_gaussian_substitution_log_cdfs, offset, grid_step, n, sigma, p)
+    return _cells(*_sg_sub_cdfs(sigma, p, offset, grid_step, n=n), offset)
 
 
 def _logaddexp(a, b):
@@ -328,13 +356,18 @@ def _log1mp(p):
     return jnp.where(p >= 1.0, -jnp.inf, jnp.log1p(-p))
 
 
+def _laplace_cdfs(eps, p, offset, grid_step, n):
+    return _boundary_cdfs(_subsampled_laplace_log_cdfs, offset, grid_step, n, eps, p)
+
+
 def _laplace(eps, p, offset, grid_step, n):
-    return _continuous(_subsampled_laplace_log_cdfs, offset, grid_step, n, eps, p)
+    return _cells(*_laplace_cdfs(eps, p, offset, grid_step, n=n), offset)
 
 
-_sg = _cache.kernel(jax.jit(_sg, static_argnames=("n",)), "opt_sg_pair")
-_sg_sub = _cache.kernel(jax.jit(_sg_sub, static_argnames=("n",)), "opt_sg_sub_pair")
-_laplace = _cache.kernel(jax.jit(_laplace, static_argnames=("n",)), "opt_laplace_pair")
+_sg_cdfs = _cache.kernel(jax.jit(_sg_cdfs, static_argnames=("n",)), "opt_sg_cdfs")
+_sg_split = _cache.kernel(jax.jit(_sg_split), "opt_sg_split")
+_sg_sub_cdfs = _cache.kernel(jax.jit(_sg_sub_cdfs, static_argnames=("n",)), "opt_sg_sub_cdfs")
+_laplace_cdfs = _cache.kernel(jax.jit(_laplace_cdfs, static_argnames=("n",)), "opt_laplace_cdfs")
 
 
 def _with_slack(pair: Pair, grid_step: float, loss_min, loss_max, width: float = 0.5) -> tuple[Pair, Slack]:
