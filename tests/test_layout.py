@@ -26,6 +26,7 @@ LAYERS = (
     "dpax.conversions",
     "dpax.targets",
     "dpax.calibration",
+    "dpax.distributed",
     "dpax.interop",
     "dpax.accountants",
     "dpax.audit",

@@ -50,7 +50,7 @@ from .calibration import CalibrationResult, calibrate, calibrate_blackbox, calib
 
 # analyse and use: Gaussian-DP reporting, auditing, dp-accounting interop, Opacus-style
 # accountant, riskcal / gdpnum drop-ins, sweeps, plots (matplotlib is imported on use)
-from . import accountants, audit, compat, conversions, gdp, plot, sweep
+from . import accountants, audit, compat, conversions, distributed, gdp, plot, sweep
 from .interop import from_dp_accounting, to_dp_accounting
 
 # devices a batch is sharded over; the kernel cache
@@ -86,6 +86,7 @@ __all__ = [
     "from_dp_accounting",
     "from_privacy_profile",
     "gaussian",
+    "distributed",
     "gdp",
     "kernel_cache_dir",
     "laplace",

@@ -225,7 +225,7 @@ def fingerprint() -> str:
             if name.endswith(".py"):
                 with open(os.path.join(folder, name), "rb") as fh:
                     h.update(os.path.relpath(os.path.join(folder, name), root).encode() + b"\0" + fh.read())
-    device = jax.devices()[0]
+    device = jax.local_devices()[0]
     h.update(f"|{jax.__version__}|{jaxlib.__version__}|{device.platform}|{device.device_kind}"
              f"|{device.client.platform_version}|{platform.machine()}|{sys.byteorder}".encode())
     h.update(_cpu_features().encode())
@@ -432,7 +432,7 @@ def _load(directory: str, key: str) -> _Stored | None:
     path = os.path.join(directory, key + _SUFFIX)
     try:
         header, payload = _read(path, key)
-        device = jax.devices()[0]
+        device = jax.local_devices()[0]
         from jax._src.lib import xla_client
 
         runtime = device.client.deserialize_executable(
@@ -476,7 +476,7 @@ def _single_default_device(leaves) -> bool:
             if len(devices) != 1:
                 return False
             if device is None:
-                device = jax.devices()[0]
+                device = jax.local_devices()[0]
             if next(iter(devices)) != device:
                 return False
     return True

@@ -1,11 +1,15 @@
 """Device placement and chunking of row batches (JAX's own machinery, no process pools).
 
-A batch of configurations is a set of independent rows. With several devices
-(``jax.devices()``: GPUs, a TPU slice, or hosts joined by ``jax.distributed``) the row arrays
+A batch of configurations is a set of independent rows. With several local devices
+(``jax.local_devices()``: the GPUs or TPU cores of this process) the row arrays
 entering a kernel are placed with a :class:`jax.sharding.NamedSharding` over a 1-D mesh on
 the row axis, and jit runs each device's rows there; results are row-for-row those of the
 single-device path. Callers that control the row count pad it to a multiple of the device
 count (:func:`pad_rows`); arrays whose rows do not divide evenly stay where they are.
+
+Under ``jax.distributed`` (several processes, possibly on several hosts) each process shards
+only over its own devices: :mod:`dpax.distributed` divides the rows among the processes and
+gathers the answers, so no array here ever spans processes.
 
 A batch larger than the working-memory budget (:mod:`dpax._engine.grid`) is split into chunks that
 fit (:func:`map_chunks`).
@@ -32,7 +36,8 @@ def use_devices(devices: Sequence[jax.Device] | None = None) -> None:
     kernel are split over them and the answers are row for row those of one device.
 
     Args:
-        devices: the devices to use; ``None`` (the default) means all of ``jax.devices()``,
+        devices: the devices to use; ``None`` (the default) means all of this process's
+            devices (``jax.local_devices()``, which is ``jax.devices()`` in one process),
             ``[]`` or a single device turns sharding off. ``DPAX_SHARDING=0`` in the
             environment turns it off as well.
 
@@ -50,8 +55,8 @@ def use_devices(devices: Sequence[jax.Device] | None = None) -> None:
 def devices() -> list:
     """Devices a batch is sharded across (one device: no sharding)."""
     if os.environ.get("DPAX_SHARDING", "1") == "0":
-        return jax.devices()[:1]
-    return list(jax.devices()) if _state["devices"] is None else _state["devices"]
+        return jax.local_devices()[:1]
+    return list(jax.local_devices()) if _state["devices"] is None else _state["devices"]
 
 
 def device_count() -> int:
@@ -60,7 +65,7 @@ def device_count() -> int:
 
 @functools.lru_cache(maxsize=8)
 def _mesh(ids: tuple):
-    by_id = {d.id: d for d in jax.devices()}
+    by_id = {d.id: d for d in jax.local_devices()}
     return jax.sharding.Mesh(np.array([by_id[i] for i in ids]), ("rows",))
 
 

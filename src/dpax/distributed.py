@@ -1,0 +1,465 @@
+"""Beyond one machine: batched calibration and evaluation across processes joined by
+``jax.distributed`` (JAX's multi-controller runtime: a GPU cluster, a TPU pod, or several
+processes on one host).
+
+Rows of a batch are independent, so the work divides by rows: with ``P`` processes, process
+``i`` takes the contiguous share of rows ``[i * n // P, (i + 1) * n // P)``, runs the ordinary
+single-process code on it (over its local devices, :func:`dpax.use_devices`), and the shares
+are gathered (``multihost_utils.process_allgather``) in process order, so every process gets
+the whole answer, equal row for row to a single-process run of the same batch.
+
+Start every process with :func:`initialize` (or ``jax.distributed.initialize`` yourself),
+then call the same functions with the same arguments on every process::
+
+    import dpax
+    dpax.distributed.initialize("10.0.0.1:1234", num_processes=2, process_id=0)  # 1 on the other
+    r = dpax.distributed.calibrate_dpsgd(sample_rate=q, num_steps=T, target=t)
+
+Waits are bounded. A process that never joins ends :func:`initialize` after ``join_timeout``
+seconds with an error naming who is missing; a process that dies is noticed by the others
+when its heartbeat (a key dpax refreshes in the coordinator's key-value store) stops for
+``heartbeat_timeout`` seconds, and they raise :class:`DistributedError` naming it. An error
+raised in one process (a bad argument, an infeasible target with ``on_infeasible='raise'``)
+is raised in every process. Importing this module changes no JAX setting; :func:`initialize`
+turns on ``jax_enable_recoverability`` (so that a dead peer is an error dpax can report, not
+an abort of the whole job).
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import io
+import os
+import sys
+import threading
+import time
+from typing import Callable
+
+import jax
+import numpy as np
+from jax.experimental import multihost_utils
+
+from . import targets as _targets
+from ._engine import validation as _v
+from ._engine.x64 import as_result
+from .calibration import CalibrationResult, calibrate as _calibrate, calibrate_dpsgd as _calibrate_dpsgd
+
+#: Defaults of :func:`initialize` (seconds).
+DEFAULT_JOIN_TIMEOUT = 300.0
+DEFAULT_HEARTBEAT_TIMEOUT = 60.0
+#: Exit status of a process that gave up waiting for the others to join.
+JOIN_EXIT_STATUS = 2
+
+_state = {"heartbeat_timeout": DEFAULT_HEARTBEAT_TIMEOUT, "beat": None, "calls": 0}
+
+
+class DistributedError(RuntimeError):
+    """A distributed run cannot go on: a process died, never joined, or raised an error."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Process:
+    """Where this process stands: its ``index`` among ``count`` processes."""
+
+    index: int
+    count: int
+
+
+def process() -> Process:
+    """This process's index and the number of processes (``Process(0, 1)`` without
+    ``jax.distributed``)."""
+    if not _initialized():
+        return Process(0, 1)
+    return Process(jax.process_index(), jax.process_count())
+
+
+def _initialized() -> bool:
+    return bool(jax.distributed.is_initialized())
+
+
+def _client():
+    from jax._src import distributed as _jd  # the coordinator's key-value store (no public name)
+
+    return _jd.global_state.client
+
+
+def initialize(
+    coordinator: str | None = None,
+    num_processes: int | None = None,
+    process_id: int | None = None,
+    *,
+    join_timeout: float = DEFAULT_JOIN_TIMEOUT,
+    heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT,
+) -> Process:
+    """Join this process to a multi-process run (``jax.distributed.initialize``), with bounded waits.
+
+    Arguments left ``None`` come from the environment as JAX reads it (SLURM, a TPU pod,
+    ``JAX_COORDINATOR_ADDRESS``...). Already initialised: nothing changes (dpax uses it).
+
+    Args:
+        coordinator: ``host:port`` of process 0 (the coordinator).
+        num_processes: how many processes take part (>= 1).
+        process_id: this process's id, in [0, num_processes).
+        join_timeout: seconds to wait for every process to join (> 0); past it this process
+            prints an error naming the processes it waited for and exits with status
+            :data:`JOIN_EXIT_STATUS` (the JAX runtime would abort it anyway).
+        heartbeat_timeout: seconds without a heartbeat after which a process counts as dead (> 0).
+
+    Returns:
+        This process's :class:`Process`.
+
+    >>> import dpax
+    >>> dpax.distributed.process()      # not initialised: one process
+    Process(index=0, count=1)
+    """
+    join_timeout = _v.scalar("join_timeout", join_timeout, low=0.0, low_open=True)
+    heartbeat_timeout = _v.scalar("heartbeat_timeout", heartbeat_timeout, low=0.0, low_open=True)
+    _state["heartbeat_timeout"] = heartbeat_timeout
+    if _initialized():
+        _start_heartbeat()
+        return process()
+    if num_processes is not None:
+        _v.positive_int_array("num_processes", num_processes)
+        num_processes = int(num_processes)
+    if process_id is not None:
+        if isinstance(process_id, bool) or not isinstance(process_id, (int, np.integer)) or process_id < 0:
+            raise ValueError(f"process_id must be an integer >= 0, got {_v.brief(process_id)}")
+        process_id = int(process_id)
+        if num_processes is not None and process_id >= num_processes:
+            raise ValueError(f"process_id must be in [0, num_processes = {num_processes}), got {process_id}")
+    jax.config.update("jax_enable_recoverability", True)
+    watchdog = threading.Timer(join_timeout, _never_joined, (coordinator, num_processes, process_id, join_timeout))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        jax.distributed.initialize(coordinator, num_processes, process_id,
+                                   initialization_timeout=int(join_timeout) + 10,
+                                   heartbeat_timeout_seconds=max(1, int(round(heartbeat_timeout))))
+        jax.devices()  # the backend's start is collective too (devices are exchanged): within the wait
+    finally:
+        watchdog.cancel()
+    _start_heartbeat()
+    atexit.register(_leave)  # runs before JAX's own shutdown (registered when jax was imported)
+    return process()
+
+
+def _leave() -> None:
+    """At exit: wait for the others (or their death), then disconnect in order, every other
+    process before process 0, whose coordinator must outlive their disconnection (in the
+    recoverable mode JAX's own shutdown does not wait, and a process that disconnects from a
+    coordinator already gone is aborted)."""
+    if not _initialized() or process().count < 2:
+        return
+    try:
+        wait_for_all("exit")
+    except Exception:  # noqa: BLE001 - a dead process: the others leave anyway
+        pass
+    try:
+        if jax.process_index() == 0:
+            _client().get_live_nodes(list(range(jax.process_count())))  # returns once the others have left
+        jax.distributed.shutdown()
+    except Exception:  # noqa: BLE001 - nothing more to do at exit
+        pass
+
+
+def _never_joined(coordinator, num_processes, process_id, timeout) -> None:
+    """The join wait is over: say who was missing and exit (from the watchdog thread)."""
+    me = "this process" if process_id is None else f"process {process_id}"
+    if num_processes is None:
+        others = "the other processes"
+    else:
+        ids = [i for i in range(num_processes) if i != process_id]
+        others = (f"process {ids[0]}" if len(ids) == 1 else f"one or more of processes {_ids(ids)}")
+    sys.stderr.write(
+        f"dpax: error: distributed run: {me} waited {timeout:g} s at the coordinator {coordinator or '(from the environment)'} "
+        f"but {others} of {num_processes or '?'} never joined; start every process with the same coordinator "
+        f"and number of processes, each with its own process id (0..N-1). Nothing was computed.\n")
+    sys.stderr.flush()
+    os._exit(JOIN_EXIT_STATUS)
+
+
+def _ids(ids) -> str:
+    ids = list(ids)
+    return ", ".join(map(str, ids[:10])) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+
+
+def _start_heartbeat() -> None:
+    """A daemon thread refreshing this process's heartbeat key (a counter) in the store."""
+    if _state["beat"] is not None or process().count < 2:
+        return
+    client, me = _client(), jax.process_index()
+    period = max(0.05, min(1.0, _state["heartbeat_timeout"] / 10))
+
+    def beat():
+        n = 0
+        while True:
+            n += 1
+            try:
+                client.key_value_set(f"dpax/heartbeat/{me}", str(n), allow_overwrite=True)
+            except Exception:  # noqa: BLE001 - the coordinator is gone: nothing left to tell
+                return
+            time.sleep(period)
+
+    _state["beat"] = threading.Thread(target=beat, name="dpax-heartbeat", daemon=True)
+    _state["beat"].start()
+
+
+def wait_for_all(tag: str, status: str = "ok", timeout: float | None = None) -> dict[int, str]:
+    """Publish this process's ``status`` under ``tag`` and wait until every process has published
+    its own; returns {process index: status}.
+
+    A process whose heartbeat stops for ``heartbeat_timeout`` seconds before it publishes
+    raises :class:`DistributedError` naming it (here, in every surviving process); with
+    ``timeout`` (seconds) the wait is bounded even while the others are alive.
+    """
+    me = process()
+    if me.count < 2:
+        return {0: status}
+    client, prefix = _client(), f"dpax/{tag}/"
+    client.key_value_set(prefix + str(me.index), status, allow_overwrite=True)
+    seen: dict[int, tuple[str | None, float]] = {}
+    start = time.monotonic()
+    pause = 0.01
+    while True:
+        got = {int(k.rsplit("/", 1)[1]): v for k, v in client.key_value_dir_get(prefix)}
+        missing = [i for i in range(me.count) if i not in got]
+        if not missing:
+            return got
+        now = time.monotonic()
+        dead = []
+        for i in missing:
+            beat = _heartbeat(client, i)
+            last, since = seen.get(i, (None, now))
+            if beat != last:
+                seen[i] = (beat, now)
+            elif now - since > _state["heartbeat_timeout"]:
+                dead.append(i)
+        if dead:
+            raise DistributedError(
+                f"process {_ids(dead)} of {me.count} stopped (no heartbeat for {_state['heartbeat_timeout']:g} s) "
+                f"before it finished ({tag}); the processes that finished: {_ids(sorted(got)) or 'none'}")
+        if timeout is not None and now - start > timeout:
+            raise DistributedError(f"waited {timeout:g} s for process {_ids(missing)} of {me.count} ({tag})")
+        time.sleep(pause)
+        pause = min(0.5, pause * 2)
+
+
+def _heartbeat(client, i: int) -> str | None:
+    try:
+        return client.key_value_try_get(f"dpax/heartbeat/{i}")
+    except Exception:  # noqa: BLE001 - NOT_FOUND: no heartbeat yet
+        return None
+
+
+def share(n_rows: int, proc: Process | None = None) -> range:
+    """This process's contiguous share of ``n_rows`` rows: ``[i * n // P, (i + 1) * n // P)``.
+
+    >>> share(10, Process(1, 3))
+    range(3, 6)
+    """
+    p = process() if proc is None else proc
+    return range(p.index * n_rows // p.count, (p.index + 1) * n_rows // p.count)
+
+
+# -- rows divided, answers gathered ----------------------------------------------------------
+
+
+def _gather(local: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+    """Every process's dict of arrays, in process order: their ``.npz`` bytes (no pickle)
+    exchanged with ``process_allgather`` (a byte count, then the bytes padded to the longest)."""
+    if process().count < 2:
+        return [local]
+    buf = io.BytesIO()
+    np.savez(buf, **local)
+    blob = np.frombuffer(buf.getvalue(), np.uint8)
+    if blob.size >= 2**31:
+        raise DistributedError(f"one process's answers take {blob.size:,} bytes, more than 2 GiB: divide the batch")
+    sizes = np.asarray(multihost_utils.process_allgather(np.array([blob.size], np.int32))).reshape(-1)
+    padded = np.zeros(int(sizes.max()), np.uint8)
+    padded[: blob.size] = blob
+    everything = np.asarray(multihost_utils.process_allgather(padded)).reshape(len(sizes), -1)
+    out = []
+    for i, size in enumerate(sizes):
+        with np.load(io.BytesIO(everything[i, :size].tobytes()), allow_pickle=False) as z:
+            out.append({k: z[k] for k in z.files})
+    return out
+
+
+def _run_shares(fn: Callable[[np.ndarray], dict], n_rows: int, what: str) -> dict[str, np.ndarray]:
+    """``fn(rows)`` on this process's share of ``range(n_rows)`` (skipped when empty), errors
+    raised everywhere, the answers concatenated in row order (keys starting with '+' summed)."""
+    _state["calls"] += 1
+    rows = np.arange(n_rows)[share(n_rows)]
+    local, error, status = {}, None, "ok"
+    try:
+        if rows.size:
+            local = fn(rows)
+    except Exception as exc:  # noqa: BLE001 - raised in every process below
+        error, status = exc, f"error\n{type(exc).__name__}\n{exc}"
+    statuses = wait_for_all(f"{what}/{_state['calls']}", status)
+    if error is not None:
+        raise error
+    for i, s in sorted(statuses.items()):
+        if s != "ok":
+            _, kind, message = s.split("\n", 2)
+            cls = {"ValueError": ValueError, "TypeError": TypeError}.get(kind, DistributedError)
+            raise cls(f"{what}: process {i} of {len(statuses)}: {message}")
+    parts = [p for p in _gather(local) if p]
+    keys = parts[0].keys() if parts else ()
+    return {k: (sum(p[k] for p in parts) if k.startswith("+") else np.concatenate([p[k] for p in parts]))
+            for k in keys}
+
+
+def evaluate(fn: Callable, *arrays) -> object:
+    """``fn(*arrays)`` for a batch, its rows divided among the processes and gathered.
+
+    Args:
+        fn: takes 1-D arrays (this process's rows of each of ``arrays``, broadcast and
+            flattened) and returns an array, a tuple of arrays or a dict of arrays whose
+            leading axis is the row.
+        arrays: configuration arrays (broadcast together).
+
+    Returns:
+        What ``fn`` returns for the whole batch, each array shaped (broadcast shape, ...),
+        on every process.
+
+    >>> import dpax, numpy as np
+    >>> eps = dpax.distributed.evaluate(lambda s: dpax.gaussian(s, grid_step=1e-2).epsilon(1e-5), [1.0, 2.0])
+    >>> eps.shape
+    (2,)
+    """
+    flat = [np.asarray(a) for a in arrays]
+    shape = np.broadcast_shapes(*(a.shape for a in flat))
+    rows = [np.broadcast_to(a, shape).reshape(-1) for a in flat]
+
+    def run(idx):
+        out = fn(*(r[idx] for r in rows))
+        if isinstance(out, dict):
+            return {f"d:{k}": np.asarray(v) for k, v in out.items()}
+        if isinstance(out, tuple):
+            return {f"t:{i}": np.asarray(v) for i, v in enumerate(out)}
+        return {"a": np.asarray(out)}
+
+    got = _run_shares(run, int(np.prod(shape, dtype=int)), "evaluate")
+    shaped = {k: v.reshape(shape + v.shape[1:]) for k, v in got.items()}
+    if "a" in shaped:
+        return shaped["a"]
+    if any(k.startswith("t:") for k in shaped):
+        return tuple(shaped[f"t:{i}"] for i in range(len(shaped)))
+    return {k[2:]: v for k, v in shaped.items()}
+
+
+def _result_fields(r: CalibrationResult) -> dict[str, np.ndarray]:
+    one = lambda a: np.atleast_1d(np.asarray(a))
+    out = {"noise_multiplier": one(r.noise_multiplier), "noise_multiplier_failing": one(r.noise_multiplier_failing),
+           "delta": one(r.delta), "standard_epsilon": one(r.standard_epsilon),
+           "standard_noise_multiplier": one(r.standard_noise_multiplier), "status": one(r.status).astype(str),
+           "reason": one(r.reason).astype(str), "+evaluations": np.array([r.evaluations])}
+    out.update({f"achieved:{k}": one(v) for k, v in r.achieved.items()})
+    return out
+
+
+def _result(got: dict, shape, target, grid_step, rtol) -> CalibrationResult:
+    out = lambda a: as_result(np.asarray(a).reshape(shape), None, dtype=None)
+    return CalibrationResult(
+        noise_multiplier=out(got["noise_multiplier"]), noise_multiplier_failing=out(got["noise_multiplier_failing"]),
+        achieved={k.split(":", 1)[1]: out(v) for k, v in got.items() if k.startswith("achieved:")},
+        delta=out(got["delta"]), standard_epsilon=out(got["standard_epsilon"]),
+        standard_noise_multiplier=out(got["standard_noise_multiplier"]), status=out(got["status"]),
+        target=target, grid_step=grid_step, rtol=rtol, evaluations=int(got["+evaluations"][0]),
+        reason=out(got["reason"]))
+
+
+def _mode(on_infeasible, shape) -> str:
+    if on_infeasible is None:
+        return "raise" if shape == () else "mark"
+    return _v.choice("on_infeasible", on_infeasible, ("raise", "mark"))
+
+
+def calibrate_dpsgd(*, sample_rate, num_steps, target, on_infeasible=None, **options) -> CalibrationResult:
+    """:func:`dpax.calibrate_dpsgd` with the rows divided among the processes of a
+    ``jax.distributed`` run (same arguments, same answer, row for row, on every process).
+
+    Args:
+        sample_rate: Poisson sampling rate(s), broadcast with ``num_steps`` and the target.
+        num_steps: number(s) of steps.
+        target: a target (or several), as for :func:`dpax.calibrate_dpsgd`.
+        on_infeasible: 'raise', 'mark' or None (raise for one configuration, mark in a batch).
+        options: the other keyword arguments of :func:`dpax.calibrate_dpsgd` (``grid_step``, ``rtol``...).
+
+    Returns:
+        The :class:`dpax.CalibrationResult` of the whole batch (``evaluations`` summed over processes).
+
+    >>> import dpax
+    >>> r = dpax.distributed.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
+    ...                                      grid_step=1e-2, compare_standard=False)
+    >>> round(r.noise_multiplier, 3)
+    0.538
+    """
+    target = _targets.as_target(target)
+    p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
+    steps = _v.positive_int_array("num_steps", num_steps)
+    shape = _v.broadcast_shapes(("sample_rate", p), ("num_steps", steps), ("the target's fields", target.shape()))
+    mode = _mode(on_infeasible, shape)
+    p_rows, t_rows = (np.broadcast_to(a, shape).reshape(-1) for a in (p, steps))
+    tgt_rows = target.flat(shape)
+    meta = {}
+
+    def run(idx):
+        r = _calibrate_dpsgd(sample_rate=p_rows[idx], num_steps=t_rows[idx], target=tgt_rows.take(idx),
+                             on_infeasible=mode, **options)
+        meta.update(grid_step=r.grid_step, rtol=r.rtol)
+        return _result_fields(r)
+
+    got = _run_shares(run, p_rows.size, "calibrate_dpsgd")
+    if not meta:  # this process had no rows: the settings as calibrate_dpsgd checks them
+        meta.update(grid_step=_v.grid_step(options.get("grid_step", 1e-4)), rtol=float(options.get("rtol", np.nan)))
+    return _result(got, shape, target, meta["grid_step"], meta["rtol"])
+
+
+def calibrate(mechanism: Callable, target, *, args=(), guess=None, on_infeasible=None, full_output: bool = False,
+              **options):
+    """:func:`dpax.calibrate` with the rows divided among the processes of a
+    ``jax.distributed`` run (same arguments, same answer, row for row, on every process).
+
+    Args:
+        mechanism: ``mechanism(w, *args) -> PrivacyLoss``, batched over rows.
+        target: the target (its fields broadcast with ``args`` and ``guess``).
+        args: configuration arrays passed to ``mechanism`` (this process's rows of each).
+        guess: starting value(s) of the search (None: the geometric middle of ``bounds``).
+        on_infeasible: 'raise', 'mark' or None (raise for one configuration, mark in a batch).
+        full_output: return a :class:`dpax.CalibrationResult` instead of the parameters.
+        options: the other keyword arguments of :func:`dpax.calibrate`.
+
+    Returns:
+        The parameters (broadcast shape) or, with ``full_output``, the result.
+
+    >>> import dpax
+    >>> w = dpax.distributed.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-2), dpax.targets.Advantage([0.2, 0.3]))
+    >>> w.round(3).tolist()
+    [1.974, 1.298]
+    """
+    target = _targets.as_target(target)
+    if not isinstance(args, (tuple, list)):
+        args = (args,)
+    arg_arrays = [np.asarray(a) for a in args]
+    shapes = [("the target's fields", target.shape())] + [(f"args[{i}]", a.shape) for i, a in enumerate(arg_arrays)]
+    if guess is not None:
+        shapes.append(("guess", np.shape(guess)))
+    shape = _v.broadcast_shapes(*shapes)
+    mode = _mode(on_infeasible, shape)
+    arg_rows = [np.broadcast_to(a, shape).reshape(-1) for a in arg_arrays]
+    g_rows = None if guess is None else np.broadcast_to(np.asarray(guess, float), shape).reshape(-1)
+    tgt_rows = target.flat(shape)
+    meta = {}
+
+    def run(idx):
+        r = _calibrate(mechanism, tgt_rows.take(idx), args=tuple(a[idx] for a in arg_rows),
+                       guess=None if g_rows is None else g_rows[idx], on_infeasible=mode, full_output=True, **options)
+        meta["rtol"] = r.rtol
+        return _result_fields(r)
+
+    got = _run_shares(run, int(np.prod(shape, dtype=int)), "calibrate")
+    result = _result(got, shape, target, float("nan"), meta.get("rtol", float(options.get("rtol", np.nan))))
+    return result if full_output else result.noise_multiplier
