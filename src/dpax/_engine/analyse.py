@@ -225,7 +225,7 @@ def per_query(kernel, pair: Pair, queries):
     chunk = _batching.chunk_size(chunk)
     out = np.empty((rows, m))
     for index, real in _batching.row_chunks(rows, chunk):
-        part = pair.take(jnp.asarray(index)) if chunk < rows else pair
+        part = Pair(*(np.asarray(a)[index] for a in pair)) if chunk < rows else pair
         for start in range(0, m, block):
             cols = slice(start, min(m, start + block))
             out[index[:real], cols] = np.asarray(_padded_queries(kernel, part, queries[index, cols]))[:real]
@@ -241,7 +241,7 @@ def by_rows(kernel, pair: Pair, what: str):
     chunk = _grid.rows_per_chunk(rows, n * _grid.BYTES_PER_POINT, 0, what, f"{rows} row(s) of {n} grid points")
     out = np.empty(rows)
     for index, real in _batching.row_chunks(rows, _batching.chunk_size(chunk)):
-        out[index[:real]] = np.asarray(kernel(pair.take(jnp.asarray(index))))[:real]
+        out[index[:real]] = np.asarray(kernel(Pair(*(np.asarray(a)[index] for a in pair))))[:real]
     return out
 
 

@@ -320,9 +320,10 @@ class _Plan(NamedTuple):
 
 
 def _take(factors, counts, index):
-    """The rows ``index`` of every factor and count."""
-    index = jnp.asarray(index)
-    return tuple(f.take(index) for f in factors), tuple(np.asarray(c)[np.asarray(index)] for c in counts)
+    """The rows ``index`` of every factor and count (gathered on the host: no kernel to
+    compile for each chunk shape)."""
+    return (tuple(Pair(*(np.asarray(a)[index] for a in f)) for f in factors),
+            tuple(np.asarray(c)[index] for c in counts))
 
 
 def _window(factors, counts, step) -> tuple[np.ndarray, np.ndarray]:
@@ -345,16 +346,22 @@ def _window(factors, counts, step) -> tuple[np.ndarray, np.ndarray]:
 
 def _plan(factors, counts, step) -> _Plan:
     """Windows, FFT lengths and placements, each row's own: a row's answer does not depend
-    on the other rows of its batch (beyond round-off)."""
+    on the other rows of its batch (beyond round-off). Inside
+    :func:`dpax._engine.grid.shared_lengths` (a search, whose answer is evaluated again on
+    its own) the batch shares the longest row's length (or a longer one used before) and
+    one placement: one kernel call per round, few shapes to compile."""
     lo, hi = _window(factors, counts, step)
     width = hi - lo + 1
-    ladder = {int(w): _grid.padded_length(int(w)) for w in np.unique(width)}
-    shared = {m: _grid.shared_size(m, "compose") for m in sorted(set(ladder.values()))}
-    length = np.array([shared[ladder[int(w)]] for w in width], np.int64)
+    if _grid.sharing():  # a search's batch: one length and placement, few kernel shapes
+        length = np.full(width.shape, _grid.padded_length(int(np.max(width)), "compose"), np.int64)
+    else:
+        length = np.array([_grid.padded_length(int(w)) for w in width], np.int64)
     # one factor whose count fits in the FFT's spare length: placed so that no roll is needed
     aligned = np.zeros(len(width), bool)
     if len(factors) == 1:
         aligned = (counts[0] >= 1) & (counts[0] <= length - width + 1)
+        if _grid.sharing():
+            aligned[:] = np.all(aligned)
     return _Plan(lo, hi, length, aligned)
 
 
@@ -403,6 +410,6 @@ def _convolve(factors, counts, plan: _Plan, index, step, exact_ratio, key, whole
     length, aligned = key
     if not whole:
         factors, counts = _take(factors, counts, index)
-    window = Window(jnp.asarray(plan.lo[index]), jnp.asarray(plan.hi[index]))
+    window = Window(plan.lo[index], plan.hi[index])
     return fft_compose_kernel(factors, counts, window, step, length=int(length), exact_ratio=bool(exact_ratio),
                               bits=power_bits(counts), aligned=bool(aligned))

@@ -228,9 +228,12 @@ CONSTRUCT_BYTES_PER_POINT = 176
 
 def row_lengths(needed) -> np.ndarray:
     """Each row's own padded support length for ``needed`` grid points (rows,): the length
-    it gets alone (inside :func:`dpax._engine.grid.shared_lengths`, a longer one used before
-    at the site ``"construct"``, the longest lengths asked for first)."""
+    it gets alone. Inside :func:`dpax._engine.grid.shared_lengths` (a search, whose answer
+    is evaluated again on its own) the batch shares one length, the longest row's or a
+    longer one used before at the site ``"construct"``: fewer kernel shapes to compile."""
     needed = np.asarray(needed, np.int64).reshape(-1)
+    if _grid.sharing():  # a search's batch: one length, the kernel shapes of earlier rounds
+        return np.full(needed.shape, padded_length(int(np.max(needed)), "construct"), np.int64)
     ladder = {int(m): padded_length(int(m)) for m in np.unique(needed)}
     shared = {m: _grid.shared_size(m, "construct") for m in sorted(set(ladder.values()), reverse=True)}
     return np.array([shared[ladder[int(m)]] for m in needed], np.int64)

@@ -86,6 +86,12 @@ def own_lengths():
         _used.reset(token)
 
 
+def sharing() -> bool:
+    """Whether the caller runs inside :func:`shared_lengths` (a search: its batches share
+    lengths and kernel shapes; outside, every row of a batch gets its own)."""
+    return _used.get() is not None
+
+
 def lengths_in_use() -> dict:
     """The ``used`` dict of the enclosing :func:`shared_lengths` block, or a new one."""
     used = _used.get()
