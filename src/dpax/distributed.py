@@ -69,12 +69,12 @@ class Process:
 def process() -> Process:
     """This process's index and the number of processes (``Process(0, 1)`` without
     ``jax.distributed``)."""
-    if not _initialized():
+    if not initialized():
         return Process(0, 1)
     return Process(jax.process_index(), jax.process_count())
 
 
-def _initialized() -> bool:
+def initialized() -> bool:
     return bool(jax.distributed.is_initialized())
 
 
@@ -116,7 +116,7 @@ def initialize(
     join_timeout = _v.scalar("join_timeout", join_timeout, low=0.0, low_open=True)
     heartbeat_timeout = _v.scalar("heartbeat_timeout", heartbeat_timeout, low=0.0, low_open=True)
     _state["heartbeat_timeout"] = heartbeat_timeout
-    if _initialized():
+    if initialized():
         _start_heartbeat()
         return process()
     if num_processes is not None:
@@ -149,7 +149,7 @@ def _leave() -> None:
     process before process 0, whose coordinator must outlive their disconnection (in the
     recoverable mode JAX's own shutdown does not wait, and a process that disconnects from a
     coordinator already gone is aborted)."""
-    if not _initialized() or process().count < 2:
+    if not initialized() or process().count < 2:
         return
     try:
         wait_for_all("exit")
@@ -286,10 +286,16 @@ def _gather(local: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
     return out
 
 
+def next_call() -> int:
+    """A number for the next collective step: the same on every process, which make the same calls."""
+    _state["calls"] += 1
+    return _state["calls"]
+
+
 def _run_shares(fn: Callable[[np.ndarray], dict], n_rows: int, what: str) -> dict[str, np.ndarray]:
     """``fn(rows)`` on this process's share of ``range(n_rows)`` (skipped when empty), errors
     raised everywhere, the answers concatenated in row order (keys starting with '+' summed)."""
-    _state["calls"] += 1
+    call = next_call()
     rows = np.arange(n_rows)[share(n_rows)]
     local, error, status = {}, None, "ok"
     try:
@@ -297,7 +303,7 @@ def _run_shares(fn: Callable[[np.ndarray], dict], n_rows: int, what: str) -> dic
             local = fn(rows)
     except Exception as exc:  # noqa: BLE001 - raised in every process below
         error, status = exc, f"error\n{type(exc).__name__}\n{exc}"
-    statuses = wait_for_all(f"{what}/{_state['calls']}", status)
+    statuses = wait_for_all(f"{what}/{call}", status)
     if error is not None:
         raise error
     for i, s in sorted(statuses.items()):

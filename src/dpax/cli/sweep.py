@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .. import distributed as _dist
 from .._engine.text import pairs
 from ..sweep import config as sweep_config
 from ..sweep import run_sweep
@@ -52,17 +53,42 @@ def _options() -> argparse.ArgumentParser:
     p.add_argument("--rtol", type=number, default=1e-4, metavar="R",
                    help="relative tolerance of calibrated noise multipliers (default: %(default)s)")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    d = p.add_argument_group("several processes (jax.distributed)")
+    d.add_argument("--distributed", action="store_true",
+                   help="run as one process of a jax.distributed job (start one per host or GPU, same arguments): "
+                        "each writes its share to a part file (out.csv: out.part-<i>-of-<n>.csv), process 0 merges them into RESULTS; "
+                        "coordinator, process count and id come from SLURM / TPU / JAX_COORDINATOR_ADDRESS unless given")
+    d.add_argument("--coordinator", metavar="HOST:PORT", help="address of process 0 (with --distributed)")
+    d.add_argument("--num-processes", type=integer(1), metavar="N", help="number of processes (with --distributed)")
+    d.add_argument("--process-id", type=integer(0), metavar="I", help="this process's id in 0..N-1 (with --distributed)")
+    d.add_argument("--join-timeout", type=number, default=_dist.DEFAULT_JOIN_TIMEOUT, metavar="S",
+                   help="seconds to wait for every process to join (default: %(default)s)")
+    d.add_argument("--heartbeat-timeout", type=number, default=_dist.DEFAULT_HEARTBEAT_TIMEOUT, metavar="S",
+                   help="seconds of silence after which a process counts as dead (default: %(default)s)")
     return p
 
 
 def run_sweep_command(args: argparse.Namespace) -> dict:
-    """Run the sweep; exit status 130 (after a complete batch) when interrupted."""
-    summary = run_sweep(args.config, args.output, grid_step=args.grid_step, batch_size=args.batch_size,
-                        resume=args.resume, overwrite=args.overwrite, on_error=args.on_error, rtol=args.rtol,
-                        progress=args.progress)
+    """Run the sweep; exit status 130 (after a complete batch) when interrupted, 2 when a
+    process of a distributed sweep failed (named in the message)."""
+    given = [o for o, v in (("--coordinator", args.coordinator), ("--num-processes", args.num_processes),
+                            ("--process-id", args.process_id)) if v is not None]
+    if given and not args.distributed:
+        raise SystemExit(f"{PROG} sweep: error: {', '.join(given)} need(s) --distributed")
+    try:
+        if args.distributed:
+            _dist.initialize(args.coordinator, args.num_processes, args.process_id, join_timeout=args.join_timeout,
+                             heartbeat_timeout=args.heartbeat_timeout)
+        summary = run_sweep(args.config, args.output, grid_step=args.grid_step, batch_size=args.batch_size,
+                            resume=args.resume, overwrite=args.overwrite, on_error=args.on_error, rtol=args.rtol,
+                            progress=args.progress, distributed=args.distributed)
+    except _dist.DistributedError as exc:
+        print(f"{PROG}: error: distributed sweep: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     summary["command"] = "sweep"
     if summary["interrupted"]:
-        print(f"{PROG} sweep: stopped by {summary['signal']} after a complete batch; {summary['written']} row(s) "
+        print(f"{PROG} sweep: stopped by {summary['signal'] or 'a signal to another process'} after a complete batch; "
+              f"{summary['written']} row(s) "
               f"written, {summary['remaining']} left: run again with --resume to continue", file=sys.stderr)
         raise SystemExit(130)
     return summary

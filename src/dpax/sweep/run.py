@@ -10,9 +10,11 @@ import sys
 
 import numpy as np
 
+from .. import distributed as _dist
 from .. import gdp
 from ..calibration import calibrate_dpsgd
 from ..mechanisms import dpsgd
+from . import parts as _parts
 from . import results as _results
 from .config import KNOWN_COLUMNS, Row, SweepConfigError, _cap, brief, make_target, read_config
 from .results import OUTPUT_COLUMNS
@@ -167,6 +169,7 @@ def run_sweep(
     on_error: str = "skip",
     rtol: float = 1e-4,
     progress: bool = True,
+    distributed: bool = False,
     log=None,
 ) -> dict:
     """Evaluate every row of ``config`` and append the answers to ``output`` batch by batch.
@@ -184,6 +187,11 @@ def run_sweep(
             :class:`SweepConfigError` listing them, before computing anything).
         rtol: relative tolerance of the calibrations.
         progress: show a progress bar on ``log``.
+        distributed: run as one process of a ``jax.distributed`` job (every process calls
+            this with the same arguments; :func:`dpax.distributed.initialize` first, or it is
+            called here from the environment): each process evaluates its share of the
+            batches into ``output.part-<i>-of-<n>``, and process 0 merges the parts into
+            ``output``, in the order one process would write it (see :mod:`dpax.sweep.parts`).
         log: where messages and progress go (default stderr).
 
     Returns:
@@ -201,23 +209,39 @@ def run_sweep(
     rows = read_config(config, grid_step=grid_step)
     bad = _report_bad_rows(config, rows, on_error, log)
     header = _header(rows, log)
-    done, append = _results.prepare(output, header, resume=resume, overwrite=overwrite)
     batches = make_batches(rows, batch_size)
+    if distributed:
+        return _run_distributed(config, output, rows, bad, header, batches, resume=resume, overwrite=overwrite,
+                                rtol=rtol, progress=progress, log=log)
+    done, append = _results.prepare(output, header, resume=resume, overwrite=overwrite)
     todo = [b for b in batches if any(r.row not in done for r in b)]
     invalid_todo = [r for r in bad if r.row not in done]
     n_todo = sum(len(b) for b in todo) + len(invalid_todo)
-    bar = _progress_bar(n_todo, log) if progress else None
+    written, interrupted = write_rows(output, header, append, invalid_todo, todo, done, rtol=rtol,
+                                      bar=_progress_bar(n_todo, log) if progress else None)
+    return {
+        "config": config, "output": output, "rows": len(rows), "invalid": len(bad), "already_done": len(done),
+        "written": written, "batches": len(batches), "interrupted": bool(interrupted),
+        "signal": None if interrupted is None else signal.Signals(interrupted).name, "remaining": n_todo - written,
+    }
+
+
+def write_rows(output: str, header: list[str], append: bool, invalid: list[Row], todo: list[list[Row]],
+               done: set[int], *, rtol: float, bar=None) -> tuple[int, int | None]:
+    """Write the ``invalid`` rows, then evaluate and write the batches ``todo`` (rows in ``done``
+    skipped), one flushed write per batch, stopping between batches on SIGINT / SIGTERM.
+    Returns (rows written, the signal that stopped it or None)."""
     written, interrupted = 0, None
     try:
         fh = open(output, "a" if append else "w", newline="", encoding="utf-8")
     except OSError as exc:
         raise ValueError(f"output: cannot write the results file {output!r}: {exc.strerror or exc}") from None
     with fh, _StopFlag() as stop:
-        writer = _results.ResultsWriter(fh, fmt, header, write_header=not append)
-        if invalid_todo:
+        writer = _results.ResultsWriter(fh, _results.out_format(output), header, write_header=not append)
+        if invalid:
             writer.emit([{**r.raw, "row": r.row, "line": r.line, "mode": "", "status": "invalid", "reason": r.error}
-                         for r in invalid_todo])
-            written += _advance(bar, len(invalid_todo))
+                         for r in invalid])
+            written += _advance(bar, len(invalid))
         for batch in todo:
             if stop.signal is not None:
                 interrupted = stop.signal
@@ -229,10 +253,79 @@ def run_sweep(
             written += _advance(bar, len(records))
     if bar:
         bar.close()
+    return written, interrupted
+
+
+def _start_parts(output: str, header: list[str], resume: bool, overwrite: bool, me) -> tuple[set[int], bool]:
+    """Check (and for process 0 clear) the results and part files before any process writes:
+    (rows already done, whether this process appends to its part)."""
+    parts = _parts.existing_parts(output)
+    exists = (os.path.exists(output) and os.path.getsize(output) > 0) or bool(parts)
+    if exists and not (resume or overwrite):
+        raise ValueError(f"results file {output!r} (or its part files) exists: pass resume=True (--resume) to "
+                         "continue it or overwrite=True (--overwrite) to start again")
+    if not (exists and resume):
+        if me.index == 0:
+            for path in parts + ([output] if os.path.exists(output) else []):
+                os.unlink(path)
+        return set(), False
+    if me.index == 0 and os.path.exists(output) and os.path.getsize(output) > 0:
+        _results.prepare(output, header, resume=True, overwrite=False)  # its columns are this config's
+    mine = _parts.part_path(output, me.index, me.count)
+    if os.path.exists(mine) and os.path.getsize(mine) > 0:
+        _results.prepare(mine, header, resume=True, overwrite=False)  # drops a line cut short
+    return _parts.done_rows(output, parts), os.path.exists(mine) and os.path.getsize(mine) > 0
+
+
+def _checked(tag: str, work):
+    """``work()`` in every process, then a wait for all: an error in one is raised in all
+    (ValueError naming the process); returns (this process's value, {process: status})."""
+    try:
+        value, status = work(), "ok"
+    except (ValueError, TypeError, OSError) as exc:
+        value, status = None, f"error\n{exc}"
+    statuses = _dist.wait_for_all(tag, status)
+    failed = {i: s.split("\n", 1)[1] for i, s in statuses.items() if s.startswith("error")}
+    if failed:
+        i = min(failed)
+        raise ValueError(f"process {i} of {len(statuses)}: {failed[i]}")
+    return value, statuses
+
+
+def _run_distributed(config, output, rows, bad, header, batches, *, resume, overwrite, rtol, progress, log) -> dict:
+    """One process's part of a distributed sweep (see :mod:`dpax.sweep.parts`)."""
+    if not _dist.initialized():
+        _dist.initialize()  # from the environment (SLURM, TPU, JAX_COORDINATOR_ADDRESS ...)
+    me = _dist.process()
+    tag = f"sweep/{_dist.next_call()}"
+    (done, append), _ = _checked(tag + "/start", lambda: _start_parts(output, header, resume, overwrite, me))
+    mine = _parts.share_batches(batches, me.index, me.count)
+    todo = [b for b in mine if any(r.row not in done for r in b)]
+    invalid_todo = [r for r in bad if r.row not in done] if me.index == 0 else []
+    n_todo = sum(len(b) for b in todo) + len(invalid_todo)
+    part = _parts.part_path(output, me.index, me.count)
+    written, interrupted = 0, None
+    if n_todo or append:
+        written, interrupted = write_rows(part, header, append, invalid_todo, todo, done, rtol=rtol,
+                                          bar=_progress_bar(n_todo, log) if progress else None)
+    try:
+        statuses = _dist.wait_for_all(tag + "/end", f"{'interrupted' if interrupted else 'done'} {written} {n_todo}")
+    except _dist.DistributedError as exc:
+        raise _dist.DistributedError(f"sweep of {config}: {exc}. The rows written so far are kept in "
+                                     f"{_parts.part_path(output, '*', me.count)}: run the same command again with --resume") from None
+    counts = {i: s.split() for i, s in statuses.items()}
+    stopped = sorted(i for i, c in counts.items() if c[0] == "interrupted")
+    total_written = sum(int(c[1]) for c in counts.values())
+    remaining = sum(int(c[2]) - int(c[1]) for c in counts.values())
+    if not stopped:
+        order = [r.row for r in bad] + [r.row for b in batches for r in b]
+        _checked(tag + "/merged", lambda: me.index == 0 and _parts.merge(
+            output, header, order, _parts.existing_parts(output), keep_output=resume))
     return {
         "config": config, "output": output, "rows": len(rows), "invalid": len(bad), "already_done": len(done),
-        "written": written, "batches": len(batches), "interrupted": bool(interrupted),
-        "signal": None if interrupted is None else signal.Signals(interrupted).name, "remaining": n_todo - written,
+        "written": total_written, "batches": len(batches), "interrupted": bool(stopped),
+        "signal": None if interrupted is None else signal.Signals(interrupted).name, "remaining": remaining,
+        "process": me.index, "processes": me.count, "stopped_processes": stopped,
     }
 
 
