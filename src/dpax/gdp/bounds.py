@@ -122,20 +122,6 @@ def per_block(a, size, fill, reduce):
     return reduce(as_blocks(a, size, fill), -1)
 
 
-def first_indices(mask, size):
-    """Indices of the first ``size`` True entries of each row of ``mask`` (rows, m), in
-    increasing order, padded with 0: ``jnp.nonzero(size=)`` per row, with its running count
-    taken by :func:`dpax._engine.analyse.prefix_sum` over 0.0 / 1.0 (exact: whole numbers
-    far below 2^53; its float path is a few matrix products, quicker to compile than the
-    integer one, and unlike a sort, XLA:CPU can serialise it for the kernel cache)."""
-    rows, m = mask.shape
-    rank = _analyse.prefix_sum(mask.astype(jnp.float64)).astype(jnp.int32) - 1  # place of each True among its row's
-    target = jnp.where(mask & (rank < size), rank, size)  # the rest to a spare column
-    out = jnp.zeros((rows, size + 1), jnp.int32).at[jnp.arange(rows)[:, None], target].set(
-        jnp.broadcast_to(jnp.arange(m, dtype=jnp.int32), mask.shape))
-    return out[:, :size]
-
-
 def bounded_max(value, arrays, upper, lower, size, chunk=None):
     """(max, first argmax; n where none) per row of ``value(index, *points)`` over the
     indices 0..n-1 of the tables ``arrays`` (the first (rows, n), the others at least as
@@ -146,38 +132,40 @@ def bounded_max(value, arrays, upper, lower, size, chunk=None):
     over each block of ``size`` indices [b size, (b + 1) size) (-inf where the block has no
     counted point, +inf or NaN always allowed); ``lower`` (rows,): a value attained at a
     counted point, up to rounding (or -inf). A block whose bound falls short of ``lower``
-    cannot hold the maximum; the others (candidates, in increasing order) are evaluated
-    point by point, ``chunk`` blocks (default BOUND_CHUNK) per step of a loop that runs as long as the row
-    with most candidates needs. Same max and first argmax as evaluating every point, bit for
-    bit; the cost follows the number of candidates (one step on DP-SGD curves, all blocks on
-    a flat curve such as a composed Gaussian's Eq. 29 terms).
+    cannot hold the maximum; the others (candidates) are evaluated point by point, in groups
+    of ``chunk`` consecutive blocks (default BOUND_CHUNK): each step of a loop takes, per row,
+    the next group that holds a candidate, for as many steps as the row with most such
+    groups needs. Same max and first argmax as evaluating every point, bit for bit; the cost
+    follows the number of candidates (one or two steps on DP-SGD curves, all blocks on a flat
+    curve such as a composed Gaussian's Eq. 29 terms).
     """
     n = arrays[0].shape[-1]
     rows, blocks = upper.shape
     upper = jnp.where(jnp.isnan(upper), jnp.inf, upper)
     candidate = (upper > -jnp.inf) & (upper + BOUND_SLACK >= lower[:, None] - BOUND_SLACK)
-    count = jnp.sum(candidate, -1)
     chunk = min(BOUND_CHUNK if chunk is None else chunk, blocks)
-    steps = -(-blocks // chunk)
-    order = first_indices(candidate, steps * chunk)
+    grouped = as_blocks(candidate, chunk, False)  # (rows, groups, chunk)
+    held = jnp.any(grouped, -1)
+    groups = jnp.arange(held.shape[-1])
 
     # each block read as one contiguous window (the last one ending at n - 1, so it may
     # repeat points of the one before: evaluating a point twice leaves max and argmax alone)
     span = min(size, n)
     window = jax.vmap(jax.vmap(lambda a, s: jax.lax.dynamic_slice(a, (s,), (span,)), (None, 0)))
 
-    def step(i, best):
-        ids = jax.lax.dynamic_slice_in_dim(order, i * chunk, chunk, axis=1)
-        live = i * chunk + jnp.arange(chunk) < count[:, None]
-        starts = jnp.minimum(ids * size, n - span)
+    def step(_, state):
+        top_so_far, arg_so_far, done = state  # done: the last group evaluated per row (-1: none)
+        group = jnp.argmax(held & (groups > done[:, None]), -1)  # the next one holding a candidate
+        live = jnp.take_along_axis(grouped, group[:, None, None], 1)[:, 0] & (group > done)[:, None]
+        starts = jnp.minimum(jnp.minimum(group[:, None] * chunk + jnp.arange(chunk), blocks - 1) * size, n - span)
         pos = (starts[:, :, None] + jnp.arange(span)).reshape(rows, -1)
         points = [window(a, starts).reshape(rows, -1) for a in arrays]
         top, arg = masked_max(jnp.where(jnp.repeat(live, span, -1), value(pos, *points), -jnp.inf), pos, n)
-        better = top > best[0]  # strictly: earlier steps hold earlier blocks, so ties keep the first
-        return jnp.where(better, top, best[0]), jnp.where(better, arg, best[1])
+        better = top > top_so_far  # strictly: earlier steps hold earlier blocks, so ties keep the first
+        return jnp.where(better, top, top_so_far), jnp.where(better, arg, arg_so_far), jnp.maximum(group, done)
 
-    start = (jnp.full((rows,), -jnp.inf), jnp.full((rows,), n, dtype=jnp.int64))
-    return jax.lax.fori_loop(0, (jnp.max(count) + chunk - 1) // chunk, step, start)
+    start = (jnp.full((rows,), -jnp.inf), jnp.full((rows,), n, dtype=jnp.int64), jnp.full((rows,), -1, dtype=jnp.int64))
+    return jax.lax.fori_loop(0, jnp.max(jnp.sum(held, -1)), step, start)[:2]
 
 
 #: Bound on the absolute error of a breakpoint table's value up to 16^5 ~ 1e6 points (at
