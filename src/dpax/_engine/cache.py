@@ -229,6 +229,8 @@ def fingerprint() -> str:
     h.update(f"|{jax.__version__}|{jaxlib.__version__}|{device.platform}|{device.device_kind}"
              f"|{device.client.platform_version}|{platform.machine()}|{sys.byteorder}".encode())
     h.update(_cpu_features().encode())
+    if jax.process_count() > 1:  # jax.distributed: an executable is bound to this process's device
+        h.update(f"|process {jax.process_index()} of {jax.process_count()}|device {jax.local_devices()[0].id}".encode())
     return h.hexdigest()
 
 
