@@ -304,13 +304,13 @@ def _run_shares(fn: Callable[[np.ndarray], dict], n_rows: int, what: str) -> dic
     except Exception as exc:  # noqa: BLE001 - raised in every process below
         error, status = exc, f"error\n{type(exc).__name__}\n{exc}"
     statuses = wait_for_all(f"{what}/{call}", status)
-    if error is not None:
-        raise error
     for i, s in sorted(statuses.items()):
         if s != "ok":
             _, kind, message = s.split("\n", 2)
             cls = {"ValueError": ValueError, "TypeError": TypeError}.get(kind, DistributedError)
-            raise cls(f"{what}: process {i} of {len(statuses)}: {message}")
+            mine = share(n_rows, Process(i, len(statuses)))
+            raise cls(f"{what}: process {i} of {len(statuses)} (rows {mine.start}..{mine.stop - 1} of the batch, "
+                      f"numbered from 0 within them below): {message}") from error
     parts = [p for p in _gather(local) if p]
     keys = parts[0].keys() if parts else ()
     return {k: (sum(p[k] for p in parts) if k.startswith("+") else np.concatenate([p[k] for p in parts]))
