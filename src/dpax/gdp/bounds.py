@@ -85,12 +85,13 @@ def v_at(cx, cy, q):
 
 
 #: Branch and bound (:func:`bounded_max`): the candidate blocks (those whose bound reaches
-#: the best known value) are evaluated BOUND_CHUNK at a time unless the caller says otherwise.
+#: the best known value) are evaluated by groups of BOUND_CHUNK consecutive blocks unless the
+#: caller says otherwise.
 BOUND_CHUNK = 1024
-#: The regret's kappas: blocks of KAPPA_BLOCK segments, KAPPA_CHUNK candidates per step.
+#: The regret's kappas: blocks of KAPPA_BLOCK segments, groups of KAPPA_CHUNK blocks per step.
 KAPPA_BLOCK = 256
 KAPPA_CHUNK = 8
-#: Eq. 29's blocks: EQ29_BLOCK breakpoints each, EQ29_CHUNK candidates per step. Its bounds
+#: Eq. 29's blocks: EQ29_BLOCK breakpoints each, groups of EQ29_CHUNK blocks per step. Its bounds
 #: (:func:`eq29_block_bounds`) are tight to second order, so on DP-SGD curves 1 to 6 blocks
 #: of 256 remain (at 16 points, the box bound of the block's ends left ~1000).
 EQ29_BLOCK = 256
