@@ -355,7 +355,8 @@ def _plan(factors, counts, step) -> _Plan:
     if _grid.sharing():  # a search's batch: one length and placement, few kernel shapes
         length = np.full(width.shape, _grid.padded_length(int(np.max(width)), "compose"), np.int64)
     else:
-        length = np.array([_grid.padded_length(int(w)) for w in width], np.int64)
+        sizes, where = np.unique(width, return_inverse=True)
+        length = np.array([_grid.padded_length(int(w)) for w in sizes], np.int64)[where.reshape(-1)]
     # one factor whose count fits in the FFT's spare length: placed so that no roll is needed
     aligned = np.zeros(len(width), bool)
     if len(factors) == 1:

@@ -20,7 +20,10 @@ MIN_LENGTH = 256
 #: Largest |privacy loss| a grid may reach: exp(loss) must stay inside float64.
 MAX_LOSS = 600.0
 
-#: Working-memory budget for one kernel call, in bytes. Override with DPAX_MEMORY_LIMIT_GB.
+#: Working-memory budget, in bytes (DPAX_MEMORY_LIMIT_GB): every kernel's peak (its arrays,
+#: and a batch's assembled output beside the chunk running) is estimated before it runs and
+#: refused above this, naming the argument to change. The process itself (~0.2 GiB after
+#: importing dpax) and XLA's compiler while it compiles (~0.1-0.2 GiB) come on top.
 MEMORY_LIMIT_BYTES = int(float(os.environ.get("DPAX_MEMORY_LIMIT_GB", "8")) * 2**30)
 
 #: Bytes of working memory per support point per batch row (pmfs, CDFs, FFT buffers).
