@@ -128,14 +128,21 @@ def initialize(
         process_id = int(process_id)
         if num_processes is not None and process_id >= num_processes:
             raise ValueError(f"process_id must be in [0, num_processes = {num_processes}), got {process_id}")
+    if coordinator is not None and (not isinstance(coordinator, str) or ":" not in coordinator):
+        raise ValueError(f"coordinator must be 'host:port' (process 0's address), got {_v.brief(coordinator)}")
     jax.config.update("jax_enable_recoverability", True)
     watchdog = threading.Timer(join_timeout, _never_joined, (coordinator, num_processes, process_id, join_timeout))
     watchdog.daemon = True
     watchdog.start()
     try:
-        jax.distributed.initialize(coordinator, num_processes, process_id,
-                                   initialization_timeout=int(join_timeout) + 10,
-                                   heartbeat_timeout_seconds=max(1, int(round(heartbeat_timeout))))
+        try:
+            jax.distributed.initialize(coordinator, num_processes, process_id,
+                                       initialization_timeout=int(join_timeout) + 10,
+                                       heartbeat_timeout_seconds=max(1, int(round(heartbeat_timeout))))
+        except ValueError as exc:  # nothing given and no cluster in the environment
+            raise ValueError(f"distributed: {exc} No cluster was found in the environment (SLURM, a TPU pod, "
+                             "JAX_COORDINATOR_ADDRESS ...): give the coordinator ('host:port' of process 0), "
+                             "num_processes and process_id (--coordinator, --num-processes, --process-id)") from None
         jax.devices()  # the backend's start is collective too (devices are exchanged): within the wait
     finally:
         watchdog.cancel()

@@ -74,7 +74,7 @@ def run_sweep_command(args: argparse.Namespace) -> dict:
     given = [o for o, v in (("--coordinator", args.coordinator), ("--num-processes", args.num_processes),
                             ("--process-id", args.process_id)) if v is not None]
     if given and not args.distributed:
-        raise SystemExit(f"{PROG} sweep: error: {', '.join(given)} need(s) --distributed")
+        raise SystemExit(f"sweep: {', '.join(given)} only go(es) with --distributed")
     try:
         if args.distributed:
             _dist.initialize(args.coordinator, args.num_processes, args.process_id, join_timeout=args.join_timeout,
