@@ -41,8 +41,15 @@ WORKER = textwrap.dedent("""
         error = ""
     except ValueError as exc:
         error = str(exc)
+    w = dpax.distributed.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-2), dpax.targets.Advantage([0.2, 0.3, 0.4]))
     np.savez(f"{out}.{pid}.npz", noise=r.noise_multiplier, adv=r.achieved["advantage"], status=r.status,
-             eps=e, error=error)
+             eps=e, error=error, w=w)
+    if pid == 1:
+        sys.exit(3)  # leaves the run: process 0's next call must not wait for it forever
+    try:
+        dpax.distributed.evaluate(lambda s: dpax.gaussian(s, grid_step=1e-2).epsilon(1e-5), [0.8, 1.0, 1.5])
+    except dpax.distributed.DistributedError as exc:
+        open(f"{out}.left.txt", "w").write(str(exc))
 """ % HEARTBEAT)
 
 
@@ -110,11 +117,15 @@ def test_a_process_that_never_joins_is_named_within_the_wait(tmp_path):
 
 
 def test_two_processes_calibrate_equal_one_process(tmp_path):
-    """Default test: calibrate_dpsgd and evaluate on two processes, answers bit-identical."""
+    """Default test: calibrate_dpsgd, calibrate and evaluate on two processes, answers
+    bit-identical; an error in one process's rows is raised in both; a process that leaves
+    (exits) is named by the other's next call instead of a wait without end."""
     port, script = _free_port(), tmp_path / "worker.py"
     script.write_text(WORKER)
     codes, logs = _pair(lambda i: [str(script), str(port), str(i), str(tmp_path / "r")], tmp_path)
-    assert codes == [0, 0], logs
+    assert codes == [0, 3], logs
+    assert "process 1 of 2 left the run" in (tmp_path / "r.left.txt").read_text()
+    w = dpax.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-2), dpax.targets.Advantage([0.2, 0.3, 0.4]))
     one = dpax.calibrate_dpsgd(sample_rate=[0.02, 0.05, 0.1], num_steps=10, target=dpax.targets.Advantage(0.25),
                                grid_step=1e-2, compare_standard=False)
     eps = dpax.gaussian(np.array([0.8, 1.0, 1.5]), grid_step=1e-2).epsilon(1e-5)
@@ -124,6 +135,7 @@ def test_two_processes_calibrate_equal_one_process(tmp_path):
         np.testing.assert_array_equal(got["adv"], one.achieved["advantage"])
         np.testing.assert_array_equal(got["status"], one.status)
         np.testing.assert_array_equal(got["eps"], eps)
+        np.testing.assert_array_equal(got["w"], w)
         # the infeasible row is process 1's: its error is raised in both processes
         assert "process 1 of 2" in str(got["error"]) and "not met" in str(got["error"]), str(got["error"])
 

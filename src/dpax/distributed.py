@@ -234,9 +234,13 @@ def wait_for_all(tag: str, status: str = "ok", timeout: float | None = None) -> 
         if not missing:
             return got
         now = time.monotonic()
+        left = [i for i in missing if tag != "exit" and _get(client, f"dpax/exit/{i}") is not None]
+        if left:
+            raise DistributedError(f"process {_ids(left)} of {me.count} left the run (it is exiting, e.g. after an "
+                                   f"error of its own) before it reached this step ({tag})")
         dead = []
         for i in missing:
-            beat = _heartbeat(client, i)
+            beat = _get(client, f"dpax/heartbeat/{i}")
             last, since = seen.get(i, (None, now))
             if beat != last:
                 seen[i] = (beat, now)
@@ -252,10 +256,10 @@ def wait_for_all(tag: str, status: str = "ok", timeout: float | None = None) -> 
         pause = min(0.5, pause * 2)
 
 
-def _heartbeat(client, i: int) -> str | None:
+def _get(client, key: str) -> str | None:
     try:
-        return client.key_value_try_get(f"dpax/heartbeat/{i}")
-    except Exception:  # noqa: BLE001 - NOT_FOUND: no heartbeat yet
+        return client.key_value_try_get(key)
+    except Exception:  # noqa: BLE001 - NOT_FOUND
         return None
 
 
