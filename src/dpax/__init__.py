@@ -20,8 +20,9 @@ The modules follow the pipeline:
   command).
 
 Every parameter broadcasts like NumPy: a batch of configurations is one compiled kernel
-call, sharded over the devices chosen by :func:`use_devices` (default: all of
-``jax.devices()``). dpax computes in float64 without changing the user's JAX configuration.
+call, sharded over the devices chosen by :func:`use_devices` (default: all of this
+process's devices); :mod:`dpax.distributed` divides a batch among the processes of a
+``jax.distributed`` job. dpax computes in float64 without changing the user's JAX configuration.
 
 >>> import dpax
 >>> pl = dpax.dpsgd(noise_multiplier=[0.8, 1.0], sample_rate=0.01, num_steps=100, grid_step=1e-2)
@@ -81,12 +82,12 @@ __all__ = [
     "disable_kernel_cache",
     "discrete_gaussian",
     "discrete_laplace",
+    "distributed",
     "dpsgd",
     "enable_kernel_cache",
     "from_dp_accounting",
     "from_privacy_profile",
     "gaussian",
-    "distributed",
     "gdp",
     "kernel_cache_dir",
     "laplace",
