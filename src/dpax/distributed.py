@@ -116,20 +116,10 @@ def initialize(
     join_timeout = _v.scalar("join_timeout", join_timeout, low=0.0, low_open=True)
     heartbeat_timeout = _v.scalar("heartbeat_timeout", heartbeat_timeout, low=0.0, low_open=True)
     _state["heartbeat_timeout"] = heartbeat_timeout
-    if initialized():
-        _start_heartbeat()
+    if initialized():  # by the caller (jax.distributed.initialize): dpax joins in
+        _join_in()
         return process()
-    if num_processes is not None:
-        _v.positive_int_array("num_processes", num_processes)
-        num_processes = int(num_processes)
-    if process_id is not None:
-        if isinstance(process_id, bool) or not isinstance(process_id, (int, np.integer)) or process_id < 0:
-            raise ValueError(f"process_id must be an integer >= 0, got {_v.brief(process_id)}")
-        process_id = int(process_id)
-        if num_processes is not None and process_id >= num_processes:
-            raise ValueError(f"process_id must be in [0, num_processes = {num_processes}), got {process_id}")
-    if coordinator is not None and (not isinstance(coordinator, str) or ":" not in coordinator):
-        raise ValueError(f"coordinator must be 'host:port' (process 0's address), got {_v.brief(coordinator)}")
+    coordinator, num_processes, process_id = _checked_ids(coordinator, num_processes, process_id)
     jax.config.update("jax_enable_recoverability", True)
     watchdog = threading.Timer(join_timeout, _never_joined, (coordinator, num_processes, process_id, join_timeout))
     watchdog.daemon = True
@@ -146,9 +136,33 @@ def initialize(
         jax.devices()  # the backend's start is collective too (devices are exchanged): within the wait
     finally:
         watchdog.cancel()
-    _start_heartbeat()
-    atexit.register(_leave)  # runs before JAX's own shutdown (registered when jax was imported)
+    _join_in()
     return process()
+
+
+def _checked_ids(coordinator, num_processes, process_id):
+    """The arguments of :func:`initialize` checked (None stays None: from the environment)."""
+    if num_processes is not None:
+        _v.positive_int_array("num_processes", num_processes)
+        num_processes = int(num_processes)
+    if process_id is not None:
+        if isinstance(process_id, bool) or not isinstance(process_id, (int, np.integer)) or process_id < 0:
+            raise ValueError(f"process_id must be an integer >= 0, got {_v.brief(process_id)}")
+        process_id = int(process_id)
+        if num_processes is not None and process_id >= num_processes:
+            raise ValueError(f"process_id must be in [0, num_processes = {num_processes}), got {process_id}")
+    if coordinator is not None and (not isinstance(coordinator, str) or ":" not in coordinator):
+        raise ValueError(f"coordinator must be 'host:port' (process 0's address), got {_v.brief(coordinator)}")
+    return coordinator, num_processes, process_id
+
+
+def _join_in() -> None:
+    """Start this process's heartbeat and its orderly exit (once; also when the caller
+    initialised ``jax.distributed`` without dpax: every dpax step calls this first)."""
+    _start_heartbeat()
+    if not _state.get("leave") and process().count > 1:
+        atexit.register(_leave)  # runs before JAX's own shutdown (registered when jax was imported)
+        _state["leave"] = True
 
 
 def _leave() -> None:
@@ -223,6 +237,7 @@ def wait_for_all(tag: str, status: str = "ok", timeout: float | None = None) -> 
     me = process()
     if me.count < 2:
         return {0: status}
+    _join_in()
     client, prefix = _client(), f"dpax/{tag}/"
     client.key_value_set(prefix + str(me.index), status, allow_overwrite=True)
     seen: dict[int, tuple[str | None, float]] = {}
@@ -307,6 +322,8 @@ def _run_shares(fn: Callable[[np.ndarray], dict], n_rows: int, what: str) -> dic
     """``fn(rows)`` on this process's share of ``range(n_rows)`` (skipped when empty), errors
     raised everywhere, the answers concatenated in row order (keys starting with '+' summed)."""
     call = next_call()
+    if process().count > 1:
+        _join_in()  # the heartbeat runs while this process computes its share
     rows = np.arange(n_rows)[share(n_rows)]
     local, error, status = {}, None, "ok"
     try:
