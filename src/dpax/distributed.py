@@ -68,13 +68,22 @@ class Process:
 
 def process() -> Process:
     """This process's index and the number of processes (``Process(0, 1)`` without
-    ``jax.distributed``)."""
+    ``jax.distributed``).
+
+    >>> process()
+    Process(index=0, count=1)
+    """
     if not initialized():
         return Process(0, 1)
     return Process(jax.process_index(), jax.process_count())
 
 
 def initialized() -> bool:
+    """Whether ``jax.distributed`` has been initialised in this process.
+
+    >>> initialized()
+    False
+    """
     return bool(jax.distributed.is_initialized())
 
 
@@ -233,6 +242,9 @@ def wait_for_all(tag: str, status: str = "ok", timeout: float | None = None) -> 
     A process whose heartbeat stops for ``heartbeat_timeout`` seconds before it publishes
     raises :class:`DistributedError` naming it (here, in every surviving process); with
     ``timeout`` (seconds) the wait is bounded even while the others are alive.
+
+    >>> wait_for_all("example")   # one process: nobody to wait for
+    {0: 'ok'}
     """
     me = process()
     if me.count < 2:
@@ -313,7 +325,11 @@ def _gather(local: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
 
 
 def next_call() -> int:
-    """A number for the next collective step: the same on every process, which make the same calls."""
+    """A number for the next collective step: the same on every process, which make the same calls.
+
+    >>> n = next_call(); next_call() == n + 1
+    True
+    """
     _state["calls"] += 1
     return _state["calls"]
 
