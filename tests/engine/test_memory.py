@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import dpax
-from dpax._engine import composition, construct, grid
+from dpax._engine import batching, composition, construct, grid
 
 _PEAK = """
 import resource, dpax
@@ -108,10 +108,15 @@ def test_an_output_over_the_budget_is_refused(monkeypatch):
     step = dpax.subsampled_gaussian(np.linspace(0.7, 3.0, 12), 0.2, grid_step=1e-2)
     length = step.self_compose(30).support_length
     fft = _spy(monkeypatch, composition, "fft_compose_kernel")
+    assembled = []
+    monkeypatch.setattr(batching.RowAssembly, "__init__", lambda self, *a: assembled.append(a))
     monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 12 * 16 * length // 2)
     with pytest.raises(grid.MemoryBudgetError, match="num_steps up to 30"):
         step.self_compose(30)
-    assert fft == []
+    assert fft == [] and assembled == []  # refused before the output is allocated
+    with pytest.raises(grid.MemoryBudgetError, match="GiB"):  # 2000 rows of 1.8e6 points: 55 GiB of output
+        dpax.dpsgd(np.full(2000, 0.3), 0.5, 10, grid_step=1e-5)
+    assert assembled == []
 
 
 def test_the_cli_reports_the_budget_and_out_of_memory(monkeypatch, capsys):

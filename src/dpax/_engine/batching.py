@@ -109,7 +109,13 @@ class RowAssembly:
     def __init__(self, rows: int, length: int):
         self.arrays = [_aligned_zeros((rows, length)), _aligned_zeros((rows, length)), np.zeros(rows, np.int64),
                        np.zeros(rows), np.zeros(rows)]
-        self.nbytes = 16 * rows * length  #: what the assembled pmfs take
+        self.nbytes = self.size(rows, length)
+
+    @staticmethod
+    def size(rows: int, length: int) -> int:
+        """Bytes the assembled pmfs of ``rows`` rows of ``length`` points take (check it
+        against the budget before building one)."""
+        return 16 * rows * length
 
     def put(self, rows: np.ndarray, part: Pair, real: int) -> None:
         """Store the first ``real`` rows of ``part`` at the batch rows ``rows``."""

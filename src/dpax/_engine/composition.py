@@ -393,8 +393,8 @@ def compose_arrays(factors, counts, grid_step, exact_ratio=False) -> Pair:
         per_row = 2 * _grid.BYTES_PER_POINT * out_len + _FACTOR_BYTES * sum(sizes)
         if _grid.rows_per_chunk(rows, per_row, 0, "composition", detail) >= rows:
             return _convolve(factors, counts, plan, np.arange(rows), step, exact_ratio, keys[0], whole=True)
+    _grid.check_bytes(_batching.RowAssembly.size(rows, out_len), "composition", detail)  # before allocating it
     out = _batching.RowAssembly(rows, out_len)
-    _grid.check_bytes(out.nbytes, "composition", detail)
     for key in keys:
         members = np.flatnonzero((plan.length == key[0]) & (plan.aligned == key[1]))
         per_row = 2 * _grid.BYTES_PER_POINT * key[0] + _FACTOR_BYTES * sum(sizes)

@@ -258,8 +258,8 @@ def by_row_length(kernel, row_args: tuple, grid_step: float, needed, what: str, 
     keys = sorted(set(length.tolist()), reverse=True)
     if len(keys) == 1 and _grid.rows_per_chunk(rows, cost(out_len), 0, what, detail) >= rows:
         return kernel(*row_args, step, out_len)
+    _grid.check_bytes(_batching.RowAssembly.size(rows, out_len), what, detail)  # before allocating it
     out = _batching.RowAssembly(rows, out_len)
-    _grid.check_bytes(out.nbytes, what, detail)
     host = [np.asarray(a) for a in row_args]
     for n in keys:
         members = np.flatnonzero(length == n)
