@@ -188,3 +188,30 @@ def test_two_process_sweep_killed_resumed_equals_one_process(tmp_path):
     assert codes == [0, 0], logs2
     assert (tmp_path / "two.csv").read_bytes() == (tmp_path / "one.csv").read_bytes()
     assert parts.existing_parts(str(tmp_path / "two.csv")) == []
+
+
+@pytest.mark.parametrize("ext", [".csv", ".jsonl"])
+def test_merge_writes_the_one_process_file(tmp_path, ext):
+    """Parts (and a resumed output) merged in the one-process order: the same bytes."""
+    from dpax.sweep import results
+
+    header = ["row", "line", "name", "out_mu", "out_meets_target", "reason"]
+    recs = [{"row": r, "line": r + 1, "name": f"n,{r}", "out_mu": 0.1 * r if r != 3 else float("inf"),
+             "out_meets_target": r % 2 == 0, "reason": "" if r != 2 else 'say "x"\nthen y'} for r in range(1, 7)]
+    order = [4, 1, 2, 3, 5, 6]
+
+    def write(path, rows):
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            results.ResultsWriter(fh, results.out_format(str(path)), header, True).emit(
+                [recs[r - 1] for r in rows])
+
+    write(tmp_path / f"one{ext}", order)
+    out = tmp_path / f"out{ext}"
+    write(out, [4, 1])  # a resumed sweep's output
+    write(parts.part_path(str(out), 0, 2), [2, 3])
+    write(parts.part_path(str(out), 1, 2), [6, 5])
+    parts.merge(str(out), header, order, parts.existing_parts(str(out)), keep_output=True)
+    assert out.read_bytes() == (tmp_path / f"one{ext}").read_bytes()
+    assert parts.existing_parts(str(out)) == []
+    with pytest.raises(ValueError, match=r"rows \[7\] are in no part file"):
+        parts.merge(str(out), header, order + [7], [], keep_output=True)
