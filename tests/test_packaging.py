@@ -135,3 +135,13 @@ def test_readme_points_to_the_benchmark_report_instead_of_repeating_it():
     assert not re.search(r"run --(quick|full)\b.*\d+ s measured", text)
     result = _published_result()
     assert f"{result['summary']['duration_s']:.0f} s" not in text.split("## Benchmarks", 1)[1].split("\n## ", 1)[0]
+
+
+def test_test_module_names_are_unique():
+    """pytest imports test modules by basename (no __init__.py in tests/), so two files of one
+    name in different folders make the second fail to collect ('import file mismatch')."""
+    from collections import Counter
+    from pathlib import Path
+
+    names = Counter(p.name for p in (Path(__file__).parent).rglob("test_*.py"))
+    assert not [n for n, c in names.items() if c > 1]

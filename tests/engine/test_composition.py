@@ -147,6 +147,9 @@ def test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails():
     np.testing.assert_allclose(batch[0].epsilon([1e-10, 1e-6]), alone.epsilon([1e-10, 1e-6]), rtol=1e-12)
 
 
+# slow suite (~20 s): the narrow-row test above and tests/engine/test_batch_independence.py
+# keep a row's own treatment in a wide batch in the default run
+@pytest.mark.slow
 def test_the_cell_split_keeps_every_rows_mass_in_a_wide_batch():
     """Connect-the-dots moves each cell's mass to its two end points and loses none of it.
     Solved for separately, the two parts' rounding (~1e-13 of a cell at grid 1e-3) left up
