@@ -44,7 +44,7 @@ WORKER = textwrap.dedent("""
     w = dpax.distributed.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-2), dpax.targets.Advantage([0.2, 0.3, 0.4]))
     np.savez(f"{out}.{pid}.npz", noise=r.noise_multiplier, adv=r.achieved["advantage"], status=r.status,
              eps=e, error=error, w=w)
-    if pid == 1:
+    if pid == 1 and sys.argv[4:] == ["leave"]:
         sys.exit(3)  # leaves the run: process 0's next call must not wait for it forever
     try:
         dpax.distributed.evaluate(lambda s: dpax.gaussian(s, grid_step=1e-2).epsilon(1e-5), [0.8, 1.0, 1.5])
@@ -116,15 +116,29 @@ def test_a_process_that_never_joins_is_named_within_the_wait(tmp_path):
     assert time.monotonic() - t0 < 60
 
 
-def test_two_processes_calibrate_equal_one_process(tmp_path):
-    """Default test: calibrate_dpsgd, calibrate and evaluate on two processes, answers
-    bit-identical; an error in one process's rows is raised in both; a process that leaves
-    (exits) is named by the other's next call instead of a wait without end."""
+def _two_processes(tmp_path, *extra):
     port, script = _free_port(), tmp_path / "worker.py"
     script.write_text(WORKER)
-    codes, logs = _pair(lambda i: [str(script), str(port), str(i), str(tmp_path / "r")], tmp_path)
+    return _pair(lambda i: [str(script), str(port), str(i), str(tmp_path / "r"), *extra], tmp_path)
+
+
+# slow suite: process 1 leaving early is flaky at exit: JAX's C++ teardown of a process that
+# disconnects while process 0 still runs sometimes aborts it (SIGABRT, "exception not
+# rethrown") instead of exiting with its own status; process 0 names it in every run
+@pytest.mark.slow
+def test_a_process_that_leaves_is_named_by_the_others_next_call(tmp_path):
+    """A process that leaves (exits) is named by the other's next call instead of a wait
+    without end."""
+    codes, logs = _two_processes(tmp_path, "leave")
     assert codes == [0, 3], logs
     assert "process 1 of 2 left the run" in (tmp_path / "r.left.txt").read_text()
+
+
+def test_two_processes_calibrate_equal_one_process(tmp_path):
+    """Default test: calibrate_dpsgd, calibrate and evaluate on two processes, answers
+    bit-identical; an error in one process's rows is raised in both; both exit in order."""
+    codes, logs = _two_processes(tmp_path)
+    assert codes == [0, 0], logs
     w = dpax.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-2), dpax.targets.Advantage([0.2, 0.3, 0.4]))
     one = dpax.calibrate_dpsgd(sample_rate=[0.02, 0.05, 0.1], num_steps=10, target=dpax.targets.Advantage(0.25),
                                grid_step=1e-2, compare_standard=False)
