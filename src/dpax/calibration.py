@@ -177,6 +177,44 @@ class _Evaluator:
         return out
 
 
+@dataclass
+class _Bracket:
+    """A search's per-row state between phases: [lo, hi] (hi verified to meet on the last
+    grid, lo to fail), the rows infeasible there, the widening factor of the next phase."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    infeasible: np.ndarray
+    widen: float = 4.0
+    evaluations: int = 0
+
+    @classmethod
+    def around(cls, guess):
+        return cls(guess / 2, guess * 2, np.zeros(guess.shape, bool))
+
+    def reopen(self, margin, tol, bounds, anchor):
+        """Open the next (finer) phase's bracket: the finer grid is less pessimistic, so its
+        answer lies a little lower (``margin``: how far below, relative; see :func:`_search`)."""
+        lo = np.where(np.isnan(self.lo), bounds[0], self.lo)
+        hi = np.where(self.infeasible, bounds[1], self.hi)
+        if anchor is None:
+            self.lo, self.hi = np.maximum(lo * (1 - margin), bounds[0]), np.minimum(hi * (1 + 0.1 * margin), bounds[1])
+            self.widen = 1 + 2 * margin
+            return
+        est = np.where(np.isfinite(anchor) & (anchor > 0), np.minimum(hi, anchor), hi)
+        est = np.where(self.infeasible, hi, est)
+        m = min(margin, ANCHOR_MARGIN)
+        new_hi = np.minimum(hi * (1 + 0.1 * m), est * (1 + 1.5 * m))
+        new_lo = np.minimum(est * (1 - m), new_hi / (1 + 2 * tol))
+        self.lo, self.hi, self.widen = np.maximum(new_lo, bounds[0]), np.minimum(np.maximum(new_hi, bounds[0]), bounds[1]), 1.25
+
+    def run(self, evaluate, tol, k, bounds, what):
+        """One phase: the bracket search from the current bracket with ``evaluate``."""
+        self.hi, self.lo, ev, self.infeasible = bracket_search(
+            evaluate, self.lo, self.hi, bounds=bounds, rtol=tol, candidates=k, what=what, widen=self.widen)
+        self.evaluations += ev
+
+
 def _search(build_at, target, guess, bounds, phases, what, cost=None, anchor=None):
     """Run the bracketing phases (coarse grids first, the last at the requested grid).
 
@@ -187,29 +225,13 @@ def _search(build_at, target, guess, bounds, phases, what, cost=None, anchor=Non
     privacy loss per step is small against the grid step, so the next phase's bracket opens
     around min(coarse answer, anchor). The brackets only steer the search (a bracket that
     misses is widened), never the verified answer. Returns (hi, lo, evaluations, infeasible)."""
-    lo, hi, widen = guess / 2, guess * 2, 4.0
-    evaluations = 0
-    infeasible = np.zeros(guess.shape, bool)
+    state = _Bracket.around(guess)
     lengths = _grid.lengths_in_use()  # all rounds share compiled kernel shapes
     for i, (step, tol, k, _) in enumerate(phases):
-        if i:  # the finer grid is less pessimistic: its answer lies a little lower
-            margin = phases[i - 1][3]
-            lo = np.where(np.isnan(lo), bounds[0], lo)
-            hi = np.where(infeasible, bounds[1], hi)
-            if anchor is None:
-                lo, hi, widen = np.maximum(lo * (1 - margin), bounds[0]), np.minimum(hi * (1 + 0.1 * margin), bounds[1]), 1 + 2 * margin
-            else:
-                est = np.where(np.isfinite(anchor) & (anchor > 0), np.minimum(hi, anchor), hi)
-                est = np.where(infeasible, hi, est)
-                m = min(margin, ANCHOR_MARGIN)
-                new_hi = np.minimum(hi * (1 + 0.1 * m), est * (1 + 1.5 * m))
-                new_lo = np.minimum(est * (1 - m), new_hi / (1 + 2 * tol))
-                lo, hi, widen = np.maximum(new_lo, bounds[0]), np.minimum(np.maximum(new_hi, bounds[0]), bounds[1]), 1.25
-        hi, lo, ev, infeasible = bracket_search(
-            _Evaluator(build_at(step), target, what, cost, lengths, step), lo, hi, bounds=bounds, rtol=tol, candidates=k, what=what, widen=widen
-        )
-        evaluations += ev
-    return hi, lo, evaluations, infeasible
+        if i:
+            state.reopen(phases[i - 1][3], tol, bounds, anchor)
+        state.run(_Evaluator(build_at(step), target, what, cost, lengths, step), tol, k, bounds, what)
+    return state.hi, state.lo, state.evaluations, state.infeasible
 
 
 def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candidates, bounds):

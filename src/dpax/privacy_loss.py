@@ -882,15 +882,35 @@ def refine(build: Callable[[float], PrivacyLoss], evaluate: Callable[[PrivacyLos
         history.append((step, width))
         if width <= acc:
             return Refined(value, step, pl, tuple(history))
-        ratio = 0.7 * np.sqrt(acc / width) if width > 0 else 0.5
-        step_next = step * float(np.clip(ratio, 1 / 30, 0.5))
         if step <= REFINE_MIN_STEP:
             break
-        exponent = int(np.floor(np.log10(step_next)))
-        digit = int(np.floor(step_next / 10.0**exponent * (1 + 1e-9)))
-        step = max(float(f"{digit}e{exponent}"), REFINE_MIN_STEP)
+        step = refine_step(step, width, acc)
     raise ValueError(f"accuracy={acc:g} not reached: {_reached(history)} (at most {rounds} rounds down to "
                      f"grid_step={REFINE_MIN_STEP:g})")
+
+
+def refine_step(grid_step: float, width: float, accuracy: float) -> float:
+    """The next grid step of :func:`refine` (and of ``calibrate_dpsgd(accuracy=...)``): the
+    widths shrink about as grid_step^2, so 0.7 (accuracy / width)^(1/2) times ``grid_step``,
+    between 1/30 and 1/2 of it, rounded down to one significant digit (so that kernels are
+    reused), at least :data:`REFINE_MIN_STEP`.
+
+    Args:
+        grid_step: the step that gave ``width``.
+        width: the largest bracket width seen there (> accuracy; 0: half the step).
+        accuracy: the width wanted.
+
+    Returns:
+        The next grid step (a float).
+
+    >>> refine_step(1e-3, 2.1e-4, 1e-4)
+    0.0004
+    """
+    ratio = 0.7 * np.sqrt(accuracy / width) if width > 0 else 0.5
+    step_next = grid_step * float(np.clip(ratio, 1 / 30, 0.5))
+    exponent = int(np.floor(np.log10(step_next)))
+    digit = int(np.floor(step_next / 10.0**exponent * (1 + 1e-9)))
+    return max(float(f"{digit}e{exponent}"), REFINE_MIN_STEP)
 
 
 def _reached(history: list[tuple[float, float]]) -> str:
