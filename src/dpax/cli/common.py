@@ -1,5 +1,6 @@
 """What the ``dpax`` subcommands share: argument types, the parent parsers of the shared
-options, the kernel cache switch, and the risk summary of a privacy loss.
+options, the kernel cache switch, the risk summary of a privacy loss with its certified
+brackets, and the grid that ``--accuracy`` chooses.
 
 Every subcommand module (:mod:`dpax.cli.main` lists them) builds its parser with
 ``parents=[its own options (an :func:`options_parser`), the shared ones from :class:`Parents`]``,
@@ -15,13 +16,13 @@ import difflib
 import math
 import re
 import sys
-from typing import Iterator, NoReturn, Sequence
+from typing import Callable, Iterator, NoReturn, Sequence
 
 import numpy as np
 
 from .._engine import cache as engine_cache
 from .._engine.text import fmt, table
-from ..privacy_loss import PrivacyLoss
+from ..privacy_loss import Interval, PrivacyLoss, refine
 
 PROG = "dpax"
 
@@ -202,7 +203,31 @@ def bounded(low: float, high: float):
     return parse
 
 
+def positive(text: str) -> float:
+    """The argument type of a finite number > 0 for the command line itself.
+
+    >>> positive("1e-3")
+    0.001
+    >>> positive("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a finite number > 0, got '0'
+    """
+    value = number(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {cap_message(repr(text), 60)}")
+    return value
+
+
 # -- shared options ------------------------------------------------------------------------
+
+
+class _GridStep(argparse.Action):
+    """Store --grid-step and note that it was given (``--accuracy`` refuses it)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        namespace.grid_step_given = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,8 +251,9 @@ def make_parents() -> Parents:
     0.0001
     """
     common = Parser(add_help=False)
-    common.add_argument("--grid-step", type=number, default=DEFAULT_GRID_STEP, metavar="H",
+    common.add_argument("--grid-step", type=number, default=DEFAULT_GRID_STEP, metavar="H", action=_GridStep,
                         help="privacy-loss discretisation interval (default: %(default)s)")
+    common.set_defaults(grid_step_given=False)
     common.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     common.add_argument("--no-cache", dest="cache", action="store_false",
                         help="neither read nor write dpax's kernel cache ($DPAX_CACHE_DIR or ~/.cache/dpax)")
@@ -262,10 +288,85 @@ def dpsgd_args(p: argparse.ArgumentParser, *, noise: bool = True, required: bool
     g.add_argument("--num-steps", type=count, required=required, metavar="T", help="number of steps (integer >= 1)")
 
 
+def bracket_args(p: argparse.ArgumentParser, applies_to: str, *, no_bounds: bool = True) -> None:
+    """The "certified brackets" argument group: --accuracy (refine the grid until the brackets
+    of ``applies_to`` are that narrow) and, if ``no_bounds``, --no-bounds (safe side only)."""
+    g = p.add_argument_group("certified brackets")
+    g.add_argument("--accuracy", type=positive, metavar="A", help=(
+        "instead of --grid-step: refine the grid (from 1e-2; widths shrink about as the step squared) until "
+        f"the certified bracket of {applies_to} is at most A wide (absolute, on each number: epsilon's, the "
+        "widest, usually decides); prints the grid chosen. A refinement stopped by the memory budget is an "
+        "error that gives the width reached"))
+    if no_bounds:
+        g.add_argument("--no-bounds", dest="bounds", action="store_false", help=(
+            "print each number on the safe side only, without its certified bracket (by default the "
+            "optimistic side and the width are printed too: the truth lies in between)"))
+
+
+def choose_grid(args: argparse.Namespace, build: Callable[[float], PrivacyLoss],
+                evaluate: Callable[[PrivacyLoss], Interval]) -> tuple[PrivacyLoss, dict]:
+    """The privacy loss at ``--grid-step``, or on the grid :func:`dpax.refine` chooses for
+    ``--accuracy`` (``evaluate`` gives the brackets the accuracy applies to, as one Interval),
+    and the JSON keys of that choice (``accuracy``, ``grid_steps_tried``: [step, widest
+    bracket] of each grid tried). Giving both options is a usage error."""
+    accuracy = getattr(args, "accuracy", None)
+    if accuracy is None:
+        return build(args.grid_step), {}
+    if args.grid_step_given:
+        args.parser.error("give either --grid-step or --accuracy, not both")
+    try:
+        r = refine(build, evaluate, accuracy)
+    except ValueError as exc:
+        raise ValueError(f"--accuracy: {exc}; ask for a larger --accuracy") from exc
+    return r.privacy_loss, {"accuracy": float(accuracy), "grid_steps_tried": [[h, w] for h, w in r.history]}
+
+
+def joint(brackets: Sequence[Interval]) -> Interval:
+    """One Interval of every value of ``brackets`` (flattened): its widest width is theirs.
+
+    >>> joint([Interval(0.5, 0.75), Interval([1.0, 2.0], [1.0, 1.5])]).width.tolist()
+    [0.25, 0.0, 0.5]
+    """
+    flat = [(np.ravel(b.safe), np.ravel(b.optimistic)) for b in brackets]
+    return Interval(np.concatenate([s for s, _ in flat]), np.concatenate([o for _, o in flat]))
+
+
+def grid_lines(r: dict) -> list[str]:
+    """What a result computed with ``--accuracy`` says about the grid chosen (else nothing)."""
+    if "accuracy" not in r:
+        return []
+    tried = ", ".join(f"{fmt(h, 2)} -> {fmt(w, 2)}" for h, w in r["grid_steps_tried"])
+    return [f"grid step {fmt(r['grid_step'])} chosen by --accuracy {fmt(r['accuracy'])} "
+            f"(widest bracket at each grid tried: {tried})"]
+
+
+def bracket_note(r: dict) -> list[str]:
+    """The line that says how to read the brackets, when ``r`` has them."""
+    if not r.get("bounds"):
+        return []
+    return ["Each number is on the safe side; the truth lies between it and the optimistic value beside it",
+            "(certified bracket; width = |safe - optimistic|, what the grid step costs)."]
+
+
 # -- risk summary --------------------------------------------------------------------------
 
 
-def risk_summary(pl: PrivacyLoss, alpha: Sequence[float], delta: Sequence[float]) -> dict:
+def risk_brackets(pl: PrivacyLoss, alpha: Sequence[float], delta: Sequence[float]) -> dict[str, Interval]:
+    """The certified brackets of beta at each ``alpha``, the advantage and epsilon at each ``delta``.
+
+    >>> import dpax
+    >>> b = risk_brackets(dpax.gaussian(2.0, grid_step=1e-2), [0.1], [1e-5])
+    >>> sorted(b), bool(b["beta"].safe[0] <= b["beta"].optimistic[0])
+    (['advantage', 'beta', 'epsilon'], True)
+    """
+    return {"beta": pl.beta(np.atleast_1d(np.asarray(alpha, dtype=float)), bounds=True),
+            "advantage": pl.advantage(bounds=True),
+            "epsilon": pl.epsilon(np.atleast_1d(np.asarray(delta, dtype=float)), bounds=True)}
+
+
+
+
+def risk_summary(pl: PrivacyLoss, alpha: Sequence[float], delta: Sequence[float], bounds: bool = False) -> dict:
     """JSON-ready risk of ``pl``: beta and TPR at each FPR ``alpha``, the advantage, epsilon at
     each ``delta``, with the grid step, support length and tail mass.
 
@@ -273,10 +374,14 @@ def risk_summary(pl: PrivacyLoss, alpha: Sequence[float], delta: Sequence[float]
         pl: one (not a batch of) privacy loss.
         alpha: FPRs at which to report the FNR beta of the best attack.
         delta: deltas at which to report epsilon.
+        bounds: also give each number's certified bracket: the keys ``bounds`` (True),
+            ``beta_optimistic``, ``tpr_optimistic``, ``advantage_optimistic``,
+            ``epsilon_optimistic`` (the other side of each number, from
+            :meth:`PrivacyLoss.bounds`) and ``max_width`` (the widest bracket).
 
     Returns:
         dict with keys grid_step, alpha, beta, tpr, advantage, delta, epsilon, support_length,
-        tail_mass (plain floats, ints and lists).
+        tail_mass (plain floats, ints and lists), and with ``bounds`` those above.
 
     >>> import dpax
     >>> r = risk_summary(dpax.gaussian(2.0, grid_step=1e-2), [0.1], [1e-5])
@@ -286,29 +391,67 @@ def risk_summary(pl: PrivacyLoss, alpha: Sequence[float], delta: Sequence[float]
     """
     alpha = np.asarray(alpha, dtype=float)
     delta = np.asarray(delta, dtype=float)
-    beta = np.atleast_1d(pl.beta(alpha))
-    return {
+    if bounds:
+        b = risk_brackets(pl, alpha, delta)
+        beta, advantage, epsilon = b["beta"].safe, b["advantage"].safe, b["epsilon"].safe
+    else:
+        beta, advantage, epsilon = pl.beta(alpha), pl.advantage(), pl.epsilon(delta)
+    beta = np.atleast_1d(beta)
+    out = {
         "grid_step": float(pl.grid_step),
         "alpha": alpha.tolist(),
         "beta": beta.tolist(),
         "tpr": (1.0 - beta).tolist(),
-        "advantage": float(pl.advantage()),
+        "advantage": float(advantage),
         "delta": delta.tolist(),
-        "epsilon": np.atleast_1d(pl.epsilon(delta)).tolist(),
+        "epsilon": np.atleast_1d(epsilon).tolist(),
         "support_length": int(pl.support_length),
         "tail_mass": float(pl.tail_mass),
     }
+    if bounds:
+        beta_o = np.atleast_1d(b["beta"].optimistic)
+        out.update(bounds=True, beta_optimistic=beta_o.tolist(), tpr_optimistic=(1.0 - beta_o).tolist(),
+                   advantage_optimistic=float(b["advantage"].optimistic),
+                   epsilon_optimistic=np.atleast_1d(b["epsilon"].optimistic).tolist(),
+                   max_width=max_width(b.values()))
+    return out
+
+
+def max_width(brackets) -> float:
+    """The widest of ``brackets`` (Intervals; NaN widths, both ends infinite, left out; 0 if none)."""
+    w = np.atleast_1d(np.asarray(joint(list(brackets)).width, dtype=float))
+    w = w[~np.isnan(w)]
+    return float(w.max()) if w.size else 0.0
+
+
+def _width(safe: float, optimistic: float) -> str:
+    return fmt(abs(safe - optimistic), 2)  # inf - inf: NaN, shown as '-'
 
 
 def attack_lines(r: dict) -> list[str]:
-    """Table of the best attack (FPR alpha, FNR beta, TPR) of a :func:`risk_summary`."""
+    """Table of the best attack (FPR alpha, FNR beta, TPR) of a :func:`risk_summary`, with the
+    optimistic beta and the bracket's width when ``r`` has them."""
     rows = [(fmt(a), fmt(b), fmt(t)) for a, b, t in zip(r["alpha"], r["beta"], r["tpr"])]
-    return table(("FPR alpha", "FNR beta", "TPR 1-beta"), rows)
+    if "beta_optimistic" not in r:
+        return table(("FPR alpha", "FNR beta", "TPR 1-beta"), rows)
+    rows = [row + (fmt(o), _width(b, o)) for row, b, o in zip(rows, r["beta"], r["beta_optimistic"])]
+    return table(("FPR alpha", "FNR beta", "TPR 1-beta", "optimistic beta", "width"), rows)
 
 
-def epsilon_lines(deltas: Sequence[float], epsilons: Sequence[float]) -> list[str]:
-    """Table of epsilon at each delta."""
-    return table(("delta", "epsilon"), [(fmt(d), fmt(e)) for d, e in zip(deltas, epsilons)])
+def epsilon_lines(deltas: Sequence[float], epsilons: Sequence[float],
+                  optimistic: Sequence[float] | None = None) -> list[str]:
+    """Table of epsilon at each delta (with the optimistic epsilon and the bracket's width if given)."""
+    if optimistic is None:
+        return table(("delta", "epsilon"), [(fmt(d), fmt(e)) for d, e in zip(deltas, epsilons)])
+    rows = [(fmt(d), fmt(e), fmt(o), _width(e, o)) for d, e, o in zip(deltas, epsilons, optimistic)]
+    return table(("delta", "epsilon", "optimistic epsilon", "width"), rows)
+
+
+def bracket_text(safe: float, r: dict, key: str) -> str:
+    """``safe`` formatted, followed by ``(optimistic X, width W)`` when ``r`` has ``key``."""
+    if key not in r:
+        return fmt(safe)
+    return f"{fmt(safe)}  (optimistic {fmt(r[key])}, width {_width(safe, r[key])})"
 
 
 # -- kernel cache --------------------------------------------------------------------------

@@ -1,6 +1,11 @@
 """``dpax curve``: trade-off curve, advantage and epsilon of DP-SGD.
 
     dpax curve --noise-multiplier 1 --sample-rate 0.001 --num-steps 10000
+    dpax curve ... --accuracy 1e-3      # the grid chosen so that every bracket is <= 1e-3 wide
+    dpax curve ... --no-bounds          # safe side only
+
+Each number is printed with its certified bracket (issue 22): the same quantity from the
+optimistic companion (:meth:`dpax.PrivacyLoss.bounds`), on the other side of the truth.
 """
 
 from __future__ import annotations
@@ -9,7 +14,8 @@ import argparse
 
 from .._engine.text import fmt
 from ..mechanisms import dpsgd
-from .common import Parents, attack_lines, dpsgd_args, epsilon_lines, options_parser, risk_summary
+from .common import (Parents, attack_lines, bracket_args, bracket_note, bracket_text, choose_grid, dpsgd_args,
+                     epsilon_lines, grid_lines, joint, options_parser, risk_brackets, risk_summary)
 
 
 def add_parser(subparsers, parents: Parents) -> None:
@@ -23,7 +29,8 @@ def add_parser(subparsers, parents: Parents) -> None:
             "the FNR beta of the best membership-inference attack at each FPR alpha (and its "
             "TPR = 1 - beta), the largest advantage TPR - FPR, and epsilon at each delta. Every "
             "number is on the safe side: beta never above, advantage and epsilon never below "
-            "the truth."
+            "the truth; beside it, the optimistic side of its certified bracket (the truth lies in "
+            "between) and the bracket's width."
         ),
     )
     p.set_defaults(func=run_curve, render=render_curve)
@@ -33,19 +40,22 @@ def _options() -> argparse.ArgumentParser:
     """The options only ``curve`` takes (a parent parser, listed before the shared ones)."""
     p = options_parser()
     dpsgd_args(p)
+    bracket_args(p, "every number reported (beta and TPR at each --alpha, the advantage, epsilon at each --delta)")
     return p
 
 
 def run_curve(args: argparse.Namespace) -> dict:
     """JSON-ready risk of the DP-SGD configuration in ``args``."""
-    pl = dpsgd(args.noise_multiplier, args.sample_rate, args.num_steps, grid_step=args.grid_step)
+    pl, grid = choose_grid(args, lambda h: dpsgd(args.noise_multiplier, args.sample_rate, args.num_steps, grid_step=h),
+                           lambda pl: joint(risk_brackets(pl, args.alpha, args.delta).values()))
     return {
         "command": "curve",
         "mechanism": "dpsgd",
         "noise_multiplier": float(args.noise_multiplier),
         "sample_rate": float(args.sample_rate),
         "num_steps": int(args.num_steps),
-        **risk_summary(pl, args.alpha, args.delta),
+        **risk_summary(pl, args.alpha, args.delta, bounds=args.bounds),
+        **grid,
     }
 
 
@@ -54,10 +64,12 @@ def render_curve(r: dict) -> str:
     lines = [
         f"DP-SGD: noise multiplier {fmt(r['noise_multiplier'])}, sample rate {fmt(r['sample_rate'])}, "
         f"{r['num_steps']} steps (grid step {fmt(r['grid_step'])}, symmetrised add/remove curve)",
+        *grid_lines(r),
+        *bracket_note(r),
         "",
         "Best membership-inference attack:",
     ]
     lines += attack_lines(r)
-    lines += ["", f"  advantage (max TPR - FPR)  {fmt(r['advantage'])}", ""]
-    lines += epsilon_lines(r["delta"], r["epsilon"])
+    lines += ["", f"  advantage (max TPR - FPR)  {bracket_text(r['advantage'], r, 'advantage_optimistic')}", ""]
+    lines += epsilon_lines(r["delta"], r["epsilon"], r.get("epsilon_optimistic"))
     return "\n".join(lines)

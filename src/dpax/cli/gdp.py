@@ -3,6 +3,12 @@
     dpax gdp --noise-multiplier 9.4 --sample-rate 0.32768 --num-steps 2000
     dpax gdp --epsilon 8 --delta 1e-5 1e-6 1e-9       # Table 3 conversion
     dpax gdp ... --json
+    dpax gdp ... --accuracy 1e-3                      # the grid chosen for brackets <= 1e-3 wide
+
+The DP-SGD report prints each number with its certified bracket (issue 22): mu's lower end
+is the companion's mu (``dpax.gdp.mu_and_regret(pl.bounds())``), the other numbers' other
+side is the companion's value; the regret has none (the companion's regret bounds nothing).
+The (epsilon, delta) -> mu conversion is a closed form, without a bracket.
 """
 
 from __future__ import annotations
@@ -14,7 +20,15 @@ import numpy as np
 from .. import conversions, gdp
 from .._engine.text import fmt, pairs, table
 from ..mechanisms import dpsgd
-from .common import Parents, dpsgd_args, epsilon_lines, number, options_parser
+from ..privacy_loss import Interval, PrivacyLoss
+from .common import (Parents, bracket_args, bracket_note, bracket_text, choose_grid, dpsgd_args, epsilon_lines,
+                     grid_lines, joint, max_width, number, options_parser)
+
+#: What --accuracy applies to in the DP-SGD report (and why not to mu).
+ACCURACY_APPLIES_TO = (
+    "every number of the report but mu and the regret (Tier II beta and TPR, the advantage, epsilon at each "
+    "--delta); mu's bracket is printed but does not steer the grid: it is set by the curve's far tail, where "
+    "the companion's bracket narrows only slowly with the grid step")
 
 
 def add_parser(subparsers, parents: Parents) -> None:
@@ -29,7 +43,9 @@ def add_parser(subparsers, parents: Parents) -> None:
             "regret Delta (mu alone is faithful when Delta < 0.01), Tier II the FNR of the best "
             "attack at fixed FPRs, and epsilon at the given deltas. With --epsilon only: the mu of "
             "the Gaussian mechanism that is exactly (epsilon, delta)-DP at each --delta (Table 3) "
-            "and the mu every epsilon-DP mechanism satisfies (Proposition 6.1)."
+            "and the mu every epsilon-DP mechanism satisfies (Proposition 6.1). The DP-SGD report prints "
+            "each number with its certified bracket (the optimistic side and the width; mu's optimistic "
+            "side is a lower bound of mu; the regret has no bracket); the conversion is a closed form."
         ),
     )
     p.set_defaults(func=run_gdp, render=render_gdp)
@@ -44,6 +60,7 @@ def _options() -> argparse.ArgumentParser:
                    help="deltas for epsilon (report) or for the conversion (default: %(default)s)")
     p.add_argument("--tail", type=number, default=1e-10, metavar="A",
                    help="mu covers every attack with FPR and FNR in [A, 1 - A] (default: %(default)s)")
+    bracket_args(p, ACCURACY_APPLIES_TO)
     return p
 
 
@@ -53,6 +70,8 @@ def run_gdp(args: argparse.Namespace) -> dict:
     if args.epsilon is not None:
         if any(v is not None for v in mech):
             args.parser.error("give either --epsilon (conversion) or the DP-SGD arguments, not both")
+        if args.accuracy is not None:
+            args.parser.error("--accuracy applies to the DP-SGD report; the --epsilon conversion is a closed form")
         delta = np.asarray(args.delta, dtype=float)
         return {
             "command": "gdp",
@@ -64,12 +83,38 @@ def run_gdp(args: argparse.Namespace) -> dict:
         }
     if any(v is None for v in mech):
         args.parser.error("give --noise-multiplier, --sample-rate and --num-steps (or --epsilon with --delta)")
-    pl = dpsgd(args.noise_multiplier, args.sample_rate, args.num_steps, grid_step=args.grid_step)
+    pl, grid = choose_grid(args, lambda h: dpsgd(args.noise_multiplier, args.sample_rate, args.num_steps, grid_step=h),
+                           lambda pl: joint(_refined_brackets(pl, args.delta)))
     r = gdp.report(pl, deltas=args.delta, tail=args.tail)
     out = {"command": "gdp", "mode": "dpsgd", "noise_multiplier": float(args.noise_multiplier),
            "sample_rate": float(args.sample_rate), "num_steps": int(args.num_steps)}
     out.update(r.to_dict())
+    if args.bounds:
+        out.update(_optimistic(pl, r, args.tail))
+    out.update(grid)
     return out
+
+
+def _refined_brackets(pl: PrivacyLoss, deltas) -> list[Interval]:
+    """The brackets --accuracy applies to: beta at the Tier II FPRs (alpha* included), the
+    advantage, epsilon at ``deltas``."""
+    adv = pl.advantage(bounds=True)
+    alphas = np.append(gdp.TIER2_ALPHAS, 0.5 * (1.0 - adv.safe))
+    return [pl.beta(alphas, bounds=True), adv, pl.epsilon(np.asarray(deltas, dtype=float), bounds=True)]
+
+
+def _optimistic(pl: PrivacyLoss, r: gdp.GDPReport, tail: float) -> dict:
+    """The other side of each bracket of the report ``r`` of ``pl``: the companion's mu (a
+    lower bound of mu), advantage, beta at the report's FPRs and epsilon at its deltas; and
+    ``max_width``, the widest bracket but mu's."""
+    companion = pl.bounds()
+    mu_low = gdp.mu_and_regret(companion, tail)[0]
+    brackets = [Interval(r.beta, np.asarray(companion.beta(np.asarray(r.alpha)))),
+                Interval(r.advantage, companion.advantage()),
+                Interval(r.epsilon, np.asarray(companion.epsilon(r.deltas)))]
+    return {"bounds": True, "mu_optimistic": float(mu_low), "beta_optimistic": np.ravel(brackets[0].optimistic).tolist(),
+            "advantage_optimistic": float(brackets[1].optimistic),
+            "epsilon_optimistic": np.ravel(brackets[2].optimistic).tolist(), "max_width": max_width(brackets)}
 
 
 def render_gdp(r: dict) -> str:
@@ -84,20 +129,36 @@ def render_gdp(r: dict) -> str:
     lines = [
         f"DP-SGD: noise multiplier {fmt(r['noise_multiplier'])}, sample rate {fmt(r['sample_rate'])}, "
         f"{r['num_steps']} steps (grid step {fmt(r['grid_step'])}, symmetrised add/remove curve)",
+        *grid_lines(r),
+        *bracket_note(r),
         "",
         "Tier I: Gaussian DP",
     ]
-    lines += pairs([
-        ("mu", f"{fmt(r['mu'])}  (every attack with FPR, FNR in [{fmt(r['tail'])}, 1 - {fmt(r['tail'])}])"),
-        ("regret Delta", f"{fmt(r['regret'], 3)}  (at FPR {fmt(r['regret_alpha'], 3)})"),
+    items = [("mu", f"{fmt(r['mu'])}  (every attack with FPR, FNR in [{fmt(r['tail'])}, 1 - {fmt(r['tail'])}])")]
+    regret = f"{fmt(r['regret'], 3)}  (at FPR {fmt(r['regret_alpha'], 3)})"
+    if r.get("bounds"):
+        items.append(("mu, optimistic", f"{fmt(r['mu_optimistic'])}  (a lower bound of mu; width "
+                                        f"{fmt(r['mu'] - r['mu_optimistic'], 2)})"))
+        regret = f"{fmt(r['regret'], 3)}  (at FPR {fmt(r['regret_alpha'], 3)}; no bracket: the companion's regret bounds nothing)"
+    items += [
+        ("regret Delta", regret),
         ("mu-GDP faithful", "yes (regret < 0.01)" if ok else "no (regret >= 0.01): report the curve below"),
-        ("advantage", fmt(r["advantage"])),
-    ])
+        ("advantage", bracket_text(r["advantage"], r, "advantage_optimistic")),
+    ]
+    lines += pairs(items)
     lines += ["", "Tier II: best membership-inference attack"]
+    lines += _tier2_lines(r)
+    lines += [""]
+    lines += epsilon_lines(r["deltas"], r["epsilon"], r.get("epsilon_optimistic"))
+    return "\n".join(lines)
+
+
+def _tier2_lines(r: dict) -> list[str]:
+    """The Tier II table (FPR alpha, FNR beta, TPR; the optimistic beta and the width if ``r`` has them)."""
     n = len(r["alpha"])
     rows = [(fmt(a, 4) + (" (alpha*)" if i == n - 1 else ""), fmt(b), fmt(1 - b))
             for i, (a, b) in enumerate(zip(r["alpha"], r["beta"]))]
-    lines += table(("FPR alpha", "FNR beta", "TPR"), rows)
-    lines += [""]
-    lines += epsilon_lines(r["deltas"], r["epsilon"])
-    return "\n".join(lines)
+    if "beta_optimistic" not in r:
+        return table(("FPR alpha", "FNR beta", "TPR"), rows)
+    rows = [row + (fmt(o), fmt(abs(b - o), 2)) for row, b, o in zip(rows, r["beta"], r["beta_optimistic"])]
+    return table(("FPR alpha", "FNR beta", "TPR", "optimistic beta", "width"), rows)

@@ -1,0 +1,150 @@
+"""Certified brackets on the command line (issue 22): ``dpax curve`` and ``dpax gdp`` print each
+number with the optimistic side of its bracket, ``--no-bounds`` drops it, ``--accuracy`` chooses
+the grid.
+
+The orientation is checked against a closed form: DP-SGD with sample rate 1 and one step is
+the Gaussian mechanism with mu = 1 / sigma, whose trade-off curve is
+beta(alpha) = Phi(Phi^-1(1 - alpha) - mu). Coarse grids (1e-2, 1e-3) keep the file fast.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+import dpax
+from dpax import cli
+from dpax._engine import grid as engine_grid
+
+SIGMA = 1.25  # mu = 0.8
+GAUSSIAN = ["--noise-multiplier", str(SIGMA), "--sample-rate", "1", "--num-steps", "1"]
+SMALL = ["--noise-multiplier", "1", "--sample-rate", "0.01", "--num-steps", "100"]
+ALPHAS = [0.001, 0.01, 0.1, 0.3]
+DELTAS = [1e-3, 1e-5]
+CURVE = ["curve", *GAUSSIAN, "--alpha", *map(str, ALPHAS), "--delta", *map(str, DELTAS)]  # one set of kernels
+
+
+@pytest.fixture(autouse=True)
+def _cache_dir(tmp_path, monkeypatch):
+    """Keep the kernel cache of every test run out of the user's home."""
+    monkeypatch.setenv("DPAX_CACHE_DIR", str(tmp_path / "jax-cache"))
+
+
+def run(capsys, args, json_out=True):
+    code = cli.main(args + (["--json"] if json_out else []))
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out) if json_out else out
+
+
+def usage_error(capsys, args) -> str:
+    assert cli.main(args + ["--no-cache"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "Traceback" not in err
+    return err
+
+
+def widths(out, keys):
+    return np.concatenate([np.abs(np.subtract(out[k], out[k + "_optimistic"])).ravel() for k in keys])
+
+
+def test_curve_brackets_hold_the_gaussian_truth(capsys):
+    out = run(capsys, CURVE + ["--grid-step", "1e-2"])
+    mu = 1 / SIGMA
+    beta_true = norm.cdf(norm.isf(ALPHAS) - mu)
+    # beta: safe (the existing key, unchanged) <= truth <= optimistic; TPR the other way round
+    assert np.all(np.asarray(out["beta"]) <= beta_true) and np.all(beta_true <= np.asarray(out["beta_optimistic"]))
+    np.testing.assert_allclose(out["tpr_optimistic"], 1 - np.asarray(out["beta_optimistic"]), rtol=0, atol=1e-15)
+    # advantage and epsilon: optimistic <= truth <= safe
+    adv_true = dpax.gdp.advantage(mu)
+    assert out["advantage_optimistic"] <= adv_true <= out["advantage"]
+    eps_true = np.asarray(dpax.gdp.epsilon(np.asarray(DELTAS), mu))
+    assert np.all(np.asarray(out["epsilon_optimistic"]) <= eps_true) and np.all(eps_true <= np.asarray(out["epsilon"]))
+    # the keys are the library's numbers, safe side unchanged
+    pl = dpax.dpsgd(SIGMA, 1.0, 1, grid_step=1e-2)
+    b = pl.beta(np.asarray(ALPHAS), bounds=True)
+    np.testing.assert_array_equal(out["beta"], b.safe)
+    np.testing.assert_array_equal(out["beta_optimistic"], b.optimistic)
+    assert out["bounds"] is True and "accuracy" not in out
+    assert out["max_width"] == pytest.approx(widths(out, ["beta", "epsilon", "advantage"]).max(), rel=1e-12)
+
+
+def test_curve_table_shows_brackets_and_no_bounds_drops_them(capsys):
+    text = run(capsys, CURVE + ["--grid-step", "1e-2"], False)
+    for header in ("optimistic beta", "width", "optimistic epsilon", "optimistic", "the truth lies between"):
+        assert header in text, header
+    pl = dpax.dpsgd(SIGMA, 1.0, 1, grid_step=1e-2)
+    b, e = pl.beta(0.01, bounds=True), pl.epsilon(1e-5, bounds=True)
+    row = next(line.split() for line in text.splitlines() if line.split()[:1] == ["0.01"])
+    assert [float(x) for x in row[1:]] == pytest.approx([b.safe, 1 - b.safe, b.optimistic, b.width], rel=5e-2)
+    row = next(line.split() for line in text.splitlines() if line.split()[:1] == ["1e-05"])
+    assert [float(x) for x in row[1:]] == pytest.approx([e.safe, e.optimistic, e.width], rel=5e-2)
+    plain = run(capsys, CURVE + ["--grid-step", "1e-2", "--no-bounds"], False)
+    assert "optimistic" not in plain and "width" not in plain and f"{b.safe:.6g}" in plain
+    out = run(capsys, ["curve", *GAUSSIAN, "--grid-step", "1e-2", "--no-bounds"])
+    assert not any(k.endswith("_optimistic") for k in out) and "bounds" not in out
+
+
+def test_curve_accuracy_chooses_the_grid(capsys):
+    acc = 2e-5  # grid 1e-2 gives epsilon(1e-5) a bracket 1e-4 wide: refined once
+    out = run(capsys, CURVE + ["--accuracy", str(acc)])
+    tried = out["grid_steps_tried"]
+    assert out["accuracy"] == acc and tried[0][0] == 1e-2 and tried[0][1] > acc >= tried[-1][1]
+    assert out["grid_step"] == tried[-1][0] < 1e-2
+    # every reported number's bracket is within the accuracy, and the one that decided is reported
+    w = widths(out, ["beta", "tpr", "epsilon", "advantage"])
+    assert w.max() <= acc and out["max_width"] == pytest.approx(tried[-1][1], rel=1e-12)
+    text = cli.curve.render_curve(out)
+    assert f"grid step {out['grid_step']:g} chosen by --accuracy 2e-05" in text
+
+
+def test_accuracy_stopped_by_the_memory_budget_says_the_width_reached(capsys, monkeypatch):
+    # room for grid 1e-2 but not for the next grid the refinement asks for
+    monkeypatch.setattr(engine_grid, "MEMORY_LIMIT_BYTES", 2**20)
+    assert cli.main(CURVE + ["--accuracy", "1e-9", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dpax: error: --accuracy: accuracy=1e-09 not reached: width ")
+    assert "at grid_step=0.01" in err and "memory budget" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["curve", *SMALL, "--grid-step", "1e-3", "--accuracy", "1e-3"], "either --grid-step or --accuracy"),
+    (["gdp", *SMALL, "--accuracy", "1e-3", "--grid-step=1e-2"], "either --grid-step or --accuracy"),
+    (["curve", *SMALL, "--accuracy", "0"], "argument --accuracy: must be a finite number > 0, got '0'"),
+    (["curve", *SMALL, "--accuracy", "-1e-3"], "argument --accuracy: must be a finite number > 0"),
+    (["gdp", *SMALL, "--accuracy", "nan"], "argument --accuracy: must be a finite number > 0"),
+    (["curve", *SMALL, "--accuracy", "inf"], "argument --accuracy: must be a finite number > 0"),
+    (["gdp", "--epsilon", "1", "--accuracy", "1e-3"], "the --epsilon conversion is a closed form"),
+])
+def test_accuracy_usage_errors(capsys, args, message):
+    assert message in usage_error(capsys, args)
+
+
+def test_help_documents_brackets_and_accuracy(capsys):
+    for command, applies in (("curve", "every number reported"), ("gdp", "but mu and the regret")):
+        assert cli.main([command, "--help"]) == 0
+        text = " ".join(capsys.readouterr().out.split())
+        assert "--no-bounds" in text and "--accuracy A" in text and applies in text and "absolute" in text
+
+
+def test_gdp_brackets_hold_the_gaussian_truth(capsys):
+    out = run(capsys, ["gdp", *GAUSSIAN, "--grid-step", "1e-2", "--delta", *map(str, DELTAS)])
+    mu = 1 / SIGMA
+    # mu: the companion's mu is a lower bound of mu; the safe mu an upper bound
+    assert out["mu_optimistic"] <= mu <= out["mu"] and out["mu"] - out["mu_optimistic"] < 0.05
+    beta_true = norm.cdf(norm.isf(out["alpha"]) - mu)
+    beta, beta_opt = np.asarray(out["beta"]), np.asarray(out["beta_optimistic"])
+    assert np.all(beta <= beta_true + 1e-15) and np.all(beta_true <= beta_opt + 1e-15)
+    assert out["advantage_optimistic"] <= dpax.gdp.advantage(mu) <= out["advantage"]
+    eps_true = np.asarray(dpax.gdp.epsilon(np.asarray(DELTAS), mu))
+    assert np.all(np.asarray(out["epsilon_optimistic"]) <= eps_true) and np.all(eps_true <= np.asarray(out["epsilon"]))
+    assert "regret_optimistic" not in out  # the regret has no bracket
+    text = cli.gdp.render_gdp(out)
+    assert "mu, optimistic" in text and "a lower bound of mu" in text and "no bracket" in text
+    assert "optimistic beta" in text and "optimistic epsilon" in text
+    # the (epsilon, delta) -> mu conversion is a closed form: no bracket
+    conv = run(capsys, ["gdp", "--epsilon", "1", "--delta", "1e-5"])
+    assert not any("optimistic" in k for k in conv)
