@@ -700,7 +700,7 @@ class PrivacyLoss:
             return pl
         counts = np.broadcast_to(steps, shape).reshape(-1)
         try:
-            arrays = _compose.compose_arrays((pl.pair,), (counts,), self.grid_step, self.exact_ratio)
+            arrays = _compose.compose_arrays((pl.pair,), (counts,), self.grid_step, self.exact_ratio, tilted=self.optimistic)
         except _grid.MemoryBudgetError as exc:  # say which argument made it so large
             raise _grid.MemoryBudgetError(f"num_steps up to {int(np.max(counts)):,}: {exc}") from exc
         desc = self.description
@@ -781,7 +781,7 @@ def compose(*losses: PrivacyLoss | tuple[PrivacyLoss, ArrayLike],
         raise ValueError("compose cannot mix optimistic companions (from bounds()) with other pairs: compose the "
                          "pairs, then call bounds() on the result")
     try:
-        arrays = _compose.compose_arrays(rows, counts, items[0][0].grid_step, exact)
+        arrays = _compose.compose_arrays(rows, counts, items[0][0].grid_step, exact, tilted=optimistic == {True})
     except _grid.MemoryBudgetError as exc:  # say which arguments made it so large
         raise _grid.MemoryBudgetError(f"the counts of compose's arguments (up to {max(int(np.max(c)) for c in counts):,}) "
                                       f"at grid_step={items[0][0].grid_step:g}: {exc}") from exc

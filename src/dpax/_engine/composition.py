@@ -220,16 +220,30 @@ def _exp_abs_loss(offset, n, grid_step):
     return jnp.where(positive, down, up).reshape(offset.shape[0], blocks * EXP_BLOCK)[:, :n]
 
 
-def _spectra(pmf_x, pmf_y, count, length, bits, shift=None):
-    """Spectra of X and Y raised to ``count``, stacked (2 * rows, length // 2 + 1): one
-    batched FFT for both laws (the FFT library runs a batch on all cores)."""
+def _spectra(laws, count, length, bits, shift=None):
+    """Spectra of the laws (X and Y, and the tilted laws of a companion) raised to
+    ``count``, stacked (k * rows, length // 2 + 1): one batched FFT for all of them (the FFT
+    library runs a batch on all cores)."""
     if shift is not None:
-        shift = jnp.concatenate([shift, shift])
-    spec = _rfft_folded(jnp.concatenate([pmf_x, pmf_y], 0), length, shift)
-    return _spectrum_power(spec, jnp.concatenate([count, count]), bits)
+        shift = jnp.concatenate([shift] * len(laws))
+    spec = _rfft_folded(jnp.concatenate(laws, 0), length, shift)
+    return _spectrum_power(spec, jnp.concatenate([count] * len(laws)), bits)
 
 
-def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, length, exact_ratio, aligned=False):
+def tilted_laws(pmf_x, pmf_y, offset, grid_step, theta):
+    """X, Y and the tilted laws X e^(theta_x x), Y e^(-theta_y x) of a factor (rows, n) at
+    its losses x, ``theta`` (rows, 2) the rates. The tilt commutes with composition,
+    (X e^(t x))^(*T) = X^(*T) e^(t s), so the composed tilted laws give a companion's small
+    sides (X above 0, Y below 0) with the FFT's round-off relative to the tilted law's
+    size there instead of X's own (:func:`dpax._engine.optimistic.reclose`)."""
+    x = _grid.loss_grid(offset, pmf_x.shape[-1], grid_step)
+    xt = jnp.where(pmf_x > 0, pmf_x * jnp.exp(theta[:, :1] * x), 0.0)
+    yt = jnp.where(pmf_y > 0, pmf_y * jnp.exp(-theta[:, 1:] * x), 0.0)
+    return pmf_x, pmf_y, xt, yt
+
+
+def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, length, exact_ratio, aligned=False,
+            tilted=False):
     """Back from the frequency domain (X's spectra stacked over Y's) onto each row's window
     [lo, hi] (rows, length); returns the PLRV arrays with their offsets.
 
@@ -242,9 +256,13 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
     (at most ``TAIL_MASS`` there) a narrower row would only carry FFT round-off, which
     can be relatively large in its far tails, so it is zeroed there: the closing step then
     books the (tiny) missing mass on the safe atoms.
+
+    ``tilted``: the spectra also hold a companion's tilted laws (:func:`tilted_laws`);
+    returns the pair and the :class:`Pair` of the composed tilted laws (atoms 0).
     """
     lo, hi = window
     rows = lo.shape[0]
+    laws = 4 if tilted else 2
     comp = jnp.fft.irfft(spec, n=length)
     pos = jnp.arange(length)[None, :]
     if aligned:
@@ -253,44 +271,54 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
         offset = start
     else:
         shift = jnp.mod(lo - start, length)  # the window's first point, as a circular position
-        comp = jax.vmap(lambda c, k: jnp.roll(c, -k))(comp, jnp.concatenate([shift, shift]))
+        comp = jax.vmap(lambda c, k: jnp.roll(c, -k))(comp, jnp.concatenate([shift] * laws))
         inside = pos <= (hi - lo)[:, None]
         offset = lo
     pmf_x = jnp.where(inside, jnp.maximum(comp[:rows], 0.0), 0.0)
-    pmf_y = jnp.where(inside, jnp.maximum(comp[rows:], 0.0), 0.0)
+    pmf_y = jnp.where(inside, jnp.maximum(comp[rows:2 * rows], 0.0), 0.0)
     if exact_ratio:
         pmf_x, pmf_y = use_exact_ratio(pmf_x, pmf_y, offset, grid_step)
     pmf_x, pmf_y, inf_y, neginf_x = close_mass(pmf_x, pmf_y, -jnp.expm1(neglog_fin_y), -jnp.expm1(neglog_fin_x))
-    return Pair(pmf_x, pmf_y, offset, inf_y, neginf_x)
+    pair = Pair(pmf_x, pmf_y, offset, inf_y, neginf_x)
+    if not tilted:
+        return pair
+    xt, yt = (jnp.where(inside, jnp.maximum(comp[k * rows:(k + 1) * rows], 0.0), 0.0) for k in (2, 3))
+    zero = jnp.zeros(rows)
+    return pair, Pair(xt, yt, jnp.broadcast_to(offset, (rows,)), zero, zero)
 
 
 @functools.partial(_cache.kernel, name="fft_compose")
 @functools.partial(jax.jit, static_argnames=("length", "exact_ratio", "bits", "aligned"))
-def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window, grid_step, length, exact_ratio,
-                       bits, aligned=False) -> Pair:
+def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window, grid_step, theta=None, *, length,
+                       exact_ratio, bits, aligned=False) -> Pair:
     """Convolution of ``counts[k]`` copies of each factor (rows, n_k) on the window, the
     spectra multiplied in a ``lax.scan`` over each group of equal-length factors.
 
     ``aligned`` (one factor, every count >= 1 and below length - width + 1): the factor is
     placed floor((lo - start) / count) positions early, so that the composed window starts
     within ``count`` positions of position 0 and needs no roll (see :func:`_finish`).
+    ``theta`` (rows, 2), for a companion: the tilted laws are composed too, in the same
+    batched FFT (:func:`tilted_laws`); returns (pair, tilted pair).
     """
     rows = factors[0].pmf_x.shape[0]
+    laws = 2 if theta is None else 4
 
     def body(carry, factor):
         spec, start, fin_y, fin_x = carry
         px, py, off, iy, nx, count = factor
+        pmfs = (px, py) if theta is None else tilted_laws(px, py, off, grid_step, theta)
         shift = jnp.floor_divide(window.lo - count * off, count) if aligned else None
         off = off + shift if aligned else off
-        spec = spec * _spectra(px, py, count, length, bits, shift)
+        spec = spec * _spectra(pmfs, count, length, bits, shift)
         return (spec, start + count * off, fin_y + count * jnp.log1p(-iy), fin_x + count * jnp.log1p(-nx)), None
 
     zero = jnp.zeros(rows)
-    carry = (jnp.ones((2 * rows, length // 2 + 1), jnp.complex128), jnp.zeros(rows, jnp.int64), zero, zero)
+    carry = (jnp.ones((laws * rows, length // 2 + 1), jnp.complex128), jnp.zeros(rows, jnp.int64), zero, zero)
     for g, c in _groups(factors, counts):
         carry, _ = jax.lax.scan(body, carry, (*g, c))
     spec, start, neglog_fin_y, neglog_fin_x = carry
-    return _finish(spec, start, neglog_fin_y, neglog_fin_x, window, grid_step, length, exact_ratio, aligned)
+    return _finish(spec, start, neglog_fin_y, neglog_fin_x, window, grid_step, length, exact_ratio, aligned,
+                   theta is not None)
 
 
 def _groups(factors, counts) -> list[tuple[Pair, Any]]:
@@ -366,12 +394,26 @@ def _plan(factors, counts, step) -> _Plan:
     return _Plan(lo, hi, length, aligned)
 
 
-def compose_arrays(factors, counts, grid_step, exact_ratio=False) -> Pair:
+class Tilted(NamedTuple):
+    """A companion's composition (:func:`compose_arrays` with ``tilted``): the pair and its
+    composed tilted laws (:func:`tilted_laws`) on the same grid, with their rates."""
+
+    pair: Pair
+    tilted: Pair
+    theta: Any  #: (rows, 2) host array: the rates of X's and Y's tilts
+    lo: Any  #: (rows,) each row's window [lo, hi] (grid indices) and FFT length
+    hi: Any
+    length: Any
+
+
+def compose_arrays(factors, counts, grid_step, exact_ratio=False, tilted=False) -> Pair | Tilted:
     """Compose pairs of rows (each a :class:`Pair`, (rows, n_k)) with integer counts (rows,)
     on one grid step.
 
     ``exact_ratio``: every factor has Pr[X = x] = e^-x Pr[Y = x] on its finite points
-    (see :func:`use_exact_ratio`).
+    (see :func:`use_exact_ratio`). ``tilted`` (optimistic companions): also compose the
+    tilted laws (:func:`tilted_laws`, rates from :func:`tilt_rates`) in the same FFTs, and
+    return a :class:`Tilted`.
 
     Host side: one kernel finds each row's Chernoff window; each row gets its own padded FFT
     length (so compiled kernels are reused) and placement, and the rows sharing both are
@@ -384,33 +426,73 @@ def compose_arrays(factors, counts, grid_step, exact_ratio=False) -> Pair:
     counts = tuple(np.broadcast_to(np.asarray(c, np.int64), factors[0].offset.shape) for c in counts)
     step = np.float64(grid_step)
     plan = _plan(factors, counts, step)
+    theta = tilt_rates(factors, counts, step) if tilted else None
+    laws = 4 if tilted else 2
     rows = plan.lo.shape[0]
     keys = sorted(set(zip(plan.length.tolist(), plan.aligned.tolist())), reverse=True)
     out_len = int(plan.length.max())
     sizes = [f.support_length for f in factors]
     detail = f"{rows} row(s) composed onto {out_len} grid points"
     if len(keys) == 1:  # every row the same: one call, or chunks of the batch
-        per_row = 2 * _grid.BYTES_PER_POINT * out_len + _FACTOR_BYTES * sum(sizes)
+        per_row = laws * _grid.BYTES_PER_POINT * out_len + _FACTOR_BYTES * sum(sizes)
         if _grid.rows_per_chunk(rows, per_row, 0, "composition", detail) >= rows:
-            return _convolve(factors, counts, plan, np.arange(rows), step, exact_ratio, keys[0], whole=True)
-    _grid.check_bytes(_batching.RowAssembly.size(rows, out_len), "composition", detail)  # before allocating it
-    out = _batching.RowAssembly(rows, out_len)
+            out = _convolve(factors, counts, plan, np.arange(rows), step, exact_ratio, keys[0], theta, whole=True)
+            return out if theta is None else Tilted(*out, theta, plan.lo, plan.hi, plan.length)
+    _grid.check_bytes(_batching.RowAssembly.size(rows, out_len) * (laws // 2), "composition", detail)
+    outs = [_batching.RowAssembly(rows, out_len) for _ in range(laws // 2)]  # (before allocating them)
     for key in keys:
         members = np.flatnonzero((plan.length == key[0]) & (plan.aligned == key[1]))
-        per_row = 2 * _grid.BYTES_PER_POINT * key[0] + _FACTOR_BYTES * sum(sizes)
-        chunk = _grid.rows_per_chunk(members.size, per_row, out.nbytes, "composition", detail)
+        per_row = laws * _grid.BYTES_PER_POINT * key[0] + _FACTOR_BYTES * sum(sizes)
+        chunk = _grid.rows_per_chunk(members.size, per_row, sum(o.nbytes for o in outs), "composition", detail)
         chunk = _batching.chunk_size(min(chunk, _batching.group_size(members.size)))
         for index, real in _batching.row_chunks(members.size, chunk):
-            part = _convolve(factors, counts, plan, members[index], step, exact_ratio, key)
-            out.put(members[index[:real]], part, real)
-    return out.pair()
+            part = _convolve(factors, counts, plan, members[index], step, exact_ratio, key, theta)
+            for out, p in zip(outs, (part,) if theta is None else part):
+                out.put(members[index[:real]], p, real)
+    return outs[0].pair() if theta is None else Tilted(outs[0].pair(), outs[1].pair(), theta, plan.lo, plan.hi, plan.length)
 
 
-def _convolve(factors, counts, plan: _Plan, index, step, exact_ratio, key, whole=False) -> Pair:
+def _convolve(factors, counts, plan: _Plan, index, step, exact_ratio, key, theta=None, whole=False):
     """:func:`fft_compose_kernel` on the rows ``index`` (all of them, in order, if ``whole``)."""
     length, aligned = key
     if not whole:
         factors, counts = _take(factors, counts, index)
     window = Window(plan.lo[index], plan.hi[index])
-    return fft_compose_kernel(factors, counts, window, step, length=int(length), exact_ratio=bool(exact_ratio),
+    extra = () if theta is None else (jnp.asarray(theta[index]),)
+    return fft_compose_kernel(factors, counts, window, step, *extra, length=int(length), exact_ratio=bool(exact_ratio),
                               bits=power_bits(counts), aligned=bool(aligned))
+
+
+#: Rates tried for a companion's tilts (:func:`tilt_rates`), and the tail probability whose
+#: Chernoff point they aim at (mu's default box, :data:`dpax.gdp.mu_regret.DEFAULT_TAIL`).
+_TILT_RATES = tuple(float(v) for v in np.geomspace(1.0, 128.0, 22))
+_TILT_AIM = 1e-10
+
+
+@functools.partial(_cache.kernel, name="tilt_rates")
+@jax.jit
+def _tilt_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step):
+    rows = factors[0].pmf_x.shape[0]
+    t = jnp.broadcast_to(jnp.asarray(_TILT_RATES), (rows, len(_TILT_RATES)))
+
+    def mgf(acc, factor):
+        px, py, off, count = factor
+        up_x = _log_mgfs(px, off, t, grid_step)[0]
+        down_y = _log_mgfs(py, off, t, grid_step)[1]
+        return (acc[0] + count[:, None] * up_x, acc[1] + count[:, None] * down_y), None
+
+    acc = (jnp.zeros(t.shape), jnp.zeros(t.shape))
+    for g, c in _groups(factors, counts):
+        acc, _ = jax.lax.scan(mgf, acc, (g.pmf_x, g.pmf_y, g.offset, c))
+    aim = math.log(_TILT_AIM)
+    pick = lambda log_mgf: jnp.take_along_axis(t, jnp.argmin((log_mgf - aim) / t, -1)[:, None], -1)[:, 0]
+    return jnp.stack([pick(acc[0]), pick(acc[1])], -1)
+
+
+def tilt_rates(factors, counts, step) -> np.ndarray:
+    """Rates (rows, 2) of a companion's tilts (:func:`tilted_laws`): for X, the rate t >= 1
+    of the Chernoff bound Pr[X >= s] <= E[e^(tX)] e^(-ts) at its 1e-10 point s (where mu's
+    box ends), so that the tilted law peaks there and the FFT's round-off is relative to
+    the masses that matter; for Y's lower tail likewise. Any rate is valid (the tilt is
+    exact); this one makes the small sides precise down to ~1e-10 and beyond."""
+    return np.asarray(_tilt_kernel(factors, counts, step))

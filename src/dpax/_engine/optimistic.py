@@ -134,19 +134,21 @@ def cell_masses(lf, ls):
 
 
 class Slack(NamedTuple):
-    """What a companion knows about its cells' likelihood ratios, per row (rows,).
+    """What a companion knows about its labels' likelihood ratios, per row (rows,).
 
-    Every label x's mass comes from outputs whose ratio dQ/dP is at least e^(x - ratio),
-    apart from P-mass at most ``irregular_p``, and at most e^(x + ratio), apart from Q-mass
-    at most ``irregular_q``: a single step's cells are half a grid step wide (ratio = h/2);
-    the end cells of an unbounded law (which absorb its tails) and atoms clamped to the
-    grid's ends break one of the bounds. Composition adds the ratios and the irregular
-    masses (a tuple is irregular when any of its factors is), and counts the steps.
+    With X_1 = X e^x and Y_1 = Y e^-x (the tilted laws at rate 1): X_1 <= e^ratio Y + E_p
+    and Y_1 <= e^ratio X + E_q label by label, where E_p, E_q are non-negative measures of
+    total mass at most ``tilted_p`` and ``tilted_q``. A single step's label carries the
+    mass of outputs with loss within ``ratio`` of it (half a step by nearest point, one by
+    interpolation), hence ratio dQ/dP >= e^(x - ratio), except the first point of an
+    unbounded law (or atoms clamped to it), whose P-mass m adds e^(x_0) m to ``tilted_p``,
+    and likewise the last point (Q-mass m, e^(-x_last) m to ``tilted_q``). Composition adds
+    the ratios and counts the steps (:func:`composed_slack`).
     """
 
     ratio: Any
-    irregular_p: Any
-    irregular_q: Any
+    tilted_p: Any
+    tilted_q: Any
     steps: Any  #: single steps composed (the FFT's round-off grows with it)
 
     def take(self, index) -> "Slack":
@@ -154,8 +156,11 @@ class Slack(NamedTuple):
         return Slack(*(np.take(np.asarray(a), index, axis=0) for a in self))
 
     def widened(self, by: float) -> "Slack":
-        """The slack after every label moved by at most ``by`` (a regrid)."""
-        return Slack(np.asarray(self.ratio) + by, self.irregular_p, self.irregular_q, self.steps)
+        """The slack after every label moved by at most ``by`` (a regrid): e^x changes by at
+        most e^by, so the ratio widens by ``by`` and the tilted masses grow by e^by."""
+        grow = np.exp(by)
+        return Slack(np.asarray(self.ratio) + by, np.asarray(self.tilted_p) * grow, np.asarray(self.tilted_q) * grow,
+                     self.steps)
 
     def to_aux(self) -> tuple:
         """A hashable form (for the pytree's static data)."""
@@ -168,10 +173,17 @@ class Slack(NamedTuple):
 
 
 def composed_slack(slacks, counts) -> Slack:
-    """Slack of the composition of ``counts[i]`` copies of factor i (rows,)."""
-    total = [sum(np.asarray(c, np.float64) * np.asarray(s[i], np.float64) for s, c in zip(slacks, counts))
-             for i in range(4)]
-    return Slack(total[0], np.minimum(total[1], 1.0), np.minimum(total[2], 1.0), total[3])
+    """Slack of the composition of ``counts[i]`` copies of factor i (rows,).
+
+    Composing X_1,i <= e^(r_i) Y_i + E_i gives X_1 <= e^R (Y + cross terms), R = sum T_i r_i,
+    the cross terms (each with some E_i) of total at most (1 + u)^T expm1(sum T_i t_i) when
+    every Y_i has mass at most 1 + u; the factor 2 covers (1 + u)^T for u <= 0.69 / T."""
+    c = [np.asarray(x, np.float64) for x in counts]
+    total = lambda i: sum(ci * np.asarray(s[i], np.float64) for s, ci in zip(slacks, c))
+    ratio = total(0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cross = [np.where(total(i) > 0, 2.0 * np.exp(ratio) * np.expm1(total(i)), 0.0) for i in (1, 2)]
+    return Slack(ratio, *cross, total(3))
 
 
 #: Round-off model of an FFT composition: raising a spectrum to the power T costs ~T ulps
@@ -182,28 +194,30 @@ FFT_ULPS = 16.0
 
 
 @jax.jit
-def _reclose(pair: Pair, ratio, irregular_p, irregular_q, steps, grid_step) -> Pair:
+def _reclose(comp, ratio, tilted_p, tilted_q, steps, grid_step) -> Pair:
+    pair, tilted, theta, lo, hi, length = comp
     n = pair.pmf_x.shape[-1]
     x = loss_grid(pair.offset, n, grid_step)
-    px, py = pair.pmf_x, pair.pmf_y
-    ulps = (FFT_ULPS * 2.2e-16 * (steps + np.log2(n)) / np.sqrt(n))[:, None]
-    eta_x = ulps * jnp.sqrt(jnp.sum(px * px, -1, keepdims=True))
-    eta_y = ulps * jnp.sqrt(jnp.sum(py * py, -1, keepdims=True))
-    r = ratio[:, None]
-    # over-estimates: the FFT value plus its round-off, or (where that is noise) the other
-    # law's mass through the ratio bound, plus the irregular mass once at the harmless end
-    cap_x = jnp.exp(jnp.log(py + eta_y) - x + r)
-    cap_y = jnp.exp(jnp.log(px + eta_x) + x + r)
-    pmf_x = jnp.where(x > 0, jnp.minimum(px + eta_x, cap_x), px)
-    pmf_y = jnp.where(x < 0, jnp.minimum(py + eta_y, cap_y), py)
-    # the window's cut: X-mass above it is at most e^-(x_hi - ratio) times the Y-mass there
-    # (<= TAIL_MASS) plus the irregular mass, booked on the last point; Y-mass below it
-    # likewise on the first; X below and Y above it are dropped (harmless, see above)
-    has = (px > 0) | (py > 0)
-    x_hi = jnp.max(jnp.where(has, x, -jnp.inf), -1)
-    x_lo = jnp.min(jnp.where(has, x, jnp.inf), -1)
-    pmf_x = pmf_x.at[:, -1].add(jnp.exp(jnp.minimum(ratio - x_hi, 0.0)) * TAIL_MASS + irregular_p)
-    pmf_y = pmf_y.at[:, 0].add(jnp.exp(jnp.minimum(x_lo + ratio, 0.0)) * TAIL_MASS + irregular_q)
+    inside = (x >= (lo * grid_step)[:, None]) & (x <= (hi * grid_step)[:, None])
+    ulps = (FFT_ULPS * 2.2e-16 * (steps + jnp.log2(length)) / jnp.sqrt(length))[:, None]
+    eta = lambda a: jnp.where(inside, ulps * jnp.sqrt(jnp.sum(a * a, -1, keepdims=True)), 0.0)
+    rel = (1.0 + 4.4e-16 * (steps + 4.0))[:, None]  # the tilts' own rounding (T ulps), and e^-(theta x)'s
+    # over-estimates of the small sides: the FFT value plus its round-off, or the tilted
+    # law's (plus its round-off) tilted back, whichever is smaller
+    est_x = jnp.exp(jnp.log(tilted.pmf_x + eta(tilted.pmf_x)) - theta[:, :1] * x) * rel
+    est_y = jnp.exp(jnp.log(tilted.pmf_y + eta(tilted.pmf_y)) + theta[:, 1:] * x) * rel
+    up_x, up_y = pair.pmf_x + eta(pair.pmf_x), pair.pmf_y + eta(pair.pmf_y)
+    pmf_x = jnp.where(x > 0, jnp.where(jnp.isfinite(est_x), jnp.minimum(up_x, est_x), up_x), pair.pmf_x)
+    pmf_y = jnp.where(x < 0, jnp.where(jnp.isfinite(est_y), jnp.minimum(up_y, est_y), up_y), pair.pmf_y)
+    # the window's cut: X-mass above it is at most TAIL_MASS (Chernoff), and at most
+    # e^-x_hi times the tilted X_1-mass there (<= e^ratio TAIL_MASS + tilted_p, see Slack);
+    # booked on the last point; Y-mass below it likewise on the first; X below and Y above
+    # it are dropped (harmless, see the module docstring)
+    x_hi, x_lo = hi * grid_step, lo * grid_step
+    cut_x = jnp.exp(jnp.minimum(ratio - x_hi, 0.0)) * TAIL_MASS + jnp.exp(jnp.minimum(-x_hi, 700.0)) * tilted_p
+    cut_y = jnp.exp(jnp.minimum(x_lo + ratio, 0.0)) * TAIL_MASS + jnp.exp(jnp.minimum(x_lo, 700.0)) * tilted_q
+    pmf_x = pmf_x.at[:, -1].add(jnp.minimum(cut_x, TAIL_MASS))
+    pmf_y = pmf_y.at[:, 0].add(jnp.minimum(cut_y, TAIL_MASS))
     zero = jnp.zeros_like(ratio)
     return Pair(pmf_x, pmf_y, pair.offset, zero, zero)
 
@@ -211,22 +225,26 @@ def _reclose(pair: Pair, ratio, irregular_p, irregular_q, steps, grid_step) -> P
 _reclose = _cache.kernel(_reclose, "opt_reclose")
 
 
-def reclose(pair: Pair, slack: Slack, grid_step: float) -> Pair:
-    """A composed companion made optimistic again after the FFT.
+def reclose(comp, slack: Slack, grid_step: float) -> Pair:
+    """A composed companion (a :class:`dpax._engine.composition.Tilted`) made optimistic
+    again after the FFT.
 
-    1. Over-estimates where one law is smaller than the other (X above 0, Y below 0), far
-       out mere FFT round-off: the regular part of a label's mass obeys the ratio bound of
-       :class:`Slack`, so Pr[X = x] <= (Pr[Y = x] + eta_y) e^(-x + ratio) + irregular,
-       and Pr[Y = x] <= (Pr[X = x] + eta_x) e^(x + ratio) + irregular; each mass becomes
-       the smaller of that and its FFT value plus the round-off eta (:data:`FFT_ULPS`),
-       the irregular mass is added once at the harmless end. Over-estimating Pr[X > x]
-       (alpha) or Pr[Y <= x] (beta) of an achievable test keeps it above the curve, and
-       lowers every epsilon / delta read from it.
+    1. The small sides (X above 0, Y below 0; far out mere round-off in X and Y
+       themselves) are over-estimated, point by point inside the row's window, by the
+       smaller of the FFT value plus its modelled round-off eta (:data:`FFT_ULPS`) and the
+       tilted law tilted back: Pr[X = s] <= e^(-theta s) (X_theta(s) + eta), where
+       X_theta = X^(*T) e^(theta s) is what the FFT composed (exactly so in exact
+       arithmetic; the circular wrap only adds mass). Over-estimating Pr[X > x] (alpha)
+       or Pr[Y <= x] (beta) of an achievable test keeps it above the curve, and lowers
+       every epsilon / delta read from it.
     2. The composition kernel's (pessimistic) closing undone: its infinite atoms hold only
        the float64 rounding of 1 - sum (the factors have none) and are set to 0; the
-       masses cut by the Chernoff window are booked as in the code below.
+       masses cut by the Chernoff window are booked as in the code.
     """
-    return _reclose(pair, *(jnp.asarray(np.asarray(a, np.float64)) for a in slack), np.float64(grid_step))
+    args = [jnp.asarray(np.asarray(a, np.float64)) for a in slack]
+    window = (jnp.asarray(np.asarray(comp.theta, np.float64)), jnp.asarray(np.asarray(comp.lo)), jnp.asarray(np.asarray(comp.hi)),
+              jnp.asarray(np.asarray(comp.length, np.float64)))
+    return _reclose((comp.pair, comp.tilted) + window, *args, np.float64(grid_step))
 
 
 def _boundary_cdfs(log_cdfs, offset, grid_step, n, *params):
@@ -381,8 +399,9 @@ def _with_slack(pair: Pair, grid_step: float, loss_min, loss_max, width: float =
     first, last = offset * grid_step, (offset + n - 1) * grid_step
     low_ok = np.broadcast_to(np.asarray(loss_min, np.float64), (rows,)) >= first - half
     high_ok = np.broadcast_to(np.asarray(loss_max, np.float64), (rows,)) <= last + half
-    irr_p = np.where(low_ok, 0.0, np.asarray(pair.pmf_x[:, 0]))
-    irr_q = np.where(high_ok, 0.0, np.asarray(pair.pmf_y[:, -1]))
+    with np.errstate(over="ignore"):
+        irr_p = np.where(low_ok, 0.0, np.exp(first) * np.asarray(pair.pmf_x[:, 0]))
+        irr_q = np.where(high_ok, 0.0, np.exp(-last) * np.asarray(pair.pmf_y[:, -1]))
     return pair, Slack(np.full(rows, half), irr_p, irr_q, np.ones(rows))
 
 
@@ -454,8 +473,10 @@ def merge_to_grid(loss, log_p, log_q, offset, grid_step, n) -> tuple[Pair, Slack
     np.add.at(pmf_x, (r, idx), p)
     np.add.at(pmf_y, (r, idx), q)
     pmf_x, pmf_y, inf_y, neginf_x = _host_close(pmf_x, pmf_y)
-    slack = Slack(np.full(rows, 0.5 * grid_step), np.sum(np.where(below, p, 0.0), -1),
-                  np.sum(np.where(above, q, 0.0), -1), np.ones(rows))
+    first, last = offset * grid_step, (offset + n - 1) * grid_step
+    with np.errstate(over="ignore"):
+        slack = Slack(np.full(rows, 0.5 * grid_step), np.exp(first) * np.sum(np.where(below, p, 0.0), -1),
+                      np.exp(-last) * np.sum(np.where(above, q, 0.0), -1), np.ones(rows))
     return Pair(pmf_x, pmf_y, jnp.asarray(offset), inf_y, neginf_x), slack
 
 
