@@ -11,6 +11,7 @@ target and the CLT approximation of DP-SGD (Bu et al.); it is widened until it b
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -26,9 +27,11 @@ from ._engine import validation as _v
 from ._engine.search import bracket_search
 from ._engine.x64 import as_result, float64
 from .mechanisms import dpsgd
-from .privacy_loss import PrivacyLoss
+from .privacy_loss import REFINE_MIN_STEP, Interval, PrivacyLoss, _reached, refine_step
 
 DEFAULT_RTOL = 1e-4
+#: grid step of calibrate_dpsgd without ``accuracy``
+DEFAULT_GRID_STEP = 1e-4
 DEFAULT_CANDIDATES = 3
 DEFAULT_STANDARD_DELTA = 1e-5
 #: Bracketing phases (grid step, relative tolerance, candidates per round, how far the next
@@ -66,11 +69,26 @@ class CalibrationResult:
     anywhere in the bounds: noise NaN, see ``reason``)."""
     target: _targets.Target
     grid_step: float
+    """The grid step of the answer (with ``accuracy``: the one dpax chose)."""
     rtol: float
     evaluations: int = 0
     details: dict = field(default_factory=dict)
     reason: object = ""
     """Why a row is not 'calibrated' (empty string where it is)."""
+    accuracy: float | None = None
+    """The ``accuracy`` asked for (None: the grid was ``grid_step``)."""
+    noise_interval: Interval | None = None
+    """With ``accuracy``: ``Interval(safe, optimistic)`` of the noise. ``safe`` is
+    ``noise_multiplier`` (meets the target with the safe pair); ``optimistic`` a noise
+    verified to *fail* it with the optimistic companion (:meth:`dpax.PrivacyLoss.bounds`),
+    at most ``rtol`` below the companion's own answer. The truly smallest noise lies in
+    [optimistic, safe]: the width is what the grid's discretisation costs. Both ends 0
+    ('met_without_noise'), the lower bound ('met_at_bound'), NaN ('infeasible')."""
+    achieved_interval: dict | None = None
+    """With ``accuracy``: for the target's quantity ('beta' at its alpha, 'advantage',
+    'epsilon' at its delta; a list of targets: each), the :class:`~dpax.Interval` at
+    ``noise_multiplier`` on ``grid_step`` -- what ``dpsgd(noise, ..., grid_step).beta(alpha,
+    bounds=True)`` gives; every width is at most ``accuracy``."""
 
     @property
     def noise_reduction(self):
@@ -130,8 +148,9 @@ class _Evaluator:
     evenly, see :mod:`dpax._engine.sharding`), and a group over the memory budget is split into
     chunks. Rows are independent, so the grouping changes the cost, not the answers."""
 
-    def __init__(self, build, target, what, cost=None, lengths=None, step=None):
+    def __init__(self, build, target, what, cost=None, lengths=None, step=None, seen=None):
         self.build, self.target, self.what, self.cost = build, target, what, cost
+        self.seen = seen  # a list: every call's (params, rows, margins) is appended
         self.chunk = {}
         # kernel shapes (support lengths, row counts at this grid step) shared by the rounds
         # of every search of one call: few compilations (see grid.shared_lengths)
@@ -174,6 +193,8 @@ class _Evaluator:
         for g in reversed(_batching.merge_groups(keys)):  # widest first: narrower groups may reuse its shapes
             sel = np.flatnonzero(np.isin(keys, g))
             out[sel] = self._run_group(params[sel], rows[sel], int(g[0]))
+        if self.seen is not None:
+            self.seen.append((np.array(params, float), np.array(rows), out.copy()))
         return out
 
 
@@ -234,46 +255,237 @@ def _search(build_at, target, guess, bounds, phases, what, cost=None, anchor=Non
     return state.hi, state.lo, state.evaluations, state.infeasible
 
 
-def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candidates, bounds):
+@dataclass
+class _Rows:
+    """calibrate_dpsgd's answers for flat rows (see :class:`CalibrationResult`)."""
+
+    noise: np.ndarray
+    failing: np.ndarray
+    status: np.ndarray
+    reason: np.ndarray
+    evaluations: int
+    grid_step: float
+    optimistic: np.ndarray | None = None  #: with accuracy: the noise interval's optimistic end
+    sides: "_Sides | None" = None  #: with accuracy: both sides at ``noise``
+
+
+def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candidates, bounds, accuracy=None) -> _Rows:
     rows = sample_rate.shape[0]
     q = _leak_probability(sample_rate, num_steps)
     needs_noise = ~np.asarray(target.met_without_noise(q), bool)
-    noise = np.zeros(rows)
-    failing = np.zeros(rows)
-    status = np.where(needs_noise, "calibrated", "met_without_noise").astype(object)
-    reason = np.where(
-        needs_noise, "", [f"subsampling alone meets the target: a record is used at all with probability q = 1 - (1 - p)^T = {v:.3g}" for v in q]
-    ).astype(object)
-    evaluations = 0
+    out = _Rows(np.zeros(rows), np.zeros(rows), np.where(needs_noise, "calibrated", "met_without_noise").astype(object),
+                np.where(needs_noise, "", [f"subsampling alone meets the target: a record is used at all with probability "
+                                           f"q = 1 - (1 - p)^T = {v:.3g}" for v in q]).astype(object), 0, grid_step)
     idx = np.flatnonzero(needs_noise)
-    if idx.size:
-        p, t = sample_rate[idx], num_steps[idx]
-        sub_target = target.take(idx)
+    if accuracy is not None:
+        out.optimistic = np.zeros(rows)
+        out.sides = _both_sides(out.noise, sample_rate, num_steps, target, 1.0, _accuracy_quantities(target))
+    if not idx.size:
+        return out
+    p, t = sample_rate[idx], num_steps[idx]
+    sub_target = target.take(idx)
+    with np.errstate(all="ignore"):
+        anchor = _dpsgd_noise_guess(np.asarray(sub_target.gdp_mu(), float), p, t)
+    guess = np.clip(np.where(np.isfinite(anchor), anchor, 1.0), bounds[0], bounds[1])
+
+    def build_at(step):
+        return lambda params, r: dpsgd(params, p[r], t[r], step)
+
+    def width(params, r):  # support width proxy: CLT mu of DP-SGD, mu^2 + 10 mu
+        mu = p[r] * np.sqrt(t[r] * np.expm1(np.minimum(1.0 / params**2, 700.0)))
+        return 1.0 + mu * (mu + 10.0)
+
+    if accuracy is None:
+        hi, lo, out.evaluations, bad = _search(build_at, sub_target, guess, bounds, _phases(grid_step, rtol, candidates),
+                                               "calibrate_dpsgd", cost=width, anchor=anchor)
+    else:
+        fit = _AccuracyFit(p, t, sub_target, bounds, rtol, candidates, width, anchor, accuracy)
+        hi, lo, bad = fit.run(guess)
+        out.evaluations, out.grid_step = fit.evaluations, fit.step
+        out.optimistic[idx] = fit.optimistic
+        out.sides.fill(idx, fit.sides)
+    out.noise[idx], out.failing[idx] = hi, lo
+    at_floor = ~bad & np.isnan(lo)
+    out.status[idx[at_floor]] = "met_at_bound"
+    out.reason[idx[at_floor]] = f"noise {bounds[0]:g} (the lower end of noise_bounds) already meets the target"
+    out.status[idx[bad]] = "infeasible"
+    out.reason[idx[bad]] = (f"the target is not met even at noise {bounds[1]:g} (the upper end of noise_bounds); "
+                            "raise the bound or relax the target")
+    return out
+
+
+#: the targets ``calibrate_dpsgd(accuracy=...)`` supports, and the quantity whose bracket it narrows
+ACCURACY_TARGETS = ("ErrRates, Accuracy, PPV, Reconstruction (beta at the target's alpha), Advantage (advantage), "
+                    "Epsilon (epsilon at the target's delta), or a list of these with different quantities")
+
+
+def _accuracy_quantities(target) -> tuple[str, ...]:
+    """Names of the quantities whose brackets ``accuracy`` bounds (ValueError if unsupported)."""
+    parts = target.parts if isinstance(target, _targets.All) else (target,)
+    kinds = (_targets.ErrRates, _targets._ViaErrRates, _targets.Advantage, _targets.Epsilon)
+    for part in parts:
+        if not isinstance(part, kinds):
+            raise ValueError(f"accuracy: calibrate_dpsgd(accuracy=...) supports the targets {ACCURACY_TARGETS}; "
+                             f"got {type(part).__name__} (use grid_step instead)")
+    names = [n for part in parts for n in part.reports]
+    if len(set(names)) < len(names):
+        raise ValueError(f"accuracy: a list of targets reporting the same quantity twice ({', '.join(names)}) is not "
+                         "supported with accuracy=...; give one target with array fields instead")
+    return tuple(names)
+
+
+@dataclass
+class _Sides:
+    """The target's margins and quantities at one noise per row, from the safe pair and from
+    its optimistic companion (NaN where there is no noise to evaluate)."""
+
+    margin: np.ndarray
+    margin_opt: np.ndarray
+    safe: dict
+    optimistic: dict
+
+    def widths(self) -> np.ndarray:
+        """Per row, the widest bracket of the quantities."""
+        with np.errstate(invalid="ignore"):
+            return np.max([np.abs(self.safe[k] - self.optimistic[k]) for k in self.safe], 0)
+
+    def width(self) -> float:
+        """The widest bracket of the batch (NaN when no row has one)."""
+        w = self.widths()
+        return float(np.nanmax(w)) if np.any(np.isfinite(w)) else float("nan")
+
+    def fill(self, idx, other: "_Sides") -> None:
+        """Rows ``idx`` from ``other``."""
+        self.margin[idx], self.margin_opt[idx] = other.margin, other.margin_opt
+        for k in self.safe:
+            self.safe[k][idx], self.optimistic[k][idx] = other.safe[k], other.optimistic[k]
+
+
+def _both_sides(noise, p, t, target, step, names) -> _Sides:
+    """Both sides of the target at ``noise`` (rows) on the grid ``step``: the margins and
+    quantities of the safe pair and of its optimistic companion, by the path of
+    ``dpsgd(...).beta(alpha, bounds=True)`` (the companion's round-off booked on its own,
+    optimistic, side). Rows without noise (0, NaN) stay NaN, except noise 0, whose
+    curve (1 - q)(1 - alpha) is exact: both sides equal."""
+    rows = noise.shape[0]
+    vals = np.full((rows, 2 + 2 * len(names)), np.nan)
+    have = np.flatnonzero(np.isfinite(noise) & (noise > 0))
+    keys = _width_key(noise[have], p[have], t[have])
+    for g in _batching.merge_groups(keys, ACHIEVED_GROUP_MIN_ROWS) if have.size else ():
+        sel = have[np.isin(keys, g)]
+
+        def run(a, b, sel=sel):
+            r = sel[a:b]
+            pl, tg = dpsgd(noise[r], p[r], t[r], step), target.take(r)
+            (m, ach), (mo, acho) = tg.margin(pl.pair), tg.margin(pl.bounds().pair)
+            return np.stack([m, mo] + [ach[n] for n in names] + [acho[n] for n in names], -1)
+
+        vals[sel], _ = _sharding.map_chunks(run, sel.size)
+    k = len(names)
+    return _Sides(vals[:, 0], vals[:, 1], {n: vals[:, 2 + i] for i, n in enumerate(names)},
+                  {n: vals[:, 2 + k + i] for i, n in enumerate(names)})
+
+
+class _AccuracyFit:
+    """calibrate_dpsgd(accuracy=...) for the rows that need noise: the grid is refined until
+    the bracket of the target's quantity at the answer is ``accuracy`` narrow, then the
+    optimistic companion's answer is searched just below the safe one.
+
+    The coarse phases run as without accuracy (grids 1e-2, then 1e-3 unless the bracket at
+    the 1e-2 answer already asks for a coarser final grid); the bracket width at each
+    phase's answer chooses the next grid by :func:`dpax.privacy_loss.refine_step`; the
+    final phase runs at ``rtol`` on the chosen grid, and its answer's bracket (evaluated
+    as ``dpsgd(noise, ...)`` alone gives it) decides: narrow enough, or refine again. One
+    grid for the whole batch: the finest any row needs."""
+
+    def __init__(self, p, t, target, bounds, rtol, candidates, cost, anchor, accuracy):
+        self.p, self.t, self.target, self.bounds, self.rtol, self.k = p, t, target, bounds, rtol, candidates
+        self.cost, self.anchor, self.accuracy = cost, anchor, accuracy
+        self.names = _accuracy_quantities(target)
+        self.lengths = _grid.lengths_in_use()
+        self.evaluations, self.history = 0, []
+        self.step = self.sides = self.optimistic = None
+
+    def _evaluator(self, step, seen=None, optimistic=False):
+        p, t = self.p, self.t
+        build = (lambda w, r: dpsgd(w, p[r], t[r], step).bounds()) if optimistic else (lambda w, r: dpsgd(w, p[r], t[r], step))
+        return _Evaluator(build, self.target, "calibrate_dpsgd", self.cost, self.lengths, step, seen)
+
+    def _phase(self, state, step, tol, k, seen=None):
+        """One phase on ``step``; returns the widest bracket at its answer."""
+        state.run(self._evaluator(step, seen), tol, k, self.bounds, "calibrate_dpsgd")
+        with _grid.own_lengths() if seen is not None else contextlib.nullcontext():
+            sides = _both_sides(state.hi, self.p, self.t, self.target, step, self.names)
+        self.history.append((step, sides.width()))
+        return sides
+
+    def run(self, guess):
+        """The safe search (hi, lo, infeasible); sets ``step``, ``sides``, ``optimistic``."""
+        state, margin, step = _Bracket.around(guess), None, None
+        for c_step, tol, k, c_margin in COARSE_PHASES:
+            if step is not None and step > 1.5 * c_step:
+                break
+            if margin is not None:
+                state.reopen(margin, tol, self.bounds, self.anchor)
+            width = self._phase(state, c_step, tol, k).width()
+            step, margin = (c_step if width <= self.accuracy else refine_step(c_step, width, self.accuracy)), c_margin
+        while True:
+            state.reopen(margin, self.rtol, self.bounds, self.anchor)
+            seen = []
+            try:
+                sides = self._phase(state, step, self.rtol, self.k, seen)
+            except _grid.MemoryBudgetError as exc:
+                raise ValueError(f"calibrate_dpsgd: accuracy={self.accuracy:g} not reached: {_reached(self.history)}; "
+                                 f"grid_step={step:.3g} is over the memory budget ({exc})") from exc
+            if not sides.width() > self.accuracy:  # NaN: no row left with a bracket
+                break
+            if step <= REFINE_MIN_STEP:
+                raise ValueError(f"calibrate_dpsgd: accuracy={self.accuracy:g} not reached: {_reached(self.history)} "
+                                 f"(the smallest grid step is {REFINE_MIN_STEP:g}); ask for a larger accuracy")
+            step, margin = refine_step(step, sides.width(), self.accuracy), ANCHOR_MARGIN
+        self.evaluations += state.evaluations
+        self.step, self.sides = step, sides
+        self.optimistic = self._optimistic(state, seen)
+        return state.hi, state.lo, state.infeasible
+
+    def _optimistic(self, state, seen):
+        """Per row, the largest noise verified to fail the target with the optimistic
+        companion (the true smallest noise lies above it), searched in a bracket opened just
+        below the safe answer; ``bounds[0]`` where the safe answer is at the bound, NaN where
+        infeasible."""
+        hi, lo = state.hi, state.lo
+        out = np.where(np.isnan(lo) & ~state.infeasible, self.bounds[0], np.nan)
+        run = np.flatnonzero(np.isfinite(lo) & np.isfinite(hi))
+        if not run.size:
+            return out
         with np.errstate(all="ignore"):
-            anchor = _dpsgd_noise_guess(np.asarray(sub_target.gdp_mu(), float), p, t)
-        guess = np.clip(np.where(np.isfinite(anchor), anchor, 1.0), bounds[0], bounds[1])
+            gap = self.sides.margin_opt[run] / _slopes(seen, hi, lo)[run]  # log noise the companion gains
+        gap = np.where(np.isfinite(gap), np.clip(gap, 0.0, 0.5), 10 * self.rtol)
+        est = hi[run] * np.exp(-gap)
+        sub = _Bracket(est / (1 + 0.6 * self.rtol), np.minimum(hi[run], est * (1 + 0.6 * self.rtol)),
+                       np.zeros(run.size, bool), widen=1 + 10 * self.rtol)
+        p, t, step = self.p[run], self.t[run], self.step
+        ev = _Evaluator(lambda w, r: dpsgd(w, p[r], t[r], step).bounds(), self.target.take(run), "calibrate_dpsgd",
+                        lambda w, r: self.cost(w, run[r]), self.lengths, step)
+        sub.run(ev, self.rtol, self.k, self.bounds, "calibrate_dpsgd")
+        self.evaluations += sub.evaluations
+        out[run] = np.minimum(np.where(np.isnan(sub.lo), self.bounds[0], sub.lo), hi[run])
+        return out
 
-        def build_at(step):
-            return lambda params, r: dpsgd(params, p[r], t[r], step)
 
-        def width(params, r):  # support width proxy: CLT mu of DP-SGD, mu^2 + 10 mu
-            mu = p[r] * np.sqrt(t[r] * np.expm1(np.minimum(1.0 / params**2, 700.0)))
-            return 1.0 + mu * (mu + 10.0)
-
-        hi, lo, evaluations, bad = _search(
-            build_at, sub_target, guess, bounds, _phases(grid_step, rtol, candidates), "calibrate_dpsgd", cost=width,
-            anchor=anchor,
-        )
-        noise[idx], failing[idx] = hi, lo
-        at_floor = ~bad & np.isnan(lo)
-        status[idx[at_floor]] = "met_at_bound"
-        reason[idx[at_floor]] = f"noise {bounds[0]:g} (the lower end of noise_bounds) already meets the target"
-        status[idx[bad]] = "infeasible"
-        reason[idx[bad]] = (
-            f"the target is not met even at noise {bounds[1]:g} (the upper end of noise_bounds); "
-            "raise the bound or relax the target"
-        )
-    return noise, failing, status, reason, evaluations
+def _slopes(seen, hi, lo) -> np.ndarray:
+    """Per row, d margin / d log noise between the final bracket's ends (from the margins
+    ``seen`` by the search's evaluator); NaN where one end was not evaluated."""
+    params = np.concatenate([a for a, _, _ in seen]) if seen else np.zeros(0)
+    rows = np.concatenate([r for _, r, _ in seen]) if seen else np.zeros(0, int)
+    margins = np.concatenate([m for _, _, m in seen]) if seen else np.zeros(0)
+    out = np.full(hi.shape, np.nan)
+    for r in range(hi.size):
+        mine = rows == r
+        m_hi, m_lo = margins[mine & (params == hi[r])], margins[mine & (params == lo[r])]
+        if m_hi.size and m_lo.size and hi[r] > lo[r]:
+            out[r] = (m_hi[0] - m_lo[0]) / np.log(hi[r] / lo[r])
+    return out
 
 
 def _raise_infeasible(what, status, reason, shape):
@@ -294,11 +506,13 @@ def _on_infeasible(value, shape):
 
 
 def _calibrate_dpsgd_all(p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds, standard_delta,
-                         compare_standard, mode, shape):
-    """calibrate_dpsgd on flat rows: the search, the standard comparison and the achieved risks."""
-    noise, failing, status, reason, evaluations = _calibrate_dpsgd_rows(p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds)
+                         compare_standard, mode, shape, accuracy=None) -> dict:
+    """calibrate_dpsgd on flat rows: the search, the standard comparison and the achieved
+    risks; the fields of :class:`CalibrationResult` (flat arrays)."""
+    res = _calibrate_dpsgd_rows(p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds, accuracy)
+    noise, step, evaluations = res.noise, res.grid_step, res.evaluations
     if mode == "raise":
-        _raise_infeasible("calibrate_dpsgd", status, reason, shape)
+        _raise_infeasible("calibrate_dpsgd", res.status, res.reason, shape)
 
     is_eps = isinstance(tgt_rows, _targets.Epsilon)
     delta = tgt_rows.delta if is_eps else np.full(noise.shape, standard_delta)
@@ -312,13 +526,22 @@ def _calibrate_dpsgd_all(p_rows, t_rows, tgt_rows, step, rtol, candidates, bound
             finite = np.isfinite(std_eps) & (std_eps > 0)
             if np.any(finite):
                 eps_target = _targets.Epsilon(std_eps[finite], delta[finite])
-                n2, _, st2, _, ev2 = _calibrate_dpsgd_rows(p_rows[finite], t_rows[finite], eps_target, step, rtol, candidates, bounds)
-                std_noise[finite] = np.where(st2 == "infeasible", np.nan, n2)
-                evaluations += ev2
+                std = _calibrate_dpsgd_rows(p_rows[finite], t_rows[finite], eps_target, step, rtol, candidates, bounds)
+                std_noise[finite] = np.where(std.status == "infeasible", np.nan, std.noise)
+                evaluations += std.evaluations
 
     with _grid.own_lengths():  # the answer's own evaluation, as dpsgd(noise, ...) gives it
         achieved = _achieved(noise, p_rows, t_rows, tgt_rows, delta, step)
-    return noise, failing, status, reason, evaluations, std_noise, std_eps, delta, achieved
+    fields = dict(noise_multiplier=noise, noise_multiplier_failing=res.failing, achieved=achieved, delta=delta,
+                  standard_epsilon=std_eps, standard_noise_multiplier=std_noise, status=res.status.astype(str),
+                  grid_step=step, evaluations=evaluations, reason=res.reason.astype(str))
+    if accuracy is not None:
+        fields["noise_interval"] = Interval(noise, res.optimistic)
+        zero = noise == 0  # subsampling alone: the curve (1 - q)(1 - alpha) is exact, both sides agree
+        fields["achieved_interval"] = {
+            n: Interval(np.where(zero, achieved[n], res.sides.safe[n]), np.where(zero, achieved[n], res.sides.optimistic[n]))
+            for n in res.sides.safe}
+    return fields
 
 
 @float64
@@ -327,7 +550,7 @@ def calibrate_dpsgd(
     sample_rate,
     num_steps,
     target,
-    grid_step=1e-4,
+    grid_step=None,
     rtol=DEFAULT_RTOL,
     noise_bounds=(0.05, 1000.0),
     standard_delta=DEFAULT_STANDARD_DELTA,
@@ -335,6 +558,7 @@ def calibrate_dpsgd(
     candidates: int = DEFAULT_CANDIDATES,
     on_infeasible=None,
     progress: bool | None = None,
+    accuracy=None,
 ) -> CalibrationResult:
     """Smallest DP-SGD noise multiplier meeting ``target`` at ``grid_step``.
 
@@ -356,16 +580,48 @@ def calibrate_dpsgd(
     ``standard_delta``) needs for the same bound is computed too. ``progress``: a bar on
     stderr once the search runs longer than 2 s (None: only when stderr is a terminal).
 
+    Grid or accuracy (issue 22): ``grid_step`` (default None: 1e-4) fixes the grid;
+    ``accuracy`` instead lets dpax choose it: the grid is refined (coarse phases, then
+    :func:`dpax.privacy_loss.refine_step` from the width measured) until the certified
+    bracket of the target's quantity at the calibrated noise -- beta at the target's
+    alpha (ErrRates, Accuracy, PPV, Reconstruction), advantage (Advantage), epsilon at its
+    delta (Epsilon) -- is at most ``accuracy`` wide (absolute) for every row; GDP targets
+    are not supported (ValueError). Giving both is a ValueError. The grid is one for the
+    whole batch (the finest any row needs) and the standard comparison runs on it too. The
+    result then also carries ``noise_interval`` (safe = ``noise_multiplier``; optimistic:
+    the truly smallest noise is above it) and ``achieved_interval``; ``grid_step`` is the
+    grid chosen. The memory budget or the smallest step (1e-6) stopping the refinement is
+    a ValueError giving the width reached and the grid step.
+
+    Args:
+        sample_rate, num_steps: DP-SGD's configuration (broadcast with the target's fields).
+        target: a :mod:`dpax.targets` target, or a list of them (meet all).
+        grid_step: the grid, in [1e-7, 1] (None: 1e-4); not with ``accuracy``.
+        rtol: relative width of the final bracket of the noise, in [1e-8, 0.1].
+        noise_bounds: (low, high) noise searched.
+        standard_delta, compare_standard: the standard (epsilon, delta) comparison.
+        candidates: points per row per round, in [2, 1024].
+        on_infeasible, progress: see above.
+        accuracy: the widest bracket of the target's quantity accepted, > 0 (None: use
+            ``grid_step``).
+
+    Returns:
+        A :class:`CalibrationResult`.
+
     >>> import dpax
     >>> r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
     ...                          grid_step=1e-2, compare_standard=False)
     >>> round(r.noise_multiplier, 3), r.status, round(r.achieved["advantage"], 4)
     (0.538, 'calibrated', 0.3)
+    >>> a = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
+    ...                          accuracy=1e-2, compare_standard=False)
+    >>> a.grid_step, a.achieved_interval["advantage"].width <= 1e-2, a.noise_interval.lower <= a.noise_multiplier
+    (0.01, True, True)
     """
     target = _targets.as_target(target)
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     steps = _v.positive_int_array("num_steps", num_steps)
-    step = _v.grid_step(grid_step)
+    step, accuracy = _grid_or_accuracy(grid_step, accuracy, target)
     rtol, candidates, bounds = _search_settings(rtol, candidates, noise_bounds, "noise_bounds")
     standard_delta = _v.scalar("standard_delta", standard_delta, low=0.0, high=1.0, low_open=True, high_open=True)
     compare_standard = _v.flag("compare_standard", compare_standard)
@@ -378,23 +634,30 @@ def calibrate_dpsgd(
 
     _progress.check(progress)
     with _grid.shared_lengths(), _progress.task("dpax calibrate_dpsgd", progress):  # few kernel shapes
-        noise, failing, status, reason, evaluations, std_noise, std_eps, delta, achieved = _calibrate_dpsgd_all(
-            p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds, standard_delta, compare_standard, mode, shape)
+        fields = _calibrate_dpsgd_all(p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds, standard_delta,
+                                      compare_standard, mode, shape, accuracy)
     out = lambda a: _out(np.asarray(a).reshape(shape))
-    return CalibrationResult(
-        noise_multiplier=out(noise),
-        noise_multiplier_failing=out(failing),
-        achieved={k: out(v) for k, v in achieved.items()},
-        delta=out(delta),
-        standard_epsilon=out(std_eps),
-        standard_noise_multiplier=out(std_noise),
-        status=out(status.astype(str)),
-        target=target,
-        grid_step=step,
-        rtol=rtol,
-        evaluations=evaluations,
-        reason=out(reason.astype(str)),
-    )
+    for name in ("achieved", "achieved_interval"):
+        if name in fields:
+            fields[name] = {k: (Interval(out(v.safe), out(v.optimistic)) if isinstance(v, Interval) else out(v))
+                            for k, v in fields[name].items()}
+    if "noise_interval" in fields:
+        fields["noise_interval"] = Interval(*(out(v) for v in fields["noise_interval"]))
+    keep = {"achieved", "achieved_interval", "noise_interval", "grid_step", "evaluations"}
+    return CalibrationResult(target=target, rtol=rtol, accuracy=accuracy,
+                             **{k: (v if k in keep else out(v)) for k, v in fields.items()})
+
+
+def _grid_or_accuracy(grid_step, accuracy, target) -> tuple[float | None, float | None]:
+    """The checked (grid_step, accuracy) of calibrate_dpsgd: exactly one is used."""
+    if accuracy is None:
+        return _v.grid_step(DEFAULT_GRID_STEP if grid_step is None else grid_step), None
+    if grid_step is not None:
+        raise ValueError(f"give grid_step or accuracy, not both (got grid_step={_v.brief(grid_step)}, accuracy="
+                         f"{_v.brief(accuracy)}): with accuracy, calibrate_dpsgd chooses the grid itself")
+    accuracy = _v.scalar("accuracy", accuracy, low=0.0, low_open=True)
+    _accuracy_quantities(target)
+    return None, accuracy
 
 
 def _achieved(noise, p, t, target, delta, grid_step):
