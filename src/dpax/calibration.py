@@ -537,11 +537,27 @@ def _calibrate_dpsgd_all(p_rows, t_rows, tgt_rows, step, rtol, candidates, bound
                   grid_step=step, evaluations=evaluations, reason=res.reason.astype(str))
     if accuracy is not None:
         fields["noise_interval"] = Interval(noise, res.optimistic)
+        exact = _no_noise_quantities(tgt_rows, _leak_probability(p_rows, t_rows))
         zero = noise == 0  # subsampling alone: the curve (1 - q)(1 - alpha) is exact, both sides agree
         fields["achieved_interval"] = {
-            n: Interval(np.where(zero, achieved[n], res.sides.safe[n]), np.where(zero, achieved[n], res.sides.optimistic[n]))
+            n: Interval(np.where(zero, exact[n], res.sides.safe[n]), np.where(zero, exact[n], res.sides.optimistic[n]))
             for n in res.sides.safe}
     return fields
+
+
+def _no_noise_quantities(target, q) -> dict:
+    """The target's quantities (flat rows) without noise, where subsampling alone leaks with
+    probability q: the curve (1 - q)(1 - alpha), advantage q, epsilon 0 if q <= delta else inf."""
+    out = {}
+    for part in target.parts if isinstance(target, _targets.All) else (target,):
+        if isinstance(part, _targets.Advantage):
+            out["advantage"] = q
+        elif isinstance(part, _targets.Epsilon):
+            out["epsilon"] = np.where(q <= np.asarray(part.delta).reshape(-1), 0.0, np.inf)
+        else:
+            er = part if isinstance(part, _targets.ErrRates) else part.err_rates()
+            out["beta"] = (1 - q) * (1 - np.asarray(er.alpha).reshape(-1))
+    return out
 
 
 @float64

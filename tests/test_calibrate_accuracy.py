@@ -1,0 +1,174 @@
+"""calibrate_dpsgd(accuracy=...): dpax chooses the grid, and shows the noise the grid costs (issue 22).
+
+The "truth" is not known in closed form for DP-SGD; a calibration on a grid 10 to 100 times
+finer stands in for it. Its safe answer hi_fine meets the target on the fine grid, so it
+meets it truly: hi_fine >= the true noise >= noise_interval.optimistic (verified to fail
+with the optimistic companion). And the finer grid is less pessimistic than the chosen one
+(the grids nest), so hi_fine <= noise_interval.safe up to the search's rtol. The tests run
+with rtol = 1e-5, well below the noise the 1e-2 grid costs (a few 1e-4 relative), so the
+interval is measurably wider than rtol and a swapped or one-sided interval fails.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dpax
+from dpax._engine import grid as _grid
+from dpax.targets import Advantage, Epsilon, ErrRates, GDP
+
+RTOL = 1e-5
+P, T = 0.05, 50
+TARGET = ErrRates(0.1, 0.5)
+
+
+def brackets(interval, value, rtol=0.0) -> bool:
+    """Whether ``interval`` (safe, optimistic) of the *noise* holds ``value``: optimistic
+    <= value <= safe (1 + rtol), the optimistic end strictly below the safe one."""
+    safe, opt = np.asarray(interval.safe), np.asarray(interval.optimistic)
+    return bool(np.all((opt <= value) & (value <= safe * (1 + rtol)) & (opt < safe)))
+
+
+@pytest.fixture(scope="module")
+def coarse():
+    return dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=TARGET, accuracy=1e-2, rtol=RTOL,
+                                compare_standard=False)
+
+
+@pytest.fixture(scope="module")
+def fine():
+    return dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=TARGET, grid_step=1e-3, rtol=RTOL,
+                                compare_standard=False)
+
+
+def test_the_noise_interval_holds_the_fine_grid_answer(coarse, fine):
+    ni = coarse.noise_interval
+    assert coarse.grid_step == 1e-2 and coarse.accuracy == 1e-2 and coarse.status == "calibrated"
+    assert ni.safe == coarse.noise_multiplier  # the reported noise stays the safe answer
+    assert brackets(ni, fine.noise_multiplier, RTOL)
+    # the grid's cost is visible: far more than the search's resolution
+    assert ni.safe - ni.optimistic > 10 * RTOL * ni.safe
+    # and the check can fail: with the sides swapped, or a one-sided "interval"
+    assert not brackets(dpax.Interval(ni.optimistic, ni.safe), fine.noise_multiplier, RTOL)
+    assert not brackets(dpax.Interval(ni.safe, ni.safe * (1 - RTOL)), fine.noise_multiplier, RTOL)
+
+
+def test_the_achieved_bracket_is_narrow_and_holds_the_fine_grid_value(coarse):
+    b = coarse.achieved_interval["beta"]
+    assert list(coarse.achieved_interval) == ["beta"]
+    assert b.width <= 1e-2 and b.safe <= b.optimistic  # beta: the safe end is the lower one
+    assert b.safe == coarse.achieved["beta"]
+    # beta at the calibrated noise on a 10x finer grid lies inside (the truth is in both)
+    fine_b = dpax.dpsgd(coarse.noise_multiplier, P, T, grid_step=1e-3).beta(0.1, bounds=True)
+    assert b.lower <= fine_b.lower <= fine_b.upper <= b.upper
+    assert not dpax.Interval(b.optimistic, b.optimistic + 1e-3).contains(fine_b.safe)
+
+
+def test_the_achieved_bracket_is_what_the_privacy_loss_reports(coarse):
+    pl = dpax.dpsgd(coarse.noise_multiplier, P, T, grid_step=coarse.grid_step)
+    assert tuple(pl.beta(0.1, bounds=True)) == tuple(coarse.achieved_interval["beta"])
+
+
+@pytest.mark.parametrize("target, name", [(Advantage(0.3), "advantage"), (Epsilon(2.0, 1e-5), "epsilon")])
+def test_advantage_and_epsilon_brackets_are_oriented(target, name):
+    r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=20, target=target, accuracy=3e-2, rtol=RTOL,
+                             compare_standard=False)
+    b = r.achieved_interval[name]
+    assert b.optimistic <= b.safe and b.width <= 3e-2  # never below the truth on the safe side
+    assert b.safe <= getattr(target, name)  # the safe side meets the target
+    ni = r.noise_interval
+    assert ni.optimistic < ni.safe == r.noise_multiplier
+
+
+def test_a_smaller_accuracy_refines_the_grid():
+    kw = dict(sample_rate=0.1, num_steps=10, target=TARGET, compare_standard=False)
+    r = dpax.calibrate_dpsgd(**kw, accuracy=2e-5)
+    assert r.grid_step < 1e-2 and r.achieved_interval["beta"].width <= 2e-5
+    coarse = dpax.calibrate_dpsgd(**kw, accuracy=1e-2)
+    assert coarse.grid_step == 1e-2 and coarse.achieved_interval["beta"].width > 2e-5
+    # the finer grid's interval is the narrower one, and both hold its answer
+    assert r.noise_interval.width < coarse.noise_interval.width
+    assert coarse.noise_interval.lower <= r.noise_multiplier <= coarse.noise_multiplier * (1 + 1e-4)
+
+
+def test_a_batch_of_two_rows_shares_the_finest_grid():
+    kw = dict(compare_standard=False, accuracy=1e-4)
+    rows = ((0.1, 10, 0.1, 0.5), (0.02, 100, 0.05, 0.6))  # alone: grids 1e-2 and 5e-3
+    both = dpax.calibrate_dpsgd(sample_rate=[0.1, 0.02], num_steps=[10, 100], target=ErrRates([0.1, 0.05], [0.5, 0.6]),
+                                **kw)
+    one = [dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=ErrRates(a, b), **kw) for p, t, a, b in rows]
+    assert one[0].grid_step > one[1].grid_step == both.grid_step
+    assert both.noise_interval.safe.shape == (2,) and both.achieved_interval["beta"].safe.shape == (2,)
+    assert np.all(both.achieved_interval["beta"].width <= 1e-4)
+    assert np.all(both.noise_interval.optimistic < both.noise_interval.safe)
+    # the row that chose the grid gets the answer it gets alone
+    assert both.noise_multiplier[1] == pytest.approx(one[1].noise_multiplier, rel=1e-12)
+    assert both.noise_interval.optimistic[1] == pytest.approx(one[1].noise_interval.optimistic, rel=1e-12)
+
+
+def test_without_accuracy_nothing_changes():
+    r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=Advantage(0.3), grid_step=1e-2,
+                             compare_standard=False)
+    assert r.accuracy is None and r.noise_interval is None and r.achieved_interval is None
+    assert r.grid_step == 1e-2 and round(r.noise_multiplier, 3) == 0.538
+
+
+def test_met_without_noise_rows_have_exact_brackets():
+    r = dpax.calibrate_dpsgd(sample_rate=[1e-4, 0.1], num_steps=10, target=ErrRates(0.1, 0.5), accuracy=1e-2,
+                             compare_standard=False)
+    assert r.status.tolist() == ["met_without_noise", "calibrated"]
+    assert r.noise_interval.safe[0] == r.noise_interval.optimistic[0] == 0.0
+    b = r.achieved_interval["beta"]
+    assert b.safe[0] == b.optimistic[0] == r.achieved["beta"][0]
+
+
+@pytest.mark.parametrize("accuracy", [0.0, -1e-3, float("nan")])
+def test_a_bad_accuracy_names_the_argument(accuracy):
+    with pytest.raises(ValueError, match="accuracy"):
+        dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=TARGET, accuracy=accuracy)
+
+
+def test_grid_step_and_accuracy_together_is_an_error():
+    with pytest.raises(ValueError, match="grid_step or accuracy, not both"):
+        dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=TARGET, accuracy=1e-2, grid_step=1e-2)
+
+
+@pytest.mark.parametrize("target", [GDP(1.0), [ErrRates(0.1, 0.5), ErrRates(0.2, 0.3)]])
+def test_an_unsupported_target_names_the_supported_ones(target):
+    with pytest.raises(ValueError, match="accuracy.*ErrRates.*Advantage.*Epsilon|accuracy.*same quantity"):
+        dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=target, accuracy=1e-2)
+
+
+def test_a_list_of_targets_brackets_each_quantity():
+    r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=[ErrRates(0.1, 0.5), Advantage(0.45)],
+                             accuracy=1e-2, compare_standard=False)
+    assert set(r.achieved_interval) == {"beta", "advantage"}
+    assert all(iv.width <= 1e-2 for iv in r.achieved_interval.values())
+
+
+def test_the_memory_budget_stops_the_refinement_with_the_width_reached(monkeypatch):
+    monkeypatch.setattr(_grid, "MEMORY_LIMIT_BYTES", 64 * 2**20)
+    with pytest.raises(ValueError, match=r"accuracy=1e-09 not reached: width .* at grid_step=.*memory budget"):
+        dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=TARGET, accuracy=1e-9, compare_standard=False)
+
+
+@pytest.mark.slow
+def test_quick_start_with_accuracy_holds_the_fixed_grid_answer():
+    """The README's quick start: accuracy=1e-4 chooses a grid no finer than 1e-4, and today's
+    fixed-grid answer (0.405113 at 1e-4) lies in the interval."""
+    r = dpax.calibrate_dpsgd(sample_rate=0.001, num_steps=10_000, target=ErrRates(alpha=0.1, beta=0.5), accuracy=1e-4)
+    assert r.grid_step >= 1e-4 and r.achieved_interval["beta"].width <= 1e-4
+    assert brackets(r.noise_interval, 0.4051131995905972, 1e-4)
+    assert np.isfinite(r.standard_noise_multiplier) and r.standard_noise_multiplier > r.noise_multiplier
+
+
+@pytest.mark.slow
+def test_a_1000x_finer_grid_answer_lies_in_the_interval():
+    coarse = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=TARGET, accuracy=1e-2, rtol=RTOL,
+                                  compare_standard=False)
+    fine = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=TARGET, grid_step=1e-5, rtol=RTOL,
+                                compare_standard=False)
+    assert brackets(coarse.noise_interval, fine.noise_multiplier, RTOL)
+    b = dpax.dpsgd(coarse.noise_multiplier, 0.1, 10, grid_step=1e-5).beta(0.1)
+    assert coarse.achieved_interval["beta"].contains(b)
