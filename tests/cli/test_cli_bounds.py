@@ -118,16 +118,22 @@ def test_accuracy_stopped_by_the_memory_budget_says_the_width_reached(capsys, mo
     (["gdp", *SMALL, "--accuracy", "nan"], "argument --accuracy: must be a finite number > 0"),
     (["curve", *SMALL, "--accuracy", "inf"], "argument --accuracy: must be a finite number > 0"),
     (["gdp", "--epsilon", "1", "--accuracy", "1e-3"], "the --epsilon conversion is a closed form"),
+    (["calibrate", "--sample-rate", "0.01", "--num-steps", "100", "--advantage", "0.2", "--accuracy", "1e-3",
+      "--grid-step", "1e-2"], "either --grid-step or --accuracy"),
+    (["calibrate", "--sample-rate", "0.01", "--num-steps", "100", "--advantage", "0.2", "--accuracy", "0"],
+     "argument --accuracy: must be a finite number > 0"),
 ])
 def test_accuracy_usage_errors(capsys, args, message):
     assert message in usage_error(capsys, args)
 
 
 def test_help_documents_brackets_and_accuracy(capsys):
-    for command, applies in (("curve", "every number reported"), ("gdp", "but mu and the regret")):
+    for command, applies in (("curve", "every number reported"), ("gdp", "every number of the report but the regret"),
+                             ("calibrate", "the target's quantity at the calibrated noise")):
         assert cli.main([command, "--help"]) == 0
         text = " ".join(capsys.readouterr().out.split())
-        assert "--no-bounds" in text and "--accuracy A" in text and applies in text and "absolute" in text
+        assert "--accuracy A" in text and applies in text and "absolute" in text
+        assert ("--no-bounds" in text) == (command != "calibrate")
 
 
 def test_gdp_brackets_hold_the_gaussian_truth(capsys):
@@ -148,3 +154,56 @@ def test_gdp_brackets_hold_the_gaussian_truth(capsys):
     # the (epsilon, delta) -> mu conversion is a closed form: no bracket
     conv = run(capsys, ["gdp", "--epsilon", "1", "--delta", "1e-5"])
     assert not any("optimistic" in k for k in conv)
+
+
+@pytest.mark.slow  # the mu kernel on both sides at every grid tried (~15 s cold)
+def test_gdp_accuracy_applies_to_mu_and_every_bracketed_number(capsys):
+    acc = 1e-4
+    out = run(capsys, ["gdp", *GAUSSIAN, "--accuracy", str(acc), "--delta", *map(str, DELTAS)])
+    tried = out["grid_steps_tried"]
+    assert tried[0][1] > acc >= tried[-1][1] and out["grid_step"] == tried[-1][0]
+    w = np.append(widths(out, ["beta", "epsilon", "advantage"]), out["mu"] - out["mu_optimistic"])
+    assert w.max() <= acc and out["max_width"] == pytest.approx(w.max(), rel=1e-12)
+    assert out["mu_optimistic"] <= 1 / SIGMA <= out["mu"]
+
+
+def readme_cli_example():
+    """The ``dpax curve`` command of the README's "Certified error bars" section and the output
+    it is shown to print."""
+    from test_readme import README, code_blocks
+
+    section = README.split("\n## Certified error bars", 1)[1].split("\n## ", 1)[0]
+    command = next(b for b in code_blocks(section, "bash") if b.code.startswith("dpax curve")).code.split()
+    shown = section.split("It prints (timing aside):", 1)[1]
+    return command[1:], code_blocks(shown, "")[0].code
+
+
+@pytest.mark.slow  # three grids down to 1e-4 at 10,000 steps (~15 s cold); its run alone is in test_readme's slow set
+def test_readme_cli_example_prints_what_the_readme_shows(capsys):
+    from test_readme import mismatches
+
+    args, shown = readme_cli_example()
+    text = run(capsys, args, False)
+    actual = "\n".join(x for x in text.splitlines() if not x.startswith("(computed in"))
+    assert "--accuracy" in args and not mismatches(shown, actual), mismatches(shown, actual)
+
+
+@pytest.mark.slow  # a calibration with brackets (~20 s cold)
+def test_calibrate_accuracy_prints_the_noise_interval(capsys):
+    acc, p, t = 1e-3, 0.01, 100
+    args = ["calibrate", "--sample-rate", str(p), "--num-steps", str(t), "--alpha", "0.1", "--beta", "0.5",
+            "--accuracy", str(acc), "--rtol", "1e-3", "--no-compare-standard"]
+    out = run(capsys, args)
+    noise, low = out["noise_multiplier"], out["noise_multiplier_optimistic"]
+    assert out["accuracy"] == acc and 0 < low <= noise
+    # the safe noise meets the target on the grid chosen; the optimistic end fails it with the companion
+    pl = dpax.dpsgd(noise, p, t, grid_step=out["grid_step"])
+    b = pl.beta(0.1, bounds=True)
+    assert b.safe >= 0.5 and b.width <= acc
+    assert out["achieved"]["beta"] == b.safe and out["achieved_optimistic"]["beta"] == pytest.approx(b.optimistic)
+    assert dpax.dpsgd(low, p, t, grid_step=out["grid_step"]).bounds().beta(0.1) < 0.5
+    text = cli.render_calibrate(out)
+    assert f"chosen by --accuracy {acc:g}" in text and "noise, optimistic" in text and "optimistic " in text
+    # without --accuracy nothing of it is printed
+    plain = {k: v for k, v in out.items() if k not in ("accuracy", "noise_multiplier_optimistic", "achieved_optimistic")}
+    assert "optimistic" not in cli.render_calibrate(plain) and "--accuracy" not in cli.render_calibrate(plain)

@@ -2,6 +2,11 @@
 
     dpax calibrate --sample-rate 0.001 --num-steps 10000 --alpha 0.1 --beta 0.5
     dpax calibrate --sample-rate 0.001 --num-steps 10000 --advantage 0.1 --json
+    dpax calibrate ... --accuracy 1e-4     # dpax chooses the grid; prints the noise interval
+
+Without ``--accuracy`` the output is that of a fixed grid (``--grid-step``, default 1e-4);
+with it (:func:`dpax.calibrate_dpsgd`'s ``accuracy=``) the noise is printed with its
+certified interval and the target's quantity with its bracket.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import argparse
 from .._engine.text import fmt, pairs
 from ..calibration import calibrate_dpsgd
 from ..targets import Advantage, Epsilon, ErrRates
-from .common import Parents, dpsgd_args, number, options_parser
+from .common import Parents, bracket_args, dpsgd_args, number, options_parser
 
 TARGET_HELP = "exactly one of: --alpha A --beta B | --alpha A --tpr X | --advantage E | --epsilon E --delta D"
 
@@ -25,7 +30,9 @@ def add_parser(subparsers, parents: Parents) -> None:
         description=(
             "Smallest DP-SGD noise multiplier that meets a risk target at the given grid step, "
             "and the noise that standard (epsilon, delta) calibration would need for the same "
-            "bound. Target: " + TARGET_HELP + "."
+            "bound. Target: " + TARGET_HELP + ". With --accuracy dpax chooses the grid and prints the "
+            "noise's certified interval: the truly smallest noise lies between the noise that fails the "
+            "target with the optimistic companion and the noise printed."
         ),
     )
     p.set_defaults(func=run_calibrate, render=render_calibrate)
@@ -48,6 +55,8 @@ def _options() -> argparse.ArgumentParser:
                    help="delta of the standard calibration shown for comparison (default: %(default)s)")
     p.add_argument("--no-compare-standard", dest="compare_standard", action="store_false",
                    help="skip the standard-calibration comparison (about halves the run time)")
+    bracket_args(p, "the target's quantity at the calibrated noise (beta at --alpha, the advantage, or epsilon at "
+                    "--delta) and prints the noise interval", no_bounds=False)
     return p
 
 
@@ -70,16 +79,19 @@ def _target(args: argparse.Namespace, parser: argparse.ArgumentParser):
 def run_calibrate(args: argparse.Namespace) -> dict:
     """JSON-ready calibration of DP-SGD to the target in ``args``."""
     target, target_json = _target(args, args.parser)
+    if args.accuracy is not None and args.grid_step_given:
+        args.parser.error("give either --grid-step or --accuracy, not both")
     res = calibrate_dpsgd(
         sample_rate=args.sample_rate,
         num_steps=args.num_steps,
         target=target,
-        grid_step=args.grid_step,
+        grid_step=None if args.accuracy is not None else args.grid_step,
+        accuracy=args.accuracy,
         rtol=args.rtol,
         compare_standard=args.compare_standard,
         standard_delta=args.standard_delta,
     )
-    return {
+    out = {
         "command": "calibrate",
         "mechanism": "dpsgd",
         "sample_rate": float(args.sample_rate),
@@ -98,6 +110,10 @@ def run_calibrate(args: argparse.Namespace) -> dict:
         "noise_reduction": float(res.noise_reduction),
         "evaluations": int(res.evaluations),
     }
+    if args.accuracy is not None:
+        out.update(accuracy=float(args.accuracy), noise_multiplier_optimistic=float(res.noise_interval.optimistic),
+                   achieved_optimistic={k: float(v.optimistic) for k, v in res.achieved_interval.items()})
+    return out
 
 
 def _describe_target(t: dict) -> str:
@@ -123,14 +139,31 @@ def render_calibrate(r: dict) -> str:
     else:
         noise = f"{fmt(r['noise_multiplier'])}  (meets the target; {fmt(r['noise_multiplier_failing'])} fails)"
     items = [("noise multiplier", noise)]
+    opt = r.get("achieved_optimistic", {})
+    if "accuracy" in r:
+        lines.insert(1, f"grid step {fmt(r['grid_step'])} chosen by --accuracy {fmt(r['accuracy'])}")
+        low = r["noise_multiplier_optimistic"]
+        items.append(("noise, optimistic", f"{fmt(low)}  (fails the target with the optimistic companion: the "
+                                           f"smallest noise lies in [{fmt(low)}, {fmt(r['noise_multiplier'])}])"))
     if "beta" in a:
         t = r["target"]
-        items.append((f"achieved FNR beta at FPR {fmt(t['alpha'])}", f"{fmt(a['beta'])}  (TPR {fmt(1 - a['beta'])})"))
-    items.append(("achieved advantage", fmt(a["advantage"])))
-    items.append((f"achieved epsilon at delta {fmt(r['delta'])}", fmt(a["epsilon"])))
+        items.append((f"achieved FNR beta at FPR {fmt(t['alpha'])}",
+                      f"{fmt(a['beta'])}  (TPR {fmt(1 - a['beta'])}{_optimistic(a, opt, 'beta')})"))
+    items.append(("achieved advantage", fmt(a["advantage"]) + _bracket(a, opt, "advantage")))
+    items.append((f"achieved epsilon at delta {fmt(r['delta'])}", fmt(a["epsilon"]) + _bracket(a, opt, "epsilon")))
     if r["target"]["type"] != "epsilon":
         items += _standard_items(r)
     return "\n".join(lines + pairs(items))
+
+
+def _optimistic(a: dict, opt: dict, key: str) -> str:
+    """'; optimistic X, width W' for a quantity the accuracy applies to, else ''."""
+    return f"; optimistic {fmt(opt[key])}, width {fmt(abs(a[key] - opt[key]), 2)}" if key in opt else ""
+
+
+def _bracket(a: dict, opt: dict, key: str) -> str:
+    """'  (optimistic X, width W)' for a quantity the accuracy applies to, else ''."""
+    return f"  ({_optimistic(a, opt, key)[2:]})" if key in opt else ""
 
 
 def _standard_items(r: dict) -> list[tuple[str, str]]:

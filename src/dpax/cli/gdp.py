@@ -26,9 +26,9 @@ from .common import (Parents, bracket_args, bracket_note, bracket_text, choose_g
 
 #: What --accuracy applies to in the DP-SGD report (and why not to mu).
 ACCURACY_APPLIES_TO = (
-    "every number of the report but mu and the regret (Tier II beta and TPR, the advantage, epsilon at each "
-    "--delta); mu's bracket is printed but does not steer the grid: it is set by the curve's far tail, where "
-    "the companion's bracket narrows only slowly with the grid step")
+    "every number of the report but the regret, which has no bracket (mu, Tier II beta and TPR, the advantage, "
+    "epsilon at each --delta; mu's bracket, set by the curve's far tail, narrows more slowly than the others "
+    "and runs the mu kernel on every grid tried)")
 
 
 def add_parser(subparsers, parents: Parents) -> None:
@@ -84,7 +84,7 @@ def run_gdp(args: argparse.Namespace) -> dict:
     if any(v is None for v in mech):
         args.parser.error("give --noise-multiplier, --sample-rate and --num-steps (or --epsilon with --delta)")
     pl, grid = choose_grid(args, lambda h: dpsgd(args.noise_multiplier, args.sample_rate, args.num_steps, grid_step=h),
-                           lambda pl: joint(_refined_brackets(pl, args.delta)))
+                           lambda pl: joint(_refined_brackets(pl, args.delta, args.tail)))
     r = gdp.report(pl, deltas=args.delta, tail=args.tail)
     out = {"command": "gdp", "mode": "dpsgd", "noise_multiplier": float(args.noise_multiplier),
            "sample_rate": float(args.sample_rate), "num_steps": int(args.num_steps)}
@@ -95,26 +95,27 @@ def run_gdp(args: argparse.Namespace) -> dict:
     return out
 
 
-def _refined_brackets(pl: PrivacyLoss, deltas) -> list[Interval]:
-    """The brackets --accuracy applies to: beta at the Tier II FPRs (alpha* included), the
+def _refined_brackets(pl: PrivacyLoss, deltas, tail: float) -> list[Interval]:
+    """The brackets --accuracy applies to: mu, beta at the Tier II FPRs (alpha* included), the
     advantage, epsilon at ``deltas``."""
+    mu = Interval(gdp.mu_and_regret(pl, tail)[0], gdp.mu_and_regret(pl.bounds(), tail)[0])
     adv = pl.advantage(bounds=True)
     alphas = np.append(gdp.TIER2_ALPHAS, 0.5 * (1.0 - adv.safe))
-    return [pl.beta(alphas, bounds=True), adv, pl.epsilon(np.asarray(deltas, dtype=float), bounds=True)]
+    return [mu, pl.beta(alphas, bounds=True), adv, pl.epsilon(np.asarray(deltas, dtype=float), bounds=True)]
 
 
 def _optimistic(pl: PrivacyLoss, r: gdp.GDPReport, tail: float) -> dict:
     """The other side of each bracket of the report ``r`` of ``pl``: the companion's mu (a
     lower bound of mu), advantage, beta at the report's FPRs and epsilon at its deltas; and
-    ``max_width``, the widest bracket but mu's."""
+    ``max_width``, the widest bracket (mu's included)."""
     companion = pl.bounds()
     mu_low = gdp.mu_and_regret(companion, tail)[0]
-    brackets = [Interval(r.beta, np.asarray(companion.beta(np.asarray(r.alpha)))),
+    brackets = [Interval(r.mu, mu_low), Interval(r.beta, np.asarray(companion.beta(np.asarray(r.alpha)))),
                 Interval(r.advantage, companion.advantage()),
                 Interval(r.epsilon, np.asarray(companion.epsilon(r.deltas)))]
-    return {"bounds": True, "mu_optimistic": float(mu_low), "beta_optimistic": np.ravel(brackets[0].optimistic).tolist(),
-            "advantage_optimistic": float(brackets[1].optimistic),
-            "epsilon_optimistic": np.ravel(brackets[2].optimistic).tolist(), "max_width": max_width(brackets)}
+    return {"bounds": True, "mu_optimistic": float(mu_low), "beta_optimistic": np.ravel(brackets[1].optimistic).tolist(),
+            "advantage_optimistic": float(brackets[2].optimistic),
+            "epsilon_optimistic": np.ravel(brackets[3].optimistic).tolist(), "max_width": max_width(brackets)}
 
 
 def render_gdp(r: dict) -> str:
