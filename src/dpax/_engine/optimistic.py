@@ -319,11 +319,38 @@ def _sg_split(grid, v0, v1, v2, t0, t1, t2, sigma, p, offset, grid_step):
     q_cell = wq0 * c0 + wq1 * c1
     r_scaled = sum(jnp.exp(wk - a) * c for wk, c in zip(w_r, (c0, c1, c2)))  # e^-a (Q^2/P)(cell)
     first, last = (f0, wq0 * f0 + wq1 * f1), (l0, wq0 * l0 + wq1 * l1)
-    return split_map(grid_step, (c0, q_cell, jnp.exp(-a) * q_cell, r_scaled), first, last, offset)
+    pair = split_map(grid_step, (c0, q_cell, jnp.exp(-a) * q_cell, r_scaled), first, last, offset)
+    survival = lambda v, t: jnp.where(v < 0, 1.0 - t, t)
+    return fold_top(pair, wq0 * survival(v0, t0) + wq1 * survival(v1, t1))
+
+
+#: :func:`fold_top` ends a companion where the law's Q-survival first falls to this, below
+#: the batch's shared length (the grid's end is where it is at most 1e-20).
+FOLD_TAIL = 2e-20
+
+
+def fold_top(pair: Pair, q_survival) -> tuple[Pair, Any]:
+    """``pair`` with every label above the first point where ``q_survival`` (Pr_Q[L > x] at
+    the grid points, rows x n) is at most :data:`FOLD_TAIL` moved to that point (one map
+    for P and Q: a post-processing), and that point's index (rows,). The point depends on
+    the row's own law only, so a row's companion does not depend on the length its batch
+    shares (a longer grid would spread the tail that the end point absorbs)."""
+    n = q_survival.shape[-1]
+    below = q_survival <= FOLD_TAIL
+    top = jnp.where(jnp.any(below, -1), jnp.argmax(below, -1), n - 1)
+    idx = jnp.arange(n)[None, :]
+    above, at = idx > top[:, None], idx == top[:, None]
+
+    def fold(pmf):
+        moved = jnp.sum(jnp.where(above, pmf, 0.0), -1, keepdims=True)
+        return jnp.where(above, 0.0, pmf) + jnp.where(at, moved, 0.0)
+
+    return Pair(fold(pair.pmf_x), fold(pair.pmf_y), *pair[2:]), top
 
 
 def _sg(sigma, p, offset, grid_step, n):
-    """The exponential-interpolation map of a subsampled Gaussian (see :func:`split_map`)."""
+    """The exponential-interpolation map of a subsampled Gaussian (see :func:`split_map`), ended
+    by :func:`fold_top`: (pair, index of its last point)."""
     return _sg_split(*_sg_cdfs(sigma, p, offset, grid_step, n=n), sigma, p, offset, grid_step)
 
 
@@ -403,20 +430,23 @@ _sg_sub_cdfs = _cache.kernel(jax.jit(_sg_sub_cdfs, static_argnames=("n",)), "opt
 _laplace_cdfs = _cache.kernel(jax.jit(_laplace_cdfs, static_argnames=("n",)), "opt_laplace_cdfs")
 
 
-def _with_slack(pair: Pair, grid_step: float, loss_min, loss_max, width: float = 0.5) -> tuple[Pair, Slack]:
+def _with_slack(pair: Pair, grid_step: float, loss_min, loss_max, width: float = 0.5, top=None) -> tuple[Pair, Slack]:
     """``pair`` and its :class:`Slack`: a label's mass comes from losses within ``width``
     steps of it; the first point (which absorbs L below it) keeps the lower ratio bound
     only if the law's smallest loss ``loss_min`` is that close, else its P-mass is
-    irregular; likewise the last point and ``loss_max`` (its Q-mass)."""
+    irregular; likewise the last point (index ``top``, rows, default the grid's end) and
+    ``loss_max`` (its Q-mass)."""
     rows, n = pair.pmf_x.shape
     half = width * grid_step
     offset = np.asarray(pair.offset)
-    first, last = offset * grid_step, (offset + n - 1) * grid_step
+    top = np.full(rows, n - 1) if top is None else np.asarray(top)
+    first, last = offset * grid_step, (offset + top) * grid_step
     low_ok = np.broadcast_to(np.asarray(loss_min, np.float64), (rows,)) >= first - half
     high_ok = np.broadcast_to(np.asarray(loss_max, np.float64), (rows,)) <= last + half
+    q_top = np.take_along_axis(np.asarray(pair.pmf_y), top[:, None], -1)[:, 0]
     with np.errstate(over="ignore"):
         irr_p = np.where(low_ok, 0.0, np.exp(first) * np.asarray(pair.pmf_x[:, 0]))
-        irr_q = np.where(high_ok, 0.0, np.exp(-last) * np.asarray(pair.pmf_y[:, -1]))
+        irr_q = np.where(high_ok, 0.0, np.exp(-last) * q_top)
     return pair, Slack(np.full(rows, half), irr_p, irr_q, np.ones(rows))
 
 
@@ -433,7 +463,8 @@ def subsampled_gaussian_kernel(sigma, p, offset, grid_step, n) -> tuple[Pair, Sl
     irregular: L has no upper bound, and no lower bound when p = 1)."""
     with np.errstate(divide="ignore"):
         loss_min = np.log1p(-np.asarray(p, np.float64))  # L >= log(1 - p); -inf for p = 1
-    return _with_slack(_run(_sg, sigma, p, offset, grid_step, n), grid_step, loss_min, np.inf, width=1.0)
+    pair, top = _run(_sg, sigma, p, offset, grid_step, n)
+    return _with_slack(pair, grid_step, loss_min, np.inf, width=1.0, top=top)
 
 
 def subsampled_gaussian_substitution_kernel(sigma, p, offset, grid_step, n) -> tuple[Pair, Slack]:
