@@ -132,3 +132,14 @@ def test_companion_batch_independence():
         np.testing.assert_allclose(b, a, rtol=rtol, atol=1e-15)
     np.testing.assert_allclose(dpax.gdp.mu_and_regret(batch.bounds())[0][0], dpax.gdp.mu_and_regret(alone.bounds())[0],
                                rtol=3e-7)
+
+
+def test_substitution_companion_batch_independence():
+    """The replace-one companion (nearest point) is folded too; here the rows agree exactly."""
+    kw = dict(grid_step=1e-2, neighbouring="substitution")
+    alone = dpax.subsampled_gaussian(1.0, 0.05, **kw).self_compose(20)
+    batch = dpax.subsampled_gaussian([1.0, 0.6], [0.05, 0.3], **kw).self_compose(20)
+    for name, args in (("epsilon", ([1e-10, 1e-5],)), ("beta", ([1e-8, 0.01, 0.5],)), ("advantage", ())):
+        a = getattr(alone, name)(*args, bounds=True).optimistic
+        b = getattr(batch, name)(*args, bounds=True).optimistic[0]
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-15)

@@ -294,6 +294,15 @@ def _cells(lf_y, ls_y, lf_x, ls_x, offset) -> Pair:
 _cells = _cache.kernel(_cells, "opt_cells")
 
 
+@functools.partial(_cache.kernel, name="opt_cells_folded")
+@jax.jit
+def _folded_cells(lf_y, ls_y, lf_x, ls_x, offset) -> tuple[Pair, Any]:
+    """:func:`_cells` ended by :func:`fold_top` at the Q-survival of the cells' upper
+    boundaries (an unbounded law): (pair, index of its last point)."""
+    survival = jnp.concatenate([jnp.exp(ls_y), jnp.zeros_like(ls_y[:, :1])], -1)
+    return fold_top(_cells.__wrapped__(lf_y, ls_y, lf_x, ls_x, offset), survival)
+
+
 def three_normal_tails(loss, sigma, p):
     """The arguments v_k = (o - k) / s and small tails Phi(-|v_k|) of N(k, s^2), k = 0, 1, 2,
     at the output o(loss) of the subsampled Gaussian pair
@@ -415,7 +424,7 @@ def _sg_sub_cdfs(sigma, p, offset, grid_step, n):
 
 
 def _sg_sub(sigma, p, offset, grid_step, n):
-    return _cells(*_sg_sub_cdfs(sigma, p, offset, grid_step, n=n), offset)
+    return _folded_cells(*_sg_sub_cdfs(sigma, p, offset, grid_step, n=n), offset)
 
 
 def _logaddexp(a, b):
@@ -497,7 +506,8 @@ def subsampled_gaussian_kernel(sigma, p, offset, grid_step, n) -> tuple[Pair, Sl
 
 def subsampled_gaussian_substitution_kernel(sigma, p, offset, grid_step, n) -> tuple[Pair, Slack]:
     """Optimistic companion (rows, n) of the Poisson-subsampled Gaussian, replace-one."""
-    return _with_slack(_run(_sg_sub, sigma, p, offset, grid_step, n), grid_step, -np.inf, np.inf)
+    pair, top = _run(_sg_sub, sigma, p, offset, grid_step, n)
+    return _with_slack(pair, grid_step, -np.inf, np.inf, top=top)
 
 
 def laplace_kernel(eps, p, offset, grid_step, n) -> tuple[Pair, Slack]:
