@@ -12,7 +12,16 @@ Warm: best of ``--repeat`` calls in this process after one call that compiles (k
 off, so "cold" in the fresh-process rows is a real compilation). Fresh process: ``python -c``
 with the import included, dpax's kernel cache off (the first run ever).
 
+Calibration with ``accuracy=`` (issue 22: "not slower than today's fixed 1e-4 run by more
+than 1.5x"): the README's quick start, ``calibrate_dpsgd(sample_rate=0.001,
+num_steps=10_000, target=ErrRates(alpha=0.1, beta=0.5))`` (standard comparison on), with
+``grid_step=1e-4`` against ``accuracy=1e-4``: warm in this process (best of ``--repeat``),
+and as a fresh process (import included) with an empty dpax kernel cache (a new temporary
+``DPAX_CACHE_DIR`` per row) and with that cache warm (the same command again: best of
+``--repeat``); the ratio accuracy / fixed of each.
+
     .venv/bin/python benchmarks/bench_bounds.py [--grid-step 1e-4] [--repeat 3] [--no-fresh]
+        [--only-calibration | --no-calibration]
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 SIGMA, P, T, DELTA, ALPHA = 1.0, 1e-3, 10_000, 1e-5, 0.01
@@ -35,6 +45,11 @@ PRV = ("from prv_accountant.dpsgd import DPSGDAccountant; "
        "delta_error=1e-9, max_steps={t}); print(*acc.compute_epsilon(delta={d}, num_steps={t}))")
 
 
+CALIBRATE = ("import dpax; r = dpax.calibrate_dpsgd(sample_rate=0.001, num_steps=10_000, "
+             "target=dpax.targets.ErrRates(alpha=0.1, beta=0.5){extra}); print(r.noise_multiplier, r.grid_step)")
+CALIBRATE_ROWS = (("grid_step=1e-4 (fixed)", ""), ("accuracy=1e-4", ", accuracy=1e-4"))
+
+
 def _best(fn, repeat):
     best, out = float("inf"), None
     for _ in range(repeat):
@@ -44,11 +59,51 @@ def _best(fn, repeat):
     return best, out
 
 
-def _fresh(code):
+def _fresh(code, cache_dir=None):
+    """Seconds and output of ``python -c code``: kernel cache off, or in ``cache_dir``."""
     env = dict(os.environ, DPAX_CACHE="0")
+    if cache_dir is not None:
+        env.update(DPAX_CACHE="1", DPAX_CACHE_DIR=cache_dir)
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     return time.perf_counter() - t0, out.stdout.strip()
+
+
+def _calibration_rows(repeat, fresh):
+    """The quick-start calibration, fixed grid against accuracy (see the module docstring)."""
+    import dpax
+
+    dpax.disable_kernel_cache()
+    warm = {}
+    for name, extra in CALIBRATE_ROWS:
+        kw = {} if not extra else {"accuracy": 1e-4}
+        call = lambda kw=kw: dpax.calibrate_dpsgd(sample_rate=0.001, num_steps=10_000,
+                                                  target=dpax.targets.ErrRates(alpha=0.1, beta=0.5), **kw)
+        call()  # compile
+        warm[name] = _best(call, repeat)
+    cold = {}
+    if fresh:
+        for name, extra in CALIBRATE_ROWS:
+            code = CALIBRATE.format(extra=extra)
+            with tempfile.TemporaryDirectory(prefix="dpax-bench-") as tmp:
+                empty, _ = _fresh(code, tmp)
+                cached, (_, out) = _best(lambda: _fresh(code, tmp), repeat)
+            cold[name] = (empty, cached, out)
+    print("\nCalibration, the README quick start (p 0.001, T 10,000, ErrRates(0.1, 0.5), standard comparison on)")
+    print("| row | warm (s) | fresh, kernel cache empty (s) | fresh, kernel cache warm (s) | noise | grid |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    base = CALIBRATE_ROWS[0][0]
+    for name, _ in CALIBRATE_ROWS:
+        t, r = warm[name]
+        ratio = "" if name == base else f" ({t / warm[base][0]:.2f}x)"
+        cells = ["-", "-"]
+        if name in cold:
+            cells = [f"{cold[name][i]:.2f}" + ("" if name == base else f" ({cold[name][i] / cold[base][i]:.2f}x)")
+                     for i in (0, 1)]
+        print(f"| {name} | {t:.2f}{ratio} | {cells[0]} | {cells[1]} | {r.noise_multiplier:.6f} | {r.grid_step:g} |")
+    acc = warm[CALIBRATE_ROWS[1][0]][1]
+    print(f"accuracy=1e-4: noise interval [{acc.noise_interval.lower:.6f}, {acc.noise_interval.upper:.6f}], "
+          f"beta bracket width {acc.achieved_interval['beta'].width:.2g}")
 
 
 def main(argv=None) -> int:
@@ -56,7 +111,13 @@ def main(argv=None) -> int:
     ap.add_argument("--grid-step", type=float, default=1e-4)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-fresh", action="store_true", help="skip the fresh-process rows")
+    group = ap.add_mutually_exclusive_group()
+    group.add_argument("--only-calibration", action="store_true", help="only the calibration rows")
+    group.add_argument("--no-calibration", action="store_true", help="skip the calibration rows")
     args = ap.parse_args(argv)
+    if args.only_calibration:
+        _calibration_rows(args.repeat, not args.no_fresh)
+        return 0
     fill = dict(s=SIGMA, p=P, t=T, h=args.grid_step, d=DELTA, a=ALPHA)
 
     import dpax
@@ -94,6 +155,8 @@ def main(argv=None) -> int:
         for name, code in (("dpax, safe side", DPAX_ONE), ("dpax, both sides", DPAX_BOTH), ("prv-accountant", PRV)):
             seconds, _ = _fresh(code.format(**fill))
             print(f"| {name} | {seconds:.2f} |")
+    if not args.no_calibration:
+        _calibration_rows(args.repeat, not args.no_fresh)
     return 0
 
 

@@ -406,10 +406,10 @@ class _AccuracyFit:
         self.evaluations, self.history = 0, []
         self.step = self.sides = self.optimistic = None
 
-    def _evaluator(self, step, seen=None, optimistic=False):
+    def _evaluator(self, step, seen=None):
         p, t = self.p, self.t
-        build = (lambda w, r: dpsgd(w, p[r], t[r], step).bounds()) if optimistic else (lambda w, r: dpsgd(w, p[r], t[r], step))
-        return _Evaluator(build, self.target, "calibrate_dpsgd", self.cost, self.lengths, step, seen)
+        return _Evaluator(lambda w, r: dpsgd(w, p[r], t[r], step), self.target, "calibrate_dpsgd", self.cost,
+                          self.lengths, step, seen)
 
     def _phase(self, state, step, tol, k, seen=None):
         """One phase on ``step``; returns the widest bracket at its answer."""
@@ -464,7 +464,7 @@ class _AccuracyFit:
         est = hi[run] * np.exp(-gap)
         sub = _Bracket(est / (1 + 0.6 * self.rtol), np.minimum(hi[run], est * (1 + 0.6 * self.rtol)),
                        np.zeros(run.size, bool), widen=1 + 10 * self.rtol)
-        p, t, step = self.p[run], self.t[run], self.step
+        p, t, step = self.p[run], self.t[run], self.step  # the companion, as PrivacyLoss.bounds() gives it
         ev = _Evaluator(lambda w, r: dpsgd(w, p[r], t[r], step).bounds(), self.target.take(run), "calibrate_dpsgd",
                         lambda w, r: self.cost(w, run[r]), self.lengths, step)
         sub.run(ev, self.rtol, self.k, self.bounds, "calibrate_dpsgd")
