@@ -602,8 +602,9 @@ def calibrate_dpsgd(
     bracket of the target's quantity at the calibrated noise -- beta at the target's
     alpha (ErrRates, Accuracy, PPV, Reconstruction), advantage (Advantage), epsilon at its
     delta (Epsilon) -- is at most ``accuracy`` wide (absolute) for every row; GDP targets
-    are not supported (ValueError). Giving both is a ValueError. The grid is one for the
-    whole batch (the finest any row needs) and the standard comparison runs on it too. The
+    are not supported (ValueError). Giving both is a ValueError. The coarsest grid tried
+    is 1e-2; the grid is one for the whole batch (the finest any row needs), and the
+    standard comparison runs on it too. The
     result then also carries ``noise_interval`` (safe = ``noise_multiplier``; optimistic:
     the truly smallest noise is above it) and ``achieved_interval``; ``grid_step`` is the
     grid chosen. The memory budget or the smallest step (1e-6) stopping the refinement is
