@@ -231,15 +231,16 @@ def _spectra(laws, count, length, bits, shift=None):
 
 
 def tilted_laws(pmf_x, pmf_y, offset, grid_step, theta):
-    """X, Y and the tilted laws X e^(theta_x x), Y e^(-theta_y x) of a factor (rows, n) at
-    its losses x, ``theta`` (rows, 2) the rates. The tilt commutes with composition,
-    (X e^(t x))^(*T) = X^(*T) e^(t s), so the composed tilted laws give a companion's small
-    sides (X above 0, Y below 0) with the FFT's round-off relative to the tilted law's
-    size there instead of X's own (:func:`dpax._engine.optimistic.reclose`)."""
+    """X, Y and the tilted laws of a factor (rows, n) at its losses x, ``theta`` (rows, 4)
+    the rates: X e^(t0 x) and Y e^(-t1 x) (the small sides' tails: X above 0, Y below 0),
+    Y e^(t2 x) and X e^(-t3 x) (the big sides' far tails). The tilt commutes with
+    composition, (X e^(t x))^(*T) = X^(*T) e^(t s), so the composed tilted laws give a
+    companion's tails with the FFT's round-off relative to the tilted law's size there
+    instead of the law's own (:func:`dpax._engine.optimistic.reclose`)."""
     x = _grid.loss_grid(offset, pmf_x.shape[-1], grid_step)
-    xt = jnp.where(pmf_x > 0, pmf_x * jnp.exp(theta[:, :1] * x), 0.0)
-    yt = jnp.where(pmf_y > 0, pmf_y * jnp.exp(-theta[:, 1:] * x), 0.0)
-    return pmf_x, pmf_y, xt, yt
+    tilt = lambda pmf, rate: jnp.where(pmf > 0, pmf * jnp.exp(rate * x), 0.0)
+    return (pmf_x, pmf_y, tilt(pmf_x, theta[:, :1]), tilt(pmf_y, -theta[:, 1:2]), tilt(pmf_y, theta[:, 2:3]),
+            tilt(pmf_x, -theta[:, 3:]))
 
 
 def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, length, exact_ratio, aligned=False,
@@ -258,11 +259,11 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
     books the (tiny) missing mass on the safe atoms.
 
     ``tilted``: the spectra also hold a companion's tilted laws (:func:`tilted_laws`);
-    returns the pair and the :class:`Pair` of the composed tilted laws (atoms 0).
+    returns the pair and the :class:`Pair` of each two composed tilted laws (atoms 0).
     """
     lo, hi = window
     rows = lo.shape[0]
-    laws = 4 if tilted else 2
+    laws = 6 if tilted else 2
     comp = jnp.fft.irfft(spec, n=length)
     pos = jnp.arange(length)[None, :]
     if aligned:
@@ -282,9 +283,10 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
     pair = Pair(pmf_x, pmf_y, offset, inf_y, neginf_x)
     if not tilted:
         return pair
-    xt, yt = (jnp.where(inside, jnp.maximum(comp[k * rows:(k + 1) * rows], 0.0), 0.0) for k in (2, 3))
+    xt, yt, yu, xd = (jnp.where(inside, jnp.maximum(comp[k * rows:(k + 1) * rows], 0.0), 0.0) for k in range(2, 6))
     zero = jnp.zeros(rows)
-    return pair, Pair(xt, yt, jnp.broadcast_to(offset, (rows,)), zero, zero)
+    offset = jnp.broadcast_to(offset, (rows,))
+    return pair, Pair(xt, yt, offset, zero, zero), Pair(xd, yu, offset, zero, zero)
 
 
 @functools.partial(_cache.kernel, name="fft_compose")
@@ -297,11 +299,12 @@ def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window,
     ``aligned`` (one factor, every count >= 1 and below length - width + 1): the factor is
     placed floor((lo - start) / count) positions early, so that the composed window starts
     within ``count`` positions of position 0 and needs no roll (see :func:`_finish`).
-    ``theta`` (rows, 2), for a companion: the tilted laws are composed too, in the same
-    batched FFT (:func:`tilted_laws`); returns (pair, tilted pair).
+    ``theta`` (rows, 4), for a companion: the tilted laws are composed too, in the same
+    batched FFT (:func:`tilted_laws`); returns (pair, small sides' tilted pair, big sides'
+    tilted pair).
     """
     rows = factors[0].pmf_x.shape[0]
-    laws = 2 if theta is None else 4
+    laws = 2 if theta is None else 6
 
     def body(carry, factor):
         spec, start, fin_y, fin_x = carry
@@ -399,8 +402,10 @@ class Tilted(NamedTuple):
     composed tilted laws (:func:`tilted_laws`) on the same grid, with their rates."""
 
     pair: Pair
-    tilted: Pair
-    theta: Any  #: (rows, 2) host array: the rates of X's and Y's tilts
+    tilted: Pair  #: X e^(t0 x) and Y e^(-t1 x) composed (the small sides' tails)
+    tilted_big: Pair  #: X e^(-t3 x) and Y e^(t2 x) composed (the big sides' far tails)
+    theta: Any  #: (rows, 4) host array: the rates t0..t3
+    alias: Any  #: (rows, 2, m) host array: log-MGFs that bound tilted_big's wrapped mass
     lo: Any  #: (rows,) each row's window [lo, hi] (grid indices) and FFT length
     hi: Any
     length: Any
@@ -426,8 +431,8 @@ def compose_arrays(factors, counts, grid_step, exact_ratio=False, tilted=False) 
     counts = tuple(np.broadcast_to(np.asarray(c, np.int64), factors[0].offset.shape) for c in counts)
     step = np.float64(grid_step)
     plan = _plan(factors, counts, step)
-    theta = tilt_rates(factors, counts, step) if tilted else None
-    laws = 4 if tilted else 2
+    theta, alias = tilt_rates(factors, counts, step, plan.length * step) if tilted else (None, None)
+    laws = 6 if tilted else 2
     rows = plan.lo.shape[0]
     keys = sorted(set(zip(plan.length.tolist(), plan.aligned.tolist())), reverse=True)
     out_len = int(plan.length.max())
@@ -437,7 +442,7 @@ def compose_arrays(factors, counts, grid_step, exact_ratio=False, tilted=False) 
         per_row = laws * _grid.BYTES_PER_POINT * out_len + _FACTOR_BYTES * sum(sizes)
         if _grid.rows_per_chunk(rows, per_row, 0, "composition", detail) >= rows:
             out = _convolve(factors, counts, plan, np.arange(rows), step, exact_ratio, keys[0], theta, whole=True)
-            return out if theta is None else Tilted(*out, theta, plan.lo, plan.hi, plan.length)
+            return out if theta is None else Tilted(*out, theta, alias, plan.lo, plan.hi, plan.length)
     _grid.check_bytes(_batching.RowAssembly.size(rows, out_len) * (laws // 2), "composition", detail)
     outs = [_batching.RowAssembly(rows, out_len) for _ in range(laws // 2)]  # (before allocating them)
     for key in keys:
@@ -449,7 +454,9 @@ def compose_arrays(factors, counts, grid_step, exact_ratio=False, tilted=False) 
             part = _convolve(factors, counts, plan, members[index], step, exact_ratio, key, theta)
             for out, p in zip(outs, (part,) if theta is None else part):
                 out.put(members[index[:real]], p, real)
-    return outs[0].pair() if theta is None else Tilted(outs[0].pair(), outs[1].pair(), theta, plan.lo, plan.hi, plan.length)
+    if theta is None:
+        return outs[0].pair()
+    return Tilted(*(o.pair() for o in outs), theta, alias, plan.lo, plan.hi, plan.length)
 
 
 def _convolve(factors, counts, plan: _Plan, index, step, exact_ratio, key, theta=None, whole=False):
@@ -465,34 +472,52 @@ def _convolve(factors, counts, plan: _Plan, index, step, exact_ratio, key, theta
 
 #: Rates tried for a companion's tilts (:func:`tilt_rates`), and the tail probability whose
 #: Chernoff point they aim at (mu's default box, :data:`dpax.gdp.mu_regret.DEFAULT_TAIL`).
-_TILT_RATES = tuple(float(v) for v in np.geomspace(1.0, 128.0, 22))
+TILT_RATES = tuple(float(v) for v in np.geomspace(1.0, 128.0, 22))
 _TILT_AIM = 1e-10
 
 
 @functools.partial(_cache.kernel, name="tilt_rates")
 @jax.jit
-def _tilt_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step):
+def _tilt_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step, span):
     rows = factors[0].pmf_x.shape[0]
-    t = jnp.broadcast_to(jnp.asarray(_TILT_RATES), (rows, len(_TILT_RATES)))
+    t = jnp.broadcast_to(jnp.asarray(TILT_RATES), (rows, len(TILT_RATES)))
 
     def mgf(acc, factor):
         px, py, off, count = factor
-        up_x = _log_mgfs(px, off, t, grid_step)[0]
-        down_y = _log_mgfs(py, off, t, grid_step)[1]
-        return (acc[0] + count[:, None] * up_x, acc[1] + count[:, None] * down_y), None
+        (up_x, down_x), (up_y, down_y) = (_log_mgfs(pmf, off, t, grid_step) for pmf in (px, py))
+        return tuple(a + count[:, None] * m for a, m in zip(acc, (up_x, down_y, up_y, down_x))), None
 
-    acc = (jnp.zeros(t.shape), jnp.zeros(t.shape))
+    acc = (jnp.zeros(t.shape),) * 4
     for g, c in _groups(factors, counts):
         acc, _ = jax.lax.scan(mgf, acc, (g.pmf_x, g.pmf_y, g.offset, c))
     aim = math.log(_TILT_AIM)
     pick = lambda log_mgf: jnp.take_along_axis(t, jnp.argmin((log_mgf - aim) / t, -1)[:, None], -1)[:, 0]
-    return jnp.stack([pick(acc[0]), pick(acc[1])], -1)
+    rates = [pick(acc[0]), pick(acc[1]), _big_rate(acc[2], t, aim, span), _big_rate(acc[3], t, aim, span)]
+    return jnp.stack(rates, -1), jnp.stack([acc[2], acc[3]], 1)
 
 
-def tilt_rates(factors, counts, step) -> np.ndarray:
-    """Rates (rows, 2) of a companion's tilts (:func:`tilted_laws`): for X, the rate t >= 1
-    of the Chernoff bound Pr[X >= s] <= E[e^(tX)] e^(-ts) at its 1e-10 point s (where mu's
-    box ends), so that the tilted law peaks there and the FFT's round-off is relative to
-    the masses that matter; for Y's lower tail likewise. Any rate is valid (the tilt is
-    exact); this one makes the small sides precise down to ~1e-10 and beyond."""
-    return np.asarray(_tilt_kernel(factors, counts, step))
+def _big_rate(log_mgf, t, aim, span):
+    """The rate of a big side's tilt: the one of the grid ``t`` with the smallest bound on
+    the error at the tail's 1e-10 point s (tilted back): the round-off, at most e^(K(rate)
+    - rate s) times ulps, or the circular wrap from one FFT length ``span`` above, at most
+    min over t > rate of e^(K(t) - t s - (t - rate) span) (K the log-MGF on the grid)."""
+    point = jnp.min((log_mgf - aim) / t, -1, keepdims=True)
+    err = log_mgf - t * point + math.log(1e-14)
+    wrap = log_mgf[:, None, :] - t[:, None, :] * point[:, :, None] - (t[:, None, :] - t[:, :, None]) * span[:, None, None]
+    wrap = jnp.min(jnp.where(t[:, None, :] > t[:, :, None], wrap, jnp.inf), -1)
+    best = jnp.argmin(jnp.maximum(err, wrap), -1)
+    return jnp.take_along_axis(t, best[:, None], -1)[:, 0]
+
+
+def tilt_rates(factors, counts, step, span) -> tuple[np.ndarray, np.ndarray]:
+    """Rates (rows, 4) of a companion's tilts (:func:`tilted_laws`): for X's upper tail, the
+    rate t >= 1 of the Chernoff bound Pr[X >= s] <= E[e^(tX)] e^(-ts) at its 1e-10 point s
+    (where mu's box ends), so that the tilted law peaks there and the FFT's round-off is
+    relative to the masses that matter; for Y's lower, Y's upper and X's lower tails
+    likewise (the big sides' rates also weigh the circular wrap: :func:`_big_rate`, ``span``
+    (rows,) the loss span of each row's FFT length). Any rate is valid (the tilt is exact);
+    these make the tails precise down to ~1e-10 and beyond. Also returns the composed log E[e^(tY)] and log E[e^(-tX)] (rows, 2,
+    len(TILT_RATES)) at the rates t of :data:`TILT_RATES` (upper bounds, as for the window),
+    which bound the mass the FFT's circular wrap adds to the big sides' tilted laws."""
+    theta, log_mgfs = _tilt_kernel(factors, counts, step, jnp.asarray(np.asarray(span, np.float64)))
+    return np.asarray(theta), np.asarray(log_mgfs)

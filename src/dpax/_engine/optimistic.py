@@ -84,42 +84,48 @@ Round-off, booked on the optimistic side: the tilted composition
 The safe pair books missing mass on its infinite atoms (more privacy loss). A companion's
 single step books nothing: its masses are the map's, cell by cell (their total is 1 up to
 rounding). Its composition is exact for the post-processed pair up to the FFT's round-off,
-which is absolute: ~T ulps of the law's size at every point (:data:`FFT_ULPS`), so the
-small sides (X above 0, Y below 0, e^-|x| times the other law) are noise far out, and even
-at 1e-10 (mu's box) for 10^4 steps. Hence the tilted composition
-(:func:`dpax._engine.composition.tilted_laws`): the FFT also composes X e^(theta x) and
-Y e^(-theta x), in the same batched call. Tilting commutes with composition,
+which is absolute: ~T ulps of the law's size at every point (:data:`FFT_ULPS`), so far
+tails are noise, and at 10^4 steps even the 1e-10 level of mu's box is 1% noise. Hence the
+tilted composition (:func:`dpax._engine.composition.tilted_laws`): the FFT also composes
+X e^(t0 x), Y e^(-t1 x) (the small sides: X above 0, Y below 0) and Y e^(t2 x), X e^(-t3 x)
+(the big sides' far tails), in the same batched call. Tilting commutes with composition,
 
-    (X e^(theta x))^(*T)(s) = X^(*T)(s) e^(theta s)   (exactly, in exact arithmetic),
+    (X e^(t x))^(*T)(s) = X^(*T)(s) e^(t s)   (exactly, in exact arithmetic),
 
-so X^(*T)(s) = e^(-theta s) X_theta(s) with the round-off of X_theta, relative to the tilted
-law's size near s instead of X's size at its mode. The rate theta >= 1 is each row's
-Chernoff rate at the 1e-10 point of X (Y's lower tail alike,
-:func:`dpax._engine.composition.tilt_rates`): the tilted law peaks where mu's box ends, and
-decays slower than X beyond. Any rate is valid; the rate only moves the precision. After
-the FFT, :func:`reclose`
+so X^(*T)(s) = e^(-t s) X_t(s) with the round-off of X_t, relative to the tilted law's size
+near s instead of X's size at its mode. Each rate is the row's Chernoff rate at the tail's
+1e-10 point (:func:`dpax._engine.composition.tilt_rates`; for the big sides the grid rate
+with the smallest error bound there, the circular wrap included): the tilted law peaks
+where mu's box ends. Any rate is valid; the rate only moves the precision. Every read of
+the stored masses is a head or tail sum: Pr[X > x], Pr[Y <= x] must not be under-estimated
+(alpha, beta), Pr[Y > x], Pr[X <= x] (delta and epsilon, mu's complements, the reversed
+curve's) must not be over-estimated. After the FFT, :func:`reclose`, inside the row's
+window,
 
-1. replaces each small-side mass inside the row's window by an over-estimate: the smaller
-   of its FFT value plus the modelled round-off eta and e^(-theta s) (X_theta(s) + eta_theta)
-   (1 + 4.4e-16 (T + 4)) (the tilts' own rounding); both bound the exact composed mass
-   (the circular wrap of the FFT only adds mass); nothing here uses a ratio bound;
-2. books the mass the Chernoff window cut (at most 1e-18 per tail): X above the window,
+1. over-estimates each small-side mass: the smaller of its FFT value plus the modelled
+   round-off eta and e^(-t s) (X_t(s) + eta_t) (1 + 4.4e-16 (T + 4)) (the tilts' own
+   rounding); both bound the exact composed mass, as the circular wrap only adds mass;
+2. under-estimates each big-side mass (:func:`_big_side`): the larger of its FFT value
+   less eta and its tilted law's less eta and less the most the wrap can have added
+   (:func:`_wrapped`, Chernoff bounds from the log-MGFs), and puts the gap to its upper
+   bound (likewise) back at the point 0, so that tail sums away from 0 are under-estimates
+   and sums that reach 0 over-estimates: Pr[Y > x] (x >= 0) and Pr[X <= x] (x < 0) are at
+   most the truth, Pr[Y <= x] and Pr[X > x] at least;
+3. books the mass the Chernoff window cut (at most 1e-18 per tail): X above the window,
    at most 1e-18 and at most e^-x_hi (e^R 1e-18 + tilted_p) (the tilted X_1 = X e^x is at
    most e^R Y plus the irregular tuples' tilted mass, :class:`Slack`), on the last point;
    Y below it on the first; X below and Y above it are dropped, which changes no
    alpha = Pr[X > x] and no beta = Pr[Y <= x] and lowers only hockey-stick terms;
-3. sets the composition kernel's infinite atoms (its rounding of 1 - sum) to 0.
+4. sets the composition kernel's infinite atoms (its rounding of 1 - sum) to 0.
 
-Over-estimating alpha or beta of an achievable test keeps it on or above the
-non-increasing true curve and lowers every delta and epsilon read from it; totals may
-exceed 1 by round-off. Guarantee in words: exact for the post-processed pair up to float64
-round-off, whose model (FFT_ULPS) has a margin of ~10 over what is measured. Precision:
-epsilon(1e-10) of the composed Gaussian with mu = 4 within 2e-5 at grid 1e-3 (the ratio
-bound this replaces gave 28.3 for 32.85), mu of the issue's DP-SGD within 2e-4 at grid
-1e-4 (was 0.016). Known limit: the big sides (X below 0, Y above 0) are the FFT's values,
-not booked; reads of their far tails through tail sums (Pr[Y > x] in delta and epsilon,
-mu's complements) carry that round-off both ways, which shows below delta ~1e-12 for
-mu = 4 (epsilon at 1e-14 can come out ~0.01 above the truth).
+Nothing here uses a ratio bound inside the window. Over-estimating alpha or beta of an
+achievable test keeps it on or above the non-increasing true curve, and lowers every delta
+and epsilon read from it; totals may exceed 1 by round-off. Guarantee in words: exact for
+the post-processed pair up to float64 round-off, whose model (FFT_ULPS) has a margin of ~10
+over what is measured. Precision reached: epsilon(delta) of the composed Gaussian with
+mu = 4 within 2e-5 of the truth at grid 1e-3 for delta from 1e-10 down to 1e-14 (the
+ratio bound this replaces gave 28.3 for 32.85 at 1e-10), mu of the issue's DP-SGD
+(sigma 1, p 1e-3, 10^4 steps) within 6.4e-4 at grid 1e-4 (was 0.016).
 """
 
 from __future__ import annotations
@@ -132,7 +138,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import cache as _cache
-from .composition import TAIL_MASS
+from .composition import TAIL_MASS, TILT_RATES
 from .construct import (
     _mass_between,
     inverse_subsampled_loss,
@@ -216,7 +222,7 @@ FFT_ULPS = 16.0
 
 @jax.jit
 def _reclose(comp, ratio, tilted_p, tilted_q, steps, grid_step) -> Pair:
-    pair, tilted, theta, lo, hi, length = comp
+    pair, tilted, big, theta, alias, lo, hi, length = comp
     n = pair.pmf_x.shape[-1]
     x = loss_grid(pair.offset, n, grid_step)
     inside = (x >= (lo * grid_step)[:, None]) & (x <= (hi * grid_step)[:, None])
@@ -226,10 +232,23 @@ def _reclose(comp, ratio, tilted_p, tilted_q, steps, grid_step) -> Pair:
     # over-estimates of the small sides: the FFT value plus its round-off, or the tilted
     # law's (plus its round-off) tilted back, whichever is smaller
     est_x = _tilted_back(tilted.pmf_x + eta(tilted.pmf_x), theta[:, :1] * jnp.maximum(x, 0.0)) * rel
-    est_y = _tilted_back(tilted.pmf_y + eta(tilted.pmf_y), theta[:, 1:] * jnp.maximum(-x, 0.0)) * rel
-    up_x, up_y = pair.pmf_x + eta(pair.pmf_x), pair.pmf_y + eta(pair.pmf_y)
-    pmf_x = jnp.where(x > 0, jnp.where(jnp.isfinite(est_x), jnp.minimum(up_x, est_x), up_x), pair.pmf_x)
-    pmf_y = jnp.where(x < 0, jnp.where(jnp.isfinite(est_y), jnp.minimum(up_y, est_y), up_y), pair.pmf_y)
+    est_y = _tilted_back(tilted.pmf_y + eta(tilted.pmf_y), theta[:, 1:2] * jnp.maximum(-x, 0.0)) * rel
+    eta_x, eta_y = eta(pair.pmf_x), eta(pair.pmf_y)
+    up_x, up_y = pair.pmf_x + eta_x, pair.pmf_y + eta_y
+    at_zero = jnp.arange(n)[None, :] == jnp.clip(-pair.offset, 0, n - 1)[:, None]
+    # the big sides' bounds both ways from their own tilts (X e^(-t3 x) below 0, Y e^(t2 x) above)
+    back_x = lambda m: _tilted_back(m, theta[:, 3:] * jnp.maximum(-x, 0.0))
+    back_y = lambda m: _tilted_back(m, theta[:, 2:3] * jnp.maximum(x, 0.0))
+    # (lower bounds: less the mass the circular wrap may have added, see _wrapped)
+    span = (length * grid_step)[:, None]
+    wrap_x = _wrapped(alias[:, 1], theta[:, 3:], -x + span, -x - span)
+    wrap_y = _wrapped(alias[:, 0], theta[:, 2:3], x + span, x - span)
+    big_x = (back_x(big.pmf_x - eta(big.pmf_x) - wrap_x) * (2.0 - rel), back_x(big.pmf_x + eta(big.pmf_x)) * rel)
+    big_y = (back_y(big.pmf_y - eta(big.pmf_y) - wrap_y) * (2.0 - rel), back_y(big.pmf_y + eta(big.pmf_y)) * rel)
+    pmf_x = jnp.where(x > 0, jnp.where(jnp.isfinite(est_x), jnp.minimum(up_x, est_x), up_x),
+                      _big_side(pair.pmf_x, eta_x, big_x, x <= 0, at_zero))
+    pmf_y = jnp.where(x < 0, jnp.where(jnp.isfinite(est_y), jnp.minimum(up_y, est_y), up_y),
+                      _big_side(pair.pmf_y, eta_y, big_y, x >= 0, at_zero))
     # the window's cut: X-mass above it is at most TAIL_MASS (Chernoff), and at most
     # e^-x_hi times the tilted X_1-mass there (<= e^ratio TAIL_MASS + tilted_p, see Slack);
     # booked on the last point; Y-mass below it likewise on the first; X below and Y above
@@ -241,6 +260,32 @@ def _reclose(comp, ratio, tilted_p, tilted_q, steps, grid_step) -> Pair:
     pmf_y = pmf_y.at[:, 0].add(jnp.minimum(cut_y, TAIL_MASS))
     zero = jnp.zeros_like(ratio)
     return Pair(pmf_x, pmf_y, pair.offset, zero, zero)
+
+
+def _wrapped(log_mgf, rate, far, near):
+    """Bound (rows, n) on the mass the FFT's circular wrap adds at each point to a tilted
+    law L(s) e^(rate s) (s = +-label, L = Y or -X): the points s >= ``far`` (one FFT length
+    above) hold at most E[e^(tL)] e^(-(t - rate) far) for every rate t > ``rate`` of
+    :data:`TILT_RATES` (Chernoff, ``log_mgf`` = log E[e^(tL)], rows x m), those s <= ``near``
+    (one length below) at most e^(rate near)."""
+    t = jnp.asarray(TILT_RATES)
+    far_log = log_mgf[:, None, :] - (t - rate[:, :, None]) * far[:, :, None]
+    far_log = jnp.min(jnp.where(t > rate[:, :, None], far_log, jnp.inf), -1)
+    return jnp.exp(jnp.minimum(far_log, 700.0)) + jnp.exp(jnp.minimum(rate * near, 700.0))
+
+
+def _big_side(pmf, eta, tilted, side, at_zero):
+    """A big side (X at x <= 0, Y at x >= 0) read both ways: each mass lowered to a lower
+    bound, the larger of its FFT value less its round-off ``eta`` and its tilted law's
+    ``tilted`` = (lower, upper) bounds (relative precision in the far tail), so that tail
+    sums away from 0 (Pr[Y > x] in delta and epsilon, mu's complements) are
+    under-estimates; the gap to the upper bounds (the smaller of the two) is put back at
+    the point 0, so that sums that reach 0 (Pr[Y <= x]) stay over-estimates."""
+    ok = jnp.isfinite(tilted[0]) & jnp.isfinite(tilted[1])
+    low = jnp.maximum(pmf - eta, jnp.where(ok, tilted[0], 0.0))
+    high = jnp.where(ok, jnp.minimum(pmf + eta, tilted[1]), pmf + eta)
+    taken = jnp.sum(jnp.where(side, jnp.maximum(high - low, 0.0), 0.0), -1, keepdims=True)
+    return jnp.where(side, jnp.maximum(low, 0.0), 0.0) + jnp.where(at_zero, taken, 0.0)
 
 
 def _tilted_back(mass, exponent):
@@ -270,7 +315,7 @@ def reclose(comp, slack: Slack, grid_step: float) -> Pair:
        masses cut by the Chernoff window are booked as in the code.
     """
     args = [jnp.asarray(np.asarray(a, np.float64)) for a in slack]
-    window = (jnp.asarray(np.asarray(comp.theta, np.float64)), jnp.asarray(np.asarray(comp.lo)), jnp.asarray(np.asarray(comp.hi)),
+    window = (comp.tilted_big, jnp.asarray(np.asarray(comp.theta, np.float64)), jnp.asarray(np.asarray(comp.alias)), jnp.asarray(np.asarray(comp.lo)), jnp.asarray(np.asarray(comp.hi)),
               jnp.asarray(np.asarray(comp.length, np.float64)))
     return _reclose((comp.pair, comp.tilted) + window, *args, np.float64(grid_step))
 
