@@ -405,7 +405,7 @@ class Tilted(NamedTuple):
     tilted: Pair  #: X e^(t0 x) and Y e^(-t1 x) composed (the small sides' tails)
     tilted_big: Pair  #: X e^(-t3 x) and Y e^(t2 x) composed (the big sides' far tails)
     theta: Any  #: (rows, 4) host array: the rates t0..t3
-    alias: Any  #: (rows, 2, m) host array: log-MGFs that bound tilted_big's wrapped mass
+    alias: Any  #: ((rows, 2, m), (rows, 2)): log-MGFs and 1e-10 points bounding tilted_big's wrap
     lo: Any  #: (rows,) each row's window [lo, hi] (grid indices) and FFT length
     hi: Any
     length: Any
@@ -493,7 +493,8 @@ def _tilt_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step, span):
     aim = math.log(_TILT_AIM)
     pick = lambda log_mgf: jnp.take_along_axis(t, jnp.argmin((log_mgf - aim) / t, -1)[:, None], -1)[:, 0]
     rates = [pick(acc[0]), pick(acc[1]), _big_rate(acc[2], t, aim, span), _big_rate(acc[3], t, aim, span)]
-    return jnp.stack(rates, -1), jnp.stack([acc[2], acc[3]], 1)
+    points = [jnp.min((a - aim) / t, -1) for a in acc[2:]]  # the big sides' 1e-10 points
+    return jnp.stack(rates, -1), (jnp.stack([acc[2], acc[3]], 1), jnp.stack(points, -1))
 
 
 def _big_rate(log_mgf, t, aim, span):
@@ -519,5 +520,5 @@ def tilt_rates(factors, counts, step, span) -> tuple[np.ndarray, np.ndarray]:
     these make the tails precise down to ~1e-10 and beyond. Also returns the composed log E[e^(tY)] and log E[e^(-tX)] (rows, 2,
     len(TILT_RATES)) at the rates t of :data:`TILT_RATES` (upper bounds, as for the window),
     which bound the mass the FFT's circular wrap adds to the big sides' tilted laws."""
-    theta, log_mgfs = _tilt_kernel(factors, counts, step, jnp.asarray(np.asarray(span, np.float64)))
-    return np.asarray(theta), np.asarray(log_mgfs)
+    theta, (log_mgfs, points) = _tilt_kernel(factors, counts, step, jnp.asarray(np.asarray(span, np.float64)))
+    return np.asarray(theta), (np.asarray(log_mgfs), np.asarray(points))

@@ -241,8 +241,9 @@ def _reclose(comp, ratio, tilted_p, tilted_q, steps, grid_step) -> Pair:
     back_y = lambda m: _tilted_back(m, theta[:, 2:3] * jnp.maximum(x, 0.0))
     # (lower bounds: less the mass the circular wrap may have added, see _wrapped)
     span = (length * grid_step)[:, None]
-    wrap_x = _wrapped(alias[:, 1], theta[:, 3:], -x + span, -x - span)
-    wrap_y = _wrapped(alias[:, 0], theta[:, 2:3], x + span, x - span)
+    log_mgfs, points = alias
+    wrap_x = _wrapped(log_mgfs[:, 1], theta[:, 3:], -x + span, -x - span, span + points[:, 1:])
+    wrap_y = _wrapped(log_mgfs[:, 0], theta[:, 2:3], x + span, x - span, span + points[:, :1])
     big_x = (back_x(big.pmf_x - eta(big.pmf_x) - wrap_x) * (2.0 - rel), back_x(big.pmf_x + eta(big.pmf_x)) * rel)
     big_y = (back_y(big.pmf_y - eta(big.pmf_y) - wrap_y) * (2.0 - rel), back_y(big.pmf_y + eta(big.pmf_y)) * rel)
     pmf_x = jnp.where(x > 0, jnp.where(jnp.isfinite(est_x), jnp.minimum(up_x, est_x), up_x),
@@ -262,15 +263,17 @@ def _reclose(comp, ratio, tilted_p, tilted_q, steps, grid_step) -> Pair:
     return Pair(pmf_x, pmf_y, pair.offset, zero, zero)
 
 
-def _wrapped(log_mgf, rate, far, near):
+def _wrapped(log_mgf, rate, far, near, aim):
     """Bound (rows, n) on the mass the FFT's circular wrap adds at each point to a tilted
     law L(s) e^(rate s) (s = +-label, L = Y or -X): the points s >= ``far`` (one FFT length
-    above) hold at most E[e^(tL)] e^(-(t - rate) far) for every rate t > ``rate`` of
-    :data:`TILT_RATES` (Chernoff, ``log_mgf`` = log E[e^(tL)], rows x m), those s <= ``near``
-    (one length below) at most e^(rate near)."""
+    above) hold at most E[e^(tL)] e^(-(t - rate) far) for any t > ``rate`` (Chernoff; one t
+    of :data:`TILT_RATES` per row, the best at ``far`` = ``aim``; ``log_mgf`` = log E[e^(tL)],
+    rows x m), those s <= ``near`` (one length below) at most e^(rate near)."""
     t = jnp.asarray(TILT_RATES)
-    far_log = log_mgf[:, None, :] - (t - rate[:, :, None]) * far[:, :, None]
-    far_log = jnp.min(jnp.where(t > rate[:, :, None], far_log, jnp.inf), -1)
+    at_aim = jnp.where(t > rate, log_mgf - (t - rate) * aim, jnp.inf)
+    best = jnp.argmin(at_aim, -1)[:, None]
+    k, tb = jnp.take_along_axis(log_mgf, best, -1), t[best]
+    far_log = jnp.where(tb > rate, k - (tb - rate) * far, jnp.inf)
     return jnp.exp(jnp.minimum(far_log, 700.0)) + jnp.exp(jnp.minimum(rate * near, 700.0))
 
 
@@ -315,7 +318,8 @@ def reclose(comp, slack: Slack, grid_step: float) -> Pair:
        masses cut by the Chernoff window are booked as in the code.
     """
     args = [jnp.asarray(np.asarray(a, np.float64)) for a in slack]
-    window = (comp.tilted_big, jnp.asarray(np.asarray(comp.theta, np.float64)), jnp.asarray(np.asarray(comp.alias)), jnp.asarray(np.asarray(comp.lo)), jnp.asarray(np.asarray(comp.hi)),
+    window = (comp.tilted_big, jnp.asarray(np.asarray(comp.theta, np.float64)),
+              tuple(jnp.asarray(np.asarray(a, np.float64)) for a in comp.alias), jnp.asarray(np.asarray(comp.lo)), jnp.asarray(np.asarray(comp.hi)),
               jnp.asarray(np.asarray(comp.length, np.float64)))
     return _reclose((comp.pair, comp.tilted) + window, *args, np.float64(grid_step))
 
