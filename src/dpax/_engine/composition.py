@@ -504,7 +504,8 @@ def _big_rate(log_mgf, t, aim, span):
     min over t > rate of e^(K(t) - t s - (t - rate) span) (K the log-MGF on the grid)."""
     point = jnp.min((log_mgf - aim) / t, -1, keepdims=True)
     err = log_mgf - t * point + math.log(1e-14)
-    wrap = log_mgf[:, None, :] - t[:, None, :] * point[:, :, None] - (t[:, None, :] - t[:, :, None]) * span[:, None, None]
+    wrap = (log_mgf[:, None, :] - t[:, None, :] * point[:, :, None]
+            - (t[:, None, :] - t[:, :, None]) * span[:, None, None])
     wrap = jnp.min(jnp.where(t[:, None, :] > t[:, :, None], wrap, jnp.inf), -1)
     best = jnp.argmin(jnp.maximum(err, wrap), -1)
     return jnp.take_along_axis(t, best[:, None], -1)[:, 0]
@@ -517,8 +518,9 @@ def tilt_rates(factors, counts, step, span) -> tuple[np.ndarray, np.ndarray]:
     relative to the masses that matter; for Y's lower, Y's upper and X's lower tails
     likewise (the big sides' rates also weigh the circular wrap: :func:`_big_rate`, ``span``
     (rows,) the loss span of each row's FFT length). Any rate is valid (the tilt is exact);
-    these make the tails precise down to ~1e-10 and beyond. Also returns the composed log E[e^(tY)] and log E[e^(-tX)] (rows, 2,
-    len(TILT_RATES)) at the rates t of :data:`TILT_RATES` (upper bounds, as for the window),
-    which bound the mass the FFT's circular wrap adds to the big sides' tilted laws."""
+    these make the tails precise down to ~1e-10 and beyond. Also returns the composed
+    log E[e^(tY)] and log E[e^(-tX)] (rows, 2, len(TILT_RATES)) at the rates t of
+    :data:`TILT_RATES` (upper bounds, as for the window), which bound the mass the FFT's
+    circular wrap adds to the big sides' tilted laws, and their 1e-10 points (rows, 2)."""
     theta, (log_mgfs, points) = _tilt_kernel(factors, counts, step, jnp.asarray(np.asarray(span, np.float64)))
     return np.asarray(theta), (np.asarray(log_mgfs), np.asarray(points))

@@ -318,9 +318,9 @@ def reclose(comp, slack: Slack, grid_step: float) -> Pair:
        masses cut by the Chernoff window are booked as in the code.
     """
     args = [jnp.asarray(np.asarray(a, np.float64)) for a in slack]
-    window = (comp.tilted_big, jnp.asarray(np.asarray(comp.theta, np.float64)),
-              tuple(jnp.asarray(np.asarray(a, np.float64)) for a in comp.alias), jnp.asarray(np.asarray(comp.lo)), jnp.asarray(np.asarray(comp.hi)),
-              jnp.asarray(np.asarray(comp.length, np.float64)))
+    host = lambda a, dtype=None: jnp.asarray(np.asarray(a, dtype))
+    window = (comp.tilted_big, host(comp.theta, np.float64), tuple(host(a, np.float64) for a in comp.alias),
+              host(comp.lo), host(comp.hi), host(comp.length, np.float64))
     return _reclose((comp.pair, comp.tilted) + window, *args, np.float64(grid_step))
 
 
@@ -465,7 +465,8 @@ def split_map(grid_step, cells, first, last, offset) -> Pair:
         return pmf.at[:, :1].add(lo_end).at[:, -1:].add(hi_end)
 
     none = jnp.zeros(offset.shape, p_cell.dtype)
-    return Pair(assemble(p_cell, p_hi, first[0], last[0]), assemble(q_cell, q_hi, first[1], last[1]), offset, none, none)
+    pmf_x, pmf_y = assemble(p_cell, p_hi, first[0], last[0]), assemble(q_cell, q_hi, first[1], last[1])
+    return Pair(pmf_x, pmf_y, offset, none, none)
 
 
 def _sg_sub_cdfs(sigma, p, offset, grid_step, n):
