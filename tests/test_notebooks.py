@@ -28,7 +28,8 @@ import build  # noqa: E402  (notebooks/build.py: the notebooks' source)
 
 NAMES = sorted(build.NOTEBOOKS)
 #: fast runs too long for the default suite's budget (they run under ``pytest -m slow``)
-SLOW_FAST_RUNS = {"01_attack_aware_calibration", "02_gdp_reporting"}
+SLOW_FAST_RUNS = {"01_attack_aware_calibration", "02_gdp_reporting",
+                  "04_certified_error_bars"}  # 04: ~40 s with an empty kernel cache
 
 
 def _committed(name):

@@ -63,6 +63,10 @@ NOT_RUN_BLOCKS = {
 SLOW_COMMANDS = {
     "dpax calibrate --sample-rate 0.001 --num-steps 10000 --advantage": "calibration at grid 1e-4, ~16 s cold",
     "dpax gdp --noise-multiplier": "the mu/regret kernel, ~10 s cold",
+    "dpax curve --noise-multiplier 1 --sample-rate 0.001 --num-steps 10000 --alpha 0.01 --delta 1e-5 --accuracy":
+        "both sides on three grids down to 1e-4, ~15 s cold",
+    "dpax calibrate --sample-rate 0.001 --num-steps 10000 --alpha 0.1 --beta 0.5 --accuracy":
+        "calibration with brackets down to grid 4e-4, ~40 s cold",
 }
 
 
