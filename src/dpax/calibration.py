@@ -373,6 +373,10 @@ def _both_sides(noise, p, t, target, step, names) -> _Sides:
     keys = _width_key(noise[have], p[have], t[have])
     for g in _batching.merge_groups(keys, ACHIEVED_GROUP_MIN_ROWS) if have.size else ():
         sel = have[np.isin(keys, g)]
+        count = sel.size
+        if _grid.sharing():  # padded as the search's batches are: their compiled kernels serve
+            size = _grid.shared_size(_batching.group_size(count), ("rows", step))
+            sel = np.concatenate([sel, np.repeat(sel[-1:], size - count)])
 
         def run(a, b, sel=sel):
             r = sel[a:b]
@@ -380,7 +384,7 @@ def _both_sides(noise, p, t, target, step, names) -> _Sides:
             (m, ach), (mo, acho) = tg.margin(pl.pair), tg.margin(pl.bounds().pair)
             return np.stack([m, mo] + [ach[n] for n in names] + [acho[n] for n in names], -1)
 
-        vals[sel], _ = _sharding.map_chunks(run, sel.size)
+        vals[sel[:count]] = _sharding.map_chunks(run, sel.size)[0][:count]
     k = len(names)
     return _Sides(vals[:, 0], vals[:, 1], {n: vals[:, 2 + i] for i, n in enumerate(names)},
                   {n: vals[:, 2 + k + i] for i, n in enumerate(names)})
@@ -404,18 +408,25 @@ class _AccuracyFit:
         self.names = _accuracy_quantities(target)
         self.lengths = _grid.lengths_in_use()
         self.evaluations, self.history = 0, []
-        self.step = self.sides = self.optimistic = None
+        self.step = self.sides = self.optimistic = self.seen = None
 
     def _evaluator(self, step, seen=None):
         p, t = self.p, self.t
         return _Evaluator(lambda w, r: dpsgd(w, p[r], t[r], step), self.target, "calibrate_dpsgd", self.cost,
                           self.lengths, step, seen)
 
-    def _phase(self, state, step, tol, k, seen=None):
-        """One phase on ``step``; returns the widest bracket at its answer."""
-        state.run(self._evaluator(step, seen), tol, k, self.bounds, "calibrate_dpsgd")
-        with _grid.own_lengths() if seen is not None else contextlib.nullcontext():
-            sides = _both_sides(state.hi, self.p, self.t, self.target, step, self.names)
+    def _phase(self, state, step, tol, k, final=False):
+        """One phase on ``step``; returns both sides at its answer: a coarse phase's on the
+        search's kernel shapes (it only steers), the final's as ``dpsgd(noise, ...)`` alone
+        gives them (they are reported). The final phase's margins are kept (``seen``)."""
+        self.seen = [] if final else None
+        try:
+            state.run(self._evaluator(step, self.seen), tol, k, self.bounds, "calibrate_dpsgd")
+            with _grid.own_lengths() if final else contextlib.nullcontext():
+                sides = _both_sides(state.hi, self.p, self.t, self.target, step, self.names)
+        except _grid.MemoryBudgetError as exc:
+            raise ValueError(f"calibrate_dpsgd: accuracy={self.accuracy:g} not reached: {_reached(self.history)}; "
+                             f"grid_step={step:.3g} is over the memory budget ({exc})") from exc
         self.history.append((step, sides.width()))
         return sides
 
@@ -431,12 +442,7 @@ class _AccuracyFit:
             step, margin = (c_step if width <= self.accuracy else refine_step(c_step, width, self.accuracy)), c_margin
         while True:
             state.reopen(margin, self.rtol, self.bounds, self.anchor)
-            seen = []
-            try:
-                sides = self._phase(state, step, self.rtol, self.k, seen)
-            except _grid.MemoryBudgetError as exc:
-                raise ValueError(f"calibrate_dpsgd: accuracy={self.accuracy:g} not reached: {_reached(self.history)}; "
-                                 f"grid_step={step:.3g} is over the memory budget ({exc})") from exc
+            sides = self._phase(state, step, self.rtol, self.k, final=True)
             if not sides.width() > self.accuracy:  # NaN: no row left with a bracket
                 break
             if step <= REFINE_MIN_STEP:
@@ -445,7 +451,7 @@ class _AccuracyFit:
             step, margin = refine_step(step, sides.width(), self.accuracy), ANCHOR_MARGIN
         self.evaluations += state.evaluations
         self.step, self.sides = step, sides
-        self.optimistic = self._optimistic(state, seen)
+        self.optimistic = self._optimistic(state, self.seen)
         return state.hi, state.lo, state.infeasible
 
     def _optimistic(self, state, seen):
