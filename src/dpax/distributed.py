@@ -436,7 +436,8 @@ def calibrate_dpsgd(*, sample_rate, num_steps, target, on_infeasible=None, **opt
         num_steps: number(s) of steps.
         target: a target (or several), as for :func:`dpax.calibrate_dpsgd`.
         on_infeasible: 'raise', 'mark' or None (raise for one configuration, mark in a batch).
-        options: the other keyword arguments of :func:`dpax.calibrate_dpsgd` (``grid_step``, ``rtol``...).
+        options: the other keyword arguments of :func:`dpax.calibrate_dpsgd` (``grid_step``, ``rtol``...),
+            except ``accuracy`` (a ValueError: the processes must share one grid step).
 
     Returns:
         The :class:`dpax.CalibrationResult` of the whole batch (``evaluations`` summed over processes).
@@ -447,6 +448,9 @@ def calibrate_dpsgd(*, sample_rate, num_steps, target, on_infeasible=None, **opt
     >>> round(r.noise_multiplier, 3)
     0.538
     """
+    if options.get("accuracy") is not None:  # each process would refine its own grid
+        raise ValueError("accuracy is not supported here: the processes must share one grid step; choose it "
+                         "with dpax.calibrate_dpsgd(accuracy=...) on one process and pass its grid_step")
     target = _targets.as_target(target)
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     steps = _v.positive_int_array("num_steps", num_steps)
