@@ -119,7 +119,7 @@ def test_tilt_rates_aim_at_the_tail():
     tuned = pl.bounds().pair
     real = composition.tilt_rates
     try:
-        composition.tilt_rates = lambda *a: (np.ones_like(real(*a)[0]), real(*a)[1])
+        composition.tilt_rates = lambda *a: (real(*a)[0] * 0.0 + 1.0, real(*a)[1])
         plain = dpax.gaussian(1.0, grid_step=1e-2).self_compose(16).bounds().pair
     finally:
         composition.tilt_rates = real

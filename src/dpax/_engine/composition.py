@@ -404,7 +404,7 @@ class Tilted(NamedTuple):
     pair: Pair
     tilted: Pair  #: X e^(t0 x) and Y e^(-t1 x) composed (the small sides' tails)
     tilted_big: Pair  #: X e^(-t3 x) and Y e^(t2 x) composed (the big sides' far tails)
-    theta: Any  #: (rows, 4) host array: the rates t0..t3
+    theta: Any  #: (rows, 4): the rates t0..t3
     alias: Any  #: ((rows, 2, m), (rows, 2)): log-MGFs and 1e-10 points bounding tilted_big's wrap
     lo: Any  #: (rows,) each row's window [lo, hi] (grid indices) and FFT length
     hi: Any
@@ -465,9 +465,11 @@ def _convolve(factors, counts, plan: _Plan, index, step, exact_ratio, key, theta
     if not whole:
         factors, counts = _take(factors, counts, index)
     window = Window(plan.lo[index], plan.hi[index])
-    extra = () if theta is None else (jnp.asarray(theta[index]),)
+    extra = () if theta is None else (theta if whole else jnp.asarray(theta)[jnp.asarray(index)],)
+    # a companion's six laws: the exact bit length (no spare squarings, more compiled variants)
+    bits = power_bits(counts) if theta is None else max(int(np.max(c)) for c in counts).bit_length()
     return fft_compose_kernel(factors, counts, window, step, *extra, length=int(length), exact_ratio=bool(exact_ratio),
-                              bits=power_bits(counts), aligned=bool(aligned))
+                              bits=max(bits, 1), aligned=bool(aligned))
 
 
 #: Rates tried for a companion's tilts (:func:`tilt_rates`), and the tail probability whose
@@ -511,7 +513,7 @@ def _big_rate(log_mgf, t, aim, span):
     return jnp.take_along_axis(t, best[:, None], -1)[:, 0]
 
 
-def tilt_rates(factors, counts, step, span) -> tuple[np.ndarray, np.ndarray]:
+def tilt_rates(factors, counts, step, span) -> tuple[Any, tuple[Any, Any]]:
     """Rates (rows, 4) of a companion's tilts (:func:`tilted_laws`): for X's upper tail, the
     rate t >= 1 of the Chernoff bound Pr[X >= s] <= E[e^(tX)] e^(-ts) at its 1e-10 point s
     (where mu's box ends), so that the tilted law peaks there and the FFT's round-off is
@@ -522,5 +524,4 @@ def tilt_rates(factors, counts, step, span) -> tuple[np.ndarray, np.ndarray]:
     log E[e^(tY)] and log E[e^(-tX)] (rows, 2, len(TILT_RATES)) at the rates t of
     :data:`TILT_RATES` (upper bounds, as for the window), which bound the mass the FFT's
     circular wrap adds to the big sides' tilted laws, and their 1e-10 points (rows, 2)."""
-    theta, (log_mgfs, points) = _tilt_kernel(factors, counts, step, jnp.asarray(np.asarray(span, np.float64)))
-    return np.asarray(theta), (np.asarray(log_mgfs), np.asarray(points))
+    return _tilt_kernel(factors, counts, step, jnp.asarray(np.asarray(span, np.float64)))  # on the device: no wait

@@ -319,7 +319,7 @@ def reclose(comp, slack: Slack, grid_step: float) -> Pair:
     """
     args = [jnp.asarray(np.asarray(a, np.float64)) for a in slack]
     host = lambda a, dtype=None: jnp.asarray(np.asarray(a, dtype))
-    window = (comp.tilted_big, host(comp.theta, np.float64), tuple(host(a, np.float64) for a in comp.alias),
+    window = (comp.tilted_big, jnp.asarray(comp.theta), tuple(jnp.asarray(a) for a in comp.alias),
               host(comp.lo), host(comp.hi), host(comp.length, np.float64))
     return _reclose((comp.pair, comp.tilted) + window, *args, np.float64(grid_step))
 
