@@ -474,7 +474,7 @@ def _convolve(factors, counts, plan: _Plan, index, step, exact_ratio, key, theta
 
 #: Rates tried for a companion's tilts (:func:`tilt_rates`), and the tail probability whose
 #: Chernoff point they aim at (mu's default box, :data:`dpax.gdp.mu_regret.DEFAULT_TAIL`).
-TILT_RATES = tuple(float(v) for v in np.geomspace(1.0, 128.0, 12))
+TILT_RATES = tuple(float(v) for v in np.geomspace(1.0, 128.0, 22))
 _TILT_AIM = 1e-10
 
 
