@@ -3,7 +3,7 @@ against riskcal at the same grid (0.5%), tightness per row, per-row statuses.
 
 The 64-row table (sample rates 1e-4..0.1, steps 100..50,000, alpha in {0.01, 0.05, 0.1},
 TPR bounds 0.1..0.5) is calibrated in one call in every run; the default run compares a
-handful of rows with riskcal at grid 1e-2, the slow suite (``pytest -m slow``) all 64 rows.
+handful of its first 12 rows with riskcal at grid 1e-2, the slow suite (``pytest -m slow``) all 64 rows.
 """
 
 from __future__ import annotations
@@ -47,9 +47,10 @@ def _calibrated_table(rows):
     return p, t, alpha, tpr, res
 
 
-#: the default run calibrates the table's first 24 rows (3 of them need no noise); the
-#: whole table, 64 rows, runs with -m slow
-DEFAULT_ROWS = 24
+#: the default run calibrates the table's first 12 rows (rows 2 and 11 need no noise; p from
+#: 1e-4 to 0.06, T from 193 to 37,706, all three alphas); the whole table, 64 rows, runs with
+#: -m slow (24 rows until issue 19: half the rows, half the kernels of the default run)
+DEFAULT_ROWS = 12
 
 
 @pytest.fixture(scope="module", params=[DEFAULT_ROWS, pytest.param(64, marks=pytest.mark.slow)], ids=lambda n: f"{n}rows")
@@ -62,7 +63,7 @@ def test_table_in_one_call(table):
     assert np.shape(res.noise_multiplier) == p.shape and p.size in (DEFAULT_ROWS, 64)
     q = 1 - (1 - p) ** t
     free = (1 - q) * (1 - alpha) >= 1 - tpr  # subsampling alone bounds TPR at alpha + q (1 - alpha)
-    assert free.sum() >= 3  # the table has such rows ...
+    assert free.sum() >= (2 if p.size == DEFAULT_ROWS else 3)  # the table has such rows ...
     assert np.array_equal(res.status == "met_without_noise", free)  # ... and exactly those are flagged
     assert np.all(res.noise_multiplier[free] == 0) and all("subsampling alone" in r for r in res.reason[free])
     assert np.all(res.status[~free] == "calibrated") and np.all(res.noise_multiplier[~free] > 0)
@@ -84,7 +85,7 @@ def test_table_rows_are_tight(table):
     np.testing.assert_allclose(res.achieved["beta"][rows], beta[:n], atol=1e-12)
 
 
-ROWS_DEFAULT = [0, 5, 9, 23]
+ROWS_DEFAULT = [0, 3, 5, 9]  # p 8e-3..6e-2 and 1e-4 (row 3, T = 34,893), alpha 0.01..0.1
 
 
 @pytest.mark.parametrize("i", ROWS_DEFAULT)
