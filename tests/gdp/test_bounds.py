@@ -16,16 +16,24 @@ from dpax.gdp import bounds as gdp_bounds
 from dpax.gdp import mu_regret as gdp_mu_regret
 
 
+@pytest.fixture(scope="module")
+def dpsgd_corner():
+    """DP-SGD curves whose Eq. 29 max sits far into the corner (FNR ~ 1 - 1e-6) at grid 1e-4,
+    one batch shared by the three block-bound tests below, so that its construction and mu
+    kernels compile once for the module (issue 19)."""
+    return dpax.dpsgd(np.array([9.4, 2.0, 3.0, 8.0]), np.array([16384 / 50000, 0.1, 0.001, 0.1]),
+                      np.array([2000, 400, 400, 2000]), grid_step=1e-4)
+
+
 @pytest.mark.parametrize("which", ["dpsgd", pytest.param("gaussian", marks=pytest.mark.slow)])
-def test_eq29_fast_path_bounds_the_exact_max(which):
+def test_eq29_fast_path_bounds_the_exact_max(which, dpsgd_corner):
     """Eq. 29 from the tables as they are (1 - value near 1 by subtraction) is an upper bound
     whose error part covers the distance to the max from complementary sums, on curves whose
     max sits far into the corner (DP-SGD at FNR ~ 1 - 1e-6, small mu at 1 - 1e-10); the
     kernel's mu is the exact max (from complementary sums), within float64 rounding."""
 
     if which == "dpsgd":
-        cases = [dpax.dpsgd(np.array([9.4, 2.0, 3.0]), np.array([16384 / 50000, 0.1, 0.001]), np.array([2000, 400, 400]),
-                            grid_step=1e-4)]
+        cases = [dpsgd_corner]
     else:
         cases = [dpax.gaussian(np.array([1.0, 30.0, 100.0]), grid_step=1e-4)]
     with jax.enable_x64(True):
@@ -49,7 +57,7 @@ def test_eq29_fast_path_bounds_the_exact_max(which):
             assert np.any(2 * error > gdp.MU_ROUNDING * fast)  # some row needs the complementary sums
 
 
-def test_eq29_block_bounds_hold_and_are_tight():
+def test_eq29_block_bounds_hold_and_are_tight(dpsgd_corner):
     """gdp_bounds.eq29_block_bounds: every block's bound is at or above the largest of its terms
     (error parts included, as the kernel evaluates them), on DP-SGD, small mu, Laplace and
     pmfs with random slopes (not convex: the parallelogram still holds them); and on DP-SGD
@@ -59,7 +67,7 @@ def test_eq29_block_bounds_hold_and_are_tight():
     rng = np.random.default_rng(7)
     shaped = rng.uniform(0.0, 1.0, (2, 20_000)) ** 4
     random = dpax.PrivacyLoss(shaped[0] / shaped[0].sum(), shaped[1] / shaped[1].sum(), -10_000, 0.0, 0.0, 1e-3)
-    cases = [dpax.dpsgd(np.array([9.4, 2.0]), np.array([16384 / 50000, 0.1]), np.array([2000, 400]), grid_step=1e-4),
+    cases = [dpsgd_corner,
              dpax.gaussian(np.array([1.0, 100.0]), grid_step=1e-4), dpax.laplace(np.array([0.5, 3.0]), grid_step=1e-4),
              random]
     size = gdp_bounds.EQ29_BLOCK
@@ -97,7 +105,7 @@ def test_eq29_block_bounds_hold_and_are_tight():
 
 
 @pytest.mark.parametrize("which", ["dpsgd", pytest.param("laplace and random slopes", marks=pytest.mark.slow)])
-def test_kappa_block_bounds_hold_and_are_tight(which):
+def test_kappa_block_bounds_hold_and_are_tight(which, dpsgd_corner):
     """gdp_bounds.kappa_block_bounds: every block's bound is at or above the largest kappa of its
     segments (as the kernel evaluates them), for mu at, below and above the curve's own (the
     bound is used at the curve's mu, but holds for any), on DP-SGD, Laplace and random
@@ -106,7 +114,7 @@ def test_kappa_block_bounds_hold_and_are_tight(which):
     rng = np.random.default_rng(11)
     shaped = rng.uniform(0.0, 1.0, (2, 20_000)) ** 4
     random = dpax.PrivacyLoss(shaped[0] / shaped[0].sum(), shaped[1] / shaped[1].sum(), -10_000, 0.0, 0.0, 1e-3)
-    cases = [dpax.dpsgd(np.array([9.4, 8.0]), np.array([16384 / 50000, 0.1]), np.array([2000, 2000]), grid_step=1e-4),
+    cases = [dpsgd_corner,
              dpax.laplace(np.array([0.5, 3.0]), grid_step=1e-4), random]
     cases = cases[:1] if which == "dpsgd" else [None] + cases[1:]
     size = gdp_bounds.KAPPA_BLOCK
