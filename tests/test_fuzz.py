@@ -378,7 +378,9 @@ CALIBRATION = [
         Arg("sample_rate", one_of(0.1), BAD_RATE),
         Arg("num_steps", one_of(3), BAD_COUNT),
         Arg("target", TARGET, BAD_TARGET),
-        Arg("grid_step", one_of(0.1), BAD_GRID),
+        # None is the default grid (1e-4, or the one accuracy= chooses)
+        Arg("grid_step", one_of(0.1), bad(0.0, below(0.0), above(1.0), st.floats(1e-300, 9.9e-8),
+                                          scalar=True, none_ok=True)),
         Arg("rtol", one_of(1e-3), BAD_RTOL),
         Arg("noise_bounds", one_of((0.5, 50.0)), BAD_BOUNDS),
         Arg("standard_delta", one_of(1e-5), bad(0.0, 1.0, below(0.0), above(1.0), scalar=True)),
