@@ -317,13 +317,16 @@ class PrivacyLoss:
     def bounds(self) -> "PrivacyLoss":
         """The optimistic companion: a pair whose trade-off curve lies on or above the truth.
 
-        Built on first use (then kept) by one deterministic map applied to both P and Q,
-        each output's privacy loss rounded to the nearest grid point, with the cells' masses
-        from the exact loss CDFs: a post-processing of the mechanism, so every number it
-        gives (beta, or advantage / epsilon / delta from below) is on the optimistic side
-        of the truth; compositions compose the companions (see
-        :mod:`dpax._engine.optimistic` for the argument). The risk methods take
-        ``bounds=True`` to return both sides as an :class:`Interval`.
+        Built on first use (then kept) by one map of outputs to grid labels applied to both
+        P and Q, with the cells' masses from the exact loss laws: each output's privacy loss
+        rounded to the nearest grid point, or, for the add/remove subsampled Gaussian (hence
+        DP-SGD), split between its cell's two ends by exponential interpolation. Either is a
+        post-processing of the mechanism, so every number the companion gives (beta, or
+        advantage / epsilon / delta from below) is on the optimistic side of the truth.
+        Compositions compose the companions (the add/remove ones by exponentially tilted
+        FFTs that keep their far tails). :mod:`dpax._engine.optimistic` has the argument and
+        its equations. The risk methods take ``bounds=True`` to return both sides as an
+        :class:`Interval`.
 
         Returns:
             The companion :class:`PrivacyLoss` (``optimistic`` True, same grid step and
