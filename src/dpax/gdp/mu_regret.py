@@ -32,8 +32,9 @@ from .._engine import grid as _grid
 from .._engine import pair as _pair
 from .._engine import validation as _v
 from .._engine.pair import Pair
+from .._engine.special import ndtr
 from .._engine.x64 import as_result, float64
-from ..privacy_loss import PrivacyLoss
+from ..privacy_loss import Interval, PrivacyLoss
 from . import bounds as _bounds
 
 #: Default tail: mu is the tightest GDP parameter for every attack whose FPR and FNR lie in
@@ -51,8 +52,10 @@ class MuRegret(NamedTuple):
 
 @functools.partial(_cache.kernel, name="mu_regret")
 @jax.jit
-def _mu_regret_kernel(pair: Pair, tail) -> MuRegret:
-    """(mu, regret, witness alpha) per row for the symmetrised curve.
+def _mu_regret_kernel(pair: Pair, tail, at_mu=None) -> MuRegret:
+    """(mu, regret, witness alpha) per row for the symmetrised curve; with ``at_mu`` (rows,),
+    the regret Delta(h, f_m) against f_m at those m instead of the curve's own mu (the ends of
+    the regret's bracket, :func:`regret_bracket`; mu is still the curve's).
 
     mu (Eq. 29): max over breakpoints (alpha_i, beta_i) of f inside the box
     [tail, 1 - tail]^2 of Phi^-1(1 - alpha_i) - Phi^-1(beta_i), and at the points where f
@@ -69,7 +72,7 @@ def _mu_regret_kernel(pair: Pair, tail) -> MuRegret:
     tables = _tables(pair)
     ratio = pair.pmf_y / pair.pmf_x  # the segments' slopes (inf: vertical, NaN: no step), for the block bounds
     mu = _tight_mu(pair, tables, ratio, tail)
-    regret, witness = _regret(pair, *tables[:2], ratio, mu)
+    regret, witness = _regret(pair, *tables[:2], ratio, mu if at_mu is None else at_mu)
     return MuRegret(mu, regret, witness)
 
 
@@ -151,9 +154,9 @@ def check_loss(pl, name="pl"):
         raise TypeError(f"{name} must be a dpax.PrivacyLoss, got {type(pl).__name__}")
 
 
-@float64
-def mu_regret_rows(pl, tail):
-    """(mu, regret, witness) of every row of ``pl``, shaped like its batch.
+def _by_rows(pl, at_mu, call, outputs: int):
+    """``outputs`` per-row results of ``call(padded chunk of pl's pair, its rows' at_mu or
+    None)``, shaped like the batch.
 
     Rows are independent: they run in chunks that fit the memory budget
     (:func:`dpax._engine.grid.rows_per_chunk`, checked before any kernel runs), so peak
@@ -161,7 +164,6 @@ def mu_regret_rows(pl, tail):
     on the chunking.
     """
     check_loss(pl)
-    t = _v.scalar("tail", tail, low=0.0, high=0.5, high_open=True)  # one tail for the batch
     pair = pl.pair
     rows, n = pair.pmf_x.shape
     # one compiled kernel serves every support up to twice shorter and batch up to ~1.75x
@@ -169,17 +171,94 @@ def mu_regret_rows(pl, tail):
     length = _grid.power_of_two(n)
     chunk = _batching.chunk_size(_grid.rows_per_chunk(
         rows, length * _grid.BYTES_PER_POINT, 0, "mu_and_regret", f"{rows} row(s) of {length} grid points"))
-    out = np.empty((3, rows))
+    rows_mu = None if at_mu is None else np.asarray(at_mu, np.float64).reshape(rows)
+    out = np.empty((outputs, rows))
     for index, real in _batching.row_chunks(rows, chunk):
-        part = pair.take(jnp.asarray(index)) if chunk < rows else pair
-        values = _mu_regret_kernel(_pair.padded(part, _batching.group_size(chunk), length), np.float64(t))
+        part = _pair.padded(pair.take(jnp.asarray(index)) if chunk < rows else pair, _batching.group_size(chunk), length)
+        # at_mu padded like the rows: the chunk's last one repeated
+        m = None if rows_mu is None else np.pad(rows_mu[index], (0, part.pmf_x.shape[0] - index.size), mode="edge")
+        values = call(part, m)
         out[:, index[:real]] = [np.asarray(v)[:real] for v in values]
     return tuple(as_result(v, pl.batch_shape) for v in out)
 
 
-def mu_and_regret(pl, tail=DEFAULT_TAIL):
+@float64
+def mu_regret_rows(pl, tail, at_mu=None):
+    """(mu, regret, witness) of every row of ``pl``, shaped like its batch; with ``at_mu``
+    (one value per row), the regret against f_m at those m (:func:`_by_rows`)."""
+    check_loss(pl)
+    t = np.float64(_v.scalar("tail", tail, low=0.0, high=0.5, high_open=True))  # one tail for the batch
+    return _by_rows(pl, at_mu, lambda part, m: _mu_regret_kernel(part, t) if m is None else _mu_regret_kernel(part, t, m), 3)
+
+
+@float64
+def regret_upper_rows(pl, at_mu):
+    """:func:`_regret_upper_kernel` of every row of ``pl`` at ``at_mu`` (one per row)."""
+    return _by_rows(pl, at_mu, lambda part, m: _regret_upper_kernel(part, m), 1)[0]
+
+
+@functools.partial(_cache.kernel, name="regret_upper")
+@jax.jit
+def _regret_upper_kernel(pair: Pair, m):
+    """An upper bound (rows,) of Delta(h, f_m) at m (rows,) for the symmetrised curve h of
+    every pair whose trade-off curve lies on or above T, the curve of ``pair``'s two laws.
+
+    The companion's labels need not be sorted by likelihood ratio (a label collects outputs
+    of neighbouring losses), so its threshold curve need not be convex; sorted by ratio
+    (Neyman-Pearson) its masses give T = T(P', Q'), convex. In u = alpha - beta, h =
+    hull(min(T, T^-1)) has V_h(u) <= min(V_T(u), V_T(-u)) <= V_T(-|u|) and <= V_T(|u|), so
+    V_h lies below the convex hulls of both: W1, T's steep side (u <= 0) mirrored, flat at
+    V_T(u_b) on |u| <= -u_b (u_b = min(u0, 0), u0 the vertex between T's slopes below and
+    above 1), and W2, its flat side mirrored. f_m is symmetric, so
+
+        Delta(h, f_m) <= min(kappa(W1), kappa(W2)),
+
+    kappa(W1) = max(the tangent kappas of T's steep segments whose tangent point of f_m
+    (:func:`bounds.tangent`) has u* <= u_b, V_T(u_b) / 2 - Phi(-m/2)): the other steep lines
+    peak where W1 is flat, below its flat part's kappa (V_m is least at u = 0); W2 likewise.
+    At a vertical or horizontal segment (one mass 0) a point's kappa is at most
+    min(alpha, beta). Exact for h when T is symmetric-dominated (h = W1 or W2).
+    """
+    pmf_x, pmf_y, _, _, neginf_x = pair
+    n = pmf_x.shape[-1]
+    proper = (pmf_x > 0) & (pmf_y > 0)
+    safe_x, safe_y = jnp.where(proper, pmf_x, 1.0), jnp.where(proper, pmf_y, 1.0)
+    log_s = jnp.where(proper, jnp.log(safe_y) - jnp.log(safe_x), jnp.where(pmf_y > 0, jnp.inf, -jnp.inf))
+    log_s = jnp.where(proper | (pmf_x > 0) | (pmf_y > 0), log_s, 0.0)
+    order = jnp.argsort(log_s, axis=-1, stable=True)
+    px, py, log_s, proper = (jnp.take_along_axis(a, order, -1) for a in (pmf_x, pmf_y, log_s, proper))
+    cx = _analyse.tail_sums(px) + neginf_x[:, None]  # point k: (cx_k, cy_k), k = 0..n
+    cy = _analyse.head_sums(py)
+    x0, y0 = cx[:, :n], cy[:, :n]  # segment k: from (x0 - px, y0 + py) to (x0, y0)
+    k_c = jnp.sum(log_s < 0.0, -1, keepdims=True)  # the vertex between flat and steep
+    u0 = jnp.take_along_axis(cx - cy, k_c, -1)
+    vertex = jnp.take_along_axis(cx + cy, k_c, -1) / 2.0
+    mm = jnp.maximum(m, 1e-300)[:, None]
+    a_t, b_t = _bounds.tangent(jnp.where(proper, log_s, 0.0), mm)
+    total = jnp.where(proper, px + py, 1.0)
+    at_tangent = jnp.where(proper, (py * (x0 - a_t) + px * (y0 - b_t)) / total, -jnp.inf)
+    at_zero = jnp.max(jnp.where(proper, (py * x0 + px * y0) / total, -jnp.inf), -1, keepdims=True)  # V_T(0) / 2
+    middle = ndtr(-mm / 2.0)
+    u_t = a_t - b_t
+    steep_side = jnp.where((log_s >= 0.0) & (u_t <= jnp.minimum(u0, 0.0)), at_tangent, -jnp.inf)
+    flat_side = jnp.where((log_s < 0.0) & (u_t >= jnp.maximum(u0, 0.0)), at_tangent, -jnp.inf)
+    vertical = jnp.where((px == 0.0) & (py > 0.0), jnp.minimum(x0, y0 + py), -jnp.inf)
+    horizontal = jnp.where((py == 0.0) & (px > 0.0), jnp.minimum(x0, y0), -jnp.inf)
+    w1 = jnp.maximum(jnp.max(jnp.maximum(steep_side, vertical), -1, keepdims=True),
+                     jnp.where(u0 <= 0.0, vertex, at_zero) - middle)
+    w2 = jnp.maximum(jnp.max(jnp.maximum(flat_side, horizontal), -1, keepdims=True),
+                     jnp.where(u0 >= 0.0, vertex, at_zero) - middle)
+    kappa = jnp.minimum(w1, w2)[:, 0]
+    # m = inf: f_m is the perfect-attack curve (V = |u|), every point's kappa is min(alpha, beta)
+    corner = jnp.where((px > 0) | (py > 0), jnp.minimum(x0, y0 + py), 0.0)
+    kappa = jnp.where(jnp.isinf(m), jnp.max(corner, -1), kappa)
+    return (jnp.maximum(kappa, 0.0),)
+
+
+def mu_and_regret(pl, tail=DEFAULT_TAIL, bounds=False):
     """(mu, regret) of the symmetrised trade-off curve h of ``pl`` (floats, or arrays shaped
-    like its batch).
+    like its batch); with ``bounds=True``, two :class:`dpax.Interval` brackets (issue 22,
+    :func:`regret_bracket`).
 
     mu (Eq. 11 / Appendix B Eq. 29): the smallest mu with f_mu(alpha) <= h(alpha) at every
     point of the curve whose FPR alpha and FNR beta lie in [tail, 1 - tail] (default 1e-10,
@@ -195,8 +274,45 @@ def mu_and_regret(pl, tail=DEFAULT_TAIL):
     underestimate (a lower bound) otherwise; unlike gdpnum it is not limited to a fixed grid
     of 10,000 FPR values. The whole batch is one compiled kernel.
     """
+    if bounds:
+        return regret_bracket(pl, tail)
     mu, regret, _ = mu_regret_rows(pl, tail)
     return mu, regret
+
+
+def regret_bracket(pl: PrivacyLoss, tail: float = DEFAULT_TAIL) -> tuple[Interval, Interval]:
+    """Certified brackets of mu and of the regret (issue 22), from ``pl`` (the dominating
+    pair, curve f_s below the truth f) and its optimistic companion (:meth:`PrivacyLoss.bounds`,
+    curve f_o above it).
+
+    mu: ``Interval(safe=mu(f_s), optimistic=mu(f_o))``, mu(f_o) <= mu(f) <= mu(f_s) since a
+    higher curve needs a smaller mu. Regret: Delta(h, g) grows with h and falls as g rises
+    (it is the largest shift of h down-left onto g), the symmetrised curve h grows with f,
+    and f_m falls as m grows; so with mu_o <= mu <= mu_s
+
+        Delta(h_s, f_{mu_o}) <= Delta(h, f_mu) <= Delta(h_o, f_{mu_s}).
+
+    The regret's Interval has ``safe`` = the upper end (the most the mu summary can miss)
+    and ``optimistic`` = the lower end; the point regret of :func:`mu_and_regret` lies
+    between them. Each end is evaluated as that function's regret is (exact where the
+    symmetrised curve is convex, up to float64 rounding). Three kernel calls: f_s, f_o at
+    mu_s, f_s at mu_o.
+
+    Raises:
+        ValueError: ``pl`` has no optimistic companion (see :meth:`PrivacyLoss.bounds`).
+
+    >>> import dpax
+    >>> mu, regret = dpax.gdp.mu_and_regret(dpax.gaussian(2.0, grid_step=1e-2), bounds=True)
+    >>> round(mu.lower, 3), round(mu.upper, 3), regret.upper < 1e-3
+    (0.5, 0.5, True)
+    """
+    check_loss(pl)
+    companion = pl.bounds()
+    mu_s = mu_regret_rows(pl, tail)[0]
+    mu_o = mu_regret_rows(companion, tail)[0]
+    lower = mu_regret_rows(pl, tail, at_mu=mu_o)[1]
+    upper = regret_upper_rows(companion, mu_s)
+    return Interval(mu_s, mu_o), Interval(upper, lower)
 
 
 def regret_witness(pl, tail=DEFAULT_TAIL):
