@@ -128,7 +128,7 @@ def test_accuracy_usage_errors(capsys, args, message):
 
 
 def test_help_documents_brackets_and_accuracy(capsys):
-    for command, applies in (("curve", "every number reported"), ("gdp", "every number of the report but the regret"),
+    for command, applies in (("curve", "every number reported"), ("gdp", "every number of the report (mu and the regret"),
                              ("calibrate", "the target's quantity at the calibrated noise")):
         assert cli.main([command, "--help"]) == 0
         text = " ".join(capsys.readouterr().out.split())
@@ -148,9 +148,10 @@ def test_gdp_brackets_hold_the_gaussian_truth(capsys):
     assert out["advantage_optimistic"] <= dpax.gdp.advantage(mu) <= out["advantage"]
     eps_true = np.asarray(dpax.gdp.epsilon(np.asarray(DELTAS), mu))
     assert np.all(np.asarray(out["epsilon_optimistic"]) <= eps_true) and np.all(eps_true <= np.asarray(out["epsilon"]))
-    assert "regret_optimistic" not in out  # the regret has no bracket
+    # the Gaussian is exactly mu-GDP: its regret 0 lies in the bracket, which holds the point regret
+    assert out["regret_lower"] == 0.0 <= out["regret"] <= out["regret_upper"] < 1e-4
     text = cli.gdp.render_gdp(out)
-    assert "mu, optimistic" in text and "a lower bound of mu" in text and "no bracket" in text
+    assert "mu, optimistic" in text and "a lower bound of mu" in text and "the true regret lies in [0" in text
     assert "optimistic beta" in text and "optimistic epsilon" in text
     # the (epsilon, delta) -> mu conversion is a closed form: no bracket
     conv = run(capsys, ["gdp", "--epsilon", "1", "--delta", "1e-5"])

@@ -6,9 +6,9 @@
     dpax gdp ... --accuracy 1e-3                      # the grid chosen for brackets <= 1e-3 wide
 
 The DP-SGD report prints each number with its certified bracket (issue 22): mu's lower end
-is the companion's mu (``dpax.gdp.mu_and_regret(pl.bounds())``), the other numbers' other
-side is the companion's value; the regret has none (the companion's regret bounds nothing).
-The (epsilon, delta) -> mu conversion is a closed form, without a bracket.
+is the companion's mu, the regret's bracket comes from both sides
+(``dpax.gdp.mu_and_regret(pl, bounds=True)``), the other numbers' other side is the
+companion's value. The (epsilon, delta) -> mu conversion is a closed form, without a bracket.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .common import (Parents, bracket_args, bracket_note, bracket_text, choose_g
 
 #: What --accuracy applies to in the DP-SGD report (and why not to mu).
 ACCURACY_APPLIES_TO = (
-    "every number of the report but the regret, which has no bracket (mu, Tier II beta and TPR, the advantage, "
+    "every number of the report (mu and the regret, Tier II beta and TPR, the advantage, "
     "epsilon at each --delta; mu's bracket, set by the curve's far tail, narrows more slowly than the others "
     "and runs the mu kernel on every grid tried)")
 
@@ -45,7 +45,7 @@ def add_parser(subparsers, parents: Parents) -> None:
             "the Gaussian mechanism that is exactly (epsilon, delta)-DP at each --delta (Table 3) "
             "and the mu every epsilon-DP mechanism satisfies (Proposition 6.1). The DP-SGD report prints "
             "each number with its certified bracket (the optimistic side and the width; mu's optimistic "
-            "side is a lower bound of mu; the regret has no bracket); the conversion is a closed form."
+            "side is a lower bound of mu; the regret's bracket is printed beside it); the conversion is a closed form."
         ),
     )
     p.set_defaults(func=run_gdp, render=render_gdp)
@@ -96,26 +96,29 @@ def run_gdp(args: argparse.Namespace) -> dict:
 
 
 def _refined_brackets(pl: PrivacyLoss, deltas, tail: float) -> list[Interval]:
-    """The brackets --accuracy applies to: mu, beta at the Tier II FPRs (alpha* included), the
-    advantage, epsilon at ``deltas``."""
-    mu = Interval(gdp.mu_and_regret(pl, tail)[0], gdp.mu_and_regret(pl.bounds(), tail)[0])
+    """The brackets --accuracy applies to: mu and the regret, beta at the Tier II FPRs (alpha*
+    included), the advantage, epsilon at ``deltas``."""
+    mu, regret = gdp.mu_and_regret(pl, tail, bounds=True)
     adv = pl.advantage(bounds=True)
     alphas = np.append(gdp.TIER2_ALPHAS, 0.5 * (1.0 - adv.safe))
-    return [mu, pl.beta(alphas, bounds=True), adv, pl.epsilon(np.asarray(deltas, dtype=float), bounds=True)]
+    return [mu, regret, pl.beta(alphas, bounds=True), adv, pl.epsilon(np.asarray(deltas, dtype=float), bounds=True)]
 
 
 def _optimistic(pl: PrivacyLoss, r: gdp.GDPReport, tail: float) -> dict:
     """The other side of each bracket of the report ``r`` of ``pl``: the companion's mu (a
-    lower bound of mu), advantage, beta at the report's FPRs and epsilon at its deltas; and
-    ``max_width``, the widest bracket (mu's included)."""
+    lower bound of mu), the regret's two ends (``regret_lower``, ``regret_upper``: the point
+    regret lies between them), the companion's advantage, beta at the report's FPRs and
+    epsilon at its deltas; and ``max_width``, the widest bracket (mu's and the regret's
+    included)."""
     companion = pl.bounds()
-    mu_low = gdp.mu_and_regret(companion, tail)[0]
-    brackets = [Interval(r.mu, mu_low), Interval(r.beta, np.asarray(companion.beta(np.asarray(r.alpha)))),
+    mu, regret = gdp.mu_and_regret(pl, tail, bounds=True)
+    brackets = [mu, regret, Interval(r.beta, np.asarray(companion.beta(np.asarray(r.alpha)))),
                 Interval(r.advantage, companion.advantage()),
                 Interval(r.epsilon, np.asarray(companion.epsilon(r.deltas)))]
-    return {"bounds": True, "mu_optimistic": float(mu_low), "beta_optimistic": np.ravel(brackets[1].optimistic).tolist(),
-            "advantage_optimistic": float(brackets[2].optimistic),
-            "epsilon_optimistic": np.ravel(brackets[3].optimistic).tolist(), "max_width": max_width(brackets)}
+    return {"bounds": True, "mu_optimistic": float(mu.optimistic), "regret_lower": float(regret.lower),
+            "regret_upper": float(regret.upper), "beta_optimistic": np.ravel(brackets[2].optimistic).tolist(),
+            "advantage_optimistic": float(brackets[3].optimistic),
+            "epsilon_optimistic": np.ravel(brackets[4].optimistic).tolist(), "max_width": max_width(brackets)}
 
 
 def render_gdp(r: dict) -> str:
@@ -140,7 +143,9 @@ def render_gdp(r: dict) -> str:
     if r.get("bounds"):
         items.append(("mu, optimistic", f"{fmt(r['mu_optimistic'])}  (a lower bound of mu; width "
                                         f"{fmt(r['mu'] - r['mu_optimistic'], 2)})"))
-        regret = f"{fmt(r['regret'], 3)}  (at FPR {fmt(r['regret_alpha'], 3)}; no bracket: the companion's regret bounds nothing)"
+        regret = (f"{fmt(r['regret'], 3)}  (at FPR {fmt(r['regret_alpha'], 3)}; the true regret lies in "
+                  f"[{fmt(r['regret_lower'], 4)}, {fmt(r['regret_upper'], 4)}], width "
+                  f"{fmt(r['regret_upper'] - r['regret_lower'], 2)})")
     items += [
         ("regret Delta", regret),
         ("mu-GDP faithful", "yes (regret < 0.01)" if ok else "no (regret >= 0.01): report the curve below"),
