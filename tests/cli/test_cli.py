@@ -84,7 +84,8 @@ def test_python_m_dpax_subprocess(tmp_path):
     cache = tmp_path / "subprocess-cache"
     env = dict(os.environ, DPAX_CACHE_DIR=str(cache))
     proc = subprocess.run(
-        [sys.executable, "-m", "dpax", *CURVE_ARGS, "--alpha", "0.01", "0.1", "--json"],
+        # --no-bounds: the brackets are tested in-process (tests/cli/test_cli_bounds.py)
+        [sys.executable, "-m", "dpax", *CURVE_ARGS, "--alpha", "0.01", "0.1", "--json", "--no-bounds"],
         capture_output=True, text=True, env=env, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
@@ -205,10 +206,11 @@ def test_no_cache_keeps_the_call_off_the_disk_and_touches_no_jax_setting(capsys,
         assert path is None and not cache.enabled()
     assert cache.directory() == str(_cache_dir)  # restored
     files = set(os.listdir(_cache_dir))
-    out = run_json(capsys, CURVE_ARGS[:-1] + ["2e-3", "--no-cache"])  # a grid no other test uses
+    # --no-bounds: this test is about the cache, not the brackets (tests/cli/test_cli_bounds.py)
+    out = run_json(capsys, CURVE_ARGS[:-1] + ["2e-3", "--no-cache", "--no-bounds"])  # a grid no other test uses
     assert out["command"] == "curve"
     assert set(os.listdir(_cache_dir)) == files
-    run_json(capsys, CURVE_ARGS[:-1] + ["3e-3"])  # new kernel shapes
+    run_json(capsys, CURVE_ARGS[:-1] + ["3e-3", "--no-bounds"])  # new kernel shapes
     assert set(os.listdir(_cache_dir)) > files
     assert dict(jax.config.values) == before
     cache.follow_environment()
