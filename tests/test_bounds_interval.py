@@ -72,7 +72,8 @@ def _check_loss(v: Interval, truth, tol=ROUND):
 
 SLOW = pytest.mark.slow
 #: (noise, steps, grid): the default run keeps a few cheap cases (compilations dominate)
-GAUSS = [(1.0, 1, 1e-2), (1.0, 16, 1e-2), (1.0, 16, 1e-3), pytest.param(1.0, 1, 1e-3, marks=SLOW),
+#: (1.0, 1, 1e-2) is slow since issue 19: the default (1.0, 16, 1e-2) and (1.0, 16, 1e-3) keep the guarantee
+GAUSS = [pytest.param(1.0, 1, 1e-2, marks=SLOW), (1.0, 16, 1e-2), (1.0, 16, 1e-3), pytest.param(1.0, 1, 1e-3, marks=SLOW),
          pytest.param(2.0, 10, 1e-2, marks=SLOW), pytest.param(2.0, 10, 1e-3, marks=SLOW),
          pytest.param(0.7, 3, 1e-2, marks=SLOW), pytest.param(0.7, 3, 1e-3, marks=SLOW)]
 
@@ -112,7 +113,8 @@ def test_gaussian_mu_inside_bracket():
 # one subsampled Gaussian step: exact symmetrised curve
 # --------------------------------------------------------------------------------------
 
-SUBSAMPLED = [(1.0, 0.01, 1e-2), (1.0, 0.01, 1e-3), (2.0, 0.5, 1e-2), pytest.param(2.0, 0.5, 1e-3, marks=SLOW),
+#: (1.0, 0.01, 1e-2) is slow since issue 19: the default (1.0, 0.01, 1e-3) and (2.0, 0.5, 1e-2) keep the guarantee
+SUBSAMPLED = [pytest.param(1.0, 0.01, 1e-2, marks=SLOW), (1.0, 0.01, 1e-3), (2.0, 0.5, 1e-2), pytest.param(2.0, 0.5, 1e-3, marks=SLOW),
               pytest.param(0.8, 0.1, 1e-2, marks=SLOW), pytest.param(0.8, 0.1, 1e-3, marks=SLOW),
               pytest.param(0.5, 0.3, 1e-2, marks=SLOW), pytest.param(0.5, 0.3, 1e-3, marks=SLOW)]
 
@@ -235,7 +237,8 @@ def test_swapped_sides_are_caught():
 
 @pytest.mark.parametrize("make", [
     lambda h: dpax.gaussian(1.0, grid_step=h).self_compose(8),
-    lambda h: dpax.dpsgd(1.0, 0.01, 100, grid_step=h),
+    # dpsgd is slow since issue 19: the default gaussian (a composition) and laplace keep the guarantee
+    pytest.param(lambda h: dpax.dpsgd(1.0, 0.01, 100, grid_step=h), marks=SLOW),
     lambda h: dpax.laplace(1.0, sensitivity=1.2345, grid_step=h),
 ], ids=["gaussian", "dpsgd", "laplace"])
 def test_widths_shrink_as_the_grid_is_refined(make):
