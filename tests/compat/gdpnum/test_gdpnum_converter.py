@@ -1,8 +1,12 @@
 # Adapted from gdpnum 0.1.2, tests/test_converter.py (https://github.com/Felipe-Gomez/gdp-numeric),
 # MIT License, Copyright (c) 2025 Felipe-Gomez. Only the import lines are changed: the suite
-# runs against dpax.compat.gdpnum exactly as gdpnum's users would call it.
+# runs against dpax.compat.gdpnum exactly as gdpnum's users would call it. Issue 19: each test
+# function keeps one default case (mu = 1 / b = 1 / eps = 1, whose kernels the cases share); the
+# peer's other parameters run with `-m slow` (test_get_beta's are all mu = 1: the peer overwrites it).
 import numpy as np
 import pytest
+
+SLOW = pytest.mark.slow
 
 from scipy import stats
 
@@ -17,7 +21,8 @@ from dp_accounting.pld.privacy_loss_distribution import (
 TOL = 1e-4
 
 
-@pytest.mark.parametrize("mu", [0.5, 1.0, 2.0, 2.5])
+@pytest.mark.parametrize("mu", [pytest.param(0.5, marks=SLOW), 1.0, pytest.param(2.0, marks=SLOW),
+                                pytest.param(2.5, marks=SLOW)])
 def test_gaussian_converter_has_no_regret(mu):
     pld = from_gaussian_mechanism(1 / mu)
     converter = PLDConverter(pld)
@@ -28,7 +33,8 @@ def test_gaussian_converter_has_no_regret(mu):
     assert regret < TOL
 
 
-@pytest.mark.parametrize("b", [1.0, 1.25, 1.5, 2])
+@pytest.mark.parametrize("b", [1.0, pytest.param(1.25, marks=SLOW), pytest.param(1.5, marks=SLOW),
+                               pytest.param(2, marks=SLOW)])
 def test_laplace_has_nonzero_regret(b):
     pld = from_laplace_mechanism(b)
     converter = PLDConverter(pld)
@@ -36,7 +42,8 @@ def test_laplace_has_nonzero_regret(b):
     assert regret > 0.01
 
 
-@pytest.mark.parametrize("eps", [0.75, 1.0, 1.5, 2.0])
+@pytest.mark.parametrize("eps", [pytest.param(0.75, marks=SLOW), 1.0, pytest.param(1.5, marks=SLOW),
+                                 pytest.param(2.0, marks=SLOW)])
 def test_rr_has_nonzero_regret(eps):
     p = 2 / (1 + np.exp(eps))
     pld = from_randomized_response(p, num_buckets=2)
@@ -48,7 +55,8 @@ def test_rr_has_nonzero_regret(eps):
     assert regret > 0.01
 
 
-@pytest.mark.parametrize("mu", [0.5, 1.0, 2.0, 2.5])
+@pytest.mark.parametrize("mu", [pytest.param(0.5, marks=SLOW), 1.0, pytest.param(2.0, marks=SLOW),
+                                pytest.param(2.5, marks=SLOW)])
 def test_get_beta(mu):
     mu = 1.0
     pld = from_gaussian_mechanism(1 / mu)
