@@ -21,9 +21,10 @@ TAIL = dpax.gdp.DEFAULT_TAIL
 
 
 def _kappa(alpha, beta, mu):
-    """Each point's largest shift kappa along (-1, -1) onto f_mu (bisection, 200 steps)."""
+    """Each point's largest shift kappa along (-1, -1) onto f_mu (bisection, 64 steps: the
+    bracket starts at most 2 wide, so it ends below 2^-63, far under the tests' 1e-8)."""
     lo, hi = np.full_like(alpha, -1.0), np.minimum(alpha, beta)
-    for _ in range(200):
+    for _ in range(64):
         k = (lo + hi) / 2
         on_or_below = ndtr(ndtri(1 - np.clip(alpha - k, 0, 1)) - mu) <= beta - k
         lo, hi = np.where(on_or_below, k, lo), np.where(on_or_below, hi, k)
@@ -56,7 +57,9 @@ def test_composed_gaussian_regret_is_zero():
     assert mu.width < 1e-3 and regret.optimistic == 0.0 and 0.0 < regret.safe < 1e-5
 
 
-@pytest.mark.parametrize("sigma,p,step", [(1.0, 0.01, 1e-2), (1.0, 0.3, 1e-2), (0.8, 0.1, 1e-3)])
+# (1.0, 0.01, 1e-2) is slow since issue 19: the default (1.0, 0.3, 1e-2) and (0.8, 0.1, 1e-3) keep both grids
+@pytest.mark.parametrize("sigma,p,step", [pytest.param(1.0, 0.01, 1e-2, marks=pytest.mark.slow), (1.0, 0.3, 1e-2),
+                                          (0.8, 0.1, 1e-3)])
 def test_subsampled_step_truth_inside(sigma, p, step):
     mu_true, regret_true = _truth(lambda a: subsampled_symmetrised_beta(a, sigma, p))
     assert regret_true > 1e-3  # a curve that is not GDP: the bracket has something to hold
