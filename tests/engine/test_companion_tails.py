@@ -134,13 +134,25 @@ def test_companion_batch_independence():
     XLA's code for another batch shape gives the inputs (amplified by the big sides' tilts,
     e^(82 x) at the low end here): ~1e-13 on beta and advantage, ~1e-5 on epsilon(1e-10)
     and mu, always inside the bounds' modelled round-off (FFT_ULPS)."""
-    alone = dpax.dpsgd(1.0, 0.01, 50, grid_step=1e-2)
-    batch = dpax.dpsgd([1.0, 0.6], [0.01, 0.2], [50, 400], grid_step=1e-2)
+    alone, batch = _alone_and_batch()
     for name, args, rtol in (("epsilon", ([1e-10, 1e-5],), 5e-5), ("beta", ([1e-8, 0.01, 0.5],), 1e-11),
                              ("advantage", (), 1e-11)):
         a = getattr(alone, name)(*args, bounds=True).optimistic
         b = getattr(batch, name)(*args, bounds=True).optimistic[0]
         np.testing.assert_allclose(b, a, rtol=rtol, atol=1e-15)
+
+
+def _alone_and_batch():
+    return dpax.dpsgd(1.0, 0.01, 50, grid_step=1e-2), dpax.dpsgd([1.0, 0.6], [0.01, 0.2], [50, 400], grid_step=1e-2)
+
+
+@pytest.mark.slow
+def test_companion_mu_batch_independence():
+    """The companion rows above, through the mu kernel (~4 s of its own kernels, slow since
+    issue 19). Default guarantee: the companion's rows are checked as alone by
+    test_companion_batch_independence, and the mu kernel's rows as alone by
+    tests/engine/test_batch_independence.py (mu=True)."""
+    alone, batch = _alone_and_batch()
     np.testing.assert_allclose(dpax.gdp.mu_and_regret(batch.bounds())[0][0], dpax.gdp.mu_and_regret(alone.bounds())[0],
                                rtol=5e-5)
 
