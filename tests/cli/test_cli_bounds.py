@@ -136,7 +136,7 @@ def test_help_documents_brackets_and_accuracy(capsys):
         assert ("--no-bounds" in text) == (command != "calibrate")
 
 
-@pytest.mark.slow  # the mu kernel on both sides (~5 s cold); tests/gdp/test_gdp.py runs dpax gdp by default
+# default: the only default test of dpax gdp's brackets (tests/gdp/test_gdp.py runs it with --no-bounds)
 def test_gdp_brackets_hold_the_gaussian_truth(capsys):
     out = run(capsys, ["gdp", *GAUSSIAN, "--grid-step", "1e-2", "--delta", *map(str, DELTAS)])
     mu = 1 / SIGMA
