@@ -34,13 +34,13 @@ def _not_blank(img):
 
 
 def test_tradeoff_curves_content():
-    pl = dpax.dpsgd([0.8, 1.5], 0.01, 100, grid_step=STEP)
-    fig = plot.tradeoff_curves(pl, ["s=0.8", "s=1.5"], log_scale=True)
+    pl = dpax.dpsgd([1.0, 2.0], 0.01, 100, grid_step=STEP)  # the batch of the tests below (their kernels)
+    fig = plot.tradeoff_curves(pl, ["s=1", "s=2"], log_scale=True)
     ax = fig.axes[0]
     assert ax.get_xlabel() == "FPR alpha" and ax.get_ylabel() == "FNR beta" and ax.get_xscale() == "log"
     lines = ax.get_lines()
     assert len(lines) == 3  # two curves + the diagonal
-    assert [line.get_label() for line in lines[:2]] == ["s=0.8", "s=1.5"]
+    assert [line.get_label() for line in lines[:2]] == ["s=1", "s=2"]
     for i, line in enumerate(lines[:2]):
         x, y = line.get_data()
         assert x.min() <= 1e-6 and x.max() == 1.0
@@ -65,7 +65,7 @@ def test_gdp_fit_content():
     assert f"{mu:.4g}-GDP" in fit.get_label()
     _not_blank(_pixels(fig))
     with pytest.raises(ValueError, match="one configuration"):
-        plot.gdp_fit(dpax.dpsgd([1.0, 2.0], 0.01, 10, grid_step=STEP))
+        plot.gdp_fit(dpax.dpsgd([1.0, 2.0], 0.01, 100, grid_step=STEP))
 
 
 # slow suite: two calibrations of a batch (17 s of compilation); the other plots stay in the default run
@@ -90,7 +90,7 @@ def test_command_line_writes_png_svg_pdf(tmp_path):
     from dpax.cli import main
 
     png, svg, pdf = (str(tmp_path / f"f.{e}") for e in ("png", "svg", "pdf"))
-    common = ["--sample-rate", "0.01", "--num-steps", "50", "--grid-step", str(STEP), "--no-cache"]
+    common = ["--sample-rate", "0.01", "--num-steps", "100", "--grid-step", str(STEP), "--no-cache"]  # kernels above
     assert main(["plot", "tradeoff", "--noise-multiplier", "1", "2", "--log", "-o", png, *common]) == 0
     img = matplotlib.image.imread(png)
     _not_blank(img)
@@ -113,7 +113,7 @@ def _inside_figure(fig, artist):
 
 def test_diagonal_is_labelled_perfect_privacy():
     """beta = 1 - alpha is random guessing: perfect privacy, not "no privacy" (issue 21)."""
-    pl = dpax.gaussian(1.0, grid_step=STEP)
+    pl = dpax.dpsgd(1.0, 0.01, 100, grid_step=STEP)  # test_gdp_fit_content's (its kernels)
     for fig in (plot.tradeoff_curves(pl), plot.gdp_fit(pl)):
         labels = [line.get_label() for line in fig.axes[0].get_lines()]
         assert labels[-1] == plot.RANDOM_GUESSING == "perfect privacy (random guessing)"
@@ -135,7 +135,7 @@ def test_titles_and_legends_fit_the_figure():
     assert [line.get_label() for line in fig.axes[0].get_lines()[:2]] == ["[0]", "[1]"]
     assert fig.axes[0].get_title().startswith("Trade-off curves: dpsgd(")
     _inside_figure(fig, fig.axes[0].title)
-    fig = plot.tradeoff_curves([pl, dpax.gaussian(3.0, grid_step=STEP)])
+    fig = plot.tradeoff_curves([pl, dpax.gaussian(1.0, grid_step=STEP)])
     _inside_figure(fig, fig.axes[0].get_legend())  # long labels wrapped
 
 
