@@ -22,8 +22,9 @@ ALPHAS = np.unique(np.concatenate([np.logspace(-6, np.log10(0.5), 25), np.linspa
 
 def test_forty_gaussians_compose_to_exact_gdp():
     """40 Gaussian mechanisms with different noise: beta within 1e-3 of G_mu, never above.
-    Observed: |beta - G_mu| <= 1.2e-8."""
-    sigmas = np.random.default_rng(0).uniform(2.0, 20.0, 40)
+    Observed: |beta - G_mu| <= 1.9e-8. (Noise in [8, 9.5], mu 0.72: two support lengths,
+    8 kernels; noise in [2, 20] met 11 lengths, 26 kernels, for the same check.)"""
+    sigmas = np.random.default_rng(0).uniform(8.0, 9.5, 40)
     mu = np.sqrt(np.sum(1.0 / sigmas**2))
     pl = dpax.compose(*[dpax.gaussian(s) for s in sigmas])
     exact = gdp_beta(ALPHAS, mu)
