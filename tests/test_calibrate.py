@@ -102,14 +102,20 @@ def test_err_rates_matches_riskcal_grid_1e4():
 # --------------------------------------------------------------------------------------
 
 
+#: the advantage whose standard epsilon (Proposition 2.6, delta 1e-5) is 1: the standard search runs
+#: as test_epsilon_target_agrees_with_dp_accounting's, and the noise (~0.39) is near the ErrRates
+#: fixture's (0.405), so their kernels serve
+ADV = (np.e - 1 + 2e-5) / (np.e + 1)
+
+
 def test_advantage_target_is_tight():
-    res = dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=Advantage(0.1), grid_step=1e-3, compare_standard=True)
+    res = dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=Advantage(ADV), grid_step=1e-3, compare_standard=True)
     s = res.noise_multiplier
-    assert dpax.dpsgd(s, P, T, grid_step=1e-3).advantage() <= 0.1
-    assert res.achieved["advantage"] <= 0.1
-    assert dpax.dpsgd(0.995 * s, P, T, grid_step=1e-3).advantage() > 0.1
+    assert dpax.dpsgd(s, P, T, grid_step=1e-3).advantage() <= ADV
+    assert res.achieved["advantage"] <= ADV
+    assert dpax.dpsgd(0.995 * s, P, T, grid_step=1e-3).advantage() > ADV
     # Proposition 2.6: advantage <= (e^eps - 1 + 2 delta) / (e^eps + 1)
-    assert res.standard_epsilon == pytest.approx(np.log((1 + 0.1 - 2e-5) / 0.9), rel=1e-12)
+    assert res.standard_epsilon == pytest.approx(np.log((1 + ADV - 2e-5) / (1 - ADV)), rel=1e-12)
     assert res.standard_noise_multiplier > s
 
 
@@ -162,18 +168,19 @@ def test_met_without_noise():
 
 def test_batch_mixes_statuses():
     """A batch: row 0 needs no noise, row 1 is calibrated; the same answers as one at a time."""
+    # row 1 is the running example (P, T): the kernels of err_rates_1e3 serve
     res = dpax.calibrate_dpsgd(
-        sample_rate=[1e-4, 0.01], num_steps=[10, 100], target=ErrRates(alpha=0.1, beta=0.5),
+        sample_rate=[1e-4, P], num_steps=[10, T], target=ErrRates(alpha=0.1, beta=0.5),
         grid_step=1e-3, compare_standard=False,
     )
     assert list(res.status) == ["met_without_noise", "calibrated"]
     assert np.shape(res.noise_multiplier) == (2,)
     assert res.noise_multiplier[0] == 0.0
-    single = dpax.calibrate_dpsgd(sample_rate=0.01, num_steps=100, target=ErrRates(alpha=0.1, beta=0.5), grid_step=1e-3, compare_standard=False)
+    single = dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=ErrRates(alpha=0.1, beta=0.5), grid_step=1e-3, compare_standard=False)
     assert res.noise_multiplier[1] == pytest.approx(single.noise_multiplier, rel=2e-4)
     s = res.noise_multiplier[1]
-    assert dpax.dpsgd(s, 0.01, 100, grid_step=1e-3).beta(0.1) >= 0.5
-    assert dpax.dpsgd(0.995 * s, 0.01, 100, grid_step=1e-3).beta(0.1) < 0.5
+    assert dpax.dpsgd(s, P, T, grid_step=1e-3).beta(0.1) >= 0.5
+    assert dpax.dpsgd(0.995 * s, P, T, grid_step=1e-3).beta(0.1) < 0.5
 
 
 # --------------------------------------------------------------------------------------
