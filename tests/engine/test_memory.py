@@ -75,12 +75,18 @@ def test_no_kernel_runs_before_the_budget_error(monkeypatch):
     assert built == []
 
 
+#: 12 rows of noise (the chunking and output tests share their kernels). Between 0.7 and 1.2
+#: the rows take 20 kernels and the budget below chunks them by 1 to 3; between 0.7 and 3.0
+#: they took 33 kernels, for chunks of 1 to 3 as well
+NOISE = np.linspace(0.7, 1.2, 12)
+
+
 def _arrays(pl):
     return [np.asarray(a) for a in pl.pair]
 
 
 def test_construction_and_composition_run_in_chunks_bit_identically(monkeypatch):
-    noise = np.linspace(0.7, 3.0, 12)
+    noise = NOISE
     whole_step = dpax.subsampled_gaussian(noise, 0.2, grid_step=1e-2)
     whole = whole_step.self_compose(30)
     n, length = whole_step.support_length, whole.support_length
@@ -105,7 +111,7 @@ def test_construction_and_composition_run_in_chunks_bit_identically(monkeypatch)
 
 
 def test_an_output_over_the_budget_is_refused(monkeypatch):
-    step = dpax.subsampled_gaussian(np.linspace(0.7, 3.0, 12), 0.2, grid_step=1e-2)
+    step = dpax.subsampled_gaussian(NOISE, 0.2, grid_step=1e-2)
     length = step.self_compose(30).support_length
     fft = _spy(monkeypatch, composition, "fft_compose_kernel")
     assembled = []
