@@ -87,10 +87,11 @@ def test_regret_upper_bound_reads_unsorted_labels():
     Gaussian's labels shuffled (a threshold curve that is not convex) give the same bound as
     the pair itself, and on a pair whose curve is its steep side mirrored (h = W1) the bound
     is the regret kernel's own Delta(h, f_m), so it is tight, not merely an upper bound."""
-    pl = dpax.subsampled_gaussian(1.0, 0.3, grid_step=0.05)
+    # the curve of test_subsampled_step_truth_inside[1.0-0.3-0.01]: its kernel shapes (no compilation of its own)
+    pl = dpax.subsampled_gaussian(1.0, 0.3, grid_step=1e-2)
     x, y = (np.asarray(a)[0] for a in (pl.pair.pmf_x, pl.pair.pmf_y))
     perm = np.random.default_rng(3).permutation(x.size)
-    shuffled = dpax.PrivacyLoss(x[perm], y[perm], 0, 0.0, 0.0, 0.05)
+    shuffled = dpax.PrivacyLoss(x[perm], y[perm], 0, 0.0, 0.0, 1e-2)
     for m in (0.3, 0.8, 2.0):
         upper = _mu_regret.regret_upper_rows(pl, m)
         assert _mu_regret.regret_upper_rows(shuffled, m) == pytest.approx(upper, abs=1e-15)
