@@ -203,7 +203,7 @@ def test_regret_where_gdpnum_grid_misses_the_point():
     algorithm returns a smaller regret; at dpax's witness FPR it violates Eq. 8."""
     from gdpnum.converter import get_worst_case_regret
 
-    pl = dpax.dpsgd(0.5, 0.1, 1000, grid_step=1e-3)
+    pl = _dpsgd(0.5, 0.1, 1000)
     mu, regret = gdp.mu_and_regret(pl)
     alpha_w = gdp.regret_witness(pl)
     a, b = _symmetrised_points(pl)
@@ -222,7 +222,10 @@ def test_regret_where_gdpnum_grid_misses_the_point():
     assert np.all(np.interp(np.clip(x + g_upper, 0, 1), a, b) - g_upper <= gdp_beta(x, mu))
 
 
-@pytest.mark.parametrize("cfg", [(1.0, 0.1, 100), pytest.param((0.5, 0.1, 10), marks=pytest.mark.slow),
+# (1.0, 0.3, 100): the curve of test_dpsgd_matches_gdpnum's default case (its mu kernel shape);
+# (1.0, 0.1, 100) is slow (its own construction and mu kernel)
+@pytest.mark.parametrize("cfg", [(1.0, 0.3, 100), pytest.param((1.0, 0.1, 100), marks=pytest.mark.slow),
+                                 pytest.param((0.5, 0.1, 10), marks=pytest.mark.slow),
                                  pytest.param((0.5, 0.01, 100), marks=pytest.mark.slow),
                                  pytest.param((2.0, 0.01, 1000), marks=pytest.mark.slow)])
 def test_regret_matches_gdpnum_algorithm_on_the_same_curve(cfg):
@@ -274,8 +277,9 @@ def test_rows_run_in_chunks_within_the_memory_budget(monkeypatch):
 
 
 def test_tail_zero_and_infinite_atoms():
-    # dpax keeps truncated mass at +inf: with tail=0 no finite mu holds
-    pl = _dpsgd(1.0, 0.1, 100)
+    # dpax keeps truncated mass at +inf: with tail=0 no finite mu holds (the curve and mu kernel
+    # shape of test_dpsgd_matches_gdpnum's default case)
+    pl = _dpsgd(1.0, 0.3, 100)
     assert float(np.max(pl.inf_mass_y)) > 0
     mu0, regret0 = gdp.mu_and_regret(pl, tail=0.0)
     assert mu0 == np.inf
@@ -302,11 +306,11 @@ def test_bad_input():
 def test_advantage_difference_bounded_by_twice_delta():
     pairs = [
         (dpax.gaussian(1.0, grid_step=1e-4), cv.gdp_curve(1.3)),
-        (_dpsgd(1.0, 0.1, 100), cv.gdp_curve(1.2)),
+        (_dpsgd(0.5, 0.1, 1000), cv.gdp_curve(1.2)),  # DP-SGD curves of the tests above
         (_rr(1.0), cv.gdp_curve(cv.mu_from_epsilon_dp(1.0))),
         (cv.epsilon_delta_curve(1.0, 1e-5), cv.rdp_curve(2.0, 0.5)),
         (cv.gdp_curve(0.5), cv.epsilon_delta_curve(0.5, 0.01)),
-        (_dpsgd(1.0, 0.3, 100), _dpsgd(1.0, 0.1, 100)),
+        (_dpsgd(1.0, 0.3, 100), _dpsgd(0.5, 0.1, 1000)),
     ]
     for f, g in pairs:
         adv = [float(c.advantage()) if hasattr(c, "advantage") else None for c in (f, g)]
