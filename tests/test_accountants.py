@@ -33,8 +33,9 @@ def test_history_groups_consecutive_identical_steps():
 
 
 def test_single_group_equals_dpsgd_exactly():
-    acct = _run(PLDAccountant(grid_step=STEP), [(0.9, 0.05, 50)])
-    pl = dpax.dpsgd(0.9, 0.05, 50, grid_step=STEP)
+    # (1, 0.01): the pair of SCHEDULE's first group (its kernels)
+    acct = _run(PLDAccountant(grid_step=STEP), [(1.0, 0.01, 100)])
+    pl = dpax.dpsgd(1.0, 0.01, 100, grid_step=STEP)
     a = np.array([0.01, 0.1, 0.5])
     np.testing.assert_array_equal(acct.get_beta(a), pl.beta(a))
     assert acct.get_epsilon(1e-5) == pl.epsilon(1e-5)
