@@ -143,7 +143,9 @@ def test_companion_batch_independence():
 
 
 def _alone_and_batch():
-    return dpax.dpsgd(1.0, 0.01, 50, grid_step=1e-2), dpax.dpsgd([1.0, 0.6], [0.01, 0.2], [50, 400], grid_step=1e-2)
+    # the row alone is test_dpsgd_mu_bracket_is_narrow's DP-SGD (their kernels are shared);
+    # observed: epsilon within 5e-11, beta and advantage within 2e-13
+    return dpax.dpsgd(1.0, 0.01, 200, grid_step=1e-2), dpax.dpsgd([1.0, 0.6], [0.01, 0.2], [200, 400], grid_step=1e-2)
 
 
 @pytest.mark.slow
