@@ -68,15 +68,17 @@ def _risk_ok(target, sigma):
     raise AssertionError(target)
 
 
+#: every target's exact answer is noise 1.00 +- 0.5% (mu* 0.996..1.005): the mechanisms the checks
+#: evaluate share their kernel shapes
 TARGETS = [
-    Advantage(0.2),
-    ErrRates(alpha=0.1, beta=0.5),
-    ErrRates.from_tpr(alpha=0.01, tpr=0.2),
-    Accuracy(alpha=0.05, accuracy=0.6),
-    PPV(alpha=0.1, ppv=0.7),
-    Reconstruction(baseline=0.01, success=0.1),
-    Epsilon(epsilon=1.0, delta=1e-5),
-    GDP(mu=0.8),
+    Advantage(0.383),  # mu* 1.0002
+    ErrRates(alpha=0.1, beta=0.61),  # 1.0023
+    ErrRates.from_tpr(alpha=0.01, tpr=0.092),  # 0.9978
+    Accuracy(alpha=0.05, accuracy=0.605),  # 1.0015
+    PPV(alpha=0.1, ppv=0.795),  # 0.9965
+    Reconstruction(baseline=0.01, success=0.092),  # 0.9978
+    Epsilon(epsilon=4.4, delta=1e-5),  # 1.0045
+    GDP(mu=1.0),
 ]
 IDS = ["adv", "err", "tpr", "acc", "ppv", "recon", "eps", "gdp"]
 
@@ -110,7 +112,7 @@ def test_derived_targets_are_err_rates():
 
 def test_all_targets_meets_every_one():
     """Several targets on one row (a list or All): the answer is the largest single answer."""
-    parts = [Advantage(0.3), ErrRates(alpha=0.01, beta=0.7), GDP(mu=1.5)]
+    parts = [Advantage(0.383), ErrRates(alpha=0.01, beta=0.7), GDP(mu=1.5)]  # the first binds, at TARGETS' noise
     singles = [dpax.calibrate(_gauss, t, bounds=(0.05, 50)) for t in parts]
     both = dpax.calibrate(_gauss, parts, bounds=(0.05, 50))
     assert both == pytest.approx(max(singles), rel=2 * RTOL)
@@ -136,27 +138,31 @@ def test_batched_targets_and_configuration_args():
 
 def test_decreasing_family_randomised_parameter():
     """A family less private in its parameter (privacy='decreasing'): the largest sensitivity
-    a unit-noise Gaussian can take for advantage 0.2 is mu* = 2 Phi^-1(0.6)."""
+    a unit-noise Gaussian can take for advantage 0.383 (TARGETS' advantage: the same mechanisms)
+    is mu* = 2 Phi^-1(1.383 / 2)."""
     fam = lambda c: dpax.gaussian(1.0, sensitivity=c, grid_step=STEP)
-    res = dpax.calibrate(fam, Advantage(0.2), bounds=(0.01, 10), privacy="decreasing", full_output=True)
+    # sensitivity c at unit noise is noise 1 / c: bounds (0.02, 20) search the noises (0.05, 50) of
+    # the closed-form tests, with their kernels
+    res = dpax.calibrate(fam, Advantage(0.383), bounds=(0.02, 20), privacy="decreasing", full_output=True)
     c = res.noise_multiplier
     assert res.status == "calibrated"
-    exact = 2 * norm.ppf(0.6)
+    exact = 2 * norm.ppf(1.383 / 2)
     assert exact * (1 - 2e-3) <= c <= exact * (1 + 1e-9)
-    assert fam(c).advantage() <= 0.2 < fam(1.005 * c).advantage()
+    assert fam(c).advantage() <= 0.383 < fam(1.005 * c).advantage()
     assert res.achieved["advantage"] == pytest.approx(fam(c).advantage(), abs=1e-12)
 
 
 def test_infeasible_rows_marked_in_batch_and_raised_alone():
+    # TARGETS' advantage and the closed-form tests' bounds: their kernels serve
     fam = lambda s: dpax.gaussian(s, grid_step=STEP)
-    res = dpax.calibrate(fam, Advantage([0.2, 0.001]), bounds=(0.1, 10), full_output=True)
+    res = dpax.calibrate(fam, Advantage([0.383, 0.001]), bounds=(0.05, 50), full_output=True)
     assert list(res.status) == ["calibrated", "infeasible"]
-    assert np.isnan(res.noise_multiplier[1]) and "not met" in res.reason[1] and "10" in res.reason[1]
-    assert res.noise_multiplier[0] == pytest.approx(1 / (2 * norm.ppf(0.6)), rel=2e-3)
+    assert np.isnan(res.noise_multiplier[1]) and "not met" in res.reason[1] and "50" in res.reason[1]
+    assert res.noise_multiplier[0] == pytest.approx(1 / (2 * norm.ppf(1.383 / 2)), rel=2e-3)
     with pytest.raises(ValueError, match=r"row \[1\].*not met even at"):
-        dpax.calibrate(fam, Advantage([0.2, 0.001]), bounds=(0.1, 10), on_infeasible="raise")
+        dpax.calibrate(fam, Advantage([0.383, 0.001]), bounds=(0.05, 50), on_infeasible="raise")
     with pytest.raises(ValueError, match="calibrate: the target: the target is not met"):
-        dpax.calibrate(fam, Advantage(0.001), bounds=(0.1, 10))
+        dpax.calibrate(fam, Advantage(0.001), bounds=(0.05, 50))
     # the least private end of the bounds already meets it: an answer, with a flag
     res = dpax.calibrate(fam, Advantage(0.9), bounds=(0.5, 10), full_output=True)
     assert res.status == "met_at_bound" and res.noise_multiplier == 0.5
