@@ -70,9 +70,11 @@ def test_the_achieved_bracket_is_what_the_privacy_loss_reports(coarse):
     assert tuple(coarse.achieved_interval["beta"]) == tuple(pl.beta(0.1, bounds=True))
 
 
-@pytest.mark.parametrize("target, name", [(Advantage(0.3), "advantage"), (Epsilon(2.0, 1e-5), "epsilon")])
+# both about the noise of the coarse fixture (0.508: advantage 0.4326, epsilon 13.40 at 1e-5 there),
+# so the kernels of its search serve
+@pytest.mark.parametrize("target, name", [(Advantage(0.432), "advantage"), (Epsilon(13.4, 1e-5), "epsilon")])
 def test_advantage_and_epsilon_brackets_are_oriented(target, name):
-    r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=20, target=target, accuracy=3e-2, rtol=RTOL,
+    r = dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=target, accuracy=3e-2, rtol=RTOL,
                              compare_standard=False)
     b = r.achieved_interval[name]
     assert b.optimistic <= b.safe and b.width <= 3e-2  # never below the truth on the safe side
