@@ -303,7 +303,7 @@ def test_repr_is_informative():
     r = repr(dpax.dpsgd(1.0, 0.01, 100, grid_step=1e-3))
     for word in ("PrivacyLoss", "dpsgd", "noise_multiplier=1", "sample_rate=0.01", "num_steps=100", "grid_step=0.001", "support_length"):
         assert word in r, (word, r)
-    rb = repr(dpax.dpsgd([0.8, 1.0], 0.01, 10, grid_step=1e-3))
+    rb = repr(dpax.dpsgd([1.0, 2.0], 0.01, 10, grid_step=1e-3))  # test_privacy_loss_is_a_pytree's batch
     assert "batch_shape=(2,)" in rb
     rg = repr(dpax.gaussian(2.0, grid_step=1e-3).self_compose(10))
     assert "gaussian" in rg and "noise_multiplier=2" in rg and "10" in rg
