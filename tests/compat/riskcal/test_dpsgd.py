@@ -34,7 +34,9 @@ def accountant():
     "advantage, sample_rate, num_steps",
     [
         pytest.param(0.01, 1, 1, marks=pytest.mark.slow),  # dpax: slow marks keep the default run short
-        (0.05, 1, 1),
+        # dpax: default siblings (0.01, sample_rate, num_dpsgd_steps) here and, at p = 1, T = 1 against the
+        # closed form, test_riskcal_dpax_checks.py::test_dpsgd_calibration_bounds_and_batches
+        pytest.param(0.05, 1, 1, marks=pytest.mark.slow),
         pytest.param(0.10, 1, 1, marks=pytest.mark.slow),
         (0.01, sample_rate, num_dpsgd_steps),
         pytest.param(0.05, sample_rate, num_dpsgd_steps, marks=pytest.mark.slow),
