@@ -109,7 +109,9 @@ def test_bad_sample_rate_is_a_clean_error(capsys):
         (["--noise-multiplier", "-1", "--sample-rate", "0.1", "--num-steps", "10"], "noise_multiplier"),
         (["--noise-multiplier", "nan", "--sample-rate", "0.1", "--num-steps", "10"], "noise_multiplier"),
         (["--noise-multiplier", "1", "--sample-rate", "0.1", "--num-steps", "2.5"], "num_steps"),
-        (["--noise-multiplier", "1", "--sample-rate", "0.1", "--num-steps", "10", "--alpha", "1.5"], "alpha"),
+        # CURVE_ARGS' configuration (the pair is built before alpha is read: its kernels, not new ones)
+        (["--noise-multiplier", str(SIGMA), "--sample-rate", str(P), "--num-steps", str(T), "--grid-step", str(GRID),
+          "--alpha", "1.5"], "alpha"),
     ],
 )
 def test_curve_bad_input(capsys, args, name):
@@ -207,10 +209,12 @@ def test_no_cache_keeps_the_call_off_the_disk_and_touches_no_jax_setting(capsys,
     assert cache.directory() == str(_cache_dir)  # restored
     files = set(os.listdir(_cache_dir))
     # --no-bounds: this test is about the cache, not the brackets (tests/cli/test_cli_bounds.py)
-    out = run_json(capsys, CURVE_ARGS[:-1] + ["2e-3", "--no-cache", "--no-bounds"])  # a grid no other test uses
+    # one step (no composition kernels) on grids no other test uses: kernels that must be compiled
+    one_step = ["curve", "--noise-multiplier", str(SIGMA), "--sample-rate", str(P), "--num-steps", "1", "--grid-step"]
+    out = run_json(capsys, one_step + ["2e-3", "--no-cache", "--no-bounds"])
     assert out["command"] == "curve"
     assert set(os.listdir(_cache_dir)) == files
-    run_json(capsys, CURVE_ARGS[:-1] + ["3e-3", "--no-bounds"])  # new kernel shapes
+    run_json(capsys, one_step + ["3e-3", "--no-bounds"])  # new kernel shapes
     assert set(os.listdir(_cache_dir)) > files
     assert dict(jax.config.values) == before
     cache.follow_environment()
