@@ -71,18 +71,18 @@ def test_table_in_one_call(table):
 
 
 def test_table_rows_are_tight(table):
-    """Every calibrated row meets its target at the grid; 0.5% less noise does not (one batched check)."""
+    """Every calibrated row meets its target at the grid; 0.5% less noise does not (two batched
+    checks, one per noise: the rows' support lengths as the table's own evaluation, whose
+    kernels serve)."""
     p, t, alpha, tpr, res = table
     rows = np.flatnonzero(res.status == "calibrated")
     s = res.noise_multiplier[rows]
-    pl = dpax.dpsgd(np.r_[s, 0.995 * s], np.r_[p[rows], p[rows]], np.r_[t[rows], t[rows]], grid_step=STEP)
-    a2 = np.r_[alpha[rows], alpha[rows]]
-    levels = np.unique(a2)
-    beta = pl.beta(levels)[np.arange(a2.size), np.searchsorted(levels, a2)]
-    n = rows.size
-    assert np.all(beta[:n] >= 1 - tpr[rows])
-    assert np.all(beta[n:] < 1 - tpr[rows])
-    np.testing.assert_allclose(res.achieved["beta"][rows], beta[:n], atol=1e-12)
+    levels = np.unique(alpha[rows])
+    pick = (np.arange(rows.size), np.searchsorted(levels, alpha[rows]))
+    beta, beta_less = (dpax.dpsgd(x, p[rows], t[rows], grid_step=STEP).beta(levels)[pick] for x in (s, 0.995 * s))
+    assert np.all(beta >= 1 - tpr[rows])
+    assert np.all(beta_less < 1 - tpr[rows])
+    np.testing.assert_allclose(res.achieved["beta"][rows], beta, atol=1e-12)
 
 
 ROWS_DEFAULT = [0, 3, 5, 9]  # p 8e-3..6e-2 and 1e-4 (row 3, T = 34,893), alpha 0.01..0.1
