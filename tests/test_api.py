@@ -111,16 +111,17 @@ def test_dpsgd_broadcasts_like_numpy():
 
 
 def test_two_dimensional_broadcast():
-    noise = np.array([[0.8], [1.5]])
-    rates = [0.001, 0.01, 0.1]
+    # noise 1 and 2 at rate 0.01: the pairs of test_privacy_loss_is_a_pytree's batch
+    noise = np.array([[1.0], [2.0]])
+    rates = [0.01, 0.1]
     steps = 10
     pl = dpax.dpsgd(noise, rates, steps, grid_step=1e-3)
-    assert pl.batch_shape == (2, 3)
+    assert pl.batch_shape == (2, 2)
     b = pl.beta(0.05)
-    assert b.shape == (2, 3)
-    assert pl.tradeoff_points()[0].shape == (2, 3, pl.support_length + 1)
-    assert pl.loss_values().shape == (2, 3, pl.support_length)
-    for i, j in ((0, 0), (1, 2)):  # two corners; row independence: tests/engine
+    assert b.shape == (2, 2)
+    assert pl.tradeoff_points()[0].shape == (2, 2, pl.support_length + 1)
+    assert pl.loss_values().shape == (2, 2, pl.support_length)
+    for i, j in ((0, 0), (1, 1)):  # two corners; row independence: tests/engine
         ref = dpax.dpsgd(noise[i, 0], rates[j], steps, grid_step=1e-3).beta(0.05)
         assert b[i, j] == pytest.approx(ref, abs=1e-11)
     # more noise, or a smaller rate, is more private
