@@ -74,13 +74,23 @@ def test_laplace_matches_closed_form_curve_batch():
         assert abs(pl.advantage()[i] - adv) <= 1e-8 and pl.advantage()[i] >= adv - 1e-12
 
 
-def test_laplace_agrees_with_dp_accounting_same_grid():
-    for b, s in [(1.0, 1.0), (0.5, 2.0)]:
+def _laplace_agrees_with_dp_accounting(configs):
+    for b, s in configs:
         oracle = dpa_pld.from_laplace_mechanism(b, sensitivity=s, value_discretization_interval=1e-4)
         pl = dpax.laplace(b, s)
         ours = pl.delta(EPSILONS)
         theirs = np.array([oracle.get_delta_for_epsilon(e) for e in EPSILONS])
         assert np.max(np.abs(ours - theirs)) <= 1e-10
+
+
+def test_laplace_agrees_with_dp_accounting_same_grid():
+    _laplace_agrees_with_dp_accounting([(1.0, 1.0)])
+
+
+@pytest.mark.slow  # default sibling: test_laplace_agrees_with_dp_accounting_same_grid (scale 1, sensitivity 1)
+def test_laplace_agrees_with_dp_accounting_same_grid_sensitivity_two():
+    """Scale 0.5, sensitivity 2 (a support of its own) of the test above."""
+    _laplace_agrees_with_dp_accounting([(0.5, 2.0)])
 
 
 def test_subsampled_laplace_exact_profile_and_dp_accounting():
@@ -195,7 +205,9 @@ def test_discrete_laplace_exact_and_dp_accounting(scale, sens):
     assert np.max(np.abs(pl.delta(EPSILONS) - theirs)) <= 1e-4
 
 
-@pytest.mark.parametrize("sigma,sens", [(0.8, 1), pytest.param(1.5, 1, marks=pytest.mark.slow), (4.0, 2)])
+# (0.8, 1) (atoms of its own) is slow too; default sibling: (4, 2) (with the continuous comparison)
+@pytest.mark.parametrize("sigma,sens", [pytest.param(0.8, 1, marks=pytest.mark.slow), pytest.param(1.5, 1, marks=pytest.mark.slow),
+                                        (4.0, 2)])
 def test_discrete_gaussian_exact_and_dp_accounting(sigma, sens):
     pl = dpax.discrete_gaussian(sigma, sens)
     p, q = discrete_gaussian_atoms(sigma, sens)
