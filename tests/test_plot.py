@@ -48,7 +48,7 @@ def test_tradeoff_curves_content():
     y0, y1 = lines[0].get_ydata(), lines[1].get_ydata()
     assert np.all(y0 <= y1 + 1e-12) and np.any(y0 < y1 - 1e-3)  # less noise: lower curve
     _not_blank(_pixels(fig))
-    lin = plot.tradeoff_curves(dpax.gaussian(1.0, grid_step=STEP)).axes[0]
+    lin = plot.tradeoff_curves(dpax.dpsgd(1.0, 0.01, 100, grid_step=STEP)).axes[0]  # test_gdp_fit_content's
     assert lin.get_xscale() == "linear" and len(lin.get_lines()) == 2
     with pytest.raises(ValueError, match="labels"):
         plot.tradeoff_curves(pl, ["only one"])
@@ -135,7 +135,7 @@ def test_titles_and_legends_fit_the_figure():
     assert [line.get_label() for line in fig.axes[0].get_lines()[:2]] == ["[0]", "[1]"]
     assert fig.axes[0].get_title().startswith("Trade-off curves: dpsgd(")
     _inside_figure(fig, fig.axes[0].title)
-    fig = plot.tradeoff_curves([pl, dpax.gaussian(1.0, grid_step=STEP)])
+    fig = plot.tradeoff_curves([pl, dpax.dpsgd(1.0, 0.01, 100, grid_step=STEP)])
     _inside_figure(fig, fig.axes[0].get_legend())  # long labels wrapped
 
 
