@@ -126,14 +126,23 @@ def test_batched_divergence_and_errors():
     pl = dpax.dpsgd([1.0, 2.0], 0.1, 100, grid_step=1e-3)
     d = cv.delta_divergence(pl, cv.gdp_curve(3.0))
     assert d.shape == (2,) and 0 < d[0] < d[1]
-    _, regret = gdp.mu_and_regret(pl)
-    mu, _ = gdp.mu_and_regret(pl)
-    for i in range(2):
-        row = cv.delta_divergence(dpax.dpsgd([1.0, 2.0][i], 0.1, 100, grid_step=1e-3), cv.gdp_curve(mu[i]))
-        assert row == pytest.approx(regret[i], abs=1e-9)  # the regret is Delta(h, f_mu)
     with pytest.raises(TypeError, match="trade-off curve"):
         cv.delta_divergence(1.0, cv.gdp_curve(1.0))
     with pytest.raises(ValueError, match="epsilon"):
         cv.mu_from_epsilon_dp(-1.0)
     with pytest.raises(ValueError, match="delta"):
         cv.mu_from_epsilon_delta(1.0, 0.0)
+
+
+# default sibling: tests/gdp/test_gdp.py::test_randomized_response_gets_proposition_6_1_and_large_regret
+# (the regret is delta_divergence(f, f_mu)); the batched divergence and the errors stay in the test above
+@pytest.mark.slow
+def test_batched_regret_is_the_divergence_to_f_mu():
+    import dpax
+
+    pl = dpax.dpsgd([1.0, 2.0], 0.1, 100, grid_step=1e-3)
+    _, regret = gdp.mu_and_regret(pl)
+    mu, _ = gdp.mu_and_regret(pl)
+    for i in range(2):
+        row = cv.delta_divergence(dpax.dpsgd([1.0, 2.0][i], 0.1, 100, grid_step=1e-3), cv.gdp_curve(mu[i]))
+        assert row == pytest.approx(regret[i], abs=1e-9)  # the regret is Delta(h, f_mu)
