@@ -39,6 +39,12 @@ def _assert_rows_as_alone(batch, alone_rows, mu=True):
             np.testing.assert_allclose(together[key][i], value, rtol=1e-12, atol=atol, err_msg=f"row {i}: {key}")
 
 
+# slow in round 2 (~9 s): a DP-SGD row beside a much wider one keeps its own mu, regret and
+# epsilon to 1e-12 in the default run by
+# tests/engine/test_composition.py::test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails,
+# and beta, advantage, epsilon and delta of rows of very different width by
+# test_constructions_answer_as_alone below
+@pytest.mark.slow
 def test_dpsgd_rows_of_very_different_width_answer_as_alone():
     """The issue's row (1.685, 0.01, 20) beside rows up to 20 times wider; at grid 1e-3 the
     same holds in test_composition's narrow-row test. (Three rows since issue 19: a fourth,
@@ -50,7 +56,7 @@ def test_dpsgd_rows_of_very_different_width_answer_as_alone():
     _assert_rows_as_alone(batch, alone)
 
 
-@pytest.mark.slow  # ~9 s; the dpsgd and construction tests keep the guarantee in the default run
+@pytest.mark.slow  # ~9 s; the construction tests below and test_composition's narrow-row test keep the guarantee in the default run
 def test_heterogeneous_composition_and_constructions_answer_as_alone():
     g = dpax.gaussian([1.0, 8.0], grid_step=1e-2)
     lap = dpax.laplace(2.0, grid_step=1e-2)
@@ -61,7 +67,7 @@ def test_heterogeneous_composition_and_constructions_answer_as_alone():
 
 
 #: Each construction's two rows are 1280 and 256 points long (a wide and a narrow row, the
-#: narrow one as long as the narrow DP-SGD row above), so the three cases share their analysis
+#: narrow one as long as the narrow DP-SGD row of the slow test above), so the three cases share their analysis
 #: kernels (12 of them) instead of compiling their own for lengths 448, 4096 and 1280
 @pytest.mark.parametrize("make, values", [
     (lambda v: dpax.laplace(v, grid_step=1e-2), [0.17, 6.0]),
