@@ -87,7 +87,9 @@ def test_in_process_config_untouched():
 # --------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow  # broadcasting against single calls: test_two_dimensional_broadcast in the default run
+# default siblings: test_num_steps_broadcast (a dpsgd batch row against its single call) and
+# tests/engine/test_composition.py::test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails
+@pytest.mark.slow
 def test_dpsgd_broadcasts_like_numpy():
     noise = [0.8, 1.0, 1.2]
     alphas = [0.01, 0.1]
@@ -110,6 +112,11 @@ def test_dpsgd_broadcasts_like_numpy():
     assert pl.beta(np.full((2, 2), 0.1)).shape == (3, 2, 2)
 
 
+# default siblings: tests/test_mechanisms.py::test_discrete_batch_broadcasts (a column x row broadcast
+# to a (2, 3) batch, an element against its single call), test_num_steps_broadcast (a dpsgd batch
+# row against its single call, monotone) and
+# tests/engine/test_composition.py::test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails
+@pytest.mark.slow
 def test_two_dimensional_broadcast():
     # noise 1 and 2 at rate 0.01: the pairs of test_privacy_loss_is_a_pytree's batch
     noise = np.array([[1.0], [2.0]])
@@ -310,6 +317,10 @@ def test_repr_is_informative():
     assert "gaussian" in rg and "noise_multiplier=2" in rg and "10" in rg
 
 
+# default siblings: tests/test_calibrate_accuracy.py::test_the_noise_interval_holds_the_fine_grid_answer
+# (compare_standard=False: status, grid_step, noise), tests/test_calibrate.py (achieved["epsilon"]) and
+# tests/cli/test_cli.py::test_calibrate_err_rates_meets_target (no comparison: standard noise NaN -> null)
+@pytest.mark.slow
 def test_calibration_result_fields():
     res = dpax.calibrate_dpsgd(sample_rate=0.01, num_steps=100, target=ErrRates(alpha=0.1, beta=0.5), grid_step=1e-2, compare_standard=False)
     assert isinstance(res.noise_multiplier, float)
