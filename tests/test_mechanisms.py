@@ -132,6 +132,12 @@ def test_subsampled_laplace_exact_profile_and_dp_accounting():
 # -- randomized response and the (epsilon, delta) worst case --------------------------------
 
 
+# default siblings: test_cli_mechanism_subcommand (randomized response, epsilon 1: beta against the
+# closed form at 1e-12, epsilon at delta 0), test_approximate_dp_worst_case_curve[1.0-0.0],
+# tests/test_bounds_interval.py::test_randomized_response_inside_bracket (closed-form curve and
+# advantage tanh(eps / 2) inside the bracket) and tests/engine/test_batch_independence.py::
+# test_constructions_answer_as_alone (a randomized-response batch)
+@pytest.mark.slow
 def test_randomized_response_closed_form():
     eps = np.array([0.1, 1.0, 3.0])
     pl = dpax.randomized_response(eps)
@@ -293,6 +299,9 @@ def test_bad_input_names_the_argument(call, match):
         call()
 
 
+# default sibling: tests/test_privacy_loss.py::test_tradeoff_points_are_monotone_and_on_the_curve
+# (symmetric=True points monotone and on the curve at 1e-9)
+@pytest.mark.slow
 def test_symmetrised_tradeoff_points_interpolate_the_curve():
     pl = dpax.subsampled_laplace(1.0, 0.3, grid_step=1e-3)
     alpha, beta = pl.tradeoff_points(symmetric=True)
@@ -326,6 +335,11 @@ def test_subsampled_gaussian_substitution_matches_dp_accounting_replace_one(sigm
     assert np.all(pl.delta(EPSILONS) >= dpax.subsampled_gaussian(sigma, p).delta(EPSILONS) - 1e-12)
 
 
+# default siblings: tests/test_bounds_interval.py::test_substitution_gaussian_inside_bracket[0.01] (the same
+# subsampled_gaussian(2, 1, substitution) against mu-GDP closed forms),
+# test_subsampled_gaussian_substitution_matches_dp_accounting_replace_one[1.0-0.1] and
+# test_substitution_gaussian_has_twice_the_sensitivity (dp-accounting REPLACE_ONE)
+@pytest.mark.slow
 def test_substitution_without_subsampling_is_the_sensitivity_two_gaussian():
     pl = dpax.subsampled_gaussian(2.0, 1.0, neighbouring="substitution")
     assert_safe_close(pl.beta(ALPHAS), norm.cdf(norm.isf(ALPHAS) - 1.0), 1e-6, "beta")
