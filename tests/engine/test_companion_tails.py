@@ -153,12 +153,18 @@ def test_companion_mu_batch_independence():
     """The companion rows above, through the mu kernel (~4 s of its own kernels, slow since
     issue 19). Default guarantee: the companion's rows are checked as alone by
     test_companion_batch_independence, and the mu kernel's rows as alone by
-    tests/engine/test_batch_independence.py (mu=True)."""
+    tests/engine/test_composition.py::test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails."""
     alone, batch = _alone_and_batch()
     np.testing.assert_allclose(dpax.gdp.mu_and_regret(batch.bounds())[0][0], dpax.gdp.mu_and_regret(alone.bounds())[0],
                                rtol=5e-5)
 
 
+# slow in round 2 (~11 s of its own kernels): companion rows answer as alone in the default run by
+# test_companion_batch_independence above; substitution rows in a batch by
+# tests/engine/test_batch_independence.py::test_constructions_answer_as_alone (the substitution
+# subsampled Gaussian); the substitution companion's bracket by
+# tests/test_bounds_interval.py::test_substitution_gaussian_inside_bracket
+@pytest.mark.slow
 def test_substitution_companion_batch_independence():
     """The replace-one companion (nearest point) is folded too; here the rows agree exactly."""
     kw = dict(grid_step=1e-2, neighbouring="substitution")
