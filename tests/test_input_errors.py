@@ -248,6 +248,9 @@ def test_gdp_report_of_huge_noise():
     assert "-" not in r.table().split()  # no cell printed as '-' (NaN)
 
 
+# default siblings: test_gdp_report_of_huge_noise (the same mechanism's gdp.report, which `dpax gdp`
+# prints) and tests/gdp/test_gdp.py's `dpax gdp` command-line test
+@pytest.mark.slow
 def test_cli_gdp_huge_noise(capsys):
     from dpax.cli import main
 
