@@ -120,8 +120,9 @@ def test_advantage_target_is_tight():
 
 @pytest.mark.slow
 def test_advantage_target_matches_riskcal():
-    """Slow (riskcal's own search); the default run compares advantage calibration with
-    riskcal in test_calibrate_batch.py and tests/compat/riskcal."""
+    """Slow (riskcal's own search); the default run checks advantage calibration's tightness in
+    test_advantage_target_is_tight, and dpax's advantage against riskcal's in
+    tests/compat/test_compat.py::test_dpsgd_beta_and_advantage[cfg0]."""
     from riskcal.calibration.dpsgd import find_noise_multiplier_for_advantage
 
     s = dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=Advantage(0.1), grid_step=1e-3,
