@@ -72,7 +72,10 @@ def test_the_achieved_bracket_is_what_the_privacy_loss_reports(coarse):
 
 # both about the noise of the coarse fixture (0.508: advantage 0.4326, epsilon 13.40 at 1e-5 there),
 # so the kernels of its search serve
-@pytest.mark.parametrize("target, name", [(Advantage(0.432), "advantage"), (Epsilon(13.4, 1e-5), "epsilon")])
+# the epsilon case (kernels of its own) is slow; default siblings: the advantage case (the same accuracy
+# search, another quantity) and test_bounds_interval.py's epsilon brackets (optimistic <= truth <= safe)
+@pytest.mark.parametrize("target, name", [(Advantage(0.432), "advantage"),
+                                          pytest.param(Epsilon(13.4, 1e-5), "epsilon", marks=pytest.mark.slow)])
 def test_advantage_and_epsilon_brackets_are_oriented(target, name):
     r = dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=target, accuracy=3e-2, rtol=RTOL,
                              compare_standard=False)
@@ -83,6 +86,9 @@ def test_advantage_and_epsilon_brackets_are_oriented(target, name):
     assert ni.optimistic < ni.safe == r.noise_multiplier
 
 
+@pytest.mark.slow  # default siblings: test_a_batch_of_two_rows_shares_the_finest_grid (accuracy 1e-4 refines
+# below grid 1e-2 to width <= 1e-4), test_the_noise_interval_holds_the_fine_grid_answer (the coarse interval
+# holds a finer grid's answer), tests/cli/test_cli_bounds.py::test_curve_accuracy_chooses_the_grid
 def test_a_smaller_accuracy_refines_the_grid():
     kw = dict(sample_rate=0.1, num_steps=10, target=TARGET, compare_standard=False)
     r = dpax.calibrate_dpsgd(**kw, accuracy=2e-5)
@@ -150,7 +156,7 @@ def test_a_list_of_targets_brackets_each_quantity():
 
 
 def test_the_memory_budget_stops_the_refinement_with_the_width_reached(monkeypatch):
-    monkeypatch.setattr(_grid, "MEMORY_LIMIT_BYTES", 160 * 2**20)  # grids 1e-2 and 1e-3 fit
+    monkeypatch.setattr(_grid, "MEMORY_LIMIT_BYTES", 16 * 2**20)  # grid 1e-2 fits, the 1e-3 phase does not
     with pytest.raises(ValueError, match=r"accuracy=1e-09 not reached: width .* at grid_step=.*memory budget"):
         dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=TARGET, accuracy=1e-9, compare_standard=False)
 
