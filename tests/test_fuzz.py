@@ -10,8 +10,8 @@ are valid. Reproducible: ``derandomize=True`` and no example database, so CI dra
 calls every run. The default run makes ``DEFAULT_EXAMPLES`` calls per function (50 for
 ``gdp.report``, ``delta_divergence`` and ``read_losses``; a function with few distinct calls
 stops once it has made them all); ``pytest -m slow`` runs ``test_fuzz_more_<function>`` with
-``SLOW_EXAMPLES`` (2000, more than the 200 and 100 the default run made before round 2 of the
-test-time work). The default run took ~35 s on 2 cores at 200 / 100, a third of it XLA compilation.
+``SLOW_EXAMPLES`` (2000, more than the 200 and 100 calls the default run made until
+2026-11-27). The default run took ~35 s on 2 cores at 200 / 100, a third of it XLA compilation.
 
 Cheap on purpose: JAX compiles one kernel per distinct array shape, so the valid values keep
 every support on a few padded lengths (256 points: grids 0.05..0.1, Gaussian noise >= 4,
@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 import dpax
 from dpax import audit, conversions, gdp, targets
 
-DEFAULT_EXAMPLES = 100  # 200 before round 2; the slow variants keep 2000
+DEFAULT_EXAMPLES = 100  # 200 until 2026-11-27; the slow variants keep 2000
 SLOW_EXAMPLES = 2000
 #: An error message longer than this floods a terminal (a whole array's repr).
 MAX_MESSAGE = 400

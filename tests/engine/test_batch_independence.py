@@ -39,7 +39,7 @@ def _assert_rows_as_alone(batch, alone_rows, mu=True):
             np.testing.assert_allclose(together[key][i], value, rtol=1e-12, atol=atol, err_msg=f"row {i}: {key}")
 
 
-# slow in round 2 (~9 s): a DP-SGD row beside a much wider one keeps its own mu, regret and
+# slow (~9 s): a DP-SGD row beside a much wider one keeps its own mu, regret and
 # epsilon to 1e-12 in the default run by
 # tests/engine/test_composition.py::test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails,
 # and beta, advantage, epsilon and delta of rows of very different width by

@@ -159,7 +159,7 @@ def test_companion_mu_batch_independence():
                                rtol=5e-5)
 
 
-# slow in round 2 (~11 s of its own kernels): companion rows answer as alone in the default run by
+# slow (~11 s of its own kernels): companion rows answer as alone in the default run by
 # test_companion_batch_independence above; substitution rows in a batch by
 # tests/engine/test_batch_independence.py::test_constructions_answer_as_alone (the substitution
 # subsampled Gaussian); the substitution companion's bracket by

@@ -48,7 +48,7 @@ def test_counted_and_listed_composition_agree():
     np.testing.assert_allclose(counted.beta(ALPHAS), listed.beta(ALPHAS), atol=1e-10)
 
 
-# slow in round 2: tests/test_api.py::test_compose_mixed_grid_steps_go_to_the_coarsest_and_rejects_non_losses
+# slow; default sibling: tests/test_api.py::test_compose_mixed_grid_steps_go_to_the_coarsest_and_rejects_non_losses
 # keeps mixed grids -> the coarsest (default == "coarsest", pessimistic against mu-GDP) in the default run
 @pytest.mark.slow
 def test_mixed_grids_go_to_the_coarsest_and_stay_pessimistic():
@@ -125,7 +125,7 @@ def test_indexing_a_batch():
         one[0]
 
 
-# slow in round 2 (~9 s): the default run keeps listed == counted in
+# slow (~9 s): the default run keeps listed == counted in
 # tests/test_gaussian_exact.py::test_self_compose_equals_repeated_compose, many distinct factors
 # listed in test_forty_gaussians_compose_to_exact_gdp (closed form: a factor dropped or doubled
 # fails it), counted heterogeneous factors in test_dpsgd_noise_schedule_matches_dp_accounting and

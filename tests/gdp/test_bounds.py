@@ -181,7 +181,7 @@ def test_bounded_max_equals_the_full_max(monkeypatch):
     assert arg[1] == 5000 and arg[2] == n and arg[3] == 7777
 
 
-# slow (both cases; dpsgd since round 2: ~7 s, the unpruned kernel compiles for this test only):
+# slow (both cases; dpsgd: ~7 s, the unpruned kernel compiles for this test only):
 # the default run keeps the pruned kernel's mu equal to the exact max over every point (rtol 1e-14)
 # in test_eq29_fast_path_bounds_the_exact_max[dpsgd], its regret against gdpnum's evaluation of
 # 10,000 FPRs in tests/gdp/test_gdp.py::test_regret_matches_gdpnum_algorithm_on_the_same_curve,

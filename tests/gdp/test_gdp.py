@@ -96,7 +96,7 @@ def test_clt_approximations_of_dpsgd_are_optimistic():
 # -- mu and regret --------------------------------------------------------------------------
 
 
-# slow (all cases; (2.0, 100) since round 2): the composed Gaussian's mu pessimistic and within
+# slow (all cases): the composed Gaussian's mu pessimistic and within
 # 1e-3 of sqrt(T)/sigma and its regret ~0 stay in the default run in
 # tests/gdp/test_regret_bracket.py::test_composed_gaussian_regret_is_zero (sigma 1, 4 steps: point
 # mu inside a bracket around 2 narrower than 1e-3, regret below 1e-5) and
@@ -145,7 +145,7 @@ def test_randomized_response_gets_proposition_6_1_and_large_regret():
 #: DP-SGD configurations where gdpnum's own curve is accurate enough to compare mu with:
 #: (sigma, p, T, grid). Observed: |mu - gdpnum| <= 6.5e-5 relative, |regret| <= 1.5e-5.
 GDPNUM_CONFIGS = [
-    # the paper's De et al. CIFAR-10 configuration: slow since round 2; the default run keeps the
+    # the paper's De et al. CIFAR-10 configuration: slow; the default run keeps the
     # agreement with gdpnum in (1.0, 0.3, 100) and this curve's mu (grid 1e-4) equal to the exact
     # Eq. 29 max in tests/gdp/test_bounds.py::test_eq29_fast_path_bounds_the_exact_max[dpsgd]
     pytest.param((9.4, 16384 / 50000, 2000, 1e-4), marks=pytest.mark.slow),
@@ -247,7 +247,7 @@ def test_regret_matches_gdpnum_algorithm_on_the_same_curve(cfg):
     assert g_regret - 1e-9 <= regret <= g_regret + 1e-6
 
 
-# slow since round 2: a batch's rows keep their own mu and regret in the default run in
+# slow: a batch's rows keep their own mu and regret in the default run in
 # test_rows_run_in_chunks_within_the_memory_budget (this batch in two-row chunks, bit for bit) and
 # tests/engine/test_composition.py::test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails
 # (a row alone and in a batch, to 1e-12); the (2, 2) shapes in test_report_tiers_table_and_json
