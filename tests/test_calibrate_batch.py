@@ -111,7 +111,7 @@ def test_all_64_rows_match_riskcal():
 @pytest.mark.slow  # riskcal's advantage search (~7 s); default siblings: test_calibrate.py::test_advantage_target_is_tight
 # (advantage calibration meets the target, 0.5% less noise does not), test_targets.py::
 # test_target_on_gaussian_matches_closed_form_and_is_tight[acc] (the Accuracy target's beta*), and riskcal's
-# advantage against riskcal's in tests/compat/test_compat.py::test_dpsgd_beta_and_advantage[cfg0]
+# dpax's advantage against riskcal's in tests/compat/test_compat.py::test_dpsgd_beta_and_advantage[cfg0]
 def test_riskcal_advantage_and_accuracy_targets_in_one_batch():
     """Advantage and Accuracy (Table 1) rows of one configuration, against riskcal's
     advantage and err-rates calibrations at the same grid."""
