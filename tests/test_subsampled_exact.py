@@ -37,8 +37,19 @@ TIGHT = {1e-3: 1.5e-4, 1e-4: 7e-6, 1e-5: 1e-7}
 CONFIGS = [(0.5, 0.3), (1.0, 0.01), (1.0, 0.5), (2.0, 0.1), (0.8, 1.0), (5.0, 0.001), (0.6, 0.9)]
 
 #: (1, 0.5) at 1e-3 and (5, 0.001) at 1e-4 are slow (supports of their own); p from 0.001
-#: to 1 stays in the default run, (5, 0.001) at 1e-3
-DEFAULT = {1e-3: [c for c in CONFIGS if c != (1.0, 0.5)], 1e-4: [(0.5, 0.3), (1.0, 0.01)], 1e-5: [(0.5, 0.3)]}
+#: to 1 stays in the default run, (5, 0.001) at 1e-3. (2, 0.1) at 1e-3 (kernels of its own in
+#: four tests) is slow in this file; default siblings: tests/test_oracles.py::
+#: test_curve_is_a_symmetric_tradeoff_function[sub-s2.0-p0.1] (the same pair, symmetrised curve)
+#: and the other configurations here. (1, 0.01) at 1e-4 (a support of its own) is slow; default
+#: siblings: (1, 0.01) at 1e-3 and (0.5, 0.3) at 1e-4 and 1e-5
+DEFAULT = {1e-3: [c for c in CONFIGS if c not in ((1.0, 0.5), (2.0, 0.1))], 1e-4: [(0.5, 0.3)], 1e-5: [(0.5, 0.3)]}
+SLOW_1E3 = {(1.0, 0.5), (2.0, 0.1)}
+
+
+def _param(sigma, p, *rest, slow=False, **kw):
+    """A parametrize case, slow for a configuration of SLOW_1E3 (grid 1e-3) or with ``slow``."""
+    marks = (pytest.mark.slow,) if slow or (sigma, p) in SLOW_1E3 else ()
+    return pytest.param(sigma, p, *rest, marks=marks, **kw)
 
 
 def _cases():
@@ -78,22 +89,26 @@ def test_beta_matches_exact_symmetrised_curve(sigma, p, step):
     assert err.min() >= -TIGHT[step], f"beta below exact by {-err.min():.3g} at alpha={ALPHAS[err.argmin()]:.3g}"
 
 
-# (0.6, 0.9) (its own support at grid 1e-4) is slow; default siblings: the other three
-@pytest.mark.parametrize("sigma, p", [(0.5, 0.3), (1.0, 0.01), (2.0, 0.1), pytest.param(0.6, 0.9, marks=pytest.mark.slow)])
+# (0.6, 0.9) and (1, 0.01) (their own supports at grid 1e-4) are slow; default siblings: the other two
+@pytest.mark.parametrize("sigma, p", [(0.5, 0.3), pytest.param(1.0, 0.01, marks=pytest.mark.slow), (2.0, 0.1),
+                                      pytest.param(0.6, 0.9, marks=pytest.mark.slow)])
 def test_symmetrised_curve_passes_through_both_ends_of_the_line(sigma, p):
     """At x* and at f_p(x*) the curve takes the values f_p(x*) and x*: the symmetrisation is
     really done (the one-direction curve f_p would give a different value at f_p(x*))."""
     pl = dpax.subsampled_gaussian(sigma, p, grid_step=1e-4)
     x_star = subsampled_fixed_point(sigma)
     fx = subsampled_f(x_star, sigma, p)
-    got = pl.beta(np.array([x_star, fx, 0.5 * (x_star + fx)]))
+    # asked together with ALPHAS (each alpha is answered on its own): the beta kernel that
+    # test_beta_matches_exact_symmetrised_curve compiles for this support length, not one more
+    got = pl.beta(np.concatenate([[x_star, fx, 0.5 * (x_star + fx)], ALPHAS]))[:3]
     np.testing.assert_allclose(got, [fx, x_star, 0.5 * (x_star + fx)], atol=TIGHT[1e-4])
     if p < 1:
         # the one-direction curve is strictly above the line beyond x* (the hull matters)
         assert subsampled_f(fx, sigma, p) > x_star + 1e-4
 
 
-@pytest.mark.parametrize("sigma, p", [(0.5, 0.3), (1.0, 0.01), (2.0, 0.1), (0.8, 1.0)])
+# (2, 0.1) slow (see SLOW_1E3), (0.8, 1) too (a kernel of its own); default siblings: the other two
+@pytest.mark.parametrize("sigma, p", [_param(0.5, 0.3), _param(1.0, 0.01), _param(2.0, 0.1), _param(0.8, 1.0, slow=True)])
 def test_one_direction_breakpoints_lie_on_f(sigma, p):
     """tradeoff_points gives the breakpoints of f = T(P, Q) (alpha descending): each is on
     or below the exact f_p, and close to it."""
@@ -110,7 +125,10 @@ def test_one_direction_breakpoints_lie_on_f(sigma, p):
     assert np.min(b - exact) >= -TIGHT[step]
 
 
-@pytest.mark.parametrize("sigma, p", [(0.5, 0.3), (1.0, 0.01), (2.0, 0.1), (0.8, 1.0), (5.0, 0.001)])
+# (2, 0.1) slow (see SLOW_1E3), (0.5, 0.3) too (a kernel of its own); default siblings: p = 0.001,
+# 0.01 and 1 here
+@pytest.mark.parametrize("sigma, p", [_param(0.5, 0.3, slow=True), _param(1.0, 0.01), _param(2.0, 0.1), _param(0.8, 1.0),
+                                      _param(5.0, 0.001)])
 def test_advantage_closed_form(sigma, p):
     """Advantage = TV(P, Q) = p (2 Phi(1/(2 s)) - 1) = 1 - x* - f_p(x*)."""
     pl = dpax.subsampled_gaussian(sigma, p, grid_step=1e-3)
@@ -122,10 +140,11 @@ def test_advantage_closed_form(sigma, p):
     assert adv <= exact + 1e-9
 
 
-# (1, 0.5) slow at 1e-3 as in DEFAULT; default siblings: the other four
+# (1, 0.5) and (2, 0.1) slow at 1e-3 as in DEFAULT, (0.5, 0.3) too (kernels of its own); default
+# siblings: p = 0.01 and p = 1 here, and tests/test_oracles.py::test_profile_is_the_conjugate_of_the_curve
+# (delta and epsilon are the conjugate of the curve test_beta_matches_exact_symmetrised_curve checks)
 @pytest.mark.parametrize("sigma, p, step", [
-    pytest.param(sigma, p, step, marks=(pytest.mark.slow,) if step == 1e-4 or (sigma, p) == (1.0, 0.5) else (),
-                 id=f"{step}-{sigma}-{p}")
+    _param(sigma, p, step, slow=step == 1e-4 or (sigma, p) == (0.5, 0.3), id=f"{step}-{sigma}-{p}")
     for step in (1e-3, 1e-4) for sigma, p in [(0.5, 0.3), (1.0, 0.01), (2.0, 0.1), (0.8, 1.0), (1.0, 0.5)]])
 def test_delta_and_epsilon_closed_form(sigma, p, step):
     """delta(eps) = max of the two directions' hockey-stick divergences; epsilon(delta) its
