@@ -107,6 +107,11 @@ def test_err_rates_matches_riskcal_grid_1e4():
 ADV = (np.e - 1 + 2e-5) / (np.e + 1)
 
 
+@pytest.mark.slow  # kernels of its own (10 compilations); default siblings: tests/test_targets.py::
+# test_target_on_gaussian_matches_closed_form_and_is_tight[adv] (an Advantage calibration meets the target, 0.5% less
+# noise does not), tests/compat/riskcal/test_riskcal_dpax_checks.py::test_dpsgd_calibration_bounds_and_batches
+# (calibrate_dpsgd's Advantage search against the closed form), test_err_rates_standard_comparison (the standard
+# comparison) and test_met_without_noise (Proposition 2.6's standard epsilon of an Advantage target)
 def test_advantage_target_is_tight():
     res = dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=Advantage(ADV), grid_step=1e-3, compare_standard=True)
     s = res.noise_multiplier
@@ -131,6 +136,10 @@ def test_advantage_target_matches_riskcal():
     assert s == pytest.approx(ref, rel=5e-3)
 
 
+@pytest.mark.slow  # kernels of its own (11 compilations); default siblings: test_err_rates_standard_comparison (the
+# fixture's standard comparison is calibrate_dpsgd's Epsilon search: it meets epsilon, 0.5% less noise does not),
+# tests/test_oracles.py::test_dpsgd_matches_dp_accounting_and_riskcal (dpax's DP-SGD epsilon against dp-accounting),
+# test_met_without_noise (an Epsilon target's standard answer is the answer itself)
 def test_epsilon_target_agrees_with_dp_accounting():
     """Standard calibration to (eps=12.3, delta=1e-5): dp-accounting's epsilon at the returned
     noise (same grid) meets the target to 1e-3, and at 0.5% less noise it does not. (Epsilon
@@ -166,6 +175,13 @@ def test_met_without_noise():
     res = dpax.calibrate_dpsgd(sample_rate=1e-4, num_steps=10, target=Advantage(0.01), grid_step=1e-3, compare_standard=False)
     assert res.status == "met_without_noise" and res.noise_multiplier == 0.0
     assert res.achieved["advantage"] == pytest.approx(q, rel=1e-12)
+    # Proposition 2.6: the standard epsilon of an advantage target (at the default delta 1e-5)
+    assert res.standard_epsilon == pytest.approx(np.log((1 + 0.01 - 2e-5) / (1 - 0.01)), rel=1e-12)
+
+    # an Epsilon target (q <= delta): its standard answer is the answer itself
+    res = dpax.calibrate_dpsgd(sample_rate=1e-4, num_steps=10, target=Epsilon(1.0, 0.01), grid_step=1e-3)
+    assert res.status == "met_without_noise" and res.noise_multiplier == 0.0
+    assert res.standard_noise_multiplier == res.noise_multiplier and res.standard_epsilon == 1.0
 
 
 def test_batch_mixes_statuses():
@@ -201,7 +217,10 @@ def _gauss(s):
         (Advantage(0.05), 2 * ndtri((1 + 0.05) / 2)),
         (ErrRates(alpha=0.1, beta=0.5), norm.isf(0.1) - norm.ppf(0.5)),
         (ErrRates.from_tpr(alpha=0.01, tpr=0.2), norm.isf(0.01) - norm.ppf(0.8)),
-        (Epsilon(1.0, 1e-5), None),
+        # an epsilon kernel of its own; default siblings: the cases above (calibrate within rtol of the closed form,
+        # on the safe side) and tests/test_targets.py::test_target_on_gaussian_matches_closed_form_and_is_tight[eps]
+        # (an Epsilon target on the Gaussian against the analytic Gaussian mechanism, tight both ways)
+        pytest.param(Epsilon(1.0, 1e-5), None, marks=pytest.mark.slow),
     ],
     ids=["adv0.2", "adv0.05", "err0.1-0.5", "tpr0.2@0.01", "eps1"],
 )
