@@ -59,7 +59,8 @@ def check_curve_json(out, alphas, deltas):
 
 
 def test_curve_json_matches_api(capsys):
-    alphas, deltas = [0.001, 0.02, 0.3], [1e-6, 1e-3]
+    # four alphas, as many as cli.DEFAULT_ALPHAS: the beta kernel of the tests below
+    alphas, deltas = [0.001, 0.02, 0.3, 0.5], [1e-6, 1e-3]
     out = run_json(capsys, CURVE_ARGS + ["--alpha", *map(str, alphas), "--delta", *map(str, deltas)])
     check_curve_json(out, alphas, deltas)
 
@@ -85,11 +86,12 @@ def test_python_m_dpax_subprocess(tmp_path):
     env = dict(os.environ, DPAX_CACHE_DIR=str(cache))
     proc = subprocess.run(
         # --no-bounds: the brackets are tested in-process (tests/cli/test_cli_bounds.py)
-        [sys.executable, "-m", "dpax", *CURVE_ARGS, "--alpha", "0.01", "0.1", "--json", "--no-bounds"],
+        # four alphas: the beta kernel of the tests above checks the output here
+        [sys.executable, "-m", "dpax", *CURVE_ARGS, "--alpha", "0.01", "0.1", "0.2", "0.4", "--json", "--no-bounds"],
         capture_output=True, text=True, env=env, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    check_curve_json(json.loads(proc.stdout), [0.01, 0.1], list(cli.DEFAULT_DELTAS))
+    check_curve_json(json.loads(proc.stdout), [0.01, 0.1, 0.2, 0.4], list(cli.DEFAULT_DELTAS))
     # the command line turned the persistent compilation cache on, in DPAX_CACHE_DIR
     assert cache.is_dir() and any(cache.iterdir())
 
@@ -209,12 +211,16 @@ def test_no_cache_keeps_the_call_off_the_disk_and_touches_no_jax_setting(capsys,
     assert cache.directory() == str(_cache_dir)  # restored
     files = set(os.listdir(_cache_dir))
     # --no-bounds: this test is about the cache, not the brackets (tests/cli/test_cli_bounds.py)
-    # one step (no composition kernels) on grids no other test uses: kernels that must be compiled
-    one_step = ["curve", "--noise-multiplier", str(SIGMA), "--sample-rate", str(P), "--num-steps", "1", "--grid-step"]
-    out = run_json(capsys, one_step + ["2e-3", "--no-cache", "--no-bounds"])
-    assert out["command"] == "curve"
+    # one step (no composition kernels); follow_environment() emptied the table of kernels in
+    # memory and the directory is new: every kernel of the call is compiled, none may be stored
+    one_step = ["curve", "--noise-multiplier", str(SIGMA), "--sample-rate", str(P), "--num-steps", "1",
+                "--grid-step", "2e-3", "--no-bounds"]
+    out = run_json(capsys, one_step + ["--no-cache"])
+    assert out["command"] == "curve" and len(out["alpha"]) > 1
     assert set(os.listdir(_cache_dir)) == files
-    run_json(capsys, one_step + ["3e-3", "--no-bounds"])  # new kernel shapes
+    # with the cache: the same call at one alpha reuses the kernels in memory but for the beta
+    # kernel of one query, compiled here and stored
+    run_json(capsys, one_step + ["--alpha", "0.1"])
     assert set(os.listdir(_cache_dir)) > files
     assert dict(jax.config.values) == before
     cache.follow_environment()
