@@ -109,7 +109,8 @@ def test_shape_mismatch_names_the_arguments(names, call):
 
 
 def test_shape_mismatch_against_a_batch(pl):
-    batch = dpax.gaussian([1.0, 2.0], grid_step=1e-2)
+    batch = pl.broadcast_to((2,))  # a batch of two rows on the fixture's arrays: no construction kernels
+    assert batch.batch_shape == (2,)
     raises(ValueError, lambda: batch.self_compose([1, 2, 3]), "num_steps", "(3,)", "(2,)")
     raises(ValueError, lambda: dpax.compose((batch, [1, 2, 3])), "count of compose argument 0", "(3,)")
     raises(ValueError, lambda: batch.broadcast_to((3,)), "shape", "(2,)")
@@ -220,8 +221,10 @@ def test_huge_noise(noise):
     ref = dpax.gaussian(1e154, grid_step=1e-2)
     for a, b in zip(pl.pair, ref.pair):  # built as 1e154: the pair of every noise from 1e154 to 1.34e154
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    assert pl.advantage() == 0.0 and pl.epsilon(1e-5) == 0.0
-    assert np.all(np.isfinite(pl.beta([0.0, 0.1, 1.0])))
+    # as many deltas and alphas as gdp.report's (REPORT_DELTAS, TIER2_ALPHAS): the epsilon and
+    # beta kernels of test_gdp_report_of_huge_noise, whose pair has this one's length
+    assert pl.advantage() == 0.0 and np.all(pl.epsilon([1e-5, 1e-6, 1e-9]) == 0.0)
+    assert np.all(np.isfinite(pl.beta([0.0, 1e-10, 1e-6, 1e-3, 0.1, 0.5, 1.0])))
     dp = dpax.dpsgd(noise, 0.1, 5, grid_step=1e-2)
     assert dp.advantage() == 0.0
     assert dpax.gaussian(1.0, sensitivity=1e-300, grid_step=1e-2).advantage() == 0.0
