@@ -35,11 +35,11 @@ def test_user_arrays_any_batch_shape_and_float64():
 
 
 def test_pair_round_trip_indexing_and_broadcast():
-    pl = dpax.gaussian([1.0, 2.0, 4.0], grid_step=1e-2)
+    pl = dpax.gaussian([1.0, 2.0, 4.0], grid_step=0.1)  # grid 0.1: every row on one support length
     assert isinstance(pl.pair, Pair) and pl.pair.pmf_x.shape == (3, pl.support_length)
     same = dpax.PrivacyLoss.from_pair(pl.pair, pl.grid_step, "copy", (3,), pl.exact_ratio)
     np.testing.assert_array_equal(same.beta(ALPHAS), pl.beta(ALPHAS))
-    np.testing.assert_allclose(pl[1].beta(ALPHAS), dpax.gaussian(2.0, grid_step=1e-2).beta(ALPHAS), atol=1e-12)
+    np.testing.assert_allclose(pl[1].beta(ALPHAS), dpax.gaussian(2.0, grid_step=0.1).beta(ALPHAS), atol=1e-12)
     assert pl[1:].batch_shape == (2,) and pl[0].batch_shape == ()
     b = pl[2].broadcast_to((2, 2))
     assert b.batch_shape == (2, 2)
@@ -49,17 +49,19 @@ def test_pair_round_trip_indexing_and_broadcast():
 
 
 def test_pytree_through_jit():
-    pl = dpax.gaussian([1.0, 2.0], grid_step=1e-2)
+    pl = dpax.gaussian([1.0, 2.0, 4.0], grid_step=0.1)  # the batch of the test above (its kernels)
     leaves, tree = jax.tree_util.tree_flatten(pl)
     assert len(leaves) == 5
     with jax.enable_x64(True):
         doubled = jax.jit(lambda q: jax.tree_util.tree_map(lambda a: a, q))(pl)
-    assert isinstance(doubled, dpax.PrivacyLoss) and doubled.batch_shape == (2,)
+    assert isinstance(doubled, dpax.PrivacyLoss) and doubled.batch_shape == (3,)
     np.testing.assert_array_equal(doubled.beta(ALPHAS), pl.beta(ALPHAS))
 
 
 def test_tradeoff_points_are_monotone_and_on_the_curve():
-    pl = dpax.dpsgd(1.0, 0.01, 100, grid_step=1e-3)  # the pair of the regrid test below (its kernels)
+    # the pair of the regrid test below (its kernels); grid 0.05 (1e-3 until 2026-11-27): its
+    # single step is on the shortest support, that of the Gaussians of the tests above
+    pl = dpax.dpsgd(1.0, 0.01, 100, grid_step=0.05)
     a, b = pl.tradeoff_points()
     assert np.all(np.diff(a) <= 0) and np.all(np.diff(b) >= 0)
     sa, sb = pl.tradeoff_points(symmetric=True)
@@ -69,17 +71,18 @@ def test_tradeoff_points_are_monotone_and_on_the_curve():
 
 
 def test_regrid_is_pessimistic_and_the_identity_at_the_same_step():
-    fine = dpax.dpsgd(1.0, 0.01, 100, grid_step=1e-3)
-    assert fine.regrid(1e-3) is fine
-    coarse = fine.regrid(1e-2)
-    assert coarse.grid_step == 1e-2
+    fine = dpax.dpsgd(1.0, 0.01, 100, grid_step=0.05)  # grids 1e-3 and 1e-2 until 2026-11-27
+    assert fine.regrid(0.05) is fine
+    coarse = fine.regrid(0.1)  # both on the shortest support: the kernels of the tests above
+    assert coarse.grid_step == 0.1
     assert np.all(coarse.beta(ALPHAS) <= fine.beta(ALPHAS) + 1e-12)
     assert coarse.epsilon(1e-5) >= fine.epsilon(1e-5) - 1e-12
     assert np.max(fine.beta(ALPHAS) - coarse.beta(ALPHAS)) < 0.05  # pessimistic, not useless
 
 
-# 16 steps (an FFT length of its own) is slow; default siblings: 1 and 400
-@pytest.mark.parametrize("steps", [1, pytest.param(16, marks=pytest.mark.slow), 400])
+# 16 steps (an FFT length of its own) and 1 (a beta kernel of its own) are slow; default siblings:
+# 400, and tests/test_gaussian_exact.py::test_self_compose_equals_repeated_compose
+@pytest.mark.parametrize("steps", [pytest.param(1, marks=pytest.mark.slow), pytest.param(16, marks=pytest.mark.slow), 400])
 def test_self_compose_matches_the_composed_gaussian(steps):
     sigma, step = 4.0, 1e-3
     pl = dpax.gaussian(sigma, grid_step=step).self_compose(steps)
