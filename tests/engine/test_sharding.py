@@ -22,29 +22,38 @@ from dpax.targets import Advantage, ErrRates
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+#: The calibration of the sharded test (in the subprocess) and of the chunking test (in this
+#: process, on one device: it loads the kernels the subprocess stored for its single-device
+#: run from the test run's kernel store instead of compiling them)
+KW = ("dict(sample_rate=[0.001, 0.01, 0.02], num_steps=[1000, 100, 300], "
+      "target=[ErrRates(0.1, [0.5, 0.4, 0.6]), Advantage(0.5)], grid_step=1e-2, compare_standard=False)")
+
 SCRIPT = textwrap.dedent(
     """
-    import json, os, sys, tempfile
+    import json, os, sys
     os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
     import jax, numpy as np
     import dpax
     from dpax._engine import cache as _aot, sharding
     from dpax.targets import ErrRates, Advantage
+    KW = {kw}
     assert len(jax.devices()) == 2
     out = {}
-    kw = dict(sample_rate=[0.001, 0.01, 0.02], num_steps=[1000, 100, 300],
-              target=[ErrRates(0.1, [0.5, 0.4, 0.6]), Advantage(0.5)], grid_step=1e-2, compare_standard=False)
+    kw = KW
     pl = dpax.dpsgd([1.0, 2.0], 0.01, 100, grid_step=1e-2)
     out["sharding"] = str(pl.pair[0].sharding)
     out["devices_used"] = sorted(d.id for d in pl.pair[0].sharding.device_set)
     a = dpax.calibrate_dpsgd(**kw)
-    # the kernel cache stores single-device executables; sharded calls run through jit
-    with tempfile.TemporaryDirectory() as tmp:
-        _aot.enable(tmp)
-        c = dpax.dpsgd([1.0, 2.0], 0.01, 100, grid_step=1e-2)
-        out["aot_sharding"] = str(c.pair[0].sharding)
-        out["aot_beta"] = c.beta(0.1).tolist()
-        _aot.enable(None)
+    # the kernel cache stores single-device executables; sharded calls run through jit. The
+    # store is on (the test run's, DPAX_CACHE_DIR): the same call again, the executables of
+    # pl's single-device kernels now loaded from it (a fresh store compiled them all again)
+    assert _aot.enabled()
+    _aot.enable()
+    before = _aot.stats["loaded"]
+    c = dpax.dpsgd([1.0, 2.0], 0.01, 100, grid_step=1e-2)
+    assert _aot.stats["loaded"] > before
+    out["aot_sharding"] = str(c.pair[0].sharding)
+    out["aot_beta"] = c.beta(0.1).tolist()
     out["plain_beta"] = pl.beta(0.1).tolist()
     sharding.use_devices(jax.devices()[:1])
     b = dpax.calibrate_dpsgd(**kw)
@@ -54,7 +63,7 @@ SCRIPT = textwrap.dedent(
                      "achieved": {k: np.asarray(v).tolist() for k, v in r.achieved.items()}}
     print("RESULT" + json.dumps(out))
     """
-)
+).replace("{kw}", KW)
 
 
 @pytest.fixture(scope="module")
@@ -117,16 +126,11 @@ def test_map_chunks_halves_until_it_fits():
 
 
 def test_calibration_chunks_a_batch_that_does_not_fit(monkeypatch):
-    kw = dict(sample_rate=[0.01, 0.02, 0.005], num_steps=[100, 50, 400], target=ErrRates(0.1, 0.5),
-              grid_step=1e-2, compare_standard=False)
+    kw = eval(KW)  # the two_devices subprocess's calibration: its single-device kernels are stored
     whole = dpax.calibrate_dpsgd(**kw)
     # budget: a few rows of the composed support fit, a round's 3 rows x 8 candidates do not
     length = dpax.dpsgd(whole.noise_multiplier, kw["sample_rate"], kw["num_steps"], grid_step=1e-2).support_length
     monkeypatch.setattr(_grid, "MEMORY_LIMIT_BYTES", 4 * 2 * length * 2 * _grid.BYTES_PER_POINT)
-    # the plain call runs such a batch in chunks of rows (issue 21) instead of refusing it (24
-    # rows near the calibrated noise, each about as long as the longest above: 13 kernels; noise
-    # from 0.3 to 3 took 31 for rows no longer)
-    assert dpax.dpsgd(np.linspace(0.3, 0.36, 24), 0.01, 100, grid_step=1e-2).batch_shape == (24,)
     seen = []
     real = sharding.map_chunks
 
@@ -145,3 +149,10 @@ def test_calibration_chunks_a_batch_that_does_not_fit(monkeypatch):
     assert any(used < n for n, used in seen) or min(fft_rows) < max(n for n, _ in seen)  # it really was split
     assert np.array_equal(chunked.noise_multiplier, whole.noise_multiplier)
     assert list(chunked.status) == list(whole.status)
+    # the plain call runs such a batch in chunks of rows (issue 21) instead of refusing it: 12
+    # copies of the first row, composed 10 rows at a time (3 kernels; 24 rows of noise 0.3
+    # to 0.36, grouped by length and never over the budget, took 13)
+    fft_rows.clear()
+    noise, rate, steps = whole.noise_multiplier[0], kw["sample_rate"][0], kw["num_steps"][0]
+    assert dpax.dpsgd(np.full(12, noise), rate, steps, grid_step=1e-2).batch_shape == (12,)
+    assert 0 < max(fft_rows) < 12
