@@ -60,7 +60,9 @@ def assert_safe_close(got, exact, tol, kind):
 
 
 def test_laplace_matches_closed_form_curve_batch():
-    scale = np.array([0.4, 1.0, 2.5])
+    # scales 0.8 and 1 are the pairs of test_subsampled_laplace_exact_profile_and_dp_accounting and
+    # test_laplace_agrees_with_dp_accounting_same_grid (their kernels); 2.5 until 2026-11-27
+    scale = np.array([0.4, 0.8, 1.0])
     pl = dpax.laplace(scale, sensitivity=1.0)
     assert pl.batch_shape == (3,)
     beta = pl.beta(ALPHAS)
@@ -148,6 +150,10 @@ def test_randomized_response_closed_form():
     np.testing.assert_allclose(pl.advantage(), np.tanh(eps / 2), atol=1e-12)  # (e^eps - 1) / (e^eps + 1)
 
 
+# default siblings: tests/test_interop.py::test_sparse_pmfs_and_mechanisms_only_dp_accounting_has (4-ary
+# randomized response against dp-accounting's), test_approximate_dp_worst_case_curve[1.0-0.0] and
+# test_cli_mechanism_subcommand (binary randomized response against the closed form at 1e-12)
+@pytest.mark.slow
 def test_k_ary_randomized_response_exact_and_dp_accounting():
     eps, k = 1.2, np.array([2, 3, 10])
     pl = dpax.randomized_response(eps, k=k)
@@ -164,9 +170,10 @@ def test_k_ary_randomized_response_exact_and_dp_accounting():
     assert np.all(pl.epsilon(0.0) == pytest.approx(eps, abs=1e-12))
 
 
-# (0, 0.1) and (3, 0.2) (supports of their own) are slow; default siblings: (0.5, 1e-3) and (1, 0)
-@pytest.mark.parametrize("eps,delta", [pytest.param(0.0, 0.1, marks=pytest.mark.slow), (0.5, 1e-3), (1.0, 0.0),
-                                       pytest.param(3.0, 0.2, marks=pytest.mark.slow)])
+# (0, 0.1), (0.5, 1e-3) and (3, 0.2) (supports of their own) are slow; default siblings: (1, 1e-3)
+# (delta > 0, on the support of (1, 0)) and (1, 0)
+@pytest.mark.parametrize("eps,delta", [pytest.param(0.0, 0.1, marks=pytest.mark.slow), pytest.param(0.5, 1e-3, marks=pytest.mark.slow),
+                                       (1.0, 1e-3), (1.0, 0.0), pytest.param(3.0, 0.2, marks=pytest.mark.slow)])
 def test_approximate_dp_worst_case_curve(eps, delta):
     pl = dpax.approximate_dp(eps, delta, grid_step=1e-3)  # atoms on the grid: exact
     assert_safe_close(pl.beta(ALPHAS), approx_dp_beta(ALPHAS, eps, delta), 1e-12, "beta")
@@ -228,9 +235,10 @@ def test_discrete_gaussian_exact_and_dp_accounting(sigma, sens):
 
 
 def test_discrete_batch_broadcasts():
-    pl = dpax.discrete_gaussian([[1.0], [2.0]], [1, 2, 3])
+    # grid 0.5: every row on the shortest support (one kernel for the six rows, not five)
+    pl = dpax.discrete_gaussian([[1.0], [2.0]], [1, 2, 3], grid_step=0.5)
     assert pl.batch_shape == (2, 3)
-    single = dpax.discrete_gaussian(2.0, 3)
+    single = dpax.discrete_gaussian(2.0, 3, grid_step=0.5)
     np.testing.assert_allclose(pl.delta(0.5)[1, 2], single.delta(0.5), atol=1e-12)
 
 
@@ -238,7 +246,7 @@ def test_discrete_batch_broadcasts():
 
 
 def test_substitution_gaussian_has_twice_the_sensitivity():
-    sigma = 2.0
+    sigma = 4.0  # the pair of gaussian(4, sensitivity=2) in test_discrete_gaussian_exact_and_dp_accounting[4.0-2]
     pl = dpax.gaussian(sigma, neighbouring="substitution")
     exact = norm.cdf(norm.isf(ALPHAS) - 2.0 / sigma)
     assert_safe_close(pl.beta(ALPHAS), exact, 1e-6, "beta")
@@ -271,14 +279,15 @@ def test_substitution_laplace_and_discrete_double_sensitivity_rr_unchanged():
 
 
 def test_repr_and_tradeoff_points():
-    pl = dpax.laplace(2.0, sensitivity=1.0, grid_step=1e-3)
+    # scale 0.5 (2 until 2026-11-27): the pair of test_substitution_laplace_and_discrete_double_sensitivity_rr_unchanged
+    pl = dpax.laplace(0.5, sensitivity=1.0, grid_step=1e-3)
     text = repr(pl)
-    for part in ("laplace(scale=2, sensitivity=1)", "grid_step=0.001", "support_length=", "tail_mass"):
+    for part in ("laplace(scale=0.5, sensitivity=1)", "grid_step=0.001", "support_length=", "tail_mass"):
         assert part in text
     alpha, beta = pl.tradeoff_points()
     assert alpha.shape == beta.shape == (pl.support_length + 1,)
     assert np.all(np.diff(alpha) <= 0) and np.all(np.diff(beta) >= 0)
-    assert np.all(beta <= laplace_beta(alpha, 0.5) + 1e-12)
+    assert np.all(beta <= laplace_beta(alpha, 2.0) + 1e-12)
 
 
 @pytest.mark.parametrize(
@@ -323,16 +332,17 @@ def test_from_privacy_profile_with_the_laplace_profile():
 @pytest.mark.parametrize("sigma,p", [(1.0, 0.1), pytest.param(0.7, 0.3, marks=pytest.mark.slow),
                                      pytest.param(1.2, 0.01, marks=pytest.mark.slow)])
 def test_subsampled_gaussian_substitution_matches_dp_accounting_replace_one(sigma, p):
-    """Poisson subsampling under replace-one: dp-accounting's REPLACE pair on the same grid.
-    Observed: |delta - oracle| <= 5e-14."""
-    pl = dpax.subsampled_gaussian(sigma, p, neighbouring="substitution")
+    """Poisson subsampling under replace-one: dp-accounting's REPLACE pair on the same grid
+    (1e-3). Observed: |delta - oracle| <= 5e-14 at grid 1e-4, 3e-16 at 1e-3."""
+    h = 1e-3
+    pl = dpax.subsampled_gaussian(sigma, p, grid_step=h, neighbouring="substitution")
     oracle = dpa_pld.from_gaussian_mechanism(
-        sigma, sampling_prob=p, value_discretization_interval=1e-4, neighboring_relation=dpa_pld.NeighborRel.REPLACE_ONE
+        sigma, sampling_prob=p, value_discretization_interval=h, neighboring_relation=dpa_pld.NeighborRel.REPLACE_ONE
     )
     theirs = np.array([oracle.get_delta_for_epsilon(e) for e in EPSILONS])
     assert np.max(np.abs(pl.delta(EPSILONS) - theirs)) <= 1e-10
     # substitution is never more private than add/remove for the same noise and rate
-    assert np.all(pl.delta(EPSILONS) >= dpax.subsampled_gaussian(sigma, p).delta(EPSILONS) - 1e-12)
+    assert np.all(pl.delta(EPSILONS) >= dpax.subsampled_gaussian(sigma, p, grid_step=h).delta(EPSILONS) - 1e-12)
 
 
 # default siblings: tests/test_bounds_interval.py::test_substitution_gaussian_inside_bracket[0.01] (the same
@@ -359,15 +369,17 @@ def test_cli_mechanism_subcommand(capsys):
 
     from dpax.cli import main
 
-    assert main(["mechanism", "randomized-response", "--epsilon", "1", "--grid-step", "1e-3", "--alpha", "0.01", "0.1",
+    # at ALPHAS: the beta kernel test_approximate_dp_worst_case_curve[1.0-*] compiles for this support
+    assert main(["mechanism", "randomized-response", "--epsilon", "1", "--grid-step", "1e-3", "--alpha", *map(repr, ALPHAS.tolist()),
                  "--delta", "0", "--json", "--no-cache"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["mechanism"] == "randomized-response"
-    np.testing.assert_allclose(out["beta"], approx_dp_beta(np.array([0.01, 0.1]), 1.0), atol=1e-12)
+    np.testing.assert_allclose(out["beta"], approx_dp_beta(ALPHAS, 1.0), atol=1e-12)
     assert out["epsilon"] == [pytest.approx(1.0, abs=1e-12)]
-    assert main(["mechanism", "laplace", "--scale", "2", "--count", "3", "--grid-step", "1e-3", "--no-cache"]) == 0
+    # scale 0.5 (2 until 2026-11-27): the pair of test_repr_and_tradeoff_points
+    assert main(["mechanism", "laplace", "--scale", "0.5", "--count", "3", "--grid-step", "1e-3", "--no-cache"]) == 0
     text = capsys.readouterr().out
-    assert "laplace(scale=2, sensitivity=1) x 3" in text and "advantage" in text
+    assert "laplace(scale=0.5, sensitivity=1) x 3" in text and "advantage" in text
     assert main(["mechanism", "laplace", "--epsilon", "1", "--no-cache"]) == 2
     assert "does not take --epsilon" in capsys.readouterr().err
     assert main(["mechanism", "discrete-gaussian", "--no-cache"]) == 2
