@@ -39,6 +39,9 @@ def registered():
     return register_with_opacus(NAME, grid_step=GRID)
 
 
+# slow: a second Python process; default sibling: tests/test_accountants.py::test_does_not_import_torch
+# (dpax, dpax.accountants and dpax.compat load neither torch nor opacus), which runs without them too
+@pytest.mark.slow
 def test_import_dpax_loads_neither_torch_nor_opacus():
     code = "import sys, dpax, dpax.accountants; print([m for m in ('torch', 'opacus') if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
