@@ -24,9 +24,14 @@ CASES = [
 DEFAULT = {
     # (5, 100) and (100, 10000) at 1e-3 (supports and FFT lengths of their own) are slow; the
     # compositions (1, 10), (10, 1000) here and (50, 10000) at 1e-4 stay in the default run
-    1e-3: {(1.0, 1), (2.0, 1), (1.0, 10), (10.0, 1000)},  # (0.5, 1): slow (single steps sigma 1, 2 stay)
+    # (0.5, 1) and (2, 1): slow (their own beta and advantage kernels); default sibling: the
+    # single step sigma 1 (and tests/test_api.py::test_gaussian_batch_matches_closed_form, sigma 1 and 2)
+    1e-3: {(1.0, 1), (1.0, 10), (10.0, 1000)},
     1e-4: {(1.0, 1), (1.0, 10), (10.0, 1000)},  # (50, 10000): slow, its own FFT length
-    1e-5: {(1.0, 1)},  # the other single steps at 1e-5 (own kernels of 1-2 million points): slow
+    # every single step at 1e-5 (own kernels of 1-2 million points) is slow; default sibling:
+    # tests/test_subsampled_exact.py::test_beta_matches_exact_symmetrised_curve[s0.5-p0.3-h1e-05]
+    # (the same construction, the Gaussian's with p < 1, against its exact curve at grid 1e-5)
+    1e-5: set(),
 }
 #: too much memory at grid 1e-5 (support of ~4e7 points) for this test machine
 SKIP_FINE = {(3.0, 1000), (0.5, 4)}
@@ -101,6 +106,13 @@ def test_sensitivity_scales_mu():
     assert err.max() <= 1e-8 and err.min() >= -tight(2.0, 1, 1e-3)
 
 
+# slow (10 kernels of its own: the three-factor and the two chained two-factor compositions);
+# default siblings: tests/engine/test_composition.py::test_forty_gaussians_compose_to_exact_gdp
+# (distinct Gaussians compose to mu^2 = sum 1 / s_i^2, never above the curve),
+# tests/engine/test_composition.py::test_dpsgd_noise_schedule_matches_dp_accounting (composed
+# compositions equal the one-call composition to 1e-9) and tests/test_api.py::
+# test_compose_broadcasts_batches (pl.compose against the closed form)
+@pytest.mark.slow
 def test_heterogeneous_composition_adds_mu_squared():
     """compose(N(s1), N(s2), N(s3)) is mu-GDP with mu^2 = sum 1/s_i^2; pl.compose and
     dpax.compose agree."""
@@ -126,6 +138,10 @@ def test_self_compose_equals_repeated_compose():
     np.testing.assert_allclose(a.beta(A8), gdp_beta(A8, 1.0), atol=tight(2.0, 4, step))
 
 
+# slow (a 3-row window, FFT lengths and a beta kernel of its own); default siblings:
+# tests/test_api.py::test_num_steps_broadcast (num_steps broadcast in one call, each row as alone)
+# and test_beta_matches_gdp_curve's compositions (T = 10 and 1000 against the closed form)
+@pytest.mark.slow
 def test_self_compose_batched_counts():
     """num_steps broadcasts against the batch: one call gives every T."""
     g = dpax.gaussian(10.0, grid_step=1e-3)
@@ -157,8 +173,11 @@ PROFILE_CASES = [
 
 
 #: slow at grid 1e-3 too (a support and FFT length of its own); the default compositions
-#: (1, 10), (3, 10), (10, 100) keep the composed profile, test_epsilon_of_composition_at_small_delta T = 1000
-PROFILE_SLOW_AT_1E3 = {(30.0, 1000), (5.0, 1)}  # (5, 1): a support no default test needs; single steps 0.5, 1, 2 stay
+#: (1, 10), (10, 100) keep the composed profile, test_epsilon_of_composition_at_small_delta T = 1000.
+#: (3, 10): an FFT length of its own; default siblings: (1, 10) and (10, 100).
+#: (5, 1): a support no default test needs; (0.5, 1) and (2, 1): epsilon kernels (and a support)
+#: of their own; default sibling: the single step sigma 1
+PROFILE_SLOW_AT_1E3 = {(30.0, 1000), (3.0, 10), (5.0, 1), (0.5, 1), (2.0, 1)}
 
 
 def _profile_cases():
@@ -182,10 +201,11 @@ def test_epsilon_matches_gdp_closed_form(sigma, num_steps, deltas, step):
 
 
 # the single steps sigma 0.5 and 2 (supports of their own at grid 1e-4) are slow; default
-# sibling: sigma 1 (and the compositions)
+# sibling: sigma 1 (and the compositions). (30, 1000) (an FFT length and delta kernel of its
+# own) is slow; default siblings: the compositions (1, 10) and (10, 100)
 @pytest.mark.parametrize("sigma, num_steps", [pytest.param(0.5, 1, marks=pytest.mark.slow), (1.0, 1),
                                               pytest.param(2.0, 1, marks=pytest.mark.slow), (1.0, 10), (10.0, 100),
-                                              (30.0, 1000)])
+                                              pytest.param(30.0, 1000, marks=pytest.mark.slow)])
 def test_delta_matches_gdp_closed_form(sigma, num_steps):
     mu = np.sqrt(num_steps) / sigma
     eps = np.array([0.0, 0.25, 0.5, 1.0, 2.0, 4.0])
