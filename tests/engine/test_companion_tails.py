@@ -63,7 +63,10 @@ def test_small_sides_over_estimate_the_exact_composition():
     assert np.max(tx[far] / tx_exact[far]) < 1.001  # and the booking stays tight there
 
 
-@pytest.mark.parametrize("step", [1e-2, 1e-3])
+# grid 1e-3 is slow (ten kernels of its own: the 16 steps at 1e-3, safe and companion); default
+# siblings: grid 1e-2 here, and tests/test_bounds_interval.py::test_composed_gaussian_inside_bracket[1.0-4-0.001]
+# (a composed Gaussian's epsilon bracket around the closed form at grid 1e-3)
+@pytest.mark.parametrize("step", [1e-2, pytest.param(1e-3, marks=pytest.mark.slow)])
 def test_far_tail_epsilon_brackets_the_truth(step):
     """mu = 4 (sigma 1, 16 steps): epsilon at delta 1e-14 to 1e-6 within a narrow bracket
     around the closed form (the companion's old ratio bound gave 28.3 at 1e-10; without the
@@ -107,13 +110,15 @@ def test_tilt_rates_aim_at_the_tail():
     at 1e-10 has rate (s + mu^2/2) / mu^2 = 1.6 for mu = 4), and the tilt is exact: rate 1
     everywhere gives the same companion up to round-off."""
     one = dpax.subsampled_gaussian(1.0, 0.01, grid_step=1e-2).bounds()
-    span = np.array([10.0])
+    # the step as compose_arrays passes it (a float64, not a weakly typed Python float): the
+    # kernels compiled by the compositions above and below (a Python float is another key)
+    step, span = np.float64(1e-2), np.array([10.0])
     with jax.enable_x64(True):
-        rates = [composition.tilt_rates((one.pair,), (np.array([t]),), 1e-2, span)[0] for t in (1, 100, 10_000)]
+        rates = [composition.tilt_rates((one.pair,), (np.array([t]),), step, span)[0] for t in (1, 100, 10_000)]
     assert all(r.shape == (1, 4) and np.all(r >= 1.0) for r in rates)
     g = dpax.gaussian(1.0, grid_step=1e-2).bounds()
     with jax.enable_x64(True):
-        rate = composition.tilt_rates((g.pair,), (np.array([16]),), 1e-2, span)[0]
+        rate = composition.tilt_rates((g.pair,), (np.array([16]),), step, span)[0]
     assert np.all(np.abs(rate[:, :2] - (-8.0 + 4.0 * 6.36 + 8.0) / 16.0) < 0.15)  # the rates are a grid (ratio 1.26)
     pl = dpax.gaussian(1.0, grid_step=1e-2).self_compose(16)
     tuned = pl.bounds().pair
