@@ -75,10 +75,11 @@ def test_no_kernel_runs_before_the_budget_error(monkeypatch):
     assert built == []
 
 
-#: 12 rows of noise (the chunking and output tests share their kernels). Between 0.7 and 1.2
-#: the rows take 20 kernels and the budget below chunks them by 1 to 3; between 0.7 and 3.0
-#: they took 33 kernels, for chunks of 1 to 3 as well
-NOISE = np.linspace(0.7, 1.2, 12)
+#: 8 rows of noise (the chunking and output tests share their kernels): two support lengths,
+#: 4 rows each, built as two groups; under the budget below the long rows are composed 2 at a
+#: time, the short ones 4 (11 kernels, 16 with the chunks'). 12 rows from 0.7 to 1.2 took 20
+#: (five lengths, groups of 1 to 3), 24 with the chunks'; from 0.7 to 3.0, 33
+NOISE = np.repeat([0.7, 1.2], 4)
 
 
 def _arrays(pl):
@@ -94,7 +95,7 @@ def test_construction_and_composition_run_in_chunks_bit_identically(monkeypatch)
     built = _spy(monkeypatch, construct, "subsampled_gaussian_kernel")
     fft = _spy(monkeypatch, composition, "fft_compose_kernel")
     # room for the outputs and about three rows' intermediates
-    monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 12 * 16 * length + 3 * 2 * grid.BYTES_PER_POINT * length)
+    monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", noise.size * 16 * length + 3 * 2 * grid.BYTES_PER_POINT * length)
     step = dpax.subsampled_gaussian(noise, 0.2, grid_step=1e-2)
     chunked = step.self_compose(30)
     assert len(built) > 1 and max(built) <= 4
@@ -116,7 +117,7 @@ def test_an_output_over_the_budget_is_refused(monkeypatch):
     fft = _spy(monkeypatch, composition, "fft_compose_kernel")
     assembled = []
     monkeypatch.setattr(batching.RowAssembly, "__init__", lambda self, *a: assembled.append(a))
-    monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 12 * 16 * length // 2)
+    monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", NOISE.size * 16 * length // 2)
     with pytest.raises(grid.MemoryBudgetError, match="num_steps up to 30"):
         step.self_compose(30)
     assert fft == [] and assembled == []  # refused before the output is allocated
