@@ -50,10 +50,20 @@ def _check(pl, mu_true, regret_true, tol):
     return mu, regret
 
 
-def test_composed_gaussian_regret_is_zero():
-    """sigma 1, 4 steps: exactly 2-GDP, regret 0; a bracket that swapped its regret ends, or
-    whose upper end ignored the grid, fails."""
-    mu, regret = _check(dpax.gaussian(1.0, grid_step=1e-2).self_compose(4), 2.0, 0.0, 1e-12)
+# (1.0, 4, 1e-2) is slow (~12 kernels of its own: the Gaussian's and the companion's construction
+# and composition, the mu and regret kernels at 4096 points); default sibling: the (1.0, 1, 2e-3)
+# case, the same checks on one Gaussian step (exactly 1-GDP, regret 0), whose support (10240 points)
+# is test_subsampled_step_truth_inside[0.8-0.1-0.001]'s: the same construction, companion, mu and
+# regret kernels. Composed Gaussians' companions and mu brackets stay in the default run in
+# tests/engine/test_companion_tails.py::test_mu_bracket_holds_the_truth_and_is_narrow (16 steps).
+@pytest.mark.parametrize("sigma,steps,step", [(1.0, 1, 2e-3), pytest.param(1.0, 4, 1e-2, marks=pytest.mark.slow)])
+def test_composed_gaussian_regret_is_zero(sigma, steps, step):
+    """sigma 1, 4 steps: exactly 2-GDP, regret 0 (one step: 1-GDP); a bracket that swapped its
+    regret ends, or whose upper end ignored the grid, fails."""
+    pl = dpax.gaussian(sigma, grid_step=step)
+    if steps > 1:
+        pl = pl.self_compose(steps)
+    mu, regret = _check(pl, np.sqrt(steps) / sigma, 0.0, 1e-12)
     assert mu.width < 1e-3 and regret.optimistic == 0.0 and 0.0 < regret.safe < 1e-5
 
 
