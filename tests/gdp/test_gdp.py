@@ -27,9 +27,38 @@ def _dpsgd(sigma, p, steps, grid_step=1e-3):
 
 
 @functools.lru_cache(maxsize=None)
+def _gaussian():
+    """The Gaussian mechanism with sigma 1 (exactly 1-GDP) at grid 2.5e-4: its support, 81920
+    points, is that of _dpsgd(1.0, 0.3, 100), so its mu, beta, epsilon, advantage and
+    breakpoint kernels are that curve's (compiled once for the file)."""
+    return dpax.gaussian(1.0, grid_step=2.5e-4)
+
+
+@functools.lru_cache(maxsize=None)
 def _batch():
     """A 2 x 2 batch: noise multipliers (1, 2) by sample rates (0.1, 0.3), 100 steps."""
     return dpax.dpsgd(np.array([[1.0], [2.0]]), np.array([0.1, 0.3]), 100, grid_step=1e-3)
+
+
+@functools.lru_cache(maxsize=None)
+def _rows():
+    """A 2 x 2 batch of distinct rows that cost no construction kernels of their own: DP-SGD
+    (1, 0.3, 100) and randomized response with epsilon 1 (the curves of the tests above), and
+    randomized response with epsilon 0.5 and 2 built by hand on the same grid (1e-3), each
+    padded with zeros to DP-SGD's support. (A DP-SGD batch such as _batch() compiles its own
+    construction kernels, ~10 of them.)"""
+    e = np.array([0.5, 2.0])
+    k = np.rint(e / 1e-3).astype(int)
+    pairs = [tuple(np.asarray(a)[0] for a in pl.pair) for pl in (_dpsgd(1.0, 0.3, 100), _rr(1.0))]
+    for ki, ei in zip(k, e):
+        lo, hi = np.exp(ei) / (1.0 + np.exp(ei)), 1.0 / (1.0 + np.exp(ei))
+        px, py = np.zeros(2 * ki + 1), np.zeros(2 * ki + 1)
+        px[0], px[-1], py[0], py[-1] = lo, hi, hi, lo  # losses -e and e: Pr[X = x] = e^-x Pr[Y = x]
+        pairs.append((px, py, -ki, 0.0, 0.0))
+    n = max(p[0].size for p in pairs)
+    px, py = (np.stack([np.pad(p[i], (0, n - p[i].size)) for p in pairs]).reshape(2, 2, n) for i in (0, 1))
+    offset, inf_y, neginf_x = (np.array([float(p[i]) for p in pairs]).reshape(2, 2) for i in (2, 3, 4))
+    return dpax.PrivacyLoss(px, py, offset.astype(np.int64), inf_y, neginf_x, 1e-3, description="rows")
 
 
 def _rr(epsilon, grid_step=1e-3):
@@ -77,8 +106,7 @@ def test_closed_forms_match_dong_roth_su():
 
 def test_clt_approximations():
     # Gaussian: the CLT is exact
-    pl = dpax.gaussian(2.0, grid_step=1e-4)
-    assert gdp.clt_mu(pl, num_steps=100) == pytest.approx(5.0, rel=1e-3)
+    assert gdp.clt_mu(_gaussian(), num_steps=100) == pytest.approx(10.0, rel=1e-3)
 
 
 @pytest.mark.slow
@@ -96,11 +124,13 @@ def test_clt_approximations_of_dpsgd_are_optimistic():
 # -- mu and regret --------------------------------------------------------------------------
 
 
-# slow (all cases): the composed Gaussian's mu pessimistic and within
-# 1e-3 of sqrt(T)/sigma and its regret ~0 stay in the default run in
-# tests/gdp/test_regret_bracket.py::test_composed_gaussian_regret_is_zero (sigma 1, 4 steps: point
-# mu inside a bracket around 2 narrower than 1e-3, regret below 1e-5) and
-# test_report_gaussian_epsilon_matches_closed_form (grid 1e-4, regret < 1e-6)
+# slow (all cases): the composed Gaussian's mu pessimistic and within 1e-3 of sqrt(T)/sigma stays
+# in the default run in tests/engine/test_companion_tails.py::test_mu_bracket_holds_the_truth_and_is_narrow
+# (16 steps of sigma 1: mu_optimistic < 4 < mu, less than 1e-4 apart), the composed Gaussian's
+# curve equal to the GDP curve in tests/test_gaussian_exact.py::test_beta_matches_gdp_curve, and a
+# Gaussian's regret ~0 in tests/gdp/test_regret_bracket.py::test_composed_gaussian_regret_is_zero[1.0-1-0.002]
+# (point mu inside a bracket narrower than 1e-3, regret below 1e-5) and
+# test_report_gaussian_epsilon_matches_closed_form (regret < 1e-6)
 @pytest.mark.parametrize("sigma,steps", [pytest.param(1.0, 1, marks=pytest.mark.slow),
                                          pytest.param(1.0, 4, marks=pytest.mark.slow),
                                          pytest.param(2.0, 100, marks=pytest.mark.slow),
@@ -146,8 +176,11 @@ def test_randomized_response_gets_proposition_6_1_and_large_regret():
 #: (sigma, p, T, grid). Observed: |mu - gdpnum| <= 6.5e-5 relative, |regret| <= 1.5e-5.
 GDPNUM_CONFIGS = [
     # the paper's De et al. CIFAR-10 configuration: slow; the default run keeps the
-    # agreement with gdpnum in (1.0, 0.3, 100) and this curve's mu (grid 1e-4) equal to the exact
-    # Eq. 29 max in tests/gdp/test_bounds.py::test_eq29_fast_path_bounds_the_exact_max[dpsgd]
+    # agreement with gdpnum in (1.0, 0.3, 100), this configuration's mu and regret against
+    # gdpnum's at grid 1e-3 in tests/compat/test_compat.py::test_mu_and_regret_for_dpsgd[cfg0], and
+    # the mu of a DP-SGD curve at grid 1e-4 equal to the exact Eq. 29 max in
+    # tests/gdp/test_bounds.py::test_eq29_fast_path_bounds_the_exact_max[dpsgd] (this curve's: its
+    # slow "dpsgd rows" case)
     pytest.param((9.4, 16384 / 50000, 2000, 1e-4), marks=pytest.mark.slow),
     (1.0, 0.3, 100, 1e-3),
     pytest.param((1.0, 0.1, 1000, 1e-3), marks=pytest.mark.slow),
@@ -205,12 +238,14 @@ def test_gdpnum_mu_is_optimistic_where_its_fnr_rounds_to_one():
 
 
 def test_regret_where_gdpnum_grid_misses_the_point():
-    """sigma=0.5, p=0.1, T=1000 (grid 1e-3): the regret is attained at an FPR below 1e-4, between
+    """sigma=0.5, p=0.1, T=1000 (grid 2e-3): the regret is attained at an FPR below 1e-4, between
     gdpnum's first two grid points (0 and 1/9999). With the same curve and mu, gdpnum's
-    algorithm returns a smaller regret; at dpax's witness FPR it violates Eq. 8."""
+    algorithm returns a smaller regret; at dpax's witness FPR it violates Eq. 8. (Grid 2e-3,
+    not 1e-3: the construction kernels of _dpsgd(1.0, 0.3, 100) and the mu kernel shape of
+    test_mu_never_below_finer_grid; observed: witness FPR 7.7e-7, regret 1.6e-6 above gdpnum's.)"""
     from gdpnum.converter import get_worst_case_regret
 
-    pl = _dpsgd(0.5, 0.1, 1000)
+    pl = _dpsgd(0.5, 0.1, 1000, 2e-3)
     mu, regret = gdp.mu_and_regret(pl)
     alpha_w = gdp.regret_witness(pl)
     a, b = _symmetrised_points(pl)
@@ -248,7 +283,7 @@ def test_regret_matches_gdpnum_algorithm_on_the_same_curve(cfg):
 
 
 # slow: a batch's rows keep their own mu and regret in the default run in
-# test_rows_run_in_chunks_within_the_memory_budget (this batch in two-row chunks, bit for bit) and
+# test_rows_run_in_chunks_within_the_memory_budget (a 2 x 2 batch in two-row chunks, bit for bit) and
 # tests/engine/test_composition.py::test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails
 # (a row alone and in a batch, to 1e-12); the (2, 2) shapes in test_report_tiers_table_and_json
 @pytest.mark.slow
@@ -268,12 +303,14 @@ def test_batch_is_one_call_and_matches_rows():
 def test_rows_run_in_chunks_within_the_memory_budget(monkeypatch):
     """Rows are independent (issue 21): under a budget that holds two rows, a 4-row batch runs
     as two kernel calls of two rows each, with answers bit-identical to the whole batch's;
-    a budget below one row is a MemoryBudgetError naming mu_and_regret."""
+    a budget below one row is a MemoryBudgetError naming mu_and_regret. (The batch: _rows(),
+    distinct rows whose construction compiles nothing of its own.)"""
     from dpax._engine import grid as _grid
     from dpax.gdp import mu_regret as _mu_regret
 
-    pl = _batch()
+    pl = _rows()
     whole = _mu_regret.mu_regret_rows(pl, gdp.DEFAULT_TAIL)
+    assert len(set(np.ravel(whole[0]).tolist())) == 4  # distinct rows: a mix-up of rows shows
     length = _grid.power_of_two(pl.support_length)
     calls = []
     kernel = _mu_regret._mu_regret_kernel
@@ -297,7 +334,7 @@ def test_tail_zero_and_infinite_atoms():
     assert mu0 == np.inf
     assert 0 < regret0 <= 0.5
     # a Gaussian built exactly has no atom in the box: tail only moves the box
-    g = dpax.gaussian(1.0, grid_step=1e-4)
+    g = _gaussian()
     assert gdp.mu_and_regret(g, tail=1e-6)[0] == pytest.approx(1.0, rel=1e-4)
 
 
@@ -305,7 +342,7 @@ def test_bad_input():
     with pytest.raises(TypeError, match="PrivacyLoss"):
         gdp.mu_and_regret(1.0)
     with pytest.raises(ValueError, match="tail"):
-        gdp.mu_and_regret(dpax.gaussian(1.0), tail=0.7)
+        gdp.mu_and_regret(_gaussian(), tail=0.7)  # (a curve built above: no construction kernels)
     with pytest.raises(ValueError, match="mu"):
         gdp.tradeoff(-1.0, 0.1)
     with pytest.raises(ValueError, match="alpha"):
@@ -317,12 +354,12 @@ def test_bad_input():
 
 def test_advantage_difference_bounded_by_twice_delta():
     pairs = [
-        (dpax.gaussian(1.0, grid_step=1e-4), cv.gdp_curve(1.3)),
-        (_dpsgd(0.5, 0.1, 1000), cv.gdp_curve(1.2)),  # DP-SGD curves of the tests above
+        (_gaussian(), cv.gdp_curve(1.3)),
+        (_dpsgd(0.5, 0.1, 1000, 2e-3), cv.gdp_curve(1.2)),  # DP-SGD curves of the tests above
         (_rr(1.0), cv.gdp_curve(cv.mu_from_epsilon_dp(1.0))),
         (cv.epsilon_delta_curve(1.0, 1e-5), cv.rdp_curve(2.0, 0.5)),
         (cv.gdp_curve(0.5), cv.epsilon_delta_curve(0.5, 0.01)),
-        (_dpsgd(1.0, 0.3, 100), _dpsgd(0.5, 0.1, 1000)),
+        (_dpsgd(1.0, 0.3, 100), _dpsgd(0.5, 0.1, 1000, 2e-3)),
     ]
     for f, g in pairs:
         adv = [float(c.advantage()) if hasattr(c, "advantage") else None for c in (f, g)]
@@ -350,16 +387,18 @@ def test_report_tiers_table_and_json():
     assert "Tier I" in text and "Tier II" in text and "alpha*" in text
     back = json.loads(r.to_json())
     assert back["mu"] == pytest.approx(mu) and len(back["beta"]) == 8
-    # a batch reports per configuration
-    rb = gdp.report(_batch())
+    # a batch reports per configuration (_rows(): the batch of the test above)
+    rb = gdp.report(_rows())
     assert rb.mu.shape == (2, 2) and rb.beta.shape == (2, 2, 8) and rb.table().count("Tier I:") == 4
 
 
 def test_report_gaussian_epsilon_matches_closed_form():
-    r = gdp.report(dpax.gaussian(1.0, grid_step=1e-4).self_compose(4))
+    # the Gaussian of sigma 1 at grid 2.5e-4 (the kernels of the DP-SGD report above; the 4-step
+    # composition of sigma 1 at grid 1e-4 it replaced compiled 7 of its own): exactly 1-GDP
+    r = gdp.report(_gaussian())
     assert r.regret < 1e-6 and r.gdp_ok
-    np.testing.assert_allclose(r.epsilon, gdp.epsilon(np.array(gdp.REPORT_DELTAS), 2.0), rtol=1e-3)
-    np.testing.assert_allclose(r.beta[:7], norm.cdf(norm.isf(r.alpha[:7]) - 2.0), rtol=1e-3, atol=1e-9)
+    np.testing.assert_allclose(r.epsilon, gdp.epsilon(np.array(gdp.REPORT_DELTAS), 1.0), rtol=1e-3)
+    np.testing.assert_allclose(r.beta[:7], norm.cdf(norm.isf(r.alpha[:7]) - 1.0), rtol=1e-3, atol=1e-9)
 
 
 # -- command line ----------------------------------------------------------------------------
