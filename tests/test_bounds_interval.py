@@ -110,6 +110,11 @@ def test_composed_gaussian_inside_bracket_fine(sigma, steps, step):
     _gaussian_case(sigma, steps, step)
 
 
+# slow (the mu kernel at 4096 points, ~3 s to compile); default siblings:
+# tests/engine/test_companion_tails.py::test_mu_bracket_holds_the_truth_and_is_narrow (the composed
+# Gaussian's mu(pl.bounds()) below the true mu (16 steps: 4), mu(pl) above it, less than 1e-4 apart)
+# and tests/gdp/test_regret_bracket.py::test_composed_gaussian_regret_is_zero (mu's bracket holds the truth)
+@pytest.mark.slow
 def test_gaussian_mu_inside_bracket():
     """mu from the companion's curve (``gdp.mu_and_regret(pl.bounds())``) is a lower bound."""
     pl = dpax.gaussian(1.0, grid_step=1e-2).self_compose(4)
@@ -180,8 +185,10 @@ def laplace_delta(e, eps):
     return np.where(e >= eps, 0.0, 1 - np.exp((e - eps) / 2))
 
 
-@pytest.mark.parametrize("eps,step", [(1.2345, 1e-2), (1.2345, 1e-3), pytest.param(0.5, 1e-2, marks=SLOW),
-                                      pytest.param(3.0, 1e-3, marks=SLOW)])
+#: (1.2345, 1e-3) is slow (seven kernels of its own: the support at that grid): the default (1.2345, 1e-2)
+#: keeps Laplace's bracket, GAUSS's default cases keep both grids
+@pytest.mark.parametrize("eps,step", [(1.2345, 1e-2), pytest.param(1.2345, 1e-3, marks=SLOW),
+                                      pytest.param(0.5, 1e-2, marks=SLOW), pytest.param(3.0, 1e-3, marks=SLOW)])
 def test_laplace_inside_bracket(eps, step):
     pl = dpax.laplace(1.0, sensitivity=eps, grid_step=step)
     _check_beta(pl.beta(ALPHAS, bounds=True), laplace_beta(ALPHAS, eps))
@@ -190,10 +197,11 @@ def test_laplace_inside_bracket(eps, step):
     _check_loss(pl.epsilon(0.0, bounds=True), eps, tol=1e-9)
 
 
-#: (0.3, 1e-3) is slow: the default (1.2345, 1e-2) and (1.2345, 1e-3) keep both grids, on the supports
-#: of test_laplace_inside_bracket's default cases (shared kernels)
-@pytest.mark.parametrize("eps,step", [(1.2345, 1e-2), (1.2345, 1e-3), pytest.param(0.3, 1e-3, marks=SLOW),
-                                      pytest.param(4.0, 1e-2, marks=SLOW)])
+#: (0.3, 1e-3) and (1.2345, 1e-3) are slow (the support at 1e-3 is test_laplace_inside_bracket's slow
+#: case's): the default (1.2345, 1e-2), on the support of test_laplace_inside_bracket's default case
+#: (shared kernels), keeps the guarantee
+@pytest.mark.parametrize("eps,step", [(1.2345, 1e-2), pytest.param(1.2345, 1e-3, marks=SLOW),
+                                      pytest.param(0.3, 1e-3, marks=SLOW), pytest.param(4.0, 1e-2, marks=SLOW)])
 def test_randomized_response_inside_bracket(eps, step):
     pl = dpax.randomized_response(eps, grid_step=step)
     truth = np.maximum.reduce([np.zeros_like(ALPHAS), 1 - np.exp(eps) * ALPHAS, np.exp(-eps) * (1 - ALPHAS)])
@@ -210,7 +218,9 @@ def _atoms_beta(loss, p, q, alpha):
     return np.interp(alpha, a, np.maximum(b, 0.0))
 
 
-@pytest.mark.parametrize("mech", ["discrete_laplace", "discrete_gaussian"])
+# discrete_gaussian is slow (a support and beta kernel of its own); default sibling: discrete_laplace
+# (the same atom-law companion, checked against its Neyman-Pearson curve)
+@pytest.mark.parametrize("mech", ["discrete_laplace", pytest.param("discrete_gaussian", marks=SLOW)])
 def test_discrete_mechanisms_inside_bracket(mech):
     if mech == "discrete_laplace":
         pl = dpax.discrete_laplace(1.3, grid_step=1e-2)
@@ -245,7 +255,9 @@ def test_swapped_sides_are_caught():
     b = pl.beta(ALPHAS, bounds=True)
     b = Interval(b.safe[_at(ALPHAS, 0.1)], b.optimistic[_at(ALPHAS, 0.1)])
     assert b.safe < truth - 1e-8 < truth + 1e-8 < b.optimistic
-    e = pl.epsilon(1e-5, bounds=True)
+    # epsilon(1e-5) read off the queries of the GAUSS cases (their kernel)
+    e = pl.epsilon(DELTAS, bounds=True)
+    e = Interval(e.safe[_at(DELTAS, 1e-5)], e.optimistic[_at(DELTAS, 1e-5)])
     assert e.optimistic < gdp_epsilon(1e-5, 2.0) - 1e-6 < gdp_epsilon(1e-5, 2.0) + 1e-6 < e.safe
     with pytest.raises(AssertionError):
         _check_beta(Interval(b.optimistic, b.safe), truth)
@@ -257,16 +269,18 @@ def test_swapped_sides_are_caught():
     lambda h: dpax.gaussian(1.0, grid_step=h).self_compose(4),  # the shapes of GAUSS's default cases (issue 19)
     # dpsgd is slow since issue 19: the default gaussian (a composition) and laplace keep the guarantee
     pytest.param(lambda h: dpax.dpsgd(1.0, 0.01, 100, grid_step=h), marks=SLOW),
-    lambda h: dpax.laplace(1.0, sensitivity=1.2345, grid_step=h),
+    # laplace is slow (its support at grid 1e-3: test_laplace_inside_bracket's slow case); default
+    # sibling: gaussian (a composition)
+    pytest.param(lambda h: dpax.laplace(1.0, sensitivity=1.2345, grid_step=h), marks=SLOW),
 ], ids=["gaussian", "dpsgd", "laplace"])
 def test_widths_shrink_as_the_grid_is_refined(make):
     widths = []
     at = [_at(ALPHAS, a) for a in (1e-4, 0.01, 0.1)]
     for h in (1e-2, 1e-3):
         pl = make(h)
-        # beta at (1e-4, 0.01, 0.1) read off the queries of the bracket tests above (their kernels:
-        # each number of queries is one more compilation)
-        widths.append((pl.beta(ALPHAS, bounds=True).width[at], pl.epsilon(1e-5, bounds=True).width,
+        # beta at (1e-4, 0.01, 0.1) and epsilon at 1e-5 read off the queries of the bracket tests
+        # above (their kernels: each number of queries is one more compilation)
+        widths.append((pl.beta(ALPHAS, bounds=True).width[at], pl.epsilon(DELTAS, bounds=True).width[_at(DELTAS, 1e-5)],
                        pl.advantage(bounds=True).width))
     (b2, e2, a2), (b3, e3, a3) = widths
     assert np.all(b3 < b2) and e3 < e2 and a3 < a2
@@ -280,15 +294,19 @@ def test_widths_shrink_as_the_grid_is_refined(make):
 
 def test_interval_fields_and_batches():
     pl = dpax.gaussian([1.0, 2.0], grid_step=1e-2)
-    b = pl.beta([0.01, 0.1, 0.5], bounds=True)
-    assert isinstance(b, Interval) and b.safe.shape == (2, 3) and b.optimistic.shape == (2, 3)
-    np.testing.assert_array_equal(b.safe, pl.beta([0.01, 0.1, 0.5]))
+    # the ALPHAS queries: the beta kernel of test_companion_follows_indexing_broadcast_and_composition's
+    # batch composition (the same 2 x 2048 shape)
+    b = pl.beta(ALPHAS, bounds=True)
+    assert isinstance(b, Interval) and b.safe.shape == (2, ALPHAS.size) and b.optimistic.shape == (2, ALPHAS.size)
+    np.testing.assert_array_equal(b.safe, pl.beta(ALPHAS))
     np.testing.assert_array_equal(b.lower, np.minimum(b.safe, b.optimistic))
     np.testing.assert_allclose(b.width, b.upper - b.lower)
-    assert np.all(b.contains(gdp_beta(np.array([0.01, 0.1, 0.5]), np.array([[1.0], [0.5]]))))
+    at = [_at(ALPHAS, a) for a in (0.01, 0.1, 0.5)]
+    b3 = Interval(b.safe[:, at], b.optimistic[:, at])
+    assert np.all(b3.contains(gdp_beta(np.array([0.01, 0.1, 0.5]), np.array([[1.0], [0.5]]))))
     one = dpax.gaussian(2.0, grid_step=1e-2).beta(0.1, bounds=True)
     assert isinstance(one.safe, float) and isinstance(one.width, float)
-    np.testing.assert_allclose(b.optimistic[1, 1], one.optimistic, atol=1e-12)
+    np.testing.assert_allclose(b3.optimistic[1, 1], one.optimistic, atol=1e-12)
     a = pl.advantage(bounds=True)
     assert a.safe.shape == (2,) and np.all(a.optimistic <= a.safe)
     with pytest.raises(TypeError, match="bounds"):
@@ -307,15 +325,16 @@ def test_companion_follows_indexing_broadcast_and_composition():
     np.testing.assert_array_equal(steps.bounds().beta(ALPHAS), direct.beta(ALPHAS))
     assert steps.bounds().optimistic and not steps.optimistic
     # heterogeneous: the companion of a composition is the composition of the companions,
-    # and the composed Gaussian (mu-GDP) stays inside its bracket
-    both = dpax.compose((pl[1], 1), (pl[0], 2))
+    # and the composed Gaussian (mu-GDP) stays inside its bracket (counts 4 and 3: mu = 2 and
+    # 4096 points, the length of the default GAUSS case at grid 1e-2, whose kernels analyse it)
+    both = dpax.compose((pl[1], 4), (pl[0], 3))
     np.testing.assert_array_equal(both.bounds().beta(ALPHAS),
-                                  dpax.compose((pl[1].bounds(), 1), (pl[0].bounds(), 2)).beta(ALPHAS))
-    _check_beta(both.beta(ALPHAS, bounds=True), gdp_beta(ALPHAS, np.sqrt(1 / 2.0**2 + 2 / 1.0**2)))
+                                  dpax.compose((pl[1].bounds(), 4), (pl[0].bounds(), 3)).beta(ALPHAS))
+    _check_beta(both.beta(ALPHAS, bounds=True), gdp_beta(ALPHAS, np.sqrt(4 / 2.0**2 + 3 / 1.0**2)))
     # factors on different grids: the companions are regridded by nearest point (grid 1e-3: the
-    # construction of the default GAUSS case at that grid)
-    mixed = dpax.compose(dpax.gaussian(1.0, grid_step=1e-2), dpax.gaussian(1.0, grid_step=1e-3))
-    _check_beta(mixed.beta(ALPHAS, bounds=True), gdp_beta(ALPHAS, np.sqrt(2.0)))
+    # construction of the default GAUSS case at that grid; counts 1 and 3: mu = 2 on 4096 points again)
+    mixed = dpax.compose((dpax.gaussian(1.0, grid_step=1e-2), 1), (dpax.gaussian(1.0, grid_step=1e-3), 3))
+    _check_beta(mixed.beta(ALPHAS, bounds=True), gdp_beta(ALPHAS, np.sqrt(1.0 + 3.0)))
 
 
 def test_bounds_of_a_companion_is_itself_and_survives_a_pytree_round_trip():
@@ -342,7 +361,7 @@ def test_no_companion_says_why():
             pl.bounds()
         assert why in str(err.value)
         with pytest.raises(ValueError, match="no optimistic companion"):
-            pl.beta(0.1, bounds=True)
+            pl.beta(ALPHAS, bounds=True)  # the ALPHAS queries: from_atoms' and approximate_dp's support is Laplace's
     mixed = dpax.compose(dpax.gaussian(1.0, grid_step=1e-2), cases["worst case"])
     with pytest.raises(ValueError, match="compose argument 1 has none"):
         mixed.bounds()
@@ -393,15 +412,19 @@ def test_refine_reaches_the_accuracy():
 
 
 def test_refine_says_how_far_it_got(monkeypatch):
+    # one Gaussian step at grid 1e-2, read at the ALPHAS queries: the kernels of
+    # test_companion_follows_indexing_broadcast_and_composition (max_rounds=1: a second round
+    # would build the pair at grid 3e-4, five kernels of its own; the refinement's rounds and
+    # history are test_refine_reaches_the_accuracy's)
     build = lambda h: dpax.gaussian(1.0, grid_step=h)
     with pytest.raises(ValueError, match=r"accuracy=1e-15 not reached: width .* at grid_step="):
-        dpax.refine(build, lambda pl: pl.beta(0.1, bounds=True), 1e-15, max_rounds=2)
+        dpax.refine(build, lambda pl: pl.beta(ALPHAS, bounds=True), 1e-15, max_rounds=1)
     with pytest.raises(TypeError, match="Interval"):
-        dpax.refine(build, lambda pl: pl.beta(0.1), 1e-3)
+        dpax.refine(build, lambda pl: pl.beta(ALPHAS), 1e-3)
     with pytest.raises(ValueError, match="accuracy"):
-        dpax.refine(build, lambda pl: pl.beta(0.1, bounds=True), 0.0)
+        dpax.refine(build, lambda pl: pl.beta(ALPHAS, bounds=True), 0.0)
     from dpax._engine import grid
 
     monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 2_000_000)
     with pytest.raises(ValueError, match="not reached: width .* memory budget"):
-        dpax.refine(build, lambda pl: pl.beta(0.1, bounds=True), 1e-12)
+        dpax.refine(build, lambda pl: pl.beta(ALPHAS, bounds=True), 1e-12)
