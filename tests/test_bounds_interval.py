@@ -362,10 +362,13 @@ def test_no_companion_says_why():
         assert why in str(err.value)
         with pytest.raises(ValueError, match="no optimistic companion"):
             pl.beta(ALPHAS, bounds=True)  # the ALPHAS queries: from_atoms' and approximate_dp's support is Laplace's
-    mixed = dpax.compose(dpax.gaussian(1.0, grid_step=1e-2), cases["worst case"])
+    # a factor built from the Gaussian's own arrays (no companion): the window kernel of the
+    # two 2048-point factors of test_companion_follows_indexing_broadcast_and_composition
+    g = dpax.gaussian(1.0, grid_step=1e-2)
+    arrays = dpax.PrivacyLoss(g.pmf_x, g.pmf_y, g.offset, g.inf_mass_y, g.neginf_mass_x, g.grid_step)
+    mixed = dpax.compose(g, arrays)
     with pytest.raises(ValueError, match="compose argument 1 has none"):
         mixed.bounds()
-    g = dpax.gaussian(1.0, grid_step=1e-2)
     with pytest.raises(ValueError, match="cannot mix optimistic"):
         dpax.compose(g, g.bounds())
 
