@@ -7,16 +7,21 @@ inf, e.g. epsilon below the +inf atom).
 
 One test per function, ``test_fuzz_<function>``, generated from ``SPECS``; half of its calls
 are valid. Reproducible: ``derandomize=True`` and no example database, so CI draws the same
-calls every run. The default run makes ``DEFAULT_EXAMPLES`` calls per function (50 for
-``gdp.report``, ``delta_divergence`` and ``read_losses``; a function with few distinct calls
+calls every run. The default run makes ``DEFAULT_EXAMPLES`` calls per function (``FEW_EXAMPLES``
+for ``gdp.report``, ``delta_divergence`` and ``read_losses``; a function with few distinct calls
 stops once it has made them all); ``pytest -m slow`` runs ``test_fuzz_more_<function>`` with
-``SLOW_EXAMPLES`` (2000, more than the 200 and 100 calls the default run made until
-2026-11-27). The default run took ~35 s on 2 cores at 200 / 100, a third of it XLA compilation.
+``SLOW_EXAMPLES`` (2000, more than the 200 / 100, then 100 / 50 calls the default run made
+until 2026-11-27). The default run took ~35 s on 2 cores at 200 / 100, a third of it XLA
+compilation, and ~23 s at 100 / 50 with two-row batches; every kernel shape below is reached
+within the first few calls, so the one-row default batches (below) cut more than the counts:
+42 -> 23 compilations, half the time of the file alone.
 
 Cheap on purpose: JAX compiles one kernel per distinct array shape, so the valid values keep
 every support on a few padded lengths (256 points: grids 0.05..0.1, Gaussian noise >= 4,
-Laplace scale >= 1) and every batch at one or two rows; counts of steps stay at 1..3 (one
-FFT power ladder), and the discrete Gaussian at one sigma (its atoms are an array shape).
+Laplace scale >= 1) and every batch at one row by default (valid arrays of one number: the
+array path, on the kernels of the scalar calls) or two in the slow variants (``BATCH_ROWS``;
+two by default until 2026-11-27); counts of steps stay at 1..3 (one FFT power ladder), and the
+discrete Gaussian at one sigma (its atoms are an array shape).
 """
 
 from __future__ import annotations
@@ -38,8 +43,12 @@ from hypothesis import strategies as st
 import dpax
 from dpax import audit, conversions, gdp, targets
 
-DEFAULT_EXAMPLES = 100  # 200 until 2026-11-27; the slow variants keep 2000
+DEFAULT_EXAMPLES = 50  # 200, then 100 until 2026-11-27; the slow variants keep 2000
+FEW_EXAMPLES = 25  # gdp.report, delta_divergence, read_losses: 100, then 50 until 2026-11-27
 SLOW_EXAMPLES = 2000
+#: Numbers in a valid array argument (rows of a valid batch): default and slow variants.
+BATCH_ROWS = {False: 1, True: 2}
+_rows = [BATCH_ROWS[False]]  # the running test's (set by each test, see _fuzz_test)
 #: An error message longer than this floods a terminal (a whole array's repr).
 MAX_MESSAGE = 400
 
@@ -64,15 +73,21 @@ NOT_FINITE = one_of(nan, inf, -inf, np.array([1.0, nan]), np.array([inf, 1.0]), 
 NOT_SCALAR = one_of([0.1, 0.2], np.full((2, 2), 0.1))
 
 
+def batch(*values: Any) -> np.ndarray:
+    """A valid array argument: the first ``_rows[0]`` of ``values`` (one or two rows)."""
+    return np.array(values[: _rows[0]])
+
+
 def real(lo: float, hi: float, *edges: Any, log: bool = False, pair: bool = True) -> st.SearchStrategy:
     """Valid numbers: ``edges`` and draws from [lo, hi] (log-uniform with ``log``); with
-    ``pair`` arrays of two of them as well (one more batch shape, no more)."""
+    ``pair`` arrays of them as well (:func:`batch`: one more batch shape in the slow variants,
+    none by default)."""
     if log:
         core = st.floats(np.log10(lo), np.log10(hi)).map(lambda x: float(min(max(10.0**x, lo), hi)))
     else:
         core = st.floats(lo, hi, allow_nan=False, allow_infinity=False)
     one = st.one_of(one_of(*edges), core) if edges else core
-    return st.one_of(one, st.tuples(one, one).map(np.array)) if pair else one
+    return st.one_of(one, st.tuples(one, one).map(lambda t: batch(*t))) if pair else one
 
 
 def below(v: float, *, inclusive: bool = False) -> st.SearchStrategy:
@@ -104,7 +119,7 @@ def bad(*out_of_range: Any, scalar: bool = False, none_ok: bool = False) -> st.S
 def counts(lo: int, hi: int, *, pair: bool = True) -> st.SearchStrategy:
     """Valid whole numbers in [lo, hi] (ints, and floats that are whole)."""
     one = st.one_of(st.integers(lo, hi), st.integers(lo, min(hi, 2**53)).map(float))
-    return st.one_of(one, st.tuples(one, one).map(np.array)) if pair else one
+    return st.one_of(one, st.tuples(one, one).map(lambda t: batch(*t))) if pair else one
 
 
 GRID = real(0.05, 0.1, 0.1, 0.05, pair=False)  # one padded support length (256) for every valid call
@@ -182,13 +197,17 @@ class Spec:
         return self.name
 
 
-@functools.lru_cache(maxsize=None)
 def pls() -> dict[str, dpax.PrivacyLoss]:
-    """The privacy losses the method fuzz runs on (built once, small)."""
+    """The privacy losses the method fuzz runs on (built once per batch size, small)."""
+    return _pls(_rows[0])
+
+
+@functools.lru_cache(maxsize=None)
+def _pls(rows: int) -> dict[str, dpax.PrivacyLoss]:
     return {
         "one": dpax.gaussian(2.0, grid_step=0.1),
         "fine": dpax.gaussian(2.0, grid_step=0.05),
-        "batch": dpax.dpsgd([2.0, 4.0], 0.1, 2, grid_step=0.1),
+        "batch": dpax.dpsgd([2.0, 4.0][:rows], 0.1, 2, grid_step=0.1),
     }
 
 
@@ -259,8 +278,8 @@ def _compose(first, second, grid_step):
     return dpax.compose(first, second, grid_step=grid_step)
 
 
-COMPOSE_ITEM = st.sampled_from([("one", 1), ("one", 2), ("one", 3.0), ("fine", 1), ("one", np.array([1, 2]))]).map(
-    lambda kc: (pls()[kc[0]], kc[1]) if not (np.ndim(kc[1]) == 0 and kc[1] == 1) else pls()[kc[0]])
+COMPOSE_ITEM = st.sampled_from([("one", 1), ("one", 2), ("one", 3.0), ("fine", 1), ("one", "batch")]).map(
+    lambda kc: pls()[kc[0]] if kc[1] == 1 else (pls()[kc[0]], batch(1, 2) if kc[1] == "batch" else kc[1]))
 BAD_COMPOSE_ITEM = st.one_of(
     one_of(None, 1.0, "pl", [None], (None,), (None, 1, 2)),
     BAD_COUNT.map(lambda c: (pls()["one"], c)),
@@ -327,7 +346,7 @@ CONVERSIONS = [
          (Arg("f", one_of(conversions.gdp_curve(1.0), conversions.epsilon_delta_curve(1.0, 1e-5)), BAD_PL, "f must"),
           Arg("g", one_of(conversions.gdp_curve(0.5), conversions.tabulated_curve([0.0, 0.5, 1.0], [1.0, 0.2, 0.0])), BAD_PL,
               "g must")),
-         finite, examples=50),
+         finite, examples=FEW_EXAMPLES),
 ]
 
 GDP = [
@@ -359,7 +378,7 @@ GDP = [
          (Arg("pl", one_of("one").map(lambda k: pls()[k]), BAD_PL),
           Arg("deltas", st.one_of(st.tuples(DELTA), st.tuples(DELTA, DELTA, DELTA).map(np.hstack)), BAD_PROB),
           Arg("tail", real(1e-300, 0.4999, 1e-10, log=True, pair=False), bad(0.5, below(0.0), above(0.5), scalar=True))),
-         lambda r: finite([r.mu, r.regret, r.advantage, *np.ravel(r.beta)]), examples=50),
+         lambda r: finite([r.mu, r.regret, r.advantage, *np.ravel(r.beta)]), examples=FEW_EXAMPLES),
 ]
 
 TARGET = one_of(targets.Advantage(0.2), targets.ErrRates(0.1, 0.5), [targets.Advantage(0.2), targets.GDP(1.0)])
@@ -553,7 +572,7 @@ FILES = [
             one_of("nan.csv", "words.csv", "empty.csv", "objects.npy", "matrix.npy", "strings.npy", "corrupt.npy",
                    "garbage.npz", "two.npz", "losses.txt", "missing.csv", 12, None, 1.5), _path_token),
         Arg("column", one_of(None), one_of(True, 1.5, [0]), "column"),
-    ), finite, examples=50),
+    ), finite, examples=FEW_EXAMPLES),
 ]
 
 SPECS = MECHANISMS + PROFILES + METHODS + CONVERSIONS + GDP + CALIBRATION + TARGETS + AUDIT + FILES
@@ -602,10 +621,18 @@ def _fuzz_settings(examples: int) -> settings:
 def _fuzz_test(spec: Spec, examples: int, slow: bool) -> Callable[..., None]:
     @given(case=cases(spec))
     @_fuzz_settings(examples)
-    def test(case: tuple[int | None, dict[str, Any]]) -> None:
+    def calls(case: tuple[int | None, dict[str, Any]]) -> None:
         fuzz_once(spec, *case)
 
-    test.__doc__ = f"{spec.name}: {examples} calls, invalid ones named in their errors, valid ones finite."
+    def test() -> None:
+        _rows[0] = BATCH_ROWS[slow]  # read while hypothesis draws the calls
+        try:
+            calls()
+        finally:
+            _rows[0] = BATCH_ROWS[False]
+
+    test.__doc__ = (f"{spec.name}: {examples} calls, invalid ones named in their errors, valid ones finite "
+                    f"(valid batches of {BATCH_ROWS[slow]} row(s)).")
     return pytest.mark.slow(test) if slow else test
 
 
