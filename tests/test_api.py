@@ -27,55 +27,6 @@ def _run_python(code: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_import_does_not_enable_x64_and_results_are_float64():
-    proc = _run_python(
-        """
-        import jax
-        assert not jax.config.jax_enable_x64
-        import numpy as np
-        from scipy.stats import norm
-        import dpax
-        assert not jax.config.jax_enable_x64, "import dpax flipped jax_enable_x64"
-        pl = dpax.gaussian(1.0, grid_step=1e-4)
-        b = pl.beta(0.1)
-        assert not jax.config.jax_enable_x64, "a dpax call left jax_enable_x64 on"
-        assert isinstance(b, float)
-        arr = pl.beta([1e-6, 0.1])
-        assert isinstance(arr, np.ndarray) and arr.dtype == np.float64, (type(arr), getattr(arr, "dtype", None))
-        # float32 would be off by ~1e-7; the computation really is float64 (the grid-1e-4
-        # discretisation error is ~5e-10)
-        exact = norm.cdf(norm.isf(np.array([1e-6, 0.1])) - 1.0)
-        assert np.max(np.abs(arr - exact)) < 5e-9, arr - exact
-        assert isinstance(pl.advantage(), float) and isinstance(pl.epsilon(1e-5), float)
-        # the user's own JAX code still computes in float32
-        import jax.numpy as jnp
-        assert jnp.ones(3).dtype == jnp.float32
-        assert jnp.asarray(1.0).dtype == jnp.float32
-        print("ok")
-        """
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.strip().endswith("ok")
-
-
-def test_user_enabled_x64_stays_enabled():
-    proc = _run_python(
-        """
-        import jax
-        jax.config.update("jax_enable_x64", True)
-        import dpax
-        pl = dpax.dpsgd(1.0, 0.01, 10, grid_step=1e-3)
-        pl.beta(0.1); pl.advantage(); pl.epsilon(1e-5)
-        assert jax.config.jax_enable_x64, "dpax turned the user's x64 off"
-        import jax.numpy as jnp
-        assert jnp.ones(3).dtype == jnp.float64
-        print("ok")
-        """
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.strip().endswith("ok")
-
-
 def test_in_process_config_untouched():
     before = jax.config.jax_enable_x64
     dpax.gaussian(1.0, grid_step=1e-3).beta(0.1)
@@ -118,7 +69,7 @@ def test_dpsgd_broadcasts_like_numpy():
 # tests/engine/test_composition.py::test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails
 @pytest.mark.slow
 def test_two_dimensional_broadcast():
-    # noise 1 and 2 at rate 0.01: the pairs of test_privacy_loss_is_a_pytree's batch
+    # noise 1 and 2 at rate 0.01
     noise = np.array([[1.0], [2.0]])
     rates = [0.01, 0.1]
     steps = 10
@@ -136,6 +87,7 @@ def test_two_dimensional_broadcast():
 
 
 def test_num_steps_broadcast():
+    # the batch of test_privacy_loss_is_a_pytree and test_repr_is_informative
     pl = dpax.dpsgd(1.0, 0.01, [10, 100, 1000], grid_step=1e-3)
     b = pl.beta(0.1)
     assert b.shape == (3,)
@@ -144,7 +96,7 @@ def test_num_steps_broadcast():
 
 
 def test_gaussian_batch_matches_closed_form():
-    sig = np.array([0.5, 1.0, 2.0])
+    sig = np.array([1.0, 2.0])  # the rows of test_compose_broadcasts_batches (0.5 too until 2026-11-27)
     pl = dpax.gaussian(sig, grid_step=1e-3)
     a = np.array([1e-4, 0.01, 0.3])
     b = pl.beta(a)
@@ -182,7 +134,7 @@ BAD_INPUTS = [
     ("num_steps 1.5", lambda: dpax.dpsgd(1.0, 0.1, 1.5), ValueError, "num_steps"),
     ("num_steps nan", lambda: dpax.dpsgd(1.0, 0.1, float("nan")), ValueError, "num_steps"),
     ("num_steps bool", lambda: dpax.dpsgd(1.0, 0.1, True), TypeError, "num_steps"),
-    ("self_compose 0", lambda: dpax.gaussian(1.0, grid_step=1e-2).self_compose(0), ValueError, "num_steps"),
+    ("self_compose 0", lambda: dpax.gaussian(1.0, grid_step=1e-4).self_compose(0), ValueError, "num_steps"),
     ("grid_step 0", lambda: dpax.gaussian(1.0, grid_step=0.0), ValueError, "grid_step"),
     ("grid_step -1e-3", lambda: dpax.gaussian(1.0, grid_step=-1e-3), ValueError, "grid_step"),
     ("grid_step nan", lambda: dpax.gaussian(1.0, grid_step=float("nan")), ValueError, "grid_step"),
@@ -215,7 +167,9 @@ def test_bad_input_raises_naming_the_argument(fn, exc, word):
 
 @pytest.fixture(scope="module")
 def small_pl():
-    return dpax.gaussian(1.0, grid_step=1e-2)
+    # grid 1e-4 (1e-2 until 2026-11-27): the Gaussian of the float64 subprocess test at the end of
+    # the file, which then loads the kernels the tests here compile (one support, a few kernels)
+    return dpax.gaussian(1.0, grid_step=1e-4)
 
 
 @pytest.mark.parametrize(
@@ -271,13 +225,13 @@ def test_edge_values_are_valid(small_pl):
 
 
 def test_privacy_loss_is_a_pytree():
-    pl = dpax.dpsgd([1.0, 2.0], 0.01, 10, grid_step=1e-3)
+    pl = dpax.dpsgd(1.0, 0.01, [10, 100, 1000], grid_step=1e-3)  # test_num_steps_broadcast's batch (its kernels)
     leaves, treedef = jax.tree_util.tree_flatten(pl)
     assert len(leaves) == 5
-    assert all(np.shape(leaf)[:1] == (2,) for leaf in leaves)
+    assert all(np.shape(leaf)[:1] == (3,) for leaf in leaves)
     back = jax.tree_util.tree_unflatten(treedef, leaves)
     assert isinstance(back, dpax.PrivacyLoss)
-    assert back.grid_step == pl.grid_step and back.batch_shape == (2,)
+    assert back.grid_step == pl.grid_step and back.batch_shape == (3,)
     np.testing.assert_array_equal(back.beta([0.01, 0.1]), pl.beta([0.01, 0.1]))
     # tree_map keeps the structure (e.g. moving arrays between devices)
     mapped = jax.tree_util.tree_map(lambda x: x, pl)
@@ -311,8 +265,8 @@ def test_repr_is_informative():
     r = repr(dpax.dpsgd(1.0, 0.01, 100, grid_step=1e-3))
     for word in ("PrivacyLoss", "dpsgd", "noise_multiplier=1", "sample_rate=0.01", "num_steps=100", "grid_step=0.001", "support_length"):
         assert word in r, (word, r)
-    rb = repr(dpax.dpsgd([1.0, 2.0], 0.01, 10, grid_step=1e-3))  # test_privacy_loss_is_a_pytree's batch
-    assert "batch_shape=(2,)" in rb
+    rb = repr(dpax.dpsgd(1.0, 0.01, [10, 100, 1000], grid_step=1e-3))  # test_privacy_loss_is_a_pytree's batch
+    assert "batch_shape=(3,)" in rb
     rg = repr(dpax.gaussian(2.0, grid_step=1e-3).self_compose(10))
     assert "gaussian" in rg and "noise_multiplier=2" in rg and "10" in rg
 
@@ -350,3 +304,59 @@ def test_import_loads_only_what_it_needs():
             "'scipy.optimize', 'dp_accounting', 'torch') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --------------------------------------------------------------------------------------
+# float64 without touching the user's JAX configuration, in a fresh interpreter: last in the
+# file, so that the subprocesses load the kernels the tests above stored in the test run's
+# kernel directory (they share it) instead of compiling them again
+# --------------------------------------------------------------------------------------
+
+
+def test_import_does_not_enable_x64_and_results_are_float64():
+    proc = _run_python(
+        """
+        import jax
+        assert not jax.config.jax_enable_x64
+        import numpy as np
+        from scipy.stats import norm
+        import dpax
+        assert not jax.config.jax_enable_x64, "import dpax flipped jax_enable_x64"
+        pl = dpax.gaussian(1.0, grid_step=1e-4)
+        b = pl.beta(0.1)
+        assert not jax.config.jax_enable_x64, "a dpax call left jax_enable_x64 on"
+        assert isinstance(b, float)
+        arr = pl.beta([1e-6, 0.1])
+        assert isinstance(arr, np.ndarray) and arr.dtype == np.float64, (type(arr), getattr(arr, "dtype", None))
+        # float32 would be off by ~1e-7; the computation really is float64 (the grid-1e-4
+        # discretisation error is ~5e-10)
+        exact = norm.cdf(norm.isf(np.array([1e-6, 0.1])) - 1.0)
+        assert np.max(np.abs(arr - exact)) < 5e-9, arr - exact
+        assert isinstance(pl.advantage(), float) and isinstance(pl.epsilon(1e-5), float)
+        # the user's own JAX code still computes in float32
+        import jax.numpy as jnp
+        assert jnp.ones(3).dtype == jnp.float32
+        assert jnp.asarray(1.0).dtype == jnp.float32
+        print("ok")
+        """
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().endswith("ok")
+
+
+def test_user_enabled_x64_stays_enabled():
+    proc = _run_python(
+        """
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        import dpax
+        pl = dpax.dpsgd(1.0, 0.01, 100, grid_step=1e-3)  # test_num_steps_broadcast's single call
+        pl.beta(0.1); pl.advantage(); pl.epsilon(1e-5)
+        assert jax.config.jax_enable_x64, "dpax turned the user's x64 off"
+        import jax.numpy as jnp
+        assert jnp.ones(3).dtype == jnp.float64
+        print("ok")
+        """
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().endswith("ok")
