@@ -77,14 +77,16 @@ def test_curve_table_shows_brackets_and_no_bounds_drops_them(capsys):
     for header in ("optimistic beta", "width", "optimistic epsilon", "optimistic", "the truth lies between"):
         assert header in text, header
     pl = dpax.dpsgd(SIGMA, 1.0, 1, grid_step=1e-2)
-    b, e = pl.beta(0.01, bounds=True), pl.epsilon(1e-5, bounds=True)
+    # epsilon read off the DELTAS query (CURVE's kernel; one delta alone compiled its own)
+    b, ee = pl.beta(0.01, bounds=True), pl.epsilon(np.asarray(DELTAS), bounds=True)
+    e = type(ee)(*(float(np.asarray(x)[DELTAS.index(1e-5)]) for x in ee))
     row = next(line.split() for line in text.splitlines() if line.split()[:1] == ["0.01"])
     assert [float(x) for x in row[1:]] == pytest.approx([b.safe, 1 - b.safe, b.optimistic, b.width], rel=5e-2)
     row = next(line.split() for line in text.splitlines() if line.split()[:1] == ["1e-05"])
     assert [float(x) for x in row[1:]] == pytest.approx([e.safe, e.optimistic, e.width], rel=5e-2)
     plain = run(capsys, CURVE + ["--grid-step", "1e-2", "--no-bounds"], False)
     assert "optimistic" not in plain and "width" not in plain and f"{b.safe:.6g}" in plain
-    out = run(capsys, ["curve", *GAUSSIAN, "--grid-step", "1e-2", "--no-bounds"])
+    out = run(capsys, ["curve", *GAUSSIAN, "--grid-step", "1e-2", "--no-bounds", "--delta", *map(str, DELTAS)])
     assert not any(k.endswith("_optimistic") for k in out) and "bounds" not in out
 
 
