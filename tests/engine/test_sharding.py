@@ -126,7 +126,8 @@ def test_map_chunks_halves_until_it_fits():
 
 
 def test_calibration_chunks_a_batch_that_does_not_fit(monkeypatch):
-    kw = eval(KW)  # the two_devices subprocess's calibration: its single-device kernels are stored
+    # the two_devices subprocess's calibration: its single-device kernels are in the store
+    kw = eval(KW, {"ErrRates": ErrRates, "Advantage": Advantage})
     whole = dpax.calibrate_dpsgd(**kw)
     # budget: a few rows of the composed support fit, a round's 3 rows x 8 candidates do not
     length = dpax.dpsgd(whole.noise_multiplier, kw["sample_rate"], kw["num_steps"], grid_step=1e-2).support_length
