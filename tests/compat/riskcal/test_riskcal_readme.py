@@ -71,6 +71,11 @@ def test_block_02_dpsgd_tradeoff_curve():
     assert np.all(beta <= DPSGD_TRUTH + 1e-6)
 
 
+@pytest.mark.slow  # the DP-SGD of its own (0.5, 0.002, 100 at grid 1e-4): 6 compilations; default siblings:
+# test_backward_compatibility.py::test_legacy_CTDAccountant_works (CTDAccountant's step, get_beta and get_advantage),
+# test_dpsgd.py::test_advantage_calibration_blackbox_vs_direct[0.01-0.01-100] (CTDAccountant as the black box, against
+# the direct calibration) and tests/compat/test_compat.py::test_riskcal_ctd_accountant (dpax's CTDAccountant against
+# riskcal's: beta, epsilon, advantage)
 def test_block_03_accountant():
     from dpax.compat.riskcal.accountants import CTDAccountant
     import numpy as np
@@ -245,6 +250,10 @@ def test_block_10_calibrate_err_rates():
     assert dpax.dpsgd(noise_multiplier * 0.999, 0.002, 10000, grid_step=1e-2).beta(0.01) < 0.95
 
 
+@pytest.mark.slow  # dp-accounting's Laplace PLD at every scale the search tries: 12 compilations of its own; default
+# siblings: test_riskcal_dpax_checks.py::test_calibrate_parameter_advantage_and_inverse_function (calibrate_parameter
+# to an advantage target, increasing=False: the answer meets it), test_block_04_composition and test_block_08_bayes_risk
+# (get_advantage_from_pld / get_beta_from_pld / Bayes risk on dp-accounting's Laplace PLDs)
 def test_block_11_generic_calibration():
     from dpax.compat.riskcal.calibration.core import (
         calibrate_parameter,
