@@ -30,10 +30,11 @@ def _riskcal(module):
 def test_calibration_error_is_runtime_and_value_error():
     assert issubclass(CalibrationError, RuntimeError) and issubclass(CalibrationError, ValueError)
     # DP-SGD: not met even at noise_max
+    # (grid 1e-1: test_backward_compatibility.py's err-rates calls at p = 1, T = 1, whose kernels serve)
     for kind in (RuntimeError, ValueError):
         with pytest.raises(kind, match="not met"):
             riskcal.calibration.dpsgd.find_noise_multiplier_for_err_rates(
-                0.1, 0.89, 1.0, 1, grid_step=1e-2, noise_max=2.0)
+                0.1, 0.89, 1.0, 1, grid_step=1e-1, noise_max=2.0)
     # generic calibration: the target is reached nowhere in the bounds
     evaluator = lambda s: riskcal.calibration.PrivacyMetrics(advantage=float(dpax.gdp.advantage(1.0 / s)))
     target = riskcal.calibration.CalibrationTarget(kind="advantage", advantage=0.01)
@@ -95,18 +96,22 @@ def test_calibrate_parameter_advantage_and_inverse_function():
 
 def test_dpsgd_calibration_bounds_and_batches():
     cal = riskcal.calibration.dpsgd
+    # advantage 0.5 at p = 1, T = 1, grid 1e-2: test_backward_compatibility.py's calls (the single search here is
+    # test_legacy_dpsgd_find_noise_multiplier_for_advantage_works' own), whose kernels serve
     # a batch is searched at once and equals the calls one by one
-    noise = cal.find_noise_multiplier_for_advantage(0.2, np.array([1.0, 0.5]), 1, grid_step=1e-2)
+    # (p = 0.8: a row that needs noise too; p = 0.5 would be met without noise, the subsampling alone bounding the
+    # advantage by 0.5)
+    noise = cal.find_noise_multiplier_for_advantage(0.5, np.array([1.0, 0.8]), 1, grid_step=1e-2)
     assert noise.shape == (2,)
-    assert noise[0] == pytest.approx(cal.find_noise_multiplier_for_advantage(0.2, 1.0, 1, grid_step=1e-2), rel=1e-9)
-    # the Gaussian mechanism (p = 1, T = 1): mu = 2 Phi^-1(0.6), sigma = 1 / mu
-    assert noise[0] == pytest.approx(1 / (2 * norm.ppf(0.6)), rel=2e-3)
+    assert noise[0] == pytest.approx(cal.find_noise_multiplier_for_advantage(0.5, 1.0, 1, grid_step=1e-2), rel=1e-9)
+    # the Gaussian mechanism (p = 1, T = 1): mu = 2 Phi^-1(0.75), sigma = 1 / mu
+    assert noise[0] == pytest.approx(1 / (2 * norm.ppf(0.75)), rel=2e-3)
     # the target met at noise_min within the tolerance: noise_min, as riskcal converges to it
-    # noise_min 2, near the answer above (1.97): the kernels of that search serve
-    adv_at_min = cal.get_advantage_for_dpsgd(2.0, 1.0, 1, grid_step=1e-2)
-    assert cal.find_noise_multiplier_for_advantage(adv_at_min + 5e-4, 1.0, 1, grid_step=1e-2, noise_min=2.0) == 2.0
+    # noise_min 0.75, near the answer above (0.741)
+    adv_at_min = cal.get_advantage_for_dpsgd(0.75, 1.0, 1, grid_step=1e-2)
+    assert cal.find_noise_multiplier_for_advantage(adv_at_min + 5e-4, 1.0, 1, grid_step=1e-2, noise_min=0.75) == 0.75
     with pytest.raises(CalibrationError, match="met already at noise_min"):
-        cal.find_noise_multiplier_for_advantage(adv_at_min + 0.05, 1.0, 1, grid_step=1e-2, noise_min=2.0)
+        cal.find_noise_multiplier_for_advantage(adv_at_min + 0.05, 1.0, 1, grid_step=1e-2, noise_min=0.75)
 
 
 # -- calibration through an accountant ---------------------------------------------------------
@@ -220,8 +225,9 @@ def test_plrvs_closed_form_and_round_trip():
     rr.is_symmetric = False  # symmetrising a symmetric pair changes nothing
     np.testing.assert_allclose(riskcal.analysis.get_beta_from_plrvs(rr, alpha=a), exact, atol=1e-12)
     assert isinstance(riskcal.analysis.get_beta_from_plrvs(rr, alpha=0.1), float)
-    # a PLD and its PLRVs give the same curve; positional construction in riskcal's field order
-    pl = dpax.dpsgd(1.0, 0.1, 5, grid_step=1e-3)
+    # a PLD and its PLRVs give the same curve; positional construction in riskcal's field order (an asymmetric
+    # pair: the subsampled step of test_plrvs_marked_symmetric_use_one_direction_as_riskcal, whose kernels serve)
+    pl = dpax.subsampled_gaussian(0.8, 0.3, grid_step=1e-2)
     plrvs = riskcal.analysis.pld_to_plrvs(pl.to_dp_accounting())
     again = riskcal.analysis.PLRVs(plrvs.y0, plrvs.pmf_Y, plrvs.infinity_mass_Y, plrvs.x0, plrvs.pmf_X,
                                    plrvs.minus_infinity_mass_X, False)
