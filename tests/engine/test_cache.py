@@ -98,15 +98,29 @@ def test_stored_kernels_give_the_same_numbers_and_are_loaded_not_compiled(store,
     assert counts.get("loaded", 0) >= 6 and counts.get("compiled", 0) == 0 and counts.get("discarded", 0) == 0
 
 
-def test_a_new_process_loads_the_store(tmp_path):
+def test_a_new_process_loads_the_store(tmp_path, monkeypatch):
+    """This process, following DPAX_CACHE_DIR as a new one does, creates the store and
+    compiles into it; a new process finds the store there and loads every kernel. (The
+    first of two new processes did the compiling until 2026-11-27: a second start of
+    Python, JAX and dpax.)"""
     code = ("import dpax, json; from dpax._engine import cache; "
             "pl = dpax.randomized_response(1.3, grid_step=1e-2); b = float(pl.beta(0.1)); "
             "print(json.dumps([b, dict(cache.stats)]))")
     env = dict(os.environ, DPAX_CACHE_DIR=str(tmp_path / "kc"))
     env.pop("DPAX_CACHE", None)
-    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-            for _ in range(2)]
-    (b1, s1), (b2, s2) = (__import__("json").loads(r.stdout) for r in runs)
+    monkeypatch.setenv("DPAX_CACHE_DIR", env["DPAX_CACHE_DIR"])
+    monkeypatch.delenv("DPAX_CACHE", raising=False)
+    cache.follow_environment()  # memory table dropped: the kernels are compiled again
+    try:
+        before = dict(cache.stats)
+        b1 = float(dpax.randomized_response(1.3, grid_step=1e-2).beta(0.1))
+        s1 = {k: cache.stats[k] - before.get(k, 0) for k in cache.stats}
+        assert cache.directory() == str(tmp_path / "kc")
+    finally:
+        monkeypatch.undo()
+        cache.follow_environment()
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    b2, s2 = __import__("json").loads(run.stdout)
     assert b1 == b2
     assert s1.get("compiled", 0) >= 2 and s1.get("stored", 0) == s1["compiled"]
     assert s2.get("compiled", 0) == 0 and s2.get("loaded", 0) == s1["compiled"]
