@@ -102,9 +102,11 @@ def test_a_smaller_accuracy_refines_the_grid():
 
 def test_a_batch_of_two_rows_shares_the_finest_grid():
     kw = dict(compare_standard=False, accuracy=1e-4)
-    rows = ((0.1, 10, 0.1, 0.5), (0.02, 100, 0.05, 0.6))  # alone: grids 1e-2 and 5e-3
-    both = dpax.calibrate_dpsgd(sample_rate=[0.1, 0.02], num_steps=[10, 100], target=ErrRates([0.1, 0.05], [0.5, 0.6]),
-                                **kw)
+    # alone: grids 1e-2 (beta's width there 3.5e-5) and 5e-3 (the module's P, T and TARGET: 1.7e-4 at 1e-2,
+    # whose grid-1e-2 kernels the coarse fixture compiles)
+    rows = ((0.1, 10, 0.1, 0.5), (P, T, TARGET.alpha, TARGET.beta))
+    both = dpax.calibrate_dpsgd(sample_rate=[0.1, P], num_steps=[10, T],
+                                target=ErrRates([0.1, TARGET.alpha], [0.5, TARGET.beta]), **kw)
     one = [dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=ErrRates(a, b), **kw) for p, t, a, b in rows]
     assert one[0].grid_step > one[1].grid_step == both.grid_step
     assert both.noise_interval.safe.shape == (2,) and both.achieved_interval["beta"].safe.shape == (2,)
