@@ -1,8 +1,11 @@
 """Adapted from riskcal v1.5.1, tests/test_backward_compatibility.py (https://github.com/bogdan-kulynych/riskcal),
-MIT License, Copyright (c) 2025 Bogdan Kulynych, Juan Felipe Gomez. Only the import lines
+MIT License, Copyright (c) 2025 Bogdan Kulynych, Juan Felipe Gomez. The import lines
 are changed (``riskcal`` -> ``dpax.compat.riskcal``, and the module names in the
 ``sys.modules`` lines that make the import run again): the suite runs against
-dpax.compat.riskcal exactly as riskcal's users would call it.
+dpax.compat.riskcal exactly as riskcal's users would call it. dpax: the calls run on
+configurations that other default tests compute too, so that their kernel shapes are compiled
+once for the suite (marked "dpax:" below); each test still checks its own parameter's warning
+or its own function, with riskcal's assertions.
 
 Tests for backward compatibility and deprecation warnings."""
 
@@ -70,7 +73,7 @@ def test_plrv_module_import_warns():
 
 def test_get_beta_from_pld_alphas_parameter_warns():
     """Test that 'alphas' parameter emits deprecation warning."""
-    pld = from_gaussian_mechanism(1.0, value_discretization_interval=1e-3)
+    pld = from_gaussian_mechanism(1.0)  # dpax: riskcal 1e-3; the PLD of test_riskcal_readme.py's block 1
 
     # Import from new location
     from dpax.compat.riskcal.analysis import get_beta_from_pld
@@ -86,7 +89,7 @@ def test_find_noise_multiplier_advantage_error_param_warns():
 
     with pytest.warns(DeprecationWarning, match="'advantage_error'.*deprecated"):
         noise = find_noise_multiplier_for_advantage(
-            advantage=0.1,
+            advantage=0.5,  # dpax: riskcal 0.1; the configuration of the mu_min / mu_max tests
             sample_rate=1,
             num_steps=1,
             grid_step=1e-2,
@@ -134,7 +137,7 @@ def test_find_noise_multiplier_mu_error_param_warns():
             advantage=0.5,
             sample_rate=1,
             num_steps=1,
-            grid_step=1e-1,
+            grid_step=1e-2,  # dpax: riskcal 1e-1; the configuration of the mu_min / mu_max tests
             mu_error=1e-2,
         )
         assert noise > 0
@@ -146,11 +149,13 @@ def test_find_noise_multiplier_err_rates_beta_error_param_warns():
 
     with pytest.warns(DeprecationWarning, match="'beta_error'.*deprecated"):
         noise = find_noise_multiplier_for_err_rates(
+            # dpax: riskcal beta=0.2, sample_rate=1, num_steps=1, grid_step=1e-1; the calibration of
+            # test_dpsgd.py::test_err_rates_calibration_correctness[0.1-0.5-0.01-100]
             alpha=0.1,
-            beta=0.2,
-            sample_rate=1,
-            num_steps=1,
-            grid_step=1e-1,
+            beta=0.5,
+            sample_rate=0.01,
+            num_steps=100,
+            grid_step=1e-2,
             beta_error=1e-2,
         )
         assert noise > 0
@@ -162,11 +167,13 @@ def test_find_noise_multiplier_err_rates_mu_min_param_warns():
 
     with pytest.warns(DeprecationWarning, match="'mu_min'.*deprecated"):
         noise = find_noise_multiplier_for_err_rates(
+            # dpax: riskcal beta=0.2, sample_rate=1, num_steps=1, grid_step=1e-1; the calibration of
+            # test_dpsgd.py::test_err_rates_calibration_correctness[0.1-0.5-0.01-100]
             alpha=0.1,
-            beta=0.2,
-            sample_rate=1,
-            num_steps=1,
-            grid_step=1e-1,
+            beta=0.5,
+            sample_rate=0.01,
+            num_steps=100,
+            grid_step=1e-2,
             mu_min=0.1,
         )
         assert noise > 0
@@ -178,11 +185,13 @@ def test_find_noise_multiplier_err_rates_mu_max_param_warns():
 
     with pytest.warns(DeprecationWarning, match="'mu_max'.*deprecated"):
         noise = find_noise_multiplier_for_err_rates(
+            # dpax: riskcal beta=0.2, sample_rate=1, num_steps=1, grid_step=1e-1; the calibration of
+            # test_dpsgd.py::test_err_rates_calibration_correctness[0.1-0.5-0.01-100]
             alpha=0.1,
-            beta=0.2,
-            sample_rate=1,
-            num_steps=1,
-            grid_step=1e-1,
+            beta=0.5,
+            sample_rate=0.01,
+            num_steps=100,
+            grid_step=1e-2,
             mu_max=50.0,
         )
         assert noise > 0
@@ -237,7 +246,7 @@ def test_plrvs_from_pld_alias_works():
     """Test that plrvs_from_pld is an alias for pld_to_plrvs."""
     from dpax.compat.riskcal.analysis import plrvs_from_pld, pld_to_plrvs
 
-    pld = from_gaussian_mechanism(1.0, value_discretization_interval=1e-3)
+    pld = from_gaussian_mechanism(1.0)  # dpax: riskcal 1e-3; the PLD of test_riskcal_readme.py's block 1
 
     plrvs_alias = plrvs_from_pld(pld)
     plrvs_new = pld_to_plrvs(pld)
@@ -276,7 +285,7 @@ def test_legacy_dpsgd_get_advantage_for_dpsgd_works():
     from dpax.compat.riskcal.dpsgd import get_advantage_for_dpsgd
 
     advantage = get_advantage_for_dpsgd(
-        noise_multiplier=1.0, sample_rate=0.01, num_steps=100
+        noise_multiplier=1.0, sample_rate=0.01, num_steps=100, grid_step=1e-3  # dpax: riskcal's default 1e-4
     )
     assert 0 < advantage < 1
 
@@ -287,7 +296,7 @@ def test_legacy_dpsgd_get_beta_for_dpsgd_works():
     from dpax.compat.riskcal.dpsgd import get_beta_for_dpsgd
 
     beta = get_beta_for_dpsgd(
-        noise_multiplier=1.0, sample_rate=0.01, num_steps=100, alpha=0.1
+        noise_multiplier=1.0, sample_rate=0.01, num_steps=100, alpha=0.1, grid_step=1e-3  # dpax: riskcal's 1e-4
     )
     assert 0 < beta < 1
 
@@ -305,7 +314,7 @@ def test_legacy_dpsgd_find_noise_multiplier_for_advantage_works():
 
 def test_legacy_conversions_get_beta_from_pld_works():
     """Test that get_beta_from_pld from deprecated module works."""
-    pld = from_gaussian_mechanism(1.0, value_discretization_interval=1e-3)
+    pld = from_gaussian_mechanism(1.0)  # dpax: riskcal 1e-3; the PLD of test_riskcal_readme.py's block 1
 
     # Import emits warning (may already be imported, so we don't check for warning)
     from dpax.compat.riskcal.conversions import get_beta_from_pld
@@ -316,7 +325,7 @@ def test_legacy_conversions_get_beta_from_pld_works():
 
 def test_legacy_conversions_get_advantage_from_pld_works():
     """Test that get_advantage_from_pld from deprecated module works."""
-    pld = from_gaussian_mechanism(1.0, value_discretization_interval=1e-3)
+    pld = from_gaussian_mechanism(1.0)  # dpax: riskcal 1e-3; the PLD of test_riskcal_readme.py's block 1
 
     # Import emits warning (may already be imported, so we don't check for warning)
     from dpax.compat.riskcal.conversions import get_advantage_from_pld
@@ -331,13 +340,14 @@ def test_legacy_CTDAccountant_works():
     from dpax.compat.riskcal.dpsgd import CTDAccountant
 
     acct = CTDAccountant()
-    for _ in range(10):
+    # dpax: riskcal 10 steps at grid 1e-4; the DP-SGD of the two tests above
+    for _ in range(100):
         acct.step(noise_multiplier=1.0, sample_rate=0.01)
 
-    beta = acct.get_beta(alpha=0.1)
+    beta = acct.get_beta(alpha=0.1, grid_step=1e-3)
     assert 0 < beta < 1
 
-    advantage = acct.get_advantage()
+    advantage = acct.get_advantage(grid_step=1e-3)
     assert 0 < advantage < 1
 
 
