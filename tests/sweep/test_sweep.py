@@ -169,19 +169,21 @@ def test_500_rows_interrupted_and_resumed_equal_uninterrupted(tmp_path):
 def test_yaml_to_json_lines_resume_after_a_torn_line(tmp_path):
     """Resume from a JSON-lines file whose last line was cut short (a crash mid-write): the
     torn line is dropped and its rows recomputed; the result equals a clean run."""
-    # 8 rows in batches of 4, torn after 4; noises close enough that every batch has the same
-    # kernel shapes (the test is about resuming, not about many configurations): from 1.04 up,
-    # every row's composition is placed alike (at 1.00 the widest row of the first batch was
-    # not, and compiled a composition kernel of its own)
-    noises = [f"{1.04 + 0.004 * i:.3f}" for i in range(8)]
-    cfg = _write(tmp_path / "cfg.yaml", "defaults: {sample_rate: 0.02, num_steps: 10, grid_step: 0.01, alpha: 0.1}\n"
+    # 8 rows in batches of one, torn after 4: every row is the shape of the one-row batches of
+    # tests/sweep/test_sweep_batch_size.py::test_batch_size_does_not_change_the_answers[3rows]
+    # (its row 4.0, 0.001, 200 at grid 1e-2: kernels that several test files compile), so this
+    # test compiles nothing of its own (the test is about resuming, not about many
+    # configurations; batches of 4 rows compiled 9 kernels, ~6 s, for this test alone). The
+    # noises differ by little enough that every row keeps the same kernel shapes.
+    noises = [f"{4.0 + 0.004 * i:.3f}" for i in range(8)]
+    cfg = _write(tmp_path / "cfg.yaml", "defaults: {sample_rate: 0.001, num_steps: 200, grid_step: 0.01, alpha: 0.1}\n"
                  "rows:\n" + "".join(f"  - {{noise_multiplier: {s}, tag: r{i}}}\n" for i, s in enumerate(noises)))
     full, part = str(tmp_path / "full.jsonl"), str(tmp_path / "part.jsonl")
-    sweep.run_sweep(cfg, full, batch_size=4, progress=False, log=io.StringIO())
+    sweep.run_sweep(cfg, full, batch_size=1, progress=False, log=io.StringIO())
     lines = open(full).read().splitlines(keepends=True)
     assert len(lines) == 8 and json.loads(lines[0])["tag"] == "r0" and json.loads(lines[0])["line"] == 3
     open(part, "w").write("".join(lines[:4]) + lines[4][:25])  # 4 whole rows and a torn one
-    s = sweep.run_sweep(cfg, part, batch_size=4, resume=True, progress=False, log=io.StringIO())
+    s = sweep.run_sweep(cfg, part, batch_size=1, resume=True, progress=False, log=io.StringIO())
     assert s["already_done"] == 4 and s["written"] == 4
     assert sorted(sweep.read_results(part), key=lambda r: r["row"]) == sorted(sweep.read_results(full),
                                                                              key=lambda r: r["row"])
