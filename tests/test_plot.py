@@ -146,16 +146,18 @@ def test_command_line_gdp_title_formats_numbers(tmp_path):
     from dpax.cli import main
     from dpax.cli import plot as cli_plot
 
-    args = argparse.Namespace(kind="gdp", noise_multiplier=[1.0], sample_rate=0.01, num_steps=10_000, grid_step=1e-2,
+    # the examples' `dpax plot gdp` (1, 0.01, 1,000 steps) at grid 1e-3: kernels that other test
+    # files compile (10,000 steps at grid 1e-2 compiled 4 of its own, a mu kernel among them)
+    args = argparse.Namespace(kind="gdp", noise_multiplier=[1.0], sample_rate=0.01, num_steps=1_000, grid_step=1e-3,
                               log=False)
     fig = cli_plot._figure(args)
     title = fig.axes[0].get_title()
     assert "array" not in title and "<" not in title
-    assert title.replace("\n", " ") == "GDP fit of DP-SGD: noise multiplier 1, sample rate 0.01, 10,000 steps"
+    assert title.replace("\n", " ") == "GDP fit of DP-SGD: noise multiplier 1, sample rate 0.01, 1,000 steps"
     _inside_figure(fig, fig.axes[0].title)
     png = str(tmp_path / "gdp.png")
-    assert main(["plot", "gdp", "--noise-multiplier", "1", "--sample-rate", "0.01", "--num-steps", "10000",
-                 "--grid-step", "1e-2", "-o", png]) == 0  # the same kernels as above
+    assert main(["plot", "gdp", "--noise-multiplier", "1", "--sample-rate", "0.01", "--num-steps", "1000",
+                 "--grid-step", "1e-3", "-o", png]) == 0  # the same kernels as above
     height, width = matplotlib.image.imread(png).shape[:2]
     assert width >= 700 and height >= 550  # readable at the default 150 dpi
 
