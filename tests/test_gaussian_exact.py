@@ -27,7 +27,9 @@ DEFAULT = {
     # (0.5, 1) and (2, 1): slow (their own beta and advantage kernels); default sibling: the
     # single step sigma 1 (and tests/test_api.py::test_gaussian_batch_matches_closed_form, sigma 1 and 2)
     1e-3: {(1.0, 1), (1.0, 10), (10.0, 1000)},
-    1e-4: {(1.0, 1), (1.0, 10), (10.0, 1000)},  # (50, 10000): slow, its own FFT length
+    # (50, 10000): slow, its own FFT length. (1, 1): slow (its own advantage kernel); default
+    # siblings: (1, 1) at 1e-3 and the compositions here (beta, advantage at grid 1e-4)
+    1e-4: {(1.0, 10), (10.0, 1000)},
     # every single step at 1e-5 (own kernels of 1-2 million points) is slow; default sibling:
     # tests/test_subsampled_exact.py::test_beta_matches_exact_symmetrised_curve[s0.5-p0.3-h1e-05]
     # (the same construction, the Gaussian's with p < 1, against its exact curve at grid 1e-5)
@@ -83,7 +85,8 @@ def test_beta_matches_gdp_curve(sigma, num_steps, step):
     assert -1e-12 <= adv_err <= tight(sigma, num_steps, step)
 
 
-@pytest.mark.parametrize("sigma, num_steps", [(1.0, 1), (1.0, 10), (10.0, 1000)])
+# (1, 1) is slow (a beta kernel of its own at grid 1e-4); default siblings: (1, 10) and (10, 1000)
+@pytest.mark.parametrize("sigma, num_steps", [pytest.param(1.0, 1, marks=pytest.mark.slow), (1.0, 10), (10.0, 1000)])
 def test_error_is_second_order_in_grid_step(sigma, num_steps):
     """A ten times finer grid is ~100 times closer (a first-order or grid-independent error
     would fail this)."""
@@ -101,9 +104,12 @@ def test_sensitivity_scales_mu():
     a = dpax.gaussian(2.0, sensitivity=2.0, grid_step=1e-3).beta(ALPHAS)
     b = dpax.gaussian(1.0, grid_step=1e-3).beta(ALPHAS)
     np.testing.assert_allclose(a, b, atol=1e-12)
-    c = dpax.gaussian(1.0, sensitivity=0.5, grid_step=1e-3).beta(ALPHAS)
-    err = c - gdp_beta(ALPHAS, 0.5)
-    assert err.max() <= 1e-8 and err.min() >= -tight(2.0, 1, 1e-3)
+    # a sensitivity below the noise, four steps of mu = 0.5: mu = 1 (the support, FFT and beta
+    # kernels of test_self_compose_equals_repeated_compose and test_beta_matches_gdp_curve,
+    # instead of a beta kernel of its own for the single step's support)
+    c = dpax.gaussian(1.0, sensitivity=0.5, grid_step=1e-3).self_compose(4).beta(ALPHAS)
+    err = c - gdp_beta(ALPHAS, 1.0)
+    assert err.max() <= 1e-8 and err.min() >= -tight(2.0, 4, 1e-3)
 
 
 # slow (10 kernels of its own: the three-factor and the two chained two-factor compositions);
@@ -202,16 +208,21 @@ def test_epsilon_matches_gdp_closed_form(sigma, num_steps, deltas, step):
 
 # the single steps sigma 0.5 and 2 (supports of their own at grid 1e-4) are slow; default
 # sibling: sigma 1 (and the compositions). (30, 1000) (an FFT length and delta kernel of its
-# own) is slow; default siblings: the compositions (1, 10) and (10, 100)
+# own) is slow; default siblings: the compositions (1, 10) and (10, 100). (1, 10) (a delta
+# kernel of its own on the 786432-point support) is slow; default sibling: the composition (10, 100)
 @pytest.mark.parametrize("sigma, num_steps", [pytest.param(0.5, 1, marks=pytest.mark.slow), (1.0, 1),
-                                              pytest.param(2.0, 1, marks=pytest.mark.slow), (1.0, 10), (10.0, 100),
+                                              pytest.param(2.0, 1, marks=pytest.mark.slow),
+                                              pytest.param(1.0, 10, marks=pytest.mark.slow), (10.0, 100),
                                               pytest.param(30.0, 1000, marks=pytest.mark.slow)])
 def test_delta_matches_gdp_closed_form(sigma, num_steps):
     mu = np.sqrt(num_steps) / sigma
     eps = np.array([0.0, 0.25, 0.5, 1.0, 2.0, 4.0])
     exact = gdp_delta(eps, mu)
     keep = exact > 1e-9
-    got = np.atleast_1d(gaussian_T(sigma, num_steps, 1e-4).delta(eps[keep]))
+    pl = gaussian_T(sigma, num_steps, 1e-4)
+    # one epsilon a call (each is answered on its own): the one-query delta kernel of
+    # tests/test_api.py::test_edge_values_are_valid on the same support (196608 points)
+    got = np.array([pl.delta(e) for e in eps[keep]])
     assert np.all(got >= exact[keep] * (1 - 1e-9))
     np.testing.assert_allclose(got, exact[keep], rtol=1e-4)
 
@@ -285,7 +296,10 @@ def _check_beta_at_tiny_alpha(cases):
     a = np.concatenate([[0.0], np.logspace(-16, -10, 25)])
     worst_over, worst_under = [], []
     for sigma, num_steps, step in cases:
-        err = gaussian_T(sigma, num_steps, step).beta(a) - gdp_beta(a, np.sqrt(num_steps) / sigma)
+        # asked together with ALPHAS (each alpha is answered on its own): the beta kernel of
+        # test_beta_matches_gdp_curve on the same support, instead of one for 26 alphas
+        beta = gaussian_T(sigma, num_steps, step).beta(np.concatenate([a, ALPHAS]))[: a.size]
+        err = beta - gdp_beta(a, np.sqrt(num_steps) / sigma)
         worst_over.append(err.max())
         worst_under.append(err.min())
     assert max(worst_over) <= 1e-8 and min(worst_under) >= -1e-3, (worst_over, worst_under)
