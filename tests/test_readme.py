@@ -23,7 +23,9 @@ Numbers are compared to the precision shown: a shown ``0.405`` accepts 0.4045 ..
 Cost on 2 idle cores with an empty kernel cache decides what runs by default: the quick start
 (DP-SGD calibration at the default grid 1e-4, ~13 s), the auditing block and the cheap
 commands, the Accuracy table at grid 1e-4; the blocks and commands that compile fine-grid
-calibrations or the mu/regret kernel (10-45 s each) and the table's grid 1e-5 are ``slow``.
+calibrations or the mu/regret kernel (10-45 s each), the curve and Laplace commands at grid
+1e-4 (whose command paths tests/cli and tests/test_mechanisms.py run by default) and the
+table's grid 1e-5 are ``slow``.
 """
 
 from __future__ import annotations
@@ -67,6 +69,13 @@ SLOW_COMMANDS = {
         "both sides on three grids down to 1e-4, ~15 s cold",
     "dpax calibrate --sample-rate 0.001 --num-steps 10000 --alpha 0.1 --beta 0.5 --accuracy":
         "calibration with brackets down to grid 4e-4, ~40 s cold",
+    # the two below: kernels of their own (~5 s and ~2.5 s cold); their command paths with the same
+    # options run by default in tests/cli/test_cli_bounds.py::test_curve_brackets_hold_the_gaussian_truth
+    # (curve with --alpha and --delta lists, brackets on) and tests/test_mechanisms.py::test_cli_mechanism_subcommand
+    # (mechanism laplace --scale --count)
+    "dpax curve --noise-multiplier 1 --sample-rate 0.001 --num-steps 10000 --alpha 0.001":
+        "both sides of DP-SGD at grid 1e-4, ~5 s cold",
+    "dpax mechanism laplace --scale 2 --count 10": "Laplace x 10 at grid 1e-4, ~2.5 s cold",
 }
 
 
