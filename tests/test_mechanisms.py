@@ -60,20 +60,24 @@ def assert_safe_close(got, exact, tol, kind):
 
 
 def test_laplace_matches_closed_form_curve_batch():
-    # scales 0.8 and 1 are the pairs of test_subsampled_laplace_exact_profile_and_dp_accounting and
-    # test_laplace_agrees_with_dp_accounting_same_grid (their kernels); 2.5 until 2026-11-27
-    scale = np.array([0.4, 0.8, 1.0])
+    # scales 0.5 and 1 (0.4, 0.8 and 1 until 2026-11-27): the pairs of
+    # test_substitution_laplace_and_discrete_double_sensitivity_rr_unchanged and
+    # test_laplace_agrees_with_dp_accounting_same_grid; each row is read on its own, on the
+    # batch's (scale 1's) 20480-point support, whose one-row kernels other files compile (the
+    # whole batch's analysis kernels would be the file's own); rows of a Laplace batch answer
+    # as alone: tests/engine/test_batch_independence.py::test_constructions_answer_as_alone[laplace]
+    scale = np.array([0.5, 1.0])
     pl = dpax.laplace(scale, sensitivity=1.0)
-    assert pl.batch_shape == (3,)
-    beta = pl.beta(ALPHAS)
+    assert pl.batch_shape == (2,)
     for i, b in enumerate(scale):
+        row = pl[i]
         e0 = 1.0 / b
-        assert_safe_close(beta[i], laplace_beta(ALPHAS, e0), 1e-8, "beta")
-        assert_safe_close(pl.delta(EPSILONS)[i], laplace_delta(EPSILONS, e0), 1e-8, "risk")
+        assert_safe_close(row.beta(ALPHAS), laplace_beta(ALPHAS, e0), 1e-8, "beta")
+        assert_safe_close(row.delta(EPSILONS), laplace_delta(EPSILONS, e0), 1e-8, "risk")
         # pure epsilon-DP: epsilon at delta = 0 is eps0, on the grid
-        assert abs(pl.epsilon(0.0)[i] - e0) <= 1e-4 and pl.epsilon(0.0)[i] >= e0 - 1e-12
+        assert abs(row.epsilon(0.0) - e0) <= 1e-4 and row.epsilon(0.0) >= e0 - 1e-12
         adv = 1 - 2 * np.exp(-e0 / 2) / 2  # TPR - FPR at the threshold o = D/2: 1 - e^(-eps/2)
-        assert abs(pl.advantage()[i] - adv) <= 1e-8 and pl.advantage()[i] >= adv - 1e-12
+        assert abs(row.advantage() - adv) <= 1e-8 and row.advantage() >= adv - 1e-12
 
 
 def _laplace_agrees_with_dp_accounting(configs):
@@ -127,8 +131,9 @@ def test_subsampled_laplace_exact_profile_and_dp_accounting():
     oracle = dpa_pld.from_laplace_mechanism(b, sensitivity=1.0, value_discretization_interval=1e-4, sampling_prob=p)
     theirs = np.array([oracle.get_delta_for_epsilon(e) for e in eps])
     assert np.max(np.abs(pl.delta(eps) - theirs)) <= 1e-6
-    # p = 1 is the plain Laplace mechanism
-    np.testing.assert_allclose(dpax.subsampled_laplace(b, 1.0).beta(ALPHAS), dpax.laplace(b).beta(ALPHAS), atol=1e-12)
+    # p = 1 is the plain Laplace mechanism (scale 1, 0.8 until 2026-11-27: the pair and beta
+    # kernel of test_laplace_agrees_with_dp_accounting_same_grid and other files, not its own)
+    np.testing.assert_allclose(dpax.subsampled_laplace(1.0, 1.0).beta(ALPHAS), dpax.laplace(1.0).beta(ALPHAS), atol=1e-12)
 
 
 # -- randomized response and the (epsilon, delta) worst case --------------------------------
@@ -177,7 +182,9 @@ def test_k_ary_randomized_response_exact_and_dp_accounting():
 def test_approximate_dp_worst_case_curve(eps, delta):
     pl = dpax.approximate_dp(eps, delta, grid_step=1e-3)  # atoms on the grid: exact
     assert_safe_close(pl.beta(ALPHAS), approx_dp_beta(ALPHAS, eps, delta), 1e-12, "beta")
-    assert pl.delta(eps) == pytest.approx(delta, abs=1e-12)
+    # asked with EPSILONS (each is answered on its own): the 8-query delta kernel of
+    # tests/test_input_errors.py on this support, instead of a one-query kernel of its own
+    assert pl.delta(np.append(EPSILONS, eps))[-1] == pytest.approx(delta, abs=1e-12)
     assert pl.epsilon(delta + 1e-12) == pytest.approx(eps, abs=1e-9)
     if delta > 0:
         assert pl.epsilon(delta / 2) == np.inf  # the +inf atom of Y holds delta
@@ -279,15 +286,17 @@ def test_substitution_laplace_and_discrete_double_sensitivity_rr_unchanged():
 
 
 def test_repr_and_tradeoff_points():
-    # scale 0.5 (2 until 2026-11-27): the pair of test_substitution_laplace_and_discrete_double_sensitivity_rr_unchanged
-    pl = dpax.laplace(0.5, sensitivity=1.0, grid_step=1e-3)
+    # scale 1 at grid 1e-4 (0.5 at 1e-3 until 2026-11-27, 2 before): the pair of
+    # test_laplace_agrees_with_dp_accounting_same_grid, whose tradeoff_points kernel (20480
+    # points) other files compile
+    pl = dpax.laplace(1.0, sensitivity=1.0, grid_step=1e-4)
     text = repr(pl)
-    for part in ("laplace(scale=0.5, sensitivity=1)", "grid_step=0.001", "support_length=", "tail_mass"):
+    for part in ("laplace(scale=1, sensitivity=1)", "grid_step=0.0001", "support_length=", "tail_mass"):
         assert part in text
     alpha, beta = pl.tradeoff_points()
     assert alpha.shape == beta.shape == (pl.support_length + 1,)
     assert np.all(np.diff(alpha) <= 0) and np.all(np.diff(beta) >= 0)
-    assert np.all(beta <= laplace_beta(alpha, 2.0) + 1e-12)
+    assert np.all(beta <= laplace_beta(alpha, 1.0) + 1e-12)
 
 
 @pytest.mark.parametrize(
@@ -323,7 +332,10 @@ def test_from_privacy_profile_with_the_laplace_profile():
     """The generic path (Algorithm 2 from a user's delta(epsilon)) on the Laplace profile:
     within its documented second-difference accuracy of the CDF-built Laplace pair."""
     e0 = 1.0
-    pl = dpax.from_privacy_profile(lambda e: laplace_delta(e, e0), grid_step=1e-3, epsilon_max=2.0)
+    # the default epsilon_max (1 here; 2.0 until 2026-11-27): the connect-the-dots kernel of
+    # tests/gdp/test_gdp.py's randomized response (an explicit epsilon_max:
+    # tests/test_fuzz.py::test_fuzz_dpax_from_privacy_profile)
+    pl = dpax.from_privacy_profile(lambda e: laplace_delta(e, e0), grid_step=1e-3)
     exact = laplace_beta(ALPHAS, e0)
     assert np.max(np.abs(pl.beta(ALPHAS) - exact)) <= 1e-4
     assert np.all(pl.beta(ALPHAS) <= exact + 1e-9)
@@ -376,10 +388,11 @@ def test_cli_mechanism_subcommand(capsys):
     assert out["mechanism"] == "randomized-response"
     np.testing.assert_allclose(out["beta"], approx_dp_beta(ALPHAS, 1.0), atol=1e-12)
     assert out["epsilon"] == [pytest.approx(1.0, abs=1e-12)]
-    # scale 0.5 (2 until 2026-11-27): the pair of test_repr_and_tradeoff_points
-    assert main(["mechanism", "laplace", "--scale", "0.5", "--count", "3", "--grid-step", "1e-3", "--no-cache"]) == 0
+    # scale 1 (0.5 until 2026-11-27, 2 before): three steps on 6144 points, whose beta,
+    # advantage and epsilon kernels tests/cli/test_cli.py and tests/test_accountants.py compile
+    assert main(["mechanism", "laplace", "--scale", "1", "--count", "3", "--grid-step", "1e-3", "--no-cache"]) == 0
     text = capsys.readouterr().out
-    assert "laplace(scale=0.5, sensitivity=1) x 3" in text and "advantage" in text
+    assert "laplace(scale=1, sensitivity=1) x 3" in text and "advantage" in text
     assert main(["mechanism", "laplace", "--epsilon", "1", "--no-cache"]) == 2
     assert "does not take --epsilon" in capsys.readouterr().err
     assert main(["mechanism", "discrete-gaussian", "--no-cache"]) == 2
