@@ -3,8 +3,8 @@ Opacus' own ``register_accountant``, ``get_noise_multiplier``, ``PrivacyEngine``
 ``make_private_with_epsilon``, checkpoints. Skipped without opacus (and torch).
 
 The default tests share one problem (sample rate 0.01, 100 steps, grid 1e-3, epsilon 3.38:
-see EPS) so that its kernels compile once; the module docstring's example and the 1000-step comparison at grid
-1e-4 are ``slow``.
+see EPS) so that its kernels compile once; the module docstring's example and the 1000-step
+comparison at grid 1e-4 are ``slow``.
 """
 
 from __future__ import annotations
