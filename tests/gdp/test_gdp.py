@@ -43,13 +43,12 @@ def _batch():
 @functools.lru_cache(maxsize=None)
 def _rows():
     """A 2 x 2 batch of distinct rows that cost no construction kernels of their own: DP-SGD
-    (1, 0.3, 100) and randomized response with epsilon 1 (the curves of the tests above), and
-    randomized response with epsilon 0.5 and 2 built by hand on the same grid (1e-3), each
-    padded with zeros to DP-SGD's support. (A DP-SGD batch such as _batch() compiles its own
-    construction kernels, ~10 of them.)"""
-    e = np.array([0.5, 2.0])
+    (1, 0.3, 100) (the curve of the tests above) and randomized response with epsilon 1, 0.5
+    and 2 built by hand on the same grid (1e-3), each padded with zeros to DP-SGD's support.
+    (A DP-SGD batch such as _batch() compiles its own construction kernels, ~10 of them.)"""
+    e = np.array([1.0, 0.5, 2.0])
     k = np.rint(e / 1e-3).astype(int)
-    pairs = [tuple(np.asarray(a)[0] for a in pl.pair) for pl in (_dpsgd(1.0, 0.3, 100), _rr(1.0))]
+    pairs = [tuple(np.asarray(a)[0] for a in _dpsgd(1.0, 0.3, 100).pair)]
     for ki, ei in zip(k, e):
         lo, hi = np.exp(ei) / (1.0 + np.exp(ei)), 1.0 / (1.0 + np.exp(ei))
         px, py = np.zeros(2 * ki + 1), np.zeros(2 * ki + 1)
@@ -143,10 +142,14 @@ def test_composed_gaussian_is_exactly_gdp(sigma, steps):
     assert 0.0 <= regret < 1e-6
 
 
-@pytest.mark.parametrize("sigma,step", [pytest.param(30.0, 1e-4, marks=pytest.mark.slow), (100.0, 1e-4),
+# (100, 1e-4) is slow: its 2048-point mu kernel is no other default test's; default sibling: the
+# (200, 1e-4) case, the same check at mu 0.005, on the 1024 points of the dpax.gdp docstring
+# examples' Gaussian (tests/test_docs.py: their mu kernel)
+@pytest.mark.parametrize("sigma,step", [pytest.param(30.0, 1e-4, marks=pytest.mark.slow),
+                                        pytest.param(100.0, 1e-4, marks=pytest.mark.slow), (200.0, 1e-4),
                                         pytest.param(100.0, 1e-5, marks=pytest.mark.slow)])
 def test_small_mu_is_exact_to_the_grid(sigma, step):
-    """A single Gaussian step with mu = 1/sigma down to 0.01: Eq. 29's max sits at the box's
+    """A single Gaussian step with mu = 1/sigma down to 0.005: Eq. 29's max sits at the box's
     corner, where beta ~ 1 - 1e-10. Taking Phi^-1 of beta from the head sums left 1 - beta
     with ~6 digits and mu off by up to 5e-5 relative, in either direction; from the
     complementary sums, mu exceeds 1/sigma by the connect-the-dots grid's own
@@ -160,7 +163,7 @@ def test_randomized_response_gets_proposition_6_1_and_large_regret():
     from gdpnum.converter import get_worst_case_regret
 
     eps = 1.0
-    pl = _rr(eps)
+    pl = _rr(eps, grid_step=2e-3)  # the loss +-1 on the grid; its 1001 points are the mu kernel of tests/test_docs.py
     mu, regret = gdp.mu_and_regret(pl)
     assert mu == pytest.approx(cv.mu_from_epsilon_dp(eps), abs=1e-7)
     # regret of the exact 3-point curve: against gdpnum's algorithm and the Delta-divergence
@@ -356,7 +359,7 @@ def test_advantage_difference_bounded_by_twice_delta():
     pairs = [
         (_gaussian(), cv.gdp_curve(1.3)),
         (_dpsgd(0.5, 0.1, 1000, 2e-3), cv.gdp_curve(1.2)),  # DP-SGD curves of the tests above
-        (_rr(1.0), cv.gdp_curve(cv.mu_from_epsilon_dp(1.0))),
+        (_rr(1.0, 2e-3), cv.gdp_curve(cv.mu_from_epsilon_dp(1.0))),  # the randomized response test's
         (cv.epsilon_delta_curve(1.0, 1e-5), cv.rdp_curve(2.0, 0.5)),
         (cv.gdp_curve(0.5), cv.epsilon_delta_curve(0.5, 0.01)),
         (_dpsgd(1.0, 0.3, 100), _dpsgd(0.5, 0.1, 1000, 2e-3)),
