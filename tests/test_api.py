@@ -87,10 +87,13 @@ def test_two_dimensional_broadcast():
 
 
 def test_num_steps_broadcast():
-    # the batch of test_privacy_loss_is_a_pytree and test_repr_is_informative
-    pl = dpax.dpsgd(1.0, 0.01, [10, 100, 1000], grid_step=1e-3)
+    # the batch of test_privacy_loss_is_a_pytree and test_repr_is_informative; two rows (10, 100
+    # and 1000 steps until 2026-11-27): the rows' construction and window kernels are those of
+    # tests/test_plot.py's two-row DP-SGD batch on the same support (6144 points), and 100 steps
+    # the single call's FFT
+    pl = dpax.dpsgd(1.0, 0.01, [10, 100], grid_step=1e-3)
     b = pl.beta(0.1)
-    assert b.shape == (3,)
+    assert b.shape == (2,)
     assert np.all(np.diff(b) < 0)
     assert b[1] == pytest.approx(dpax.dpsgd(1.0, 0.01, 100, grid_step=1e-3).beta(0.1), abs=1e-11)
 
@@ -99,7 +102,10 @@ def test_gaussian_batch_matches_closed_form():
     sig = np.array([1.0, 2.0])  # the rows of test_compose_broadcasts_batches (0.5 too until 2026-11-27)
     pl = dpax.gaussian(sig, grid_step=1e-3)
     a = np.array([1e-4, 0.01, 0.3])
-    b = pl.beta(a)
+    # row by row, on the batch's 20480-point support: the one-row beta kernel of
+    # tests/test_benchmarks.py (the whole batch's would be this file's own); a batch's beta in
+    # one call: test_num_steps_broadcast
+    b = np.stack([pl[i].beta(a) for i in range(sig.size)])
     np.testing.assert_allclose(b, gdp_beta(a[None, :], 1 / sig[:, None]), atol=1e-6)
 
 
@@ -197,11 +203,14 @@ def test_compose_mixed_grid_steps_go_to_the_coarsest_and_rejects_non_losses(smal
     explicit = dpax.compose(small_pl, other, grid_step="coarsest")
     assert mixed.grid_step == explicit.grid_step == max(small_pl.grid_step, other.grid_step)
     alphas = [0.01, 0.1, 0.5]
-    np.testing.assert_array_equal(mixed.beta(alphas), explicit.beta(alphas))
+    # one alpha a call (each is answered on its own): the one-query beta kernel that
+    # tests/compat/test_compat.py compiles for this 28672-point support
+    beta = lambda pl: np.array([pl.beta(a) for a in alphas])  # noqa: E731
+    np.testing.assert_array_equal(beta(mixed), beta(explicit))
     # two unit Gaussians compose to mu = sqrt(2) GDP: regridding stays on the safe side
     exact = norm.cdf(norm.isf(alphas) - np.sqrt(2.0))
-    assert np.all(mixed.beta(alphas) <= exact + 1e-12)
-    assert np.all(mixed.beta(alphas) >= exact - 0.05)
+    assert np.all(beta(mixed) <= exact + 1e-12)
+    assert np.all(beta(mixed) >= exact - 0.05)
     with pytest.raises(ValueError, match="grid_step"):
         dpax.compose(small_pl, other, grid_step="finest")
     with pytest.raises(TypeError):
@@ -225,14 +234,15 @@ def test_edge_values_are_valid(small_pl):
 
 
 def test_privacy_loss_is_a_pytree():
-    pl = dpax.dpsgd(1.0, 0.01, [10, 100, 1000], grid_step=1e-3)  # test_num_steps_broadcast's batch (its kernels)
+    pl = dpax.dpsgd(1.0, 0.01, [10, 100], grid_step=1e-3)  # test_num_steps_broadcast's batch (its kernels)
     leaves, treedef = jax.tree_util.tree_flatten(pl)
     assert len(leaves) == 5
-    assert all(np.shape(leaf)[:1] == (3,) for leaf in leaves)
+    assert all(np.shape(leaf)[:1] == (2,) for leaf in leaves)
     back = jax.tree_util.tree_unflatten(treedef, leaves)
     assert isinstance(back, dpax.PrivacyLoss)
-    assert back.grid_step == pl.grid_step and back.batch_shape == (3,)
-    np.testing.assert_array_equal(back.beta([0.01, 0.1]), pl.beta([0.01, 0.1]))
+    assert back.grid_step == pl.grid_step and back.batch_shape == (2,)
+    # alpha 0.1 ([0.01, 0.1] until 2026-11-27): test_num_steps_broadcast's beta kernel
+    np.testing.assert_array_equal(back.beta(0.1), pl.beta(0.1))
     # tree_map keeps the structure (e.g. moving arrays between devices)
     mapped = jax.tree_util.tree_map(lambda x: x, pl)
     np.testing.assert_array_equal(mapped.beta(0.1), pl.beta(0.1))
@@ -265,10 +275,12 @@ def test_repr_is_informative():
     r = repr(dpax.dpsgd(1.0, 0.01, 100, grid_step=1e-3))
     for word in ("PrivacyLoss", "dpsgd", "noise_multiplier=1", "sample_rate=0.01", "num_steps=100", "grid_step=0.001", "support_length"):
         assert word in r, (word, r)
-    rb = repr(dpax.dpsgd(1.0, 0.01, [10, 100, 1000], grid_step=1e-3))  # test_privacy_loss_is_a_pytree's batch
-    assert "batch_shape=(3,)" in rb
-    rg = repr(dpax.gaussian(2.0, grid_step=1e-3).self_compose(10))
-    assert "gaussian" in rg and "noise_multiplier=2" in rg and "10" in rg
+    rb = repr(dpax.dpsgd(1.0, 0.01, [10, 100], grid_step=1e-3))  # test_privacy_loss_is_a_pytree's batch
+    assert "batch_shape=(2,)" in rb
+    # 4 steps (10 until 2026-11-27): the composition (and FFT kernel) of
+    # tests/test_gaussian_exact.py::test_self_compose_equals_repeated_compose
+    rg = repr(dpax.gaussian(2.0, grid_step=1e-3).self_compose(4))
+    assert "gaussian" in rg and "noise_multiplier=2" in rg and "x 4" in rg
 
 
 # default siblings: tests/test_calibrate_accuracy.py::test_the_noise_interval_holds_the_fine_grid_answer
