@@ -102,12 +102,13 @@ def test_a_smaller_accuracy_refines_the_grid():
 
 def test_a_batch_of_two_rows_shares_the_finest_grid():
     kw = dict(compare_standard=False, accuracy=1e-4)
-    # alone: grids 1e-2 (beta's width there 3.5e-5) and 5e-3 (the module's P, T and TARGET: 1.7e-4 at 1e-2,
-    # whose grid-1e-2 kernels the coarse fixture compiles)
-    rows = ((0.1, 10, 0.1, 0.5), (P, T, TARGET.alpha, TARGET.beta))
-    both = dpax.calibrate_dpsgd(sample_rate=[0.1, P], num_steps=[10, T],
-                                target=ErrRates([0.1, TARGET.alpha], [0.5, TARGET.beta]), **kw)
-    one = [dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=ErrRates(a, b), **kw) for p, t, a, b in rows]
+    # both rows at the module's P and T: alone, ErrRates(0.6, 0.058) (the GDP mu of TARGET to 3%, so the same
+    # search kernels, noise 0.516) stays on grid 1e-2 (beta's width there 6.1e-5), its kernels all the coarse
+    # fixture's; TARGET refines to 5e-3 (beta's width 1.7e-4 at 1e-2)
+    rows = (ErrRates(0.6, 0.058), TARGET)
+    both = dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=ErrRates([0.6, TARGET.alpha], [0.058, TARGET.beta]),
+                                **kw)
+    one = [dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=target, **kw) for target in rows]
     assert one[0].grid_step > one[1].grid_step == both.grid_step
     assert both.noise_interval.safe.shape == (2,) and both.achieved_interval["beta"].safe.shape == (2,)
     assert np.all(both.achieved_interval["beta"].width <= 1e-4)
@@ -125,7 +126,8 @@ def test_without_accuracy_nothing_changes():
 
 
 def test_met_without_noise_rows_have_exact_brackets():
-    r = dpax.calibrate_dpsgd(sample_rate=[1e-4, 0.1], num_steps=10, target=ErrRates(0.1, 0.5), accuracy=1e-2,
+    # row 1 is the coarse fixture's configuration (default rtol): its kernels serve
+    r = dpax.calibrate_dpsgd(sample_rate=[1e-4, P], num_steps=T, target=TARGET, accuracy=1e-2,
                              compare_standard=False)
     assert r.status.tolist() == ["met_without_noise", "calibrated"]
     assert r.noise_interval.safe[0] == r.noise_interval.optimistic[0] == 0.0
@@ -151,7 +153,9 @@ def test_an_unsupported_target_names_the_supported_ones(target):
 
 
 def test_a_list_of_targets_brackets_each_quantity():
-    r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=[ErrRates(0.1, 0.5), Advantage(0.45)],
+    # the coarse fixture's configuration; Advantage(0.48) (GDP mu 1.287, above TARGET's 1.282: the search starts
+    # where the fixture's does, its kernels serve) is met there (0.433), ErrRates decides the noise
+    r = dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=[TARGET, Advantage(0.48)],
                              accuracy=1e-2, compare_standard=False)
     assert set(r.achieved_interval) == {"beta", "advantage"}
     assert all(iv.width <= 1e-2 for iv in r.achieved_interval.values())
