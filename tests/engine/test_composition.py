@@ -22,10 +22,12 @@ ALPHAS = np.unique(np.concatenate([np.logspace(-6, np.log10(0.5), 25), np.linspa
 
 def test_forty_gaussians_compose_to_exact_gdp():
     """40 Gaussian mechanisms with different noise: beta within 1e-3 of G_mu, never above.
-    Observed: |beta - G_mu| <= 1.9e-8. (Noise in [8, 9], mu 0.74: one support length, 6
-    kernels; in [8, 9.5] two lengths, 8 kernels; in [2, 20] 11 lengths, 26 kernels, for the
-    same check.)"""
-    sigmas = np.random.default_rng(0).uniform(8.0, 9.0, 40)
+    Observed: |beta - G_mu| <= 9.0e-8. (Noise in [40, 45], mu 0.148: one support length (5120
+    points a factor, 28672 composed), whose construction and analysis kernels other files
+    compile (tests/test_mechanisms.py's beta, tests/compat/test_compat.py's delta): 2 kernels
+    of its own. In [8, 9], mu 0.74: 6 kernels (4 of its own); in [8, 9.5] two lengths, 8; in
+    [2, 20] 11 lengths, 26, for the same check.)"""
+    sigmas = np.random.default_rng(0).uniform(40.0, 45.0, 40)
     mu = np.sqrt(np.sum(1.0 / sigmas**2))
     pl = dpax.compose(*[dpax.gaussian(s) for s in sigmas])
     exact = gdp_beta(ALPHAS, mu)
@@ -77,7 +79,10 @@ def test_regrid_is_pessimistic_and_exact_on_a_refinement():
     assert np.max(np.abs(coarse.beta(ALPHAS) - exact)) <= 1e-4
     fine = g.regrid(5e-4)  # contains the old grid: the same pair
     np.testing.assert_allclose(fine.beta(ALPHAS), g.beta(ALPHAS), atol=1e-12)
-    np.testing.assert_allclose(fine.delta([0.5, 1.0]), g.delta([0.5, 1.0]), atol=1e-12)
+    # eight epsilons: the delta kernels (8 queries) of tests/test_mechanisms.py (the Gaussian
+    # at 1e-3) and tests/test_bounds_interval.py (the fine grid's length); 2 compiled their own
+    eps = [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0]
+    np.testing.assert_allclose(fine.delta(eps), g.delta(eps), atol=1e-12)
     # a pair not marked exact (built from user arrays) regrids through its CDFs
     imported = dpax.PrivacyLoss(g.pmf_x, g.pmf_y, g.offset, g.inf_mass_y, g.neginf_mass_x, g.grid_step)
     assert not imported.exact_ratio
@@ -88,6 +93,10 @@ def test_regrid_is_pessimistic_and_exact_on_a_refinement():
 
 #: Three DP-SGD phases: noise and sample rate change by phase.
 PHASES = [(0.8, 0.01, 100), (1.0, 0.02, 200), (1.5, 0.05, 300)]
+
+
+def _phases_as_rows():
+    return dpax.dpsgd(*(np.array(c) for c in zip(*PHASES)), grid_step=1e-3)
 
 
 def test_dpsgd_noise_schedule_matches_dp_accounting():
@@ -110,9 +119,12 @@ def test_dpsgd_noise_schedule_matches_dp_accounting():
         warnings.simplefilter("ignore")
         oracle_beta = np.asarray(get_beta_from_pld(oracle, ALPHAS))
     assert np.max(np.abs(pl.beta(ALPHAS) - oracle_beta)) <= 1e-4
-    # the same run through dpax's own single-phase path, phase by phase
-    steps = [dpax.dpsgd(s, p, t, grid_step=step) for s, p, t in PHASES]
-    chained = dpax.compose(*steps)
+    # the same run through dpax's own single-phase path, phase by phase: the phases as rows of
+    # one DP-SGD batch (each row is its phase alone, tests/engine/test_batch_independence.py),
+    # whose kernels test_a_factor_placed_early_gives_the_rolled_composition shares (three
+    # separate dpsgd calls compiled 6 kernels of their own)
+    rows = _phases_as_rows()
+    chained = dpax.compose(*(rows[i] for i in range(len(PHASES))))
     np.testing.assert_allclose(chained.beta(ALPHAS), pl.beta(ALPHAS), atol=1e-9)
 
 
@@ -154,9 +166,12 @@ def test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails():
     """A narrow row beside a 50 times wider one must not pick up round-off beyond its own
     Chernoff window (it used to: mu 16% too high, regret 0.0007 for ~0). Each row now has
     its own support, window and FFT length (issue 21): its numbers are those it has alone,
-    to 1e-12 (observed: identical)."""
-    alone = dpax.dpsgd(4.0, 0.001, 2000, grid_step=1e-3)
-    batch = dpax.dpsgd([4.0, 2.0], [0.001, 0.2], [2000, 1000], grid_step=1e-3)
+    to 1e-12 (observed: identical). The narrow row (640 points) has the mu kernel of
+    tests/engine/test_companion_tails.py::test_dpsgd_mu_bracket_is_narrow (1024 points, rows
+    padded to a power of two; sample rate 0.001, 384 points, compiled one of its own), the wide
+    one (81920 points) that of tests/gdp/test_gdp.py's chunked rows."""
+    alone = dpax.dpsgd(4.0, 0.002, 2000, grid_step=1e-3)
+    batch = dpax.dpsgd([4.0, 2.0], [0.002, 0.2], [2000, 1000], grid_step=1e-3)
     assert batch.support_length > 50 * alone.support_length
     mu_alone, regret_alone = dpax.gdp.mu_and_regret(alone)
     mu_batch, regret_batch = dpax.gdp.mu_and_regret(batch)
@@ -221,9 +236,9 @@ def test_a_factor_placed_early_gives_the_rolled_composition(monkeypatch):
                 for rx, ry, o in zip(px, py, off)], iy, nx
 
     # the three phases of test_dpsgd_noise_schedule_matches_dp_accounting as rows: the aligned
-    # run is its single-phase DP-SGD kernels, row by row (rows of (1.0, 0.01, 300) and
-    # (4.0, 0.2, 1000) compiled 7 kernels of their own)
-    build = lambda: dpax.dpsgd(*(np.array(c) for c in zip(*PHASES)), grid_step=1e-3)  # noqa: E731
+    # run is that test's batch, kernels and all (rows of (1.0, 0.01, 300) and (4.0, 0.2, 1000)
+    # compiled 7 kernels of their own)
+    build = _phases_as_rows
     aligned, iy_a, nx_a = masses(build())
     kernel = composition.fft_compose_kernel
     monkeypatch.setattr(composition, "fft_compose_kernel", lambda *a, **k: kernel(*a, **{**k, "aligned": False}))
