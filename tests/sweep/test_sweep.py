@@ -169,10 +169,10 @@ def test_500_rows_interrupted_and_resumed_equal_uninterrupted(tmp_path):
 def test_yaml_to_json_lines_resume_after_a_torn_line(tmp_path):
     """Resume from a JSON-lines file whose last line was cut short (a crash mid-write): the
     torn line is dropped and its rows recomputed; the result equals a clean run."""
-    # 8 rows in batches of one, torn after 4: every row is the shape of the one-row batches of
-    # tests/sweep/test_sweep_batch_size.py::test_batch_size_does_not_change_the_answers[3rows]
-    # (its row 4.0, 0.001, 200 at grid 1e-2: kernels that several test files compile), so this
-    # test compiles nothing of its own (the test is about resuming, not about many
+    # 8 rows in batches of one, torn after 4: every row has the kernel shapes of DP-SGD (4.0,
+    # 0.001, 200) at grid 1e-2 (construction, beta, advantage, epsilon and the 256-point mu
+    # kernel, which tests/test_input_errors.py, tests/test_fuzz.py and other files compile), so
+    # this test compiles nothing of its own (the test is about resuming, not about many
     # configurations; batches of 4 rows compiled 9 kernels, ~6 s, for this test alone). The
     # noises differ by little enough that every row keeps the same kernel shapes.
     noises = [f"{4.0 + 0.004 * i:.3f}" for i in range(8)]
