@@ -308,32 +308,29 @@ def test_user_built_privacy_loss_keeps_float64():
     assert rebuilt.epsilon(1e-9) == pl.epsilon(1e-9)
 
 
-def test_import_loads_only_what_it_needs():
-    """`import dpax` and `dpax --help` cost little more than `import jax`: the optional and
-    heavy modules load where they are used (plots, sweeps, progress bars, audits, interop)."""
-    code = ("import sys, dpax, dpax.cli.main; "
-            "print(sorted(m for m in ('matplotlib', 'yaml', 'tqdm', 'pandas', 'pyarrow', 'scipy.stats', "
-            "'scipy.optimize', 'dp_accounting', 'torch') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
-
-
 # --------------------------------------------------------------------------------------
-# float64 without touching the user's JAX configuration, in a fresh interpreter: last in the
-# file, so that the subprocesses load the kernels the tests above stored in the test run's
-# kernel directory (they share it) instead of compiling them again
+# a fresh interpreter: what `import dpax` loads, and float64 without touching the user's JAX
+# configuration. Last in the file, so that the subprocesses load the kernels the tests above
+# stored in the test run's kernel directory (they share it) instead of compiling them again
 # --------------------------------------------------------------------------------------
 
 
-def test_import_does_not_enable_x64_and_results_are_float64():
-    proc = _run_python(
+@pytest.fixture(scope="module")
+def fresh_interpreter():
+    """One new interpreter for the two tests below (one start of Python, JAX and dpax, not
+    two): it prints which optional modules `import dpax, dpax.cli.main` loaded before
+    anything else is imported, then checks float64 without x64 and prints "ok"."""
+    return _run_python(
         """
+        import sys
         import jax
         assert not jax.config.jax_enable_x64
+        import dpax, dpax.cli.main
+        print("modules:", sorted(m for m in ('matplotlib', 'yaml', 'tqdm', 'pandas', 'pyarrow', 'scipy.stats',
+                                             'scipy.optimize', 'dp_accounting', 'torch') if m in sys.modules))
+        assert not jax.config.jax_enable_x64, "import dpax flipped jax_enable_x64"
         import numpy as np
         from scipy.stats import norm
-        import dpax
-        assert not jax.config.jax_enable_x64, "import dpax flipped jax_enable_x64"
         pl = dpax.gaussian(1.0, grid_step=1e-4)
         b = pl.beta(0.1)
         assert not jax.config.jax_enable_x64, "a dpax call left jax_enable_x64 on"
@@ -352,6 +349,17 @@ def test_import_does_not_enable_x64_and_results_are_float64():
         print("ok")
         """
     )
+
+
+def test_import_loads_only_what_it_needs(fresh_interpreter):
+    """`import dpax` and `dpax --help` cost little more than `import jax`: the optional and
+    heavy modules load where they are used (plots, sweeps, progress bars, audits, interop)."""
+    lines = fresh_interpreter.stdout.splitlines()
+    assert lines and lines[0] == "modules: []", (fresh_interpreter.stdout, fresh_interpreter.stderr[-3000:])
+
+
+def test_import_does_not_enable_x64_and_results_are_float64(fresh_interpreter):
+    proc = fresh_interpreter
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip().endswith("ok")
 
