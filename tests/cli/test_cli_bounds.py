@@ -82,8 +82,10 @@ def test_curve_table_shows_brackets_and_no_bounds_drops_them(capsys):
     for header in ("optimistic beta", "width", "optimistic epsilon", "optimistic", "the truth lies between"):
         assert header in text, header
     pl = dpax.dpsgd(SIGMA, 1.0, 1, grid_step=1e-2)
-    # epsilon read off the DELTAS query (CURVE's kernel; one delta alone compiled its own)
-    b, ee = pl.beta(0.01, bounds=True), pl.epsilon(np.asarray(DELTAS), bounds=True)
+    # beta and epsilon read off the ALPHAS and DELTAS queries (CURVE's kernels; one alpha or one
+    # delta alone compiled its own)
+    bb, ee = pl.beta(np.asarray(ALPHAS), bounds=True), pl.epsilon(np.asarray(DELTAS), bounds=True)
+    b = type(bb)(*(float(np.asarray(x)[ALPHAS.index(0.01)]) for x in bb))
     e = type(ee)(*(float(np.asarray(x)[DELTAS.index(1e-5)]) for x in ee))
     row = next(line.split() for line in text.splitlines() if line.split()[:1] == ["0.01"])
     assert [float(x) for x in row[1:]] == pytest.approx([b.safe, 1 - b.safe, b.optimistic, b.width], rel=5e-2)
