@@ -325,7 +325,8 @@ def test_legacy_conversions_get_beta_from_pld_works():
 
 def test_legacy_conversions_get_advantage_from_pld_works():
     """Test that get_advantage_from_pld from deprecated module works."""
-    pld = from_gaussian_mechanism(1.0)  # dpax: riskcal 1e-3; the PLD of test_riskcal_readme.py's block 1
+    # dpax: riskcal's PLD (its advantage kernel is test_targets.py::test_batched_targets_and_configuration_args')
+    pld = from_gaussian_mechanism(1.0, value_discretization_interval=1e-3)
 
     # Import emits warning (may already be imported, so we don't check for warning)
     from dpax.compat.riskcal.conversions import get_advantage_from_pld
