@@ -76,15 +76,15 @@ def test_no_kernel_runs_before_the_budget_error(monkeypatch):
 
 
 #: 6 rows of noise (the chunking and output tests share their kernels): two support lengths
-#: (640 and 256 points at sample rate 0.2, grid 1e-2), 3 rows each, built as two groups whose
-#: construction kernels other files compile (tests/compat/riskcal/test_backward_compatibility.py:
-#: 3 x 640, tests/compat/riskcal/test_riskcal_dpax_checks.py: 3 x 256); under the budget below
-#: the rows are composed one at a time and analysed 3 or 4 at a time (12 kernels of its own;
-#: noise 0.8 and 1.4, 1280 and 640 points, as many on longer arrays).
+#: (5120 and 256 points at sample rate 0.2, grid 1e-2), 3 rows each, built as two groups whose
+#: construction kernels other files compile (the 3 x 5120 noise searches of
+#: tests/compat/riskcal/test_backward_compatibility.py and test_riskcal_dpax_checks.py, the
+#: latter's 3 x 256); under the budget below the rows are composed one at a time and analysed
+#: 3 or 4 at a time (10 kernels of its own; noise 0.8 and 1.4, 1280 and 640 points, took 12).
 #: 8 rows of noise 0.7 and 1.2 (4 x 1536, 4 x 768 points) compiled 16, four of them
 #: constructions; 8 rows of three lengths (groups of 3, 3 and 2) compiled 15, six of them FFTs
 #: (each row's own composed length); 12 rows from 0.7 to 1.2 took 24; from 0.7 to 3.0, 33
-NOISE = np.repeat([1.4, 3.0], 3)
+NOISE = np.repeat([0.25, 3.0], 3)
 
 
 def _arrays(pl):
