@@ -22,12 +22,13 @@ ALPHAS = np.unique(np.concatenate([np.logspace(-6, np.log10(0.5), 25), np.linspa
 
 def test_forty_gaussians_compose_to_exact_gdp():
     """40 Gaussian mechanisms with different noise: beta within 1e-3 of G_mu, never above.
-    Observed: |beta - G_mu| <= 1.3e-7. (Noise in [55, 60], mu 0.11: one support length (3584 points a factor, 20480 composed),
-    whose construction kernels other files compile and whose beta and delta kernels (65 alphas,
-    8 epsilons) are those of test_regrid_is_pessimistic_and_exact_on_a_refinement's Gaussian
-    (and of tests/test_mechanisms.py): 2 kernels of its own. In [8, 9], mu 0.74: 6 kernels (4
-    of its own); in [40, 45], 28672 points composed, 4; in [8, 9.5] two lengths, 8; in [2, 20]
-    11 lengths, 26, for the same check.)"""
+    Observed: |beta - G_mu| <= 1.3e-7. (Noise in [55, 60], mu 0.11: one support length (3584
+    points a factor, 20480 composed), whose construction kernels other files compile and whose
+    beta and delta kernels (65 alphas, 8 epsilons) are those of
+    test_regrid_is_pessimistic_and_exact_on_a_refinement's Gaussian (and of
+    tests/test_mechanisms.py): 2 kernels of its own. In [8, 9], mu 0.74: 6 kernels (4 of its
+    own); in [40, 45], 28672 points composed, 4; in [8, 9.5] two lengths, 8; in [2, 20] 11
+    lengths, 26, for the same check.)"""
     sigmas = np.random.default_rng(0).uniform(55.0, 60.0, 40)
     mu = np.sqrt(np.sum(1.0 / sigmas**2))
     pl = dpax.compose(*[dpax.gaussian(s) for s in sigmas])
