@@ -375,9 +375,9 @@ def evaluate(fn: Callable, *arrays) -> object:
         on every process.
 
     >>> import dpax, numpy as np
-    >>> eps = dpax.distributed.evaluate(lambda s: dpax.gaussian(s, grid_step=1e-2).epsilon(1e-5), [1.0, 2.0])
+    >>> eps = dpax.distributed.evaluate(lambda s: dpax.gaussian(s, grid_step=1e-2).epsilon(1e-5), [0.8, 1.0, 1.5])
     >>> eps.shape
-    (2,)
+    (3,)
     """
     flat = [np.asarray(a) for a in arrays]
     shape = np.broadcast_shapes(*(a.shape for a in flat))
@@ -490,9 +490,10 @@ def calibrate(mechanism: Callable, target, *, args=(), guess=None, on_infeasible
         The parameters (broadcast shape) or, with ``full_output``, the result.
 
     >>> import dpax
-    >>> w = dpax.distributed.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-2), dpax.targets.Advantage([0.2, 0.3]))
+    >>> w = dpax.distributed.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-2),
+    ...                                dpax.targets.Advantage([0.2, 0.3, 0.4]))
     >>> w.round(3).tolist()
-    [1.974, 1.298]
+    [1.974, 1.298, 0.954]
     """
     target = _targets.as_target(target)
     if not isinstance(args, (tuple, list)):
