@@ -25,9 +25,9 @@ process's devices); :mod:`dpax.distributed` divides a batch among the processes 
 ``jax.distributed`` job. dpax computes in float64 without changing the user's JAX configuration.
 
 >>> import dpax
->>> pl = dpax.dpsgd(noise_multiplier=[0.8, 1.0], sample_rate=0.01, num_steps=100, grid_step=1e-2)
+>>> pl = dpax.dpsgd(noise_multiplier=[1.0, 2.0], sample_rate=0.01, num_steps=100, grid_step=1e-3)
 >>> pl.epsilon(1e-5).round(3), pl.advantage().round(4)
-(array([1.516, 0.729]), array([0.0734, 0.0533]))
+(array([0.718, 0.19 ]), array([0.0507, 0.0212]))
 """
 
 # construct and compose
