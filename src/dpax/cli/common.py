@@ -355,7 +355,7 @@ def risk_brackets(pl: PrivacyLoss, alpha: Sequence[float], delta: Sequence[float
     """The certified brackets of beta at each ``alpha``, the advantage and epsilon at each ``delta``.
 
     >>> import dpax
-    >>> b = risk_brackets(dpax.gaussian(2.0, grid_step=1e-2), [0.1], [1e-5])
+    >>> b = risk_brackets(dpax.gaussian(1.0, grid_step=1e-2), [0.1], [1e-5])
     >>> sorted(b), bool(b["beta"].safe[0] <= b["beta"].optimistic[0])
     (['advantage', 'beta', 'epsilon'], True)
     """
@@ -384,7 +384,7 @@ def risk_summary(pl: PrivacyLoss, alpha: Sequence[float], delta: Sequence[float]
         tail_mass (plain floats, ints and lists), and with ``bounds`` those above.
 
     >>> import dpax
-    >>> r = risk_summary(dpax.gaussian(2.0, grid_step=1e-2), [0.1], [1e-5])
+    >>> r = risk_summary(dpax.gaussian(1.0, grid_step=1e-2), [0.1], [1e-5])
     >>> sorted(r) == sorted(["grid_step", "alpha", "beta", "tpr", "advantage", "delta", "epsilon",
     ...                      "support_length", "tail_mass"])
     True
