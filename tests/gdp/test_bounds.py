@@ -76,7 +76,7 @@ def test_eq29_fast_path_bounds_the_exact_max(which, dpsgd_corner):
 # the other curves are slow since issue 19 (their own grid-1e-4 tables and kernels); the default
 # run keeps soundness and tightness on DP-SGD here, the pruning kernel's mu equal to the exact max
 # (test_eq29_fast_path_bounds_the_exact_max[dpsgd]) and exact on small mu
-# (tests/gdp/test_gdp.py::test_small_mu_is_exact_to_the_grid[100.0-0.0001])
+# (tests/gdp/test_gdp.py::test_small_mu_is_exact_to_the_grid[200.0-0.0001])
 @pytest.mark.parametrize("which", ["dpsgd", pytest.param("dpsgd rows", marks=pytest.mark.slow),
                                    pytest.param("small mu, laplace and random slopes", marks=pytest.mark.slow)])
 def test_eq29_block_bounds_hold_and_are_tight(which, dpsgd_corner):

@@ -30,7 +30,7 @@ def _riskcal(module):
 def test_calibration_error_is_runtime_and_value_error():
     assert issubclass(CalibrationError, RuntimeError) and issubclass(CalibrationError, ValueError)
     # DP-SGD: not met even at noise_max
-    # (grid 1e-1: test_backward_compatibility.py's err-rates calls at p = 1, T = 1, whose kernels serve)
+    # (grid 1e-1: a coarse grid, few and small kernels)
     for kind in (RuntimeError, ValueError):
         with pytest.raises(kind, match="not met"):
             riskcal.calibration.dpsgd.find_noise_multiplier_for_err_rates(
