@@ -37,3 +37,22 @@ def _drop_compiled_kernels_after_module():
     from dpax._engine import cache
 
     cache.clear(memory_only=True)
+
+
+@pytest.fixture(autouse=True)
+def _the_runs_kernel_store():
+    """Every test starts and ends on the test run's shared store. dpax resolves its store from
+    DPAX_CACHE_DIR once, on first use: a test that points it elsewhere (a monkeypatched
+    DPAX_CACHE_DIR read by a first kernel call, ``cache.follow_environment()``, a store of its
+    own) would otherwise leave this worker compiling into that test's temporary directory for
+    the rest of the run, sharing nothing with the other worker and the subprocesses."""
+    _use_the_runs_store()
+    yield
+    _use_the_runs_store()
+
+
+def _use_the_runs_store():
+    from dpax._engine import cache
+
+    if cache.directory() != _KERNELS:
+        cache.enable(_KERNELS)

@@ -32,12 +32,6 @@ GDP_SIGMA = 2.0
 GDP_GAUSSIAN = ["--noise-multiplier", str(GDP_SIGMA), "--sample-rate", "1", "--num-steps", "1"]
 
 
-@pytest.fixture(autouse=True)
-def _cache_dir(tmp_path, monkeypatch):
-    """Keep the kernel cache of every test run out of the user's home."""
-    monkeypatch.setenv("DPAX_CACHE_DIR", str(tmp_path / "jax-cache"))
-
-
 def run(capsys, args, json_out=True):
     code = cli.main(args + (["--json"] if json_out else []))
     out, err = capsys.readouterr()
