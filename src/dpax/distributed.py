@@ -185,6 +185,7 @@ def _leave() -> None:
         wait_for_all("exit")
     except Exception:  # noqa: BLE001 - a dead process: the others leave anyway
         pass
+    _stop_heartbeat()
     try:
         if jax.process_index() == 0:
             _client().get_live_nodes(list(range(jax.process_count())))  # returns once the others have left
@@ -220,19 +221,33 @@ def _start_heartbeat() -> None:
         return
     client, me = _client(), jax.process_index()
     period = max(0.05, min(1.0, _state["heartbeat_timeout"] / 10))
+    stop = threading.Event()
 
     def beat():
         n = 0
-        while True:
+        while not stop.is_set():
             n += 1
             try:
                 client.key_value_set(f"dpax/heartbeat/{me}", str(n), allow_overwrite=True)
             except Exception:  # noqa: BLE001 - the coordinator is gone: nothing left to tell
                 return
-            time.sleep(period)
+            stop.wait(period)
 
     _state["beat"] = threading.Thread(target=beat, name="dpax-heartbeat", daemon=True)
+    _state["stop_beat"] = stop
     _state["beat"].start()
+
+
+def _stop_heartbeat(timeout: float = 10.0) -> None:
+    """Stop the heartbeat thread and wait (up to ``timeout`` seconds) until it has left the
+    coordinator client. A daemon thread still inside that C++ call when the interpreter
+    finalises is unwound by ``pthread_exit`` through frames that swallow the unwinding, and
+    the process aborts ("FATAL: exception not rethrown", SIGABRT) after its work is done."""
+    beat, stop = _state.get("beat"), _state.get("stop_beat")
+    if beat is None or stop is None:
+        return
+    stop.set()
+    beat.join(timeout)
 
 
 def wait_for_all(tag: str, status: str = "ok", timeout: float | None = None) -> dict[int, str]:
