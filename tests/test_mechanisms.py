@@ -65,7 +65,7 @@ def test_laplace_matches_closed_form_curve_batch():
     # test_laplace_agrees_with_dp_accounting_same_grid; each row is read on its own, on the
     # batch's (scale 1's) 20480-point support, whose one-row kernels other files compile (the
     # whole batch's analysis kernels would be the file's own); rows of a Laplace batch answer
-    # as alone: tests/engine/test_batch_independence.py::test_constructions_answer_as_alone[laplace]
+    # as alone: tests/engine/test_batch_independence.py::test_constructions_answer_as_alone (its Laplace case)
     scale = np.array([0.5, 1.0])
     pl = dpax.laplace(scale, sensitivity=1.0)
     assert pl.batch_shape == (2,)
