@@ -67,6 +67,10 @@ _table: collections.OrderedDict[str, Any] = collections.OrderedDict()
 _state: dict[str, Any] = {"dir": None, "resolved": False}
 #: Counters, for tests and benchmarks: compiled, loaded from disk, stored, discarded entries.
 stats = collections.Counter()
+#: Work recorders (:func:`dpax._engine.work.count_work`): while any is active, every kernel
+#: call reports ``recorder.record(name, key, tree, leaves, static, out)`` to each once it
+#: returned (key None on the plain-jit path). Process-wide; changed under _lock.
+_recorders: list = []
 
 
 # -- where the store lives ---------------------------------------------------------------
@@ -495,7 +499,10 @@ def kernel(jitted, name: str):
     def call(*args, **static):
         leaves, tree = jax.tree_util.tree_flatten(args)
         if not _single_default_device(leaves):  # traced, sharded or placed elsewhere: plain jit
-            return jitted(*args, **static)
+            out = jitted(*args, **static)
+            if _recorders:
+                _report(name, None, tree, leaves, static, out)
+            return out
         key = _key(name, tree, leaves, static)
         with _lock:
             entry = _table.get(key)
@@ -503,12 +510,18 @@ def kernel(jitted, name: str):
                 _table.move_to_end(key)
         if entry is None:
             entry = _obtain(jitted, key, args, static)
-        if isinstance(entry, _Stored):
-            return entry(leaves)
-        return entry(*args)
+        out = entry(leaves) if isinstance(entry, _Stored) else entry(*args)
+        if _recorders:
+            _report(name, key, tree, leaves, static, out)
+        return out
 
     call.jitted = jitted
     return call
+
+
+def _report(name, key, tree, leaves, static, out) -> None:
+    for recorder in tuple(_recorders):
+        recorder.record(name, key, tree, leaves, static, out)
 
 
 def _jax_cache_in_use() -> bool:
