@@ -73,11 +73,15 @@ MODES = {
     ),
 }
 
-ALPHAS = np.array([1e-3, 1e-2, 0.1])
-DELTA = 1e-5
-# DP-SGD of the seed paper (Sec. 3.1) and of the GDP paper (De et al., Sec. 5).
-DPSGD = dict(noise=1.0, rate=1e-3, steps=10_000)
-DE_ET_AL = dict(noise=9.4, rate=2**14 / 50_000, steps=2000)
+# The workloads' parameters are benchmarks/workloads.py's (shared with `compare`, `batch-curve`
+# and benchmarks/goals.toml): DP-SGD of the seed paper (Sec. 3.1) and of the GDP paper (De et
+# al., Sec. 5).
+from benchmarks import workloads as _workloads  # noqa: E402
+
+ALPHAS = np.array(_workloads.ALPHAS)
+DELTA = _workloads.DELTA
+DPSGD = dict(_workloads.DPSGD)
+DE_ET_AL = dict(_workloads.DE_ET_AL)
 # Round-off allowance in violation checks (values are float64 probabilities / epsilons).
 TOL = 1e-9
 
@@ -503,7 +507,17 @@ def _run(mode, log):
         device_peak_bytes=_device_peak_bytes(),
         duration_s=time.perf_counter() - t_start,
     )
-    return dict(meta=meta, rows=rec.rows, series=rec.series, cold_start=cs, summary=summary, **extra)
+    result = dict(meta=meta, rows=rec.rows, series=rec.series, cold_start=cs, summary=summary, **extra)
+    result["goals"] = speed_goals(result)
+    return result
+
+
+def speed_goals(result: dict) -> list[dict]:
+    """The verdicts of benchmarks/goals.toml on a suite result: the goals whose quantity the
+    suite measures are ok or FAIL, the others not measured (benchmarks/goals.py)."""
+    from benchmarks import goals
+
+    return goals.evaluate(goals.load(), goals.suite_lookup(result))
 
 
 def _f(x, spec=".3g"):
@@ -582,6 +596,10 @@ def markdown(result: dict) -> str:
     lines += ["", f"Process peak RSS {s['max_rss_mib']:.0f} MiB"
               + (f"; accelerator peak {s['device_peak_bytes'] / 2**20:.0f} MiB" if s.get("device_peak_bytes") else "")
               + ".", ""]
+    if result.get("goals") is not None:  # results written before the goals file have none
+        from benchmarks import goals
+
+        lines += [goals.markdown(result["goals"])]
     return "\n".join(lines)
 
 
