@@ -1,4 +1,7 @@
-"""``python -m benchmarks run --quick|--full``: the dpax benchmark suite (benchmarks/suite.py).
+"""``python -m benchmarks run --quick|--full``: the dpax benchmark suite (benchmarks/suite.py);
+``python -m benchmarks compare REF``: speed at a git revision against the working tree
+(benchmarks/compare.py); ``python -m benchmarks batch-curve``: cost per row of a calibration
+batch (benchmarks/batch_curve.py). All three end with the verdicts of benchmarks/goals.toml.
 
 --quick (default) takes a few minutes on a 2-core CPU; --full adds riskcal's grid-1e-4
 calibration, grid 1e-5 for the exact Gaussian, the num_steps series at grid 1e-4, more batch
@@ -15,7 +18,8 @@ import sys
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks",
+                                     description="dpax benchmarks: the suite (run), compare REF, batch-curve")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the suite and write JSON + Markdown results")
     mode = run.add_mutually_exclusive_group()
@@ -26,7 +30,35 @@ def main(argv=None) -> int:
     run.add_argument("--no-publish", dest="publish", action="store_false",
                      help="do not rewrite benchmarks/RESULTS.md and RESULTS.json (a --quick run without --out does)")
     run.set_defaults(mode="quick")
+
+    cmp = sub.add_parser("compare", help="dpax's speed at a git revision against the working tree (benchmarks/compare.py)")
+    cmp.add_argument("ref", metavar="REF", help="any git revision (checked out in a temporary worktree)")
+    cmp.add_argument("--repeat", type=int, default=5, help="timed warm calls per process (default 5)")
+    cmp.add_argument("--rounds", type=int, default=3, help="alternating REF, HEAD rounds (default 3)")
+    cmp.add_argument("--workloads", default=None,
+                     help="comma-separated workloads of benchmarks/workloads.py (default: all, table64 included)")
+    cmp.add_argument("--no-cold", dest="cold", action="store_false", help="warm only: no fresh-process runs")
+    cmp.add_argument("--out", default=None, help="JSON path (default benchmarks/results/compare-<REF>.json)")
+    cmp.add_argument("--smoke", action="store_true",
+                     help="the workloads' tiny-grid variants: checks the machinery in a minute; its times mean nothing")
+    cmp.add_argument("--strict", action="store_true", help="exit status 1 when a goal of benchmarks/goals.toml FAILs")
+
+    bc = sub.add_parser("batch-curve", help="warm seconds per row of an N-row calibration batch (benchmarks/batch_curve.py)")
+    bc.add_argument("--sizes", default=None, help="comma-separated batch sizes (default 1,2,4,...,1024)")
+    bc.add_argument("--kind", choices=("alike", "unlike", "both"), default="both", help="rows alike, unlike, or both (default)")
+    bc.add_argument("--repeat", type=int, default=3, help="timed warm calls per size below 256 rows (default 3)")
+    bc.add_argument("--out", default=None, help="JSON path (default benchmarks/results/batch-curve.json)")
+    bc.add_argument("--strict", action="store_true", help="exit status 1 when a goal of benchmarks/goals.toml FAILs")
     args = parser.parse_args(argv)
+
+    if args.command == "compare":
+        from benchmarks import compare
+
+        return compare.main(args)
+    if args.command == "batch-curve":
+        from benchmarks import batch_curve
+
+        return batch_curve.main(args)
 
     from benchmarks import suite
 

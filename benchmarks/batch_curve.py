@@ -1,0 +1,177 @@
+"""``python -m benchmarks batch-curve``: the warm cost per row of an N-row ``calibrate_dpsgd``
+batch (grid 1e-3, ErrRates targets) against the cost of one row alone, in this process.
+
+Two kinds of rows:
+
+* alike: p 1e-3, T 1e4, alpha 0.1, beta 0.5, the same row N times (dpax may or may not
+  deduplicate identical rows; either is fine, the curve shows which);
+* unlike: rows drawn with a fixed seed from bench_calibrate.dpsgd_table's distribution,
+  keeping those with sample rate 3e-4..0.05, steps 100..5000 and a target that needs noise
+  (benchmarks/workloads.py, ``unlike_rows``); the N rows are the first N of one list.
+
+One row alone: the mean warm time of single-row calls (scalar arguments; each row called once
+untimed first) over the first few rows of the kind. Per N: one untimed call, then the median of
+``--repeat`` timed calls (one timed call when N >= 256). Prints a Markdown table per kind and the
+verdicts of benchmarks/goals.toml; writes ``benchmarks/results/batch-curve.json``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "results", "batch-curve.json")
+DEFAULT_SIZES = tuple(2**k for k in range(11))  # 1, 2, 4, ..., 1024
+KINDS = ("alike", "unlike")
+GRID = 1e-3
+#: at or above this N each size is timed once (after one untimed call)
+ONCE_FROM = 256
+
+
+def _log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def rows(kind: str, n: int):
+    """(sample rates, steps, alphas, betas) of n rows of ``kind``."""
+    import numpy as np
+
+    from benchmarks import workloads
+
+    if kind == "alike":
+        c = workloads.CALIBRATION
+        return (np.full(n, c["rate"]), np.full(n, c["steps"]), np.full(n, c["alpha"]), np.full(n, c["beta"]))
+    if kind == "unlike":
+        p, t, a, tpr = workloads.unlike_rows(n)
+        return p, t, a, 1 - tpr
+    raise ValueError(f"unknown kind {kind!r} (alike or unlike)")
+
+
+def _call(p, t, a, b, grid):
+    import dpax
+
+    res = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=dpax.targets.ErrRates(a, b), grid_step=grid,
+                               compare_standard=False)
+    import numpy as np
+
+    np.asarray(res.noise_multiplier, dtype=float)  # wait for the answer
+    return res
+
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - t0, value
+
+
+def single_row_cost(kind: str, count: int = 4, grid: float = GRID) -> dict:
+    """Mean warm seconds of one row alone over the first ``count`` rows of ``kind`` (one row
+    for alike: the same call ``count`` times)."""
+    p, t, a, b = rows(kind, 1 if kind == "alike" else count)
+    times = []
+    for k in range(count):
+        i = 0 if kind == "alike" else k
+        call = lambda: _call(float(p[i]), int(t[i]), float(a[i]), float(b[i]), grid)  # noqa: E731
+        if kind != "alike" or k == 0:
+            call()  # untimed: compilation / cache load
+        times.append(_timed(call)[0])
+    return dict(kind=kind, rows=int(len(p)), calls=count, times=times, mean_s=statistics.fmean(times))
+
+
+def curve(sizes=DEFAULT_SIZES, kinds=KINDS, repeat=3, singles=4, grid=GRID) -> dict:
+    import numpy as np
+
+    import dpax
+
+    result = dict(meta=dict(started_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                            grid_step=grid, repeat=repeat, once_from=ONCE_FROM, cpu_count=os.cpu_count(),
+                            python=sys.version.split()[0], dpax_file=dpax.__file__,
+                            load_average_start=[round(x, 2) for x in os.getloadavg()]),
+                  single={}, points=[])
+    t_start = time.perf_counter()
+    for kind in kinds:
+        single = single_row_cost(kind, singles, grid)
+        result["single"][kind] = single
+        _log(f"{kind}: one row alone {single['mean_s']:.4f} s (mean of {singles})")
+        for n in sizes:
+            p, t, a, b = rows(kind, n)
+            first, _ = _timed(lambda: _call(p, t, a, b, grid))
+            k = 1 if n >= ONCE_FROM else repeat
+            times, res = [], None
+            for _ in range(k):
+                dt, res = _timed(lambda: _call(p, t, a, b, grid))
+                times.append(dt)
+            total = statistics.median(times)
+            status = np.asarray(getattr(res, "status", np.array(["?"] * n)), dtype=str)
+            pt = dict(kind=kind, n=n, first_s=first, times=times, warm_s=total, per_row_s=total / n,
+                      ratio=(total / n) / single["mean_s"], evaluations=getattr(res, "evaluations", None),
+                      statuses={s: int(c) for s, c in zip(*np.unique(status, return_counts=True))})
+            result["points"].append(pt)
+            _log(f"  {kind} N={n}: first {first:.3f} s, warm {total:.4f} s, {pt['per_row_s']:.5f} s/row, "
+                 f"ratio {pt['ratio']:.3f}")
+    result["meta"]["duration_s"] = time.perf_counter() - t_start
+    result["meta"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    return result
+
+
+def lookup_for(result: dict):
+    """Goals lookup: per-row / single-row ratios of every measured N >= the goal's min_rows."""
+
+    def lookup(goal):
+        if goal["metric"] != "batch_per_row_over_single":
+            return []
+        return [(f"{pt['kind']} N={pt['n']}", pt["ratio"]) for pt in result["points"] if pt["n"] >= goal["min_rows"]]
+
+    return lookup
+
+
+def markdown(result: dict) -> str:
+    from benchmarks import goals
+
+    m = result["meta"]
+    lines = [f"# dpax batch-cost curve: calibrate_dpsgd, grid {m['grid_step']:g}", "",
+             f"Run {m['started_utc']} on {m['cpu_count']} CPU cores in {m['duration_s']:.0f} s; load average "
+             f"{m['load_average_start']} at the start, {m['load_average_end']} at the end. Warm = median of "
+             f"{m['repeat']} timed calls after one untimed call (one timed call from N = {m['once_from']}). "
+             "Ratio = seconds per row / seconds of one row alone (< 1: batching pays).", ""]
+    for kind, single in result["single"].items():
+        lines += [f"## {kind} rows (one row alone: {single['mean_s']:.4f} s, mean of {single['calls']} warm calls)", "",
+                  "| N | first call (s) | total warm (s) | s per row | per row / one row | statuses |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for pt in result["points"]:
+            if pt["kind"] == kind:
+                st = ", ".join(f"{k} {v}" for k, v in pt["statuses"].items())
+                lines.append(f"| {pt['n']} | {pt['first_s']:.3f} | {pt['warm_s']:.4f} | {pt['per_row_s']:.5f} | "
+                             f"{pt['ratio']:.3f} | {st} |")
+        lines.append("")
+    lines.append(goals.markdown(result["goals"]))
+    return "\n".join(lines)
+
+
+def main(args) -> int:
+    """The ``batch-curve`` subcommand (arguments parsed by benchmarks/__main__.py)."""
+    from benchmarks import goals
+
+    sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else list(DEFAULT_SIZES)
+    kinds = KINDS if args.kind == "both" else (args.kind,)
+    goal_list = goals.load()
+    try:
+        result = curve(sizes, kinds, repeat=args.repeat)
+    except KeyboardInterrupt:
+        _log("interrupted")
+        return 130
+    result["goals"] = goals.evaluate(goal_list, lookup_for(result))
+    result["goals_summary"] = goals.summary(result["goals"])
+    print(markdown(result))
+    path = args.out or OUT
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as fh:
+        json.dump(result, fh, indent=1, default=float)
+        fh.write("\n")
+    _log(f"wrote {path}")
+    return 1 if args.strict and result["goals_summary"]["FAIL"] else 0
