@@ -198,15 +198,14 @@ def unlike_rows(n, seed=2, margin=0.95):
     are the first n of the rows for any larger n. Returns (p, t, alpha, tpr)."""
     import numpy as np
 
-    draw = max(256, 8 * n)
-    while True:
-        p, t, a, tpr = _table(draw, seed)
+    parts, have, chunk = [], 0, 0
+    while have < n:  # fixed-size chunks of 1024 draws, chunk k from seed (seed, k): nested in n
+        p, t, a, tpr = _table(1024, (seed, chunk))
         keep = (p >= 3e-4) & (p <= 0.05) & (t >= 100) & (t <= 5000) & ((1 - p) ** t * (1 - a) < margin * (1 - tpr))
-        idx = np.flatnonzero(keep)
-        if idx.size >= n:
-            idx = idx[:n]
-            return p[idx], t[idx], a[idx], tpr[idx]
-        draw *= 2
+        parts.append((p[keep], t[keep], a[keep], tpr[keep]))
+        have += int(keep.sum())
+        chunk += 1
+    return tuple(np.concatenate([part[i] for part in parts])[:n] for i in range(4))
 
 
 # -- running one workload ---------------------------------------------------------------------
