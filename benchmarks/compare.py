@@ -156,7 +156,7 @@ def lookup_for(rows: list[dict]):
 
 
 def _fmt_s(x):
-    return "-" if x is None else f"{x:.4g}"
+    return "-" if x is None else f"{x:#.4g}"
 
 
 def _fmt_diff(d):
