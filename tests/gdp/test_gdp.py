@@ -314,7 +314,7 @@ def test_rows_run_in_chunks_within_the_memory_budget(monkeypatch):
     pl = _rows()
     whole = _mu_regret.mu_regret_rows(pl, gdp.DEFAULT_TAIL)
     assert len(set(np.ravel(whole[0]).tolist())) == 4  # distinct rows: a mix-up of rows shows
-    length = _grid.power_of_two(pl.support_length)
+    length = _mu_regret.kernel_length(pl.support_length)
     calls = []
     kernel = _mu_regret._mu_regret_kernel
     monkeypatch.setattr(_mu_regret, "_mu_regret_kernel", lambda pair, t: calls.append(pair.pmf_x.shape) or kernel(pair, t))

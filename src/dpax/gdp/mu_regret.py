@@ -42,6 +42,10 @@ from . import bounds as _bounds
 #: finite mu). The paper's and gdpnum's value.
 DEFAULT_TAIL = 1e-10
 
+#: Longest support padded to a power of two for the mu/regret kernel (few compiled shapes);
+#: longer supports are padded to the grid's ladder (:func:`dpax._engine.grid.padded_length`).
+MU_POWER_OF_TWO_MAX = 2**16
+
 class MuRegret(NamedTuple):
     """Per row: tight mu (Eq. 29), regret Delta (Eq. 13) and the FPR where it is attained."""
 
@@ -154,6 +158,20 @@ def check_loss(pl, name="pl"):
         raise TypeError(f"{name} must be a dpax.PrivacyLoss, got {type(pl).__name__}")
 
 
+def kernel_length(n: int) -> int:
+    """Support length the mu/regret kernels run at for a support of ``n`` points (the padding
+    changes no answer). Up to :data:`MU_POWER_OF_TWO_MAX`, a power of two: one compiled kernel
+    (a compilation takes seconds) serves every support up to twice shorter. Longer supports
+    keep the grid's ladder length (at most 25% longer): there the padded work is what every
+    warm call pays (327,680 points padded to 2^19 ran 4x slower on a 2-core CPU, its working
+    arrays no longer fitting the processor's cache), for one compilation per ladder step.
+
+    >>> [kernel_length(n) for n in (300, 65536, 327680, 327681)]
+    [512, 65536, 327680, 393216]
+    """
+    return _grid.power_of_two(n) if n <= MU_POWER_OF_TWO_MAX else _grid.padded_length(n)
+
+
 def _by_rows(pl, at_mu, call, outputs: int):
     """``outputs`` per-row results of ``call(padded chunk of pl's pair, its rows' at_mu or
     None)``, shaped like the batch.
@@ -166,9 +184,7 @@ def _by_rows(pl, at_mu, call, outputs: int):
     check_loss(pl)
     pair = pl.pair
     rows, n = pair.pmf_x.shape
-    # one compiled kernel serves every support up to twice shorter and batch up to ~1.75x
-    # smaller (a compilation of this kernel takes seconds); the padding changes no answer
-    length = _grid.power_of_two(n)
+    length = kernel_length(n)
     chunk = _batching.chunk_size(_grid.rows_per_chunk(
         rows, length * _grid.BYTES_PER_POINT, 0, "mu_and_regret", f"{rows} row(s) of {length} grid points"))
     rows_mu = None if at_mu is None else np.asarray(at_mu, np.float64).reshape(rows)
