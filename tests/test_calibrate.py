@@ -276,3 +276,19 @@ def test_bracket_search_interpolates_the_root_and_closes_in_few_rounds(candidate
     assert np.all(evaluate(hi, np.arange(200)) >= 0) and np.all(evaluate(lo, np.arange(200)) < 0)
     assert np.all(hi / lo - 1 <= 1e-4 * (1 + 1e-9))
     assert evaluations / roots.size <= per_row
+
+
+def test_identical_rows_are_calibrated_once():
+    """A batch that repeats a configuration searches for it once: every copy gets the answer
+    the configuration has alone, and the work (evaluations) is that of the distinct rows.
+    (The configuration of tests/engine/test_work.py's calibration: its kernels are shared.)"""
+    kw = dict(num_steps=10_000, grid_step=1e-2, compare_standard=False)
+    alone = dpax.calibrate_dpsgd(sample_rate=1e-3, target=dpax.targets.ErrRates(0.1, 0.5), **kw)
+    batch = dpax.calibrate_dpsgd(sample_rate=[[1e-3, 1e-3], [1e-3, 1e-3]], target=dpax.targets.ErrRates(0.1, 0.5), **kw)
+    assert batch.noise_multiplier.shape == (2, 2)
+    np.testing.assert_array_equal(batch.noise_multiplier, alone.noise_multiplier)
+    np.testing.assert_array_equal(batch.noise_multiplier_failing, alone.noise_multiplier_failing)
+    for name, value in alone.achieved.items():
+        np.testing.assert_array_equal(batch.achieved[name], value)
+    assert batch.evaluations == alone.evaluations
+    assert (batch.status == "calibrated").all()

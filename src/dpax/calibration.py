@@ -163,7 +163,7 @@ class _Evaluator:
 
     def _run_shared(self, params, rows, key):
         n = params.size
-        pad = _grid.shared_size(_batching.group_size(n), ("rows", self.step)) - n
+        pad = _grid.shared_size(_batching.group_size(n), ("rows", self.step), _grid.SHARED_ROWS) - n
         if pad:
             params = np.concatenate([params, np.repeat(params[-1:], pad)])
             rows = np.concatenate([rows, np.repeat(rows[-1:], pad)])
@@ -375,7 +375,7 @@ def _both_sides(noise, p, t, target, step, names) -> _Sides:
         sel = have[np.isin(keys, g)]
         count = sel.size
         if _grid.sharing():  # padded as the search's batches are: their compiled kernels serve
-            size = _grid.shared_size(_batching.group_size(count), ("rows", step))
+            size = _grid.shared_size(_batching.group_size(count), ("rows", step), _grid.SHARED_ROWS)
             sel = np.concatenate([sel, np.repeat(sel[-1:], size - count)])
 
         def run(a, b, sel=sel):
@@ -656,9 +656,15 @@ def calibrate_dpsgd(
     tgt_rows = target.flat(shape)
 
     _progress.check(progress)
+    # identical configurations are calibrated once (their answers are the same numbers)
+    unique, inverse = _distinct_rows(p_rows, t_rows, tgt_rows) if mode == "mark" else (None, None)
+    if unique is not None:
+        p_rows, t_rows, tgt_rows = p_rows[unique], t_rows[unique], tgt_rows.take(unique)
     with _grid.shared_lengths(), _progress.task("dpax calibrate_dpsgd", progress):  # few kernel shapes
         fields = _calibrate_dpsgd_all(p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds, standard_delta,
                                       compare_standard, mode, shape, accuracy)
+    if unique is not None:
+        fields = {k: (v if k in ("grid_step", "evaluations") else _rows_at(v, inverse)) for k, v in fields.items()}
     out = lambda a: _out(np.asarray(a).reshape(shape))
     for name in ("achieved", "achieved_interval"):
         if name in fields:
@@ -669,6 +675,46 @@ def calibrate_dpsgd(
     keep = {"achieved", "achieved_interval", "noise_interval", "grid_step", "evaluations"}
     return CalibrationResult(target=target, rtol=rtol, accuracy=accuracy,
                              **{k: (v if k in keep else out(v)) for k, v in fields.items()})
+
+
+def _target_columns(target) -> list[np.ndarray] | None:
+    """The numeric per-row fields of a flat target (every part of an :class:`~dpax.targets.All`),
+    or None if one is not numeric."""
+    parts = target.parts if isinstance(target, _targets.All) else (target,)
+    columns = []
+    for part in parts:
+        columns.append(np.full(np.shape(getattr(part, next(iter(part.__dataclass_fields__))))[:1], hash(type(part))))
+        for name in part.__dataclass_fields__:
+            column = np.asarray(getattr(part, name))
+            if column.ndim != 1 or column.dtype.kind not in "biuf":
+                return None
+            columns.append(column)
+    return columns
+
+
+def _distinct_rows(p_rows, t_rows, tgt_rows) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(index of the first of each distinct configuration, index of each row's among them), or
+    (None, None) when every row is distinct (or a target field is not numeric)."""
+    columns = _target_columns(tgt_rows)
+    if columns is None or p_rows.size < 2:
+        return None, None
+    table = np.stack([p_rows, t_rows.astype(float)] + [c.astype(float) for c in columns], -1)
+    _, unique, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
+    if unique.size == p_rows.size:
+        return None, None
+    order = np.argsort(unique)  # keep the rows' first-appearance order
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return unique[order], rank[inverse.reshape(-1)]
+
+
+def _rows_at(value, index):
+    """A field of :func:`_calibrate_dpsgd_all` (flat arrays, dicts or Intervals of them) at rows ``index``."""
+    if isinstance(value, dict):
+        return {k: _rows_at(v, index) for k, v in value.items()}
+    if isinstance(value, Interval):
+        return Interval(*(_rows_at(v, index) for v in value))
+    return np.asarray(value)[index]
 
 
 def _grid_or_accuracy(grid_step, accuracy, target) -> tuple[float | None, float | None]:

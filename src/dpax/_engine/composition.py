@@ -389,11 +389,11 @@ def _plan(factors, counts, step) -> _Plan:
         sizes, where = np.unique(width, return_inverse=True)
         length = np.array([_grid.padded_length(int(w)) for w in sizes], np.int64)[where.reshape(-1)]
     # one factor whose count fits in the FFT's spare length: placed so that no roll is needed
+    # (a search's batches always roll: the placement is a static argument, and the rounds of a
+    # search would otherwise compile both variants of their composition kernel)
     aligned = np.zeros(len(width), bool)
-    if len(factors) == 1:
+    if len(factors) == 1 and not _grid.sharing():
         aligned = (counts[0] >= 1) & (counts[0] <= length - width + 1)
-        if _grid.sharing():
-            aligned[:] = np.all(aligned)
     return _Plan(lo, hi, length, aligned)
 
 

@@ -30,9 +30,23 @@ MEMORY_LIMIT_BYTES = int(float(os.environ.get("DPAX_MEMORY_LIMIT_GB", "8")) * 2*
 BYTES_PER_POINT = 160
 
 
-#: A length used before is reused for a support up to this many times shorter (see
-#: :func:`shared_lengths`).
+#: A length used before in a search is reused for a support up to this many times shorter
+#: (see :func:`shared_lengths`), at sites without a factor of their own in
+#: :data:`SHARED_PADDING_AT`: the constructions of a search's rounds share their kernels
+#: (their padded work is small next to a compilation, ~0.25 s a kernel on a 2-core CPU).
 SHARED_PADDING = 8
+#: Per-site factors that replace ``SHARED_PADDING``. The composition ("compose") shares only
+#: up to twice its length: a search's first round spans noises 4x apart, and its smallest
+#: noise needs an FFT several times longer than the rounds near the answer (6.4x in the
+#: quick start's coarse phase), which every later round would otherwise pay. Measured on
+#: the quick start (grid 1e-4, with the standard comparison; 2-core CPU): 8 everywhere
+#: compiled 28 kernels, warm 1.68 s; compose at 2: 36 kernels (first run 9.7 -> 11.7 s),
+#: warm 1.29 s; 1.5 everywhere: 57 kernels (16.6 s), warm 0.90 s.
+SHARED_PADDING_AT: dict[str, float] = {"compose": 2.0}
+#: A batch's row count used before in a search is reused for up to this many times fewer
+#: rows: padding rows is cheap next to compiling (a round of 2 candidates after rounds of
+#: 8 reuses their kernels).
+SHARED_ROWS = 8
 
 
 def power_of_two(n: int) -> int:
@@ -66,13 +80,16 @@ def padded_length(n: int, site: str | None = None) -> int:
     return shared_size(_ladder(n), site)
 
 
-def shared_size(size: int, site=None) -> int:
+def shared_size(size: int, site=None, factor: float | None = None) -> int:
     """``size``, or inside :func:`shared_lengths` the smallest size already used at ``site``
-    (any hashable name) between ``size`` and ``SHARED_PADDING * size`` (recorded)."""
+    (any hashable name) between ``size`` and ``factor * size`` (default
+    ``SHARED_PADDING``; recorded)."""
     used = _used.get()
     if site is None or used is None:
         return size
-    before = [m for m in used.setdefault(site, set()) if size <= m <= SHARED_PADDING * size]
+    if factor is None:
+        factor = SHARED_PADDING_AT.get(site, SHARED_PADDING) if isinstance(site, str) else SHARED_PADDING
+    before = [m for m in used.setdefault(site, set()) if size <= m <= factor * size]
     size = min(before, default=size)
     used[site].add(size)
     return size
@@ -104,7 +121,7 @@ def lengths_in_use() -> dict:
 @contextlib.contextmanager
 def shared_lengths(used: dict | None = None):
     """Within the body, each site (construct, compose) reuses the shortest length it used
-    before, up to ``SHARED_PADDING`` times its own, under the same ``used`` dict (which
+    before, up to ``SHARED_PADDING`` (or its :data:`SHARED_PADDING_AT`) times its own, under the same ``used`` dict (which
     records them; None: the enclosing block's, or a new one).
 
     A search evaluates rounds of candidates whose supports differ a little; sharing lengths
@@ -117,6 +134,9 @@ def shared_lengths(used: dict | None = None):
     >>> with shared_lengths(used):
     ...     padded_length(3000, "construct"), padded_length(1500, "construct"), padded_length(300, "construct")
     (3072, 3072, 320)
+    >>> with shared_lengths({}):
+    ...     padded_length(3000, "compose"), padded_length(1500, "compose"), padded_length(1000, "compose")
+    (3072, 3072, 1024)
     """
     if used is None:  # join the enclosing one, if any
         used = lengths_in_use()
