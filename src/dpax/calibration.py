@@ -148,8 +148,9 @@ class _Evaluator:
     evenly, see :mod:`dpax._engine.sharding`), and a group over the memory budget is split into
     chunks. Rows are independent, so the grouping changes the cost, not the answers."""
 
-    def __init__(self, build, target, what, cost=None, lengths=None, step=None, seen=None):
+    def __init__(self, build, target, what, cost=None, lengths=None, step=None, seen=None, padding=None):
         self.build, self.target, self.what, self.cost = build, target, what, cost
+        self.padding = padding  # the most a length is padded to reuse another round's (None: the sites' own)
         self.seen = seen  # a list: every call's (params, rows, margins) is appended
         self.chunk = {}
         # kernel shapes (support lengths, row counts at this grid step) shared by the rounds
@@ -158,7 +159,7 @@ class _Evaluator:
         self.step = step
 
     def _run_group(self, params, rows, key):
-        with _grid.shared_lengths(self.lengths):
+        with _grid.shared_lengths(self.lengths, self.padding):
             return self._run_shared(params, rows, key)
 
     def _run_shared(self, params, rows, key):
@@ -248,10 +249,12 @@ def _search(build_at, target, guess, bounds, phases, what, cost=None, anchor=Non
     misses is widened), never the verified answer. Returns (hi, lo, evaluations, infeasible)."""
     state = _Bracket.around(guess)
     lengths = _grid.lengths_in_use()  # all rounds share compiled kernel shapes
+    # many configurations: rounds share less (see grid.BATCH_SHARED_PADDING)
+    padding = _grid.BATCH_SHARED_PADDING if guess.size >= _batching.GROUP_MIN_ROWS else None
     for i, (step, tol, k, _) in enumerate(phases):
         if i:
             state.reopen(phases[i - 1][3], tol, bounds, anchor)
-        state.run(_Evaluator(build_at(step), target, what, cost, lengths, step), tol, k, bounds, what)
+        state.run(_Evaluator(build_at(step), target, what, cost, lengths, step, padding=padding), tol, k, bounds, what)
     return state.hi, state.lo, state.evaluations, state.infeasible
 
 

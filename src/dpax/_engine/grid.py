@@ -43,6 +43,13 @@ SHARED_PADDING = 8
 #: compiled 28 kernels, warm 1.68 s; compose at 2: 36 kernels (first run 9.7 -> 11.7 s),
 #: warm 1.29 s; 1.5 everywhere: 57 kernels (16.6 s), warm 0.90 s.
 SHARED_PADDING_AT: dict[str, float] = {"compose": 2.0}
+#: The most any site shares in a search over many configurations (at least
+#: :data:`dpax._engine.batching.GROUP_MIN_ROWS`): there each round's groups already run at
+#: their widest row's length, and sharing more would pad every narrower group to the
+#: lengths of wider ones. The 64-row calibration table at grid 1e-3 (2-core CPU): warm
+#: 8.3 s with 8-fold sharing, 5.2 s with this, for as long a first call (48 s, 140 and 153
+#: kernels compiled).
+BATCH_SHARED_PADDING = 1.5
 #: A batch's row count used before in a search is reused for up to this many times fewer
 #: rows: padding rows is cheap next to compiling (a round of 2 candidates after rounds of
 #: 8 reuses their kernels).
@@ -66,6 +73,7 @@ def _ladder(n: int) -> int:
 
 
 _used: contextvars.ContextVar[dict | None] = contextvars.ContextVar("dpax_used_lengths", default=None)
+_padding: contextvars.ContextVar[float | None] = contextvars.ContextVar("dpax_shared_padding", default=None)
 
 
 def padded_length(n: int, site: str | None = None) -> int:
@@ -89,6 +97,8 @@ def shared_size(size: int, site=None, factor: float | None = None) -> int:
         return size
     if factor is None:
         factor = SHARED_PADDING_AT.get(site, SHARED_PADDING) if isinstance(site, str) else SHARED_PADDING
+        if _padding.get() is not None:
+            factor = min(factor, _padding.get())
     before = [m for m in used.setdefault(site, set()) if size <= m <= factor * size]
     size = min(before, default=size)
     used[site].add(size)
@@ -119,10 +129,12 @@ def lengths_in_use() -> dict:
 
 
 @contextlib.contextmanager
-def shared_lengths(used: dict | None = None):
+def shared_lengths(used: dict | None = None, padding: float | None = None):
     """Within the body, each site (construct, compose) reuses the shortest length it used
-    before, up to ``SHARED_PADDING`` (or its :data:`SHARED_PADDING_AT`) times its own, under the same ``used`` dict (which
-    records them; None: the enclosing block's, or a new one).
+    before, up to ``SHARED_PADDING`` (or its :data:`SHARED_PADDING_AT`) times its own, under
+    the same ``used`` dict (which records them; None: the enclosing block's, or a new one).
+    ``padding``: at most this factor at every site within the body (see
+    :data:`BATCH_SHARED_PADDING`).
 
     A search evaluates rounds of candidates whose supports differ a little; sharing lengths
     makes later rounds reuse the compiled kernels of earlier ones instead of compiling new
@@ -140,10 +152,11 @@ def shared_lengths(used: dict | None = None):
     """
     if used is None:  # join the enclosing one, if any
         used = lengths_in_use()
-    token = _used.set(used)
+    token, token_padding = _used.set(used), _padding.set(padding if padding is not None else _padding.get())
     try:
         yield used
     finally:
+        _padding.reset(token_padding)
         _used.reset(token)
 
 
