@@ -255,27 +255,3 @@ def test_a_factor_placed_early_gives_the_rolled_composition(monkeypatch):
     # the atoms hold the closing deficits: sums of the masses' round-off
     np.testing.assert_allclose(iy_a, iy_r, rtol=0, atol=1e-13)
     np.testing.assert_allclose(nx_a, nx_r, rtol=0, atol=1e-13)
-
-
-def test_the_host_window_is_the_kernels_window():
-    """On the CPU the Chernoff window is computed with NumPy (composition.window_host: one
-    compilation fewer for every new composition shape); it must give the window the compiled
-    kernel gives, end for end, for batches, heterogeneous factors, counts from 1 to 10^4 and
-    atoms. (A wrong rate grid, a roll off by one or a lost count would move the ends.)"""
-    import jax
-
-    from dpax._engine import composition
-
-    step = 1e-2
-    sg = dpax.subsampled_gaussian([0.5, 1.0, 3.0], 0.3, grid_step=step).pair  # three unlike rows
-    lap = dpax.laplace([1.0, 2.0, 0.5], grid_step=step).pair
-    cases = [((sg,), (np.array([1, 7, 10_000]),)),
-             ((sg, lap), (np.array([100, 3, 1]), np.array([2, 50, 1000])))]
-    with jax.enable_x64(True):
-        for factors, counts in cases:
-            want = composition.window_kernel(factors, counts, np.float64(step))
-            got = composition.window_host(factors, counts, step)
-            np.testing.assert_array_equal(got.lo, np.asarray(want.lo))
-            np.testing.assert_array_equal(got.hi, np.asarray(want.hi))
-            assert np.all(got.hi - got.lo > 10)
-        assert composition._on_host(cases[0][0])  # the default backend here is the CPU

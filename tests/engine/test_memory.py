@@ -56,21 +56,9 @@ def _spy(monkeypatch, module, name):
     return calls
 
 
-def _spy_into(calls, monkeypatch, module, name):
-    """Like :func:`_spy`, recording into an existing list."""
-    real = getattr(module, name)
-
-    def spy(*args, **kwargs):
-        calls.append(np.shape(args[0][0].pmf_x)[0])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, spy)
-
-
 def test_no_kernel_runs_before_the_budget_error(monkeypatch):
     step = dpax.subsampled_gaussian(1.0, 0.5, grid_step=1e-3)
     window = _spy(monkeypatch, composition, "window_kernel")
-    _spy_into(window, monkeypatch, composition, "window_host")  # the window on the CPU (NumPy)
     fft = _spy(monkeypatch, composition, "fft_compose_kernel")
     monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 100 * step.support_length)  # below the window stage's need
     with pytest.raises(grid.MemoryBudgetError, match="num_steps up to 1,000.*Chernoff window.*working memory"):

@@ -15,9 +15,7 @@ a spectrum to the power T costs ~T ulps per frequency, which spreads ~T * 1e-16 
 point, so a tail of K points carries ~(K / L) * T * 1e-16 of round-off (delta(10) of the
 paper's DP-SGD, T = 2000, moves by ~4e-14 between FFT lengths; a 1e-24 window, 20% wider,
 gave the same spread). Round-off of the FFT is clipped at zero so it cannot create negative
-probability. The window goes to the host to size the FFT: on the CPU it is computed there
-with NumPy (:func:`window_host`, the same bounds: one compilation fewer for every new
-composition shape, i.e. on every first call), elsewhere by :func:`window_kernel`.
+probability.
 """
 
 from __future__ import annotations
@@ -359,112 +357,20 @@ def _take(factors, counts, index):
             tuple(np.asarray(c)[index] for c in counts))
 
 
-# -- the same window on the host (NumPy), for factors that already live in host memory ------
-
-
-def _discounted_sums_host(pmf, t, grid_step):
-    """:func:`_discounted_sums` in NumPy (the same blocks and tables)."""
-    rows, n = pmf.shape
-    block = max(1, math.isqrt(n))
-    blocks = -(-n // block)
-    within = np.exp(-t[:, None, :] * (np.arange(block) * grid_step)[None, :, None])
-    starts = np.exp(-t[:, None, :] * (np.arange(blocks) * block * grid_step)[None, :, None])
-    a = np.pad(pmf, ((0, 0), (0, blocks * block - n))).reshape(rows, blocks, block)
-    return np.sum(np.matmul(a, within) * starts, 1)
-
-
-def _log_mgfs_host(pmf, offset, t, grid_step):
-    """:func:`_log_mgfs` in NumPy."""
-    n = pmf.shape[-1]
-    has_mass = pmf > 0
-    top = n - 1 - np.argmax(has_mass[:, ::-1], -1)
-    bottom = np.argmax(has_mass, -1)
-    roll = lambda a, k: np.take_along_axis(a, (np.arange(n)[None, :] - k[:, None]) % n, -1)  # jnp.roll per row
-    floor = n * 2.3e-308
-    up = np.log(_discounted_sums_host(roll(pmf, n - 1 - top)[:, ::-1], t, grid_step) * (1.0 + 1e-14) + floor)
-    down = np.log(_discounted_sums_host(roll(pmf, -bottom), t, grid_step) * (1.0 + 1e-14) + floor)
-    return (t * ((offset + top) * grid_step)[:, None] + up,
-            -t * ((offset + bottom) * grid_step)[:, None] + down)
-
-
-def window_host(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window:
-    """:func:`window_kernel` computed with NumPy on host arrays (the same bounds and
-    parameters; sums in another order, so a window end may move by a grid point where a
-    bound falls within round-off of one). Used when the kernels run on the CPU: the window
-    goes to the host anyway, and it saves a compilation (~0.25 s) for every new composition
-    shape, i.e. on every first call."""
-    log_tail = math.log(TAIL_MASS)
-    step = float(grid_step)
-    rows = factors[0].pmf_x.shape[0]
-    host = [(np.asarray(f.pmf_x, np.float64), np.asarray(f.pmf_y, np.float64), np.asarray(f.offset, np.int64),
-             np.asarray(c, np.int64)) for f, c in zip(factors, counts)]
-    total_var = np.zeros(rows)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        for px, py, off, c in host:
-            loss = _grid.loss_grid(off, px.shape[-1], step)
-            total_var = total_var + c * np.maximum(_moments_host(px, loss), _moments_host(py, loss))
-        ratio = _CHERNOFF_SPAN[1] / _CHERNOFF_SPAN[0]
-        t = (_CHERNOFF_SPAN[0] / (np.sqrt(total_var) + step))[:, None] * (
-            ratio ** (np.arange(_CHERNOFF_POINTS) / (_CHERNOFF_POINTS - 1)))[None, :]
-        acc = [np.zeros(t.shape) for _ in range(4)]
-        lo_hard = hi_hard = np.zeros(rows, np.int64)
-        for px, py, off, c in host:
-            up, down = _log_mgfs_host(np.concatenate([px, py], 0), np.concatenate([off, off]),
-                                      np.concatenate([t, t]), step)
-            for k, term in enumerate((up[:rows], down[:rows], up[rows:], down[rows:])):
-                acc[k] = acc[k] + c[:, None] * term
-            lo_hard = lo_hard + c * off
-            hi_hard = hi_hard + c * (off + px.shape[-1] - 1)
-        up_x, down_x, up_y, down_y = acc
-        high = np.maximum(np.min((up_x - log_tail) / t, -1), np.min((up_y - log_tail) / t, -1))
-        low = np.minimum(np.max(-(down_x - log_tail) / t, -1), np.max(-(down_y - log_tail) / t, -1))
-        lo = np.maximum(_as_index(np.floor(low / step)), lo_hard)
-        hi = np.minimum(_as_index(np.ceil(high / step)), hi_hard)
-    return Window(lo, np.maximum(hi, lo))
-
-
-def _as_index(x):
-    """float -> int64 as XLA converts (NaN -> 0, out of range clamped)."""
-    info = np.iinfo(np.int64)
-    return np.nan_to_num(np.clip(x, info.min, 2.0**63 - 1024), nan=0.0).astype(np.int64)
-
-
-def _moments_host(pmf, loss):
-    """The variance of :func:`_moments`, in NumPy."""
-    mass = np.sum(pmf, -1)
-    safe = np.where(mass > 0, mass, 1.0)
-    mean = np.sum(pmf * loss, -1) / safe
-    return np.sum(pmf * (loss - mean[:, None]) ** 2, -1) / safe
-
-
-def _on_host(factors) -> bool:
-    """Whether the window is computed with NumPy: the kernels run on the CPU and the factors
-    are concrete arrays (NumPy, or JAX arrays on the CPU, which NumPy reads without a copy)."""
-    for f in factors:
-        a = f.pmf_x
-        if isinstance(a, jax.core.Tracer):
-            return False
-        if isinstance(a, jax.Array) and any(d.platform != "cpu" for d in a.sharding.device_set):
-            return False
-    return jax.default_backend() == "cpu"
-
-
 def _window(factors, counts, step) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's Chernoff window (host arrays), the rows in chunks that fit the budget; on
-    the CPU with NumPy (:func:`window_host`), elsewhere by :func:`window_kernel`."""
+    """Each row's Chernoff window (host arrays), the rows in chunks that fit the budget."""
     rows = factors[0].pmf_x.shape[0]
     sizes = [f.support_length for f in factors]
     per_row = _grid.BYTES_PER_POINT * max(sizes) + _FACTOR_BYTES * sum(sizes)
     chunk = _grid.rows_per_chunk(rows, per_row, 0, "composition (Chernoff window)",
                                  f"{rows} row(s) of factors with {sum(sizes)} grid points in all")
-    compute = window_host if _on_host(factors) else window_kernel
     if chunk >= rows:
-        w = compute(factors, counts, step)
+        w = window_kernel(factors, counts, step)
         return np.asarray(w.lo), np.asarray(w.hi)
     lo, hi = np.empty(rows, np.int64), np.empty(rows, np.int64)
     chunk = _batching.chunk_size(chunk)
     for index, real in _batching.row_chunks(rows, chunk):
-        w = compute(*_take(factors, counts, index), step)
+        w = window_kernel(*_take(factors, counts, index), step)
         lo[index[:real]], hi[index[:real]] = np.asarray(w.lo)[:real], np.asarray(w.hi)[:real]
     return lo, hi
 
