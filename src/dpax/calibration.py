@@ -681,12 +681,11 @@ def calibrate_dpsgd(
 
 
 def _target_columns(target) -> list[np.ndarray] | None:
-    """The numeric per-row fields of a flat target (every part of an :class:`~dpax.targets.All`),
-    or None if one is not numeric."""
+    """The numeric per-row fields of a flat target (every part of an :class:`~dpax.targets.All`;
+    every row has the same parts), or None if one is not numeric."""
     parts = target.parts if isinstance(target, _targets.All) else (target,)
     columns = []
     for part in parts:
-        columns.append(np.full(np.shape(getattr(part, next(iter(part.__dataclass_fields__))))[:1], hash(type(part))))
         for name in part.__dataclass_fields__:
             column = np.asarray(getattr(part, name))
             if column.ndim != 1 or column.dtype.kind not in "biuf":
