@@ -31,18 +31,13 @@ BYTES_PER_POINT = 160
 
 
 #: A length used before in a search is reused for a support up to this many times shorter
-#: (see :func:`shared_lengths`), at sites without a factor of their own in
-#: :data:`SHARED_PADDING_AT`: the constructions of a search's rounds share their kernels
-#: (their padded work is small next to a compilation, ~0.25 s a kernel on a 2-core CPU).
+#: (see :func:`shared_lengths`): the rounds of a search share their kernels, whose padded work
+#: is small next to a compilation (~0.25 s a kernel on a 2-core CPU). Measured on the quick
+#: start's command (grid 1e-4, with the standard comparison; 2-core CPU): 8 compiles 28
+#: kernels (first run 9.7 s) and runs 1.68 s warm; sharing compositions only up to 2x
+#: compiled 36 (11.7 s) for 1.29 s warm, and 1.5 everywhere 57 (16.6 s) for 0.90 s: each
+#: warm gain cost the first run more, so the first run's count decides.
 SHARED_PADDING = 8
-#: Per-site factors that replace ``SHARED_PADDING``. The composition ("compose") shares only
-#: up to twice its length: a search's first round spans noises 4x apart, and its smallest
-#: noise needs an FFT several times longer than the rounds near the answer (6.4x in the
-#: quick start's coarse phase), which every later round would otherwise pay. Measured on
-#: the quick start (grid 1e-4, with the standard comparison; 2-core CPU): 8 everywhere
-#: compiled 28 kernels, warm 1.68 s; compose at 2: 36 kernels (first run 9.7 -> 11.7 s),
-#: warm 1.29 s; 1.5 everywhere: 57 kernels (16.6 s), warm 0.90 s.
-SHARED_PADDING_AT: dict[str, float] = {"compose": 2.0}
 #: The most any site shares in a search over many configurations (at least
 #: :data:`dpax._engine.batching.GROUP_MIN_ROWS`): there each round's groups already run at
 #: their widest row's length, and sharing more would pad every narrower group to the
@@ -96,9 +91,7 @@ def shared_size(size: int, site=None, factor: float | None = None) -> int:
     if site is None or used is None:
         return size
     if factor is None:
-        factor = SHARED_PADDING_AT.get(site, SHARED_PADDING) if isinstance(site, str) else SHARED_PADDING
-        if _padding.get() is not None:
-            factor = min(factor, _padding.get())
+        factor = SHARED_PADDING if _padding.get() is None else min(SHARED_PADDING, _padding.get())
     before = [m for m in used.setdefault(site, set()) if size <= m <= factor * size]
     size = min(before, default=size)
     used[site].add(size)
@@ -131,7 +124,7 @@ def lengths_in_use() -> dict:
 @contextlib.contextmanager
 def shared_lengths(used: dict | None = None, padding: float | None = None):
     """Within the body, each site (construct, compose) reuses the shortest length it used
-    before, up to ``SHARED_PADDING`` (or its :data:`SHARED_PADDING_AT`) times its own, under
+    before, up to ``SHARED_PADDING`` times its own, under
     the same ``used`` dict (which records them; None: the enclosing block's, or a new one).
     ``padding``: at most this factor at every site within the body (see
     :data:`BATCH_SHARED_PADDING`).
@@ -146,9 +139,9 @@ def shared_lengths(used: dict | None = None, padding: float | None = None):
     >>> with shared_lengths(used):
     ...     padded_length(3000, "construct"), padded_length(1500, "construct"), padded_length(300, "construct")
     (3072, 3072, 320)
-    >>> with shared_lengths({}):
-    ...     padded_length(3000, "compose"), padded_length(1500, "compose"), padded_length(1000, "compose")
-    (3072, 3072, 1024)
+    >>> with shared_lengths({}, padding=1.5):
+    ...     padded_length(3000, "construct"), padded_length(2200, "construct"), padded_length(1500, "construct")
+    (3072, 3072, 1536)
     """
     if used is None:  # join the enclosing one, if any
         used = lengths_in_use()
