@@ -22,6 +22,7 @@ LAYERS = (
     "dpax._engine",
     "dpax.privacy_loss",
     "dpax.mechanisms",
+    "dpax.events",
     "dpax.gdp",
     "dpax.conversions",
     "dpax.targets",

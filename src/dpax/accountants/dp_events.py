@@ -1,0 +1,204 @@
+"""dpax behind dp-accounting's ``PrivacyAccountant`` interface: :class:`DpEventAccounting`.
+
+``dpax.accountants.DpEventAccountant`` is this class joined with
+``dp_accounting.PrivacyAccountant`` (made on first use, so that ``import dpax`` does not
+import dp-accounting): code that builds dp-accounting's ``PLDAccountant`` builds dpax's
+with the same arguments, and every ``DpEvent`` the PLD accountant reads, dpax reads
+(:mod:`dpax.events`).
+
+Composition is lazy: ``compose(event, count)`` only counts the event's mechanisms (each
+distinct mechanism once, with its number of runs); the first query composes them all at
+once by FFT and keeps the result until the next ``compose``. A run of 10,000 DP-SGD steps
+whose noise changes every 1,000 steps is ten mechanisms with their counts, not 10,000
+convolutions.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import gdp
+from .._engine import validation as _v
+from .._engine.x64 import as_result
+from ..events import RELATIONS, Tally, UnsupportedEvent, from_tallies, identity, non_private, relation, tally
+from ..privacy_loss import Interval, PrivacyLoss
+
+#: dp-accounting's default ``value_discretization_interval``, dpax's default grid step.
+DEFAULT_GRID_STEP = 1e-4
+#: Distinct events whose reading is remembered (a training loop composes the same few).
+_MEMO_SIZE = 4096
+
+
+class DpEventAccounting:
+    """A privacy accountant for dp-accounting's ``DpEvent`` trees, by dpax.
+
+    Used as ``dpax.accountants.DpEventAccountant`` (a subclass of this class and of
+    ``dp_accounting.PrivacyAccountant``); its constructor takes the arguments of
+    dp-accounting's ``PLDAccountant``.
+
+    Args:
+        neighboring_relation: dp-accounting's ``NeighboringRelation`` (default
+            ``ADD_OR_REMOVE_ONE``), or dpax's name (``"add_remove"``, ``"substitution"``,
+            ``"replace_special"``).
+        value_discretization_interval: the loss grid's step, in [1e-7, 1] (default 1e-4).
+
+    Beside dp-accounting's ``supports``, ``compose``, ``ledger``, ``get_epsilon`` and
+    ``get_delta``, it answers what dpax answers for any :class:`~dpax.PrivacyLoss`:
+    ``get_beta(alpha)`` (the false-negative rate of the best membership-inference attack
+    at false-positive rate alpha), ``get_advantage()``, ``get_mu_and_regret()`` (the tight
+    Gaussian-DP mu and its regret), each with ``bounds=True`` for a certified bracket
+    where every composed mechanism has an optimistic companion; :meth:`privacy_loss` gives
+    the composed :class:`~dpax.PrivacyLoss` itself.
+
+    >>> from dp_accounting import dp_event
+    >>> from dpax.accountants import DpEventAccountant
+    >>> acct = DpEventAccountant(value_discretization_interval=1e-3)
+    >>> step = dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0))
+    >>> _ = acct.compose(step, 50).compose(step, 50)
+    >>> round(acct.get_epsilon(1e-5), 3), round(acct.get_beta(0.01), 3)
+    (0.718, 0.979)
+    """
+
+    def __init__(self, neighboring_relation: Any = None,
+                 value_discretization_interval: float = DEFAULT_GRID_STEP) -> None:
+        from dp_accounting.privacy_accountant import NeighboringRelation
+
+        rel = "add_remove" if neighboring_relation is None else relation(neighboring_relation)
+        super().__init__(NeighboringRelation[RELATIONS[rel]])
+        self._relation = rel
+        #: the loss grid's step of every query that does not pass its own ``grid_step``
+        self.grid_step = _v.grid_step(value_discretization_interval)
+        self._counts: dict = {}
+        self._non_private = False
+        self._memo: dict = {}
+        self._composed: dict[float, PrivacyLoss] = {}
+
+    # -- dp-accounting's interface --------------------------------------------------------
+    def _read(self, event: Any) -> Tally:
+        """The tally of one run of ``event``, remembered for hashable events."""
+        try:
+            return self._memo[event]
+        except TypeError:  # an event holding lists (a mixture of Gaussians): not hashable
+            return tally(event, self._relation)
+        except KeyError:
+            found = tally(event, self._relation)
+            if len(self._memo) >= _MEMO_SIZE:
+                self._memo.clear()
+            self._memo[event] = found
+            return found
+
+    def _maybe_compose(self, event: Any, count: int, do_compose: bool) -> Any:
+        """dp-accounting's traversal hook: None when ``event`` is supported (and, with
+        ``do_compose``, counted ``count`` more times), else the offending subevent and why."""
+        try:
+            found = self._read(event)
+        except UnsupportedEvent as exc:
+            return self.CompositionErrorDetails(invalid_event=exc.event, error_message=exc.message)
+        if do_compose:
+            for leaf, k in found.counts.items():
+                self._counts[leaf] = self._counts.get(leaf, 0) + k * int(count)
+            self._non_private = self._non_private or found.non_private
+            self._composed.clear()
+        return None
+
+    def get_epsilon(self, target_delta: float, *, bounds: bool = False, grid_step: float | None = None) -> Any:
+        """Smallest epsilon with (epsilon, target_delta)-DP (0 before any event, inf when a
+        non-private event ran)."""
+        d = _v.probabilities("target_delta", target_delta)
+        if self._non_private or not self._counts:
+            value = as_result(np.full(d.shape, math.inf if self._non_private else 0.0))
+            return Interval(value, value) if bounds else value
+        return self.privacy_loss(grid_step).epsilon(d, bounds=bounds)
+
+    def get_delta(self, target_epsilon: float, *, bounds: bool = False, grid_step: float | None = None) -> Any:
+        """delta(target_epsilon) of the composed mechanism (0 before any event, 1 when a
+        non-private event ran); ``target_epsilon`` may be ``inf`` (the mass no epsilon covers)."""
+        e, infinite = _epsilons(target_epsilon)
+        if self._non_private or not self._counts:
+            value = as_result(np.full(e.shape, 1.0 if self._non_private else 0.0))
+            return Interval(value, value) if bounds else value
+        pl = self.privacy_loss(grid_step)
+        if np.any(infinite):
+            return self._delta_at_infinity(pl, e, infinite, bounds)
+        return pl.delta(e, bounds=bounds)
+
+    # -- dpax's answers -------------------------------------------------------------------
+    def get_beta(self, alpha: Any, *, bounds: bool = False, grid_step: float | None = None) -> Any:
+        """False-negative rate of the best membership-inference attack at false-positive
+        rate ``alpha`` (Kulynych, Gomez et al., Algorithm 1), symmetrised curve."""
+        return self.privacy_loss(grid_step).beta(alpha, bounds=bounds)
+
+    def get_advantage(self, *, bounds: bool = False, grid_step: float | None = None) -> Any:
+        """Largest TPR - FPR of any membership-inference attack."""
+        return self.privacy_loss(grid_step).advantage(bounds=bounds)
+
+    def get_mu_and_regret(self, *, grid_step: float | None = None, **kwargs: Any) -> Any:
+        """Tight Gaussian-DP mu of the composed curve and its regret
+        (:func:`dpax.gdp.mu_and_regret`; keyword arguments go there)."""
+        return gdp.mu_and_regret(self.privacy_loss(grid_step), **kwargs)
+
+    def privacy_loss(self, grid_step: float | None = None) -> PrivacyLoss:
+        """The composed :class:`~dpax.PrivacyLoss` of every event so far (kept until the
+        next ``compose``): the identity before any event, dpax's non-private pair after a
+        non-private one."""
+        step = self.grid_step if grid_step is None else _v.grid_step(grid_step)
+        if step not in self._composed:
+            if self._non_private:
+                built = non_private(step)
+            elif not self._counts:
+                built = identity(step)
+            else:
+                built = from_tallies([Tally(self._counts, False)], step, ())
+            self._composed.clear()
+            self._composed[step] = built
+        return self._composed[step]
+
+    @staticmethod
+    def _delta_at_infinity(pl: PrivacyLoss, e: np.ndarray, infinite: Any, bounds: bool) -> Any:
+        """delta(epsilon) with the entries at epsilon = inf set to the infinite-loss mass."""
+        finite = pl.delta(e, bounds=bounds)
+        at_inf = float(max(np.max(pl.inf_mass_y), np.max(pl.neginf_mass_x)))
+        if bounds:
+            companion = pl.bounds()
+            low = float(max(np.max(companion.inf_mass_y), np.max(companion.neginf_mass_x)))
+            return Interval(as_result(np.where(infinite, at_inf, finite.safe)),
+                            as_result(np.where(infinite, low, finite.optimistic)))
+        return as_result(np.where(infinite, at_inf, finite))
+
+    def __repr__(self) -> str:
+        runs = sum(self._counts.values())
+        return (f"DpEventAccountant(neighbouring={self._relation!r}, grid_step={self.grid_step:g}, "
+                f"mechanisms={len(self._counts)}, runs={runs:,}{', non-private' if self._non_private else ''})")
+
+
+def _epsilons(value: Any) -> tuple[np.ndarray, Any]:
+    """(epsilon array with +inf entries set to 0, where they were +inf)."""
+    try:
+        infinite = np.isposinf(np.asarray(value, np.float64))
+    except (TypeError, ValueError):  # not numeric: real_array says so
+        infinite = np.False_
+    if np.any(infinite):
+        value = np.where(infinite, 0.0, np.asarray(value, np.float64))
+    return _v.real_array("target_epsilon", value), infinite
+
+
+_CLASS: list[type] = []
+
+
+def dp_event_accountant_class() -> type:
+    """``DpEventAccountant``: :class:`DpEventAccounting` as a subclass of
+    ``dp_accounting.PrivacyAccountant`` (made once; imports dp-accounting)."""
+    if not _CLASS:
+        try:
+            from dp_accounting.privacy_accountant import PrivacyAccountant
+        except ImportError as exc:  # pragma: no cover - dp-accounting is in the test extra
+            raise ImportError("dpax.accountants.DpEventAccountant needs dp-accounting: "
+                              "pip install 'dp-accounting>=0.4.4'") from exc
+        cls = type("DpEventAccountant", (DpEventAccounting, PrivacyAccountant),
+                   {"__module__": "dpax.accountants", "__doc__": DpEventAccounting.__doc__})
+        cls.__qualname__ = "DpEventAccountant"
+        _CLASS.append(cls)
+    return _CLASS[0]
