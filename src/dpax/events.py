@@ -194,24 +194,24 @@ def tally(event: Any, neighbouring: Any = "add_remove", count: int = 1) -> Tally
             else:  # mu = sensitivity / s, the sensitivity doubled by substitution
                 add(Leaf("gaussian", ((2.0 if rel == "substitution" else 1.0) / s,)), k)
         elif isinstance(e, dp_event.LaplaceDpEvent):
-            _need(e, ("add_remove", "replace_special"), rel, "`LaplaceDpEvent`")
             b = _field(e, "noise_multiplier", e.noise_multiplier)
+            _need(e, ("add_remove", "replace_special"), rel, "`LaplaceDpEvent`")
             if b == 0.0:
                 non_private = True
             else:
                 add(Leaf("laplace", (b,)), k)
         elif isinstance(e, dp_event.DiscreteLaplaceDpEvent):
-            _need(e, ("add_remove", "replace_special"), rel, "`DiscreteLaplaceDpEvent`")
             a = _field(e, "noise_parameter", e.noise_parameter)
             sens = _integer(e, "sensitivity", e.sensitivity, minimum=1)
+            _need(e, ("add_remove", "replace_special"), rel, "`DiscreteLaplaceDpEvent`")
             if a == 0.0:
                 non_private = True
             else:
                 add(Leaf("discrete_laplace", (a, sens)), k)
         elif isinstance(e, dp_event.RandomizedResponseDpEvent):
-            _need(e, ("substitution", "replace_special"), rel, "`RandomizedResponseDpEvent`")
             eta = _field(e, "noise_parameter", e.noise_parameter, high=1.0)
             buckets = _integer(e, "num_buckets", e.num_buckets, minimum=1)
+            _need(e, ("substitution", "replace_special"), rel, "`RandomizedResponseDpEvent`")
             if buckets == 1 or eta == 1.0:  # one bucket, or the output is uniform: independent of the input
                 return
             if eta == 0.0:

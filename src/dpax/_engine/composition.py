@@ -106,6 +106,20 @@ class Window(NamedTuple):
     hi: Any
 
 
+def _mass_ends(pmf_x, pmf_y):
+    """First and last grid index (within each row) holding finite mass under P or Q; the
+    array's ends for a row without any. A composition's finite support lies between the sums
+    of its factors' ends, exactly: anything an FFT leaves outside is round-off (a pure-DP
+    mechanism's epsilon at delta = 0 must not see it)."""
+    n = pmf_x.shape[-1]
+    index = jnp.arange(n)
+    has = (pmf_x > 0) | (pmf_y > 0)
+    some = jnp.any(has, -1)
+    first = jnp.where(some, jnp.min(jnp.where(has, index, n - 1), -1), 0)
+    last = jnp.where(some, jnp.max(jnp.where(has, index, 0), -1), n - 1)
+    return first, last
+
+
 @functools.partial(_cache.kernel, name="window")
 @jax.jit
 def window_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window:
@@ -139,8 +153,9 @@ def window_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window
     lo_hard = hi_hard = 0
     for g, c in groups:
         acc, _ = jax.lax.scan(mgf, acc, (g.pmf_x, g.pmf_y, g.offset, c))
-        lo_hard = lo_hard + jnp.sum(c * g.offset, 0)
-        hi_hard = hi_hard + jnp.sum(c * (g.offset + g.support_length - 1), 0)
+        first, last = _mass_ends(g.pmf_x, g.pmf_y)
+        lo_hard = lo_hard + jnp.sum(c * (g.offset + first), 0)
+        hi_hard = hi_hard + jnp.sum(c * (g.offset + last), 0)
     up_x, down_x, up_y, down_y = acc
     high = jnp.maximum(jnp.min((up_x - log_tail) / t, -1), jnp.min((up_y - log_tail) / t, -1))
     low = jnp.minimum(jnp.max(-(down_x - log_tail) / t, -1), jnp.max(-(down_y - log_tail) / t, -1))
