@@ -181,6 +181,115 @@ def dpsgd(noise_multiplier: ArrayLike, sample_rate: ArrayLike, num_steps: ArrayL
 
 
 @float64
+def mixture_of_gaussians(standard_deviation: ArrayLike, sensitivities: ArrayLike, sampling_probs: ArrayLike,
+                         grid_step: float = 1e-4) -> PrivacyLoss:
+    """Mixture-of-Gaussians mechanism (dp-accounting's ``MixtureOfGaussiansDpEvent``):
+    Gaussian noise on a query whose sensitivity is c_i with probability p_i.
+
+    Pair P = N(0, s^2), Q = sum_i p_i N(c_i, s^2), add/remove neighbouring (risks for the
+    symmetrised curve). Its loss L(o) = log sum_i p_i exp((2 c_i o - c_i^2) / (2 s^2)) is
+    increasing in o; its inverse is solved numerically in the kernel and the loss CDFs
+    Phi(o(l) / s), sum_i p_i Phi((o(l) - c_i) / s) are exact
+    (:func:`dpax._engine.construct.mixture_log_cdfs`), the pair their connect-the-dots pair
+    as for ``subsampled_gaussian``. One component (1, 1) is ``gaussian(s)``; (0, 1) with
+    probabilities (1 - q, q) is ``subsampled_gaussian(s, q)``. Components of probability 0
+    are dropped; all mass on sensitivity 0 is the identity (loss 0).
+
+    Args:
+        standard_deviation: noise standard deviation s, > 0; broadcasts over a batch.
+        sensitivities: the c_i, finite and >= 0: a sequence (shared by the batch) or an
+            array whose last axis lists the components (the rest broadcasts).
+        sampling_probs: the p_i, in [0, 1] and summing to 1 (within 1e-9), the shape of
+            ``sensitivities``' components.
+        grid_step: the loss grid's step, in [1e-7, 1].
+
+    Returns:
+        A :class:`PrivacyLoss` with the broadcast batch shape.
+
+    >>> import dpax
+    >>> pl = dpax.mixture_of_gaussians(1.0, [0.0, 1.0, 2.0], [0.81, 0.18, 0.01], grid_step=1e-2)
+    >>> round(pl.epsilon(1e-5), 3)
+    3.618
+    """
+    sd = _v.real_array("standard_deviation", standard_deviation, low=0.0, low_open=True)
+    sens = _v.real_array("sensitivities", sensitivities, low=0.0)
+    probs = _v.probabilities("sampling_probs", sampling_probs)
+    for name, a in (("sensitivities", sens), ("sampling_probs", probs)):
+        if a.ndim == 0:
+            raise ValueError(f"{name} must be a sequence with one entry per mixture component, got the single "
+                             f"number {float(a):g}")
+    if sens.shape[-1] != probs.shape[-1]:
+        raise ValueError(f"sensitivities and sampling_probs must have the same length (one entry per mixture "
+                         f"component), got {sens.shape[-1]} and {probs.shape[-1]}")
+    total = probs.sum(-1)
+    if np.any(np.abs(total - 1.0) > 1e-9):
+        bad = float(np.ravel(total)[np.argmax(np.ravel(np.abs(total - 1.0) > 1e-9))])
+        raise ValueError(f"sampling_probs must sum to 1 (within 1e-9), got a sum of {bad:.12g}")
+    step = _v.grid_step(grid_step)
+    shape = _v.broadcast_shapes(("standard_deviation", sd), ("sensitivities' batch axes", sens.shape[:-1]),
+                                ("sampling_probs' batch axes", probs.shape[:-1]))
+    m = sens.shape[-1]
+    s = np.broadcast_to(sd, shape).reshape(-1)
+    c = np.broadcast_to(sens, shape + (m,)).reshape(-1, m)
+    p = np.broadcast_to(probs / total[..., None], shape + (m,)).reshape(-1, m)
+    log_p0, shifts, log_p = _mixture_rows(s, c, p)
+    z = -ndtri(SINGLE_STEP_TAIL)
+    with np.errstate(over="ignore", invalid="ignore"):
+        high = _mixture_loss(np.max(shifts, -1) + z, log_p0, shifts, log_p)
+        low = _mixture_loss(np.full(s.shape, -z), log_p0, shifts, log_p)
+    too_small = ~((high <= _MAX_LOSS) & (low >= -_MAX_LOSS))
+    if np.any(too_small):
+        r = np.argmax(too_small)
+        raise ValueError(f"standard_deviation={s[r]:g} is too small for sensitivities up to "
+                         f"{np.max(np.where(p[r] > 0, c[r], 0.0)):g}: the "
+                         f"privacy loss exceeds {_MAX_LOSS:g} nats, beyond float64 range; use standard_deviation "
+                         ">= 0.05 times the largest sensitivity")
+    offset = np.floor(low / step).astype(np.int64)
+    needed = np.ceil(high / step).astype(np.int64) - offset + 1  # each row on its own length
+    n = _grid.padded_length(int(np.max(needed)), "construct")
+    cost = _construct.CONSTRUCT_BYTES_PER_POINT + _construct.MIXTURE_BYTES_PER_COMPONENT * shifts.shape[-1]
+    pair = _construct.by_row_length(_construct.mixture_of_gaussians_kernel, (log_p0, shifts, log_p, offset), step,
+                                    needed, "mixture_of_gaussians", bytes_per_point=cost)
+    desc = _describe("mixture_of_gaussians", standard_deviation=standard_deviation, sensitivities=sensitivities,
+                     sampling_probs=sampling_probs)
+    pl = PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
+    return pl._with_companion(lambda: PrivacyLoss._optimistic_from(
+        _optimistic.mixture_of_gaussians_kernel(log_p0, shifts, log_p, offset, step, n), step, shape))
+
+
+def _mixture_rows(s: np.ndarray, c: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A mixture's rows in units of the noise: (log p_0 (rows,), shifts c_i / s and log p_i
+    (rows, m') of its components with c_i > 0 and p_i > 0, padded with log p_i = -inf).
+
+    p_0 is the mass at sensitivity 0, as log(1 - sum of the others) when it is the larger
+    part (``subsampled_gaussian``'s log(1 - q)). A noise over 1e154 times the largest
+    sensitivity is taken as that, as ``gaussian`` does (less noise: the safe side; the loss
+    is then far inside one grid cell either way).
+    """
+    positive = (c > 0) & (p > 0)
+    p0 = np.sum(np.where(positive, 0.0, p), -1)  # the mass at sensitivity 0 (the p_i = 0 add nothing)
+    order = np.argsort(~positive, axis=-1, kind="stable")  # the components first, in order
+    c, p, positive = (np.take_along_axis(a, order, -1) for a in (c, p, positive))
+    width = max(1, int(np.max(np.sum(positive, -1))))
+    c, p, positive = c[:, :width], p[:, :width], positive[:, :width]
+    q = np.sum(np.where(positive, p, 0.0), -1)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        log_p0 = np.where(p0 < 0.5, np.log(p0), np.log1p(-np.minimum(q, 1.0)))
+        noise = np.minimum(s, np.max(np.where(positive, c, 0.0), -1) * _SIGMA_MAX)
+        noise = np.where(noise > 0, noise, s)
+        shifts = np.where(positive, c / noise[:, None], 0.0)
+        log_p = np.where(positive, np.log(np.where(positive, p, 1.0)), -np.inf)
+    return log_p0, shifts, log_p
+
+
+def _mixture_loss(o: np.ndarray, log_p0: np.ndarray, shifts: np.ndarray, log_p: np.ndarray) -> np.ndarray:
+    """L(o) = log(p_0 + sum_i p_i exp(c_i o - c_i^2 / 2)) at the outputs o (rows,), in units
+    of the noise (host side: the grid's end points)."""
+    terms = log_p + shifts * o[:, None] - 0.5 * shifts**2
+    return np.logaddexp(log_p0, np.logaddexp.reduce(terms, axis=-1))
+
+
+@float64
 def from_privacy_profile(
     delta: Callable[[np.ndarray], ArrayLike],
     *,

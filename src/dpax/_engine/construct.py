@@ -3,11 +3,11 @@
 Two constructions:
 
 * :func:`split_cells` — for mechanisms whose privacy-loss law is known in closed form
-  (Gaussian, Poisson-subsampled Gaussian, Laplace; the ``*_log_cdfs`` functions give the
-  laws, the ``*_kernel`` functions the pairs). Each grid cell (a, b] of losses is split
-  between its two end points so that both its Q-mass and its P-mass are kept: a pair with
-  likelihood ratio in [e^a, e^b] is a post-processing of the two-point pair with ratios
-  exactly e^a and e^b. This is the connect-the-dots pair of Doroshenko et al. (Algorithm 2
+  (Gaussian, Poisson-subsampled Gaussian, mixture of Gaussians, Laplace; the ``*_log_cdfs``
+  functions give the laws, the ``*_kernel`` functions the pairs). Each grid cell (a, b] of
+  losses is split between its two end points so that both its Q-mass and its P-mass are
+  kept: a pair with likelihood ratio in [e^a, e^b] is a post-processing of the two-point
+  pair with ratios exactly e^a and e^b. This is the connect-the-dots pair of Doroshenko et al. (Algorithm 2
   of the seed paper), but computed from *first* differences of the loss CDFs, evaluated in
   log space in both tails, instead of second differences of delta(epsilon). The rounding
   error of a cumulative probability is then about 1e-16 / grid_step relative, instead of
@@ -239,22 +239,23 @@ def row_lengths(needed) -> np.ndarray:
     return np.array([shared[ladder[int(m)]] for m in needed], np.int64)
 
 
-def by_row_length(kernel, row_args: tuple, grid_step: float, needed, what: str, min_points: int = 0) -> Pair:
+def by_row_length(kernel, row_args: tuple, grid_step: float, needed, what: str, min_points: int = 0,
+                  bytes_per_point: int = CONSTRUCT_BYTES_PER_POINT) -> Pair:
     """``kernel(*row_args, grid_step, n)`` (a construction kernel: row arrays (rows,) or
     (rows, m), then the step and the static length) with each row on its own length
     (:func:`row_lengths` of ``needed``), so that a row's pair is the one it has alone.
 
     Rows sharing a length are one call; rows are taken in chunks whose working memory
-    (CONSTRUCT_BYTES_PER_POINT per point, at least ``min_points`` per row) fits the budget
-    beside the assembled output; only an output over the budget is refused, before any
-    kernel runs. The result holds every row on the longest length, zero beyond its own.
-    ``what`` names the mechanism in errors.
+    (``bytes_per_point``, default CONSTRUCT_BYTES_PER_POINT, per point, at least
+    ``min_points`` per row) fits the budget beside the assembled output; only an output
+    over the budget is refused, before any kernel runs. The result holds every row on the
+    longest length, zero beyond its own. ``what`` names the mechanism in errors.
     """
     length = row_lengths(needed)
     rows, out_len = length.size, int(length.max())
     step = np.float64(grid_step)
     detail = f"{rows} row(s) of {out_len} grid points"
-    cost = lambda n: CONSTRUCT_BYTES_PER_POINT * max(int(n), min_points)
+    cost = lambda n: bytes_per_point * max(int(n), min_points)
     keys = sorted(set(length.tolist()), reverse=True)
     if len(keys) == 1 and _grid.rows_per_chunk(rows, cost(out_len), 0, what, detail) >= rows:
         return kernel(*row_args, step, out_len)
@@ -533,3 +534,126 @@ def pair_from_atoms(loss, log_p, log_q, grid_step: float, *, tail: float, exact_
     return by_row_length(kernel, (loss, lp, lq, offset), step, needed, what, min_points=loss.shape[-1])
 
 
+
+
+# -- mixture of Gaussians (add/remove) --------------------------------------------------------
+
+#: Most iterations of :func:`mixture_output_of_loss` (safeguarded Newton steps; the loop
+#: ends as soon as every point has converged, after a handful of steps in practice).
+MIXTURE_MAX_ITERATIONS = 200
+#: Working memory of a mixture construction per grid point and component, in bytes (the
+#: solver's terms and the components' log CDFs, (rows, n, m) arrays), beside
+#: CONSTRUCT_BYTES_PER_POINT.
+MIXTURE_BYTES_PER_COMPONENT = 96
+
+
+def _logsumexp(x, axis=-1):
+    """log sum exp over ``axis``: -inf, never NaN, where every term is -inf."""
+    top = jnp.max(x, axis)
+    fin = jnp.where(jnp.isfinite(top), top, 0.0)
+    total = jnp.sum(jnp.exp(x - jnp.expand_dims(fin, axis)), axis)
+    return jnp.where(top == -jnp.inf, -jnp.inf, fin + jnp.log(total))
+
+
+def mixture_output_of_loss(loss, log_p0, shifts, log_p):
+    """Output o(g), in units of the noise s, with L(o) = g for the pair P = N(0, 1),
+    Q = p_0 N(0, 1) + sum_i p_i N(c_i, 1) (c_i > 0; absent components have log p_i = -inf).
+
+    L(o) = log(p_0 + e^G(o)) with G(o) = logsumexp_i(w_i + c_i o), w_i = log p_i - c_i^2 / 2,
+    so L(o) = g solves G(o) = r := log(e^g - p_0) (no output reaches g <= log p_0: o = -inf
+    there). G is convex and increasing, its slope a weighted mean of the c_i, so the root
+    lies in [o_lo, o_hi] with o_hi = min_i (r - w_i) / c_i (one term alone reaches r there)
+    and o_lo = min_i (r - log M - w_i) / c_i (each of the M terms at most r - log M). Newton
+    steps from o_hi descend to the root monotonically in exact arithmetic (a tangent of a
+    convex function lies below it); a step that leaves the bracket kept from the signs of
+    G - r (rounding) is replaced by bisection, and a point stops when its step is within
+    round-off of G's evaluation. One component is solved by the first step: o = (r - w) / c,
+    the closed form of the (subsampled) Gaussian. A row without components (Q = P, the loss
+    is 0) gets o = +inf for g >= 0 and -inf below.
+
+    Shapes: ``loss`` (rows, n); ``log_p0`` (rows, 1); ``shifts`` c_i and ``log_p``
+    (rows, 1, m). Returns o (rows, n).
+    """
+    m = shifts.shape[-1]
+    valid = log_p > -jnp.inf
+    present = jnp.any(valid, -1)  # (rows, 1): False for the identity mechanism
+    dummy = jnp.arange(m) == 0  # a stand-in component for those rows, so that nothing is NaN
+    use = jnp.where(present[..., None], valid, dummy)
+    c = jnp.where(use, shifts, 1.0)
+    w = jnp.where(valid, log_p - 0.5 * shifts**2, jnp.where(use, 0.0, -jnp.inf))
+    log_count = jnp.log(jnp.sum(use, -1).astype(loss.dtype))[..., None]  # (rows, 1, 1)
+    above = loss > log_p0
+    z = jnp.where(above, loss - log_p0, 1.0)
+    r = jnp.where(above, loss + jnp.log(-jnp.expm1(-z)), 0.0)  # log(e^g - p_0); 0 below: unused
+    hi = jnp.min(jnp.where(use, (r[..., None] - w) / c, jnp.inf), -1)
+    lo = jnp.min(jnp.where(use, (r[..., None] - log_count - w) / c, jnp.inf), -1)
+    eps = jnp.finfo(loss.dtype).eps
+
+    def evaluate(o):
+        e = w + c * o[..., None]
+        top = jnp.max(e, -1)
+        t = jnp.exp(e - top[..., None])
+        total = jnp.sum(t, -1)
+        magnitude = jnp.where(use, jnp.abs(w), 0.0) + jnp.abs(c * o[..., None])  # of each term
+        size = jnp.sum(t * magnitude, -1) / total
+        return top + jnp.log(total), jnp.sum(t * c, -1) / total, size
+
+    def cond(state):
+        _, _, _, done, k = state
+        return (k < MIXTURE_MAX_ITERATIONS) & ~jnp.all(done)
+
+    def body(state):
+        o, lo, hi, done, k = state
+        value, slope, size = evaluate(o)
+        f = value - r
+        hi = jnp.where(f > 0, o, hi)
+        lo = jnp.where(f < 0, o, lo)
+        step = f / slope
+        newton = o - step
+        # G's round-off (a few ulps of its terms) moves the root by this much: stop there
+        noise = 8.0 * eps * (jnp.abs(o) + (jnp.abs(r) + size + 1.0) / slope)
+        converged = (f == 0) | (jnp.abs(step) <= noise) | (hi - lo <= noise)
+        mid = 0.5 * (lo + hi)
+        inside = (newton > lo) & (newton < hi)
+        new = jnp.where(converged | inside | ~jnp.isfinite(mid), newton, mid)
+        return jnp.where(done, o, new), lo, hi, done | converged, k + 1
+
+    start = (hi, lo, hi, ~above | ~present, jnp.asarray(0))
+    o = jax.lax.while_loop(cond, body, start)[0]
+    identity = jnp.where(loss >= 0, jnp.inf, -jnp.inf)
+    return jnp.where(present, jnp.where(above, o, -jnp.inf), identity)
+
+
+def mixture_log_cdfs(loss, log_p0, shifts, log_p):
+    """Log CDFs of the loss L = log(Q/P) of the mixture-of-Gaussians pair P = N(0, 1),
+    Q = p_0 N(0, 1) + sum_i p_i N(c_i, 1) (outputs in units of the noise s, c_i > 0).
+
+    L is increasing in the output o, so Pr[L <= g] = Pr[o <= o(g)]
+    (:func:`mixture_output_of_loss`): Pr_P[L <= g] = Phi(o(g)) and
+    Pr_Q[L <= g] = p_0 Phi(o(g)) + sum_i p_i Phi(o(g) - c_i), the mixture summed in log
+    space (both tails keep their relative precision). Shapes as
+    :func:`mixture_output_of_loss`.
+    Returns (log Pr_Q[L <= g], log Pr_Q[L > g], log Pr_P[L <= g], log Pr_P[L > g]).
+    """
+    o = mixture_output_of_loss(loss, log_p0, shifts, log_p)
+    # the laws N(0, 1) (P's) and N(c_i, 1) at o(g) in one call; Q mixes them with p_0, p_i
+    every = jnp.concatenate([jnp.zeros_like(shifts[..., :1]), shifts], -1)
+    weights = jnp.concatenate([jnp.broadcast_to(log_p0[..., None], log_p[..., :1].shape), log_p], -1)
+    lf, ls = log_ndtr_pair(o[..., None] - every)
+    return _logsumexp(weights + lf), _logsumexp(weights + ls), lf[..., 0], ls[..., 0]
+
+
+def _mixture_cdfs(log_p0, shifts, log_p, offset, grid_step, n):
+    grid = loss_grid(offset, n, grid_step)
+    return grid, mixture_log_cdfs(grid, log_p0[:, None], shifts[:, None], log_p[:, None])
+
+
+_mixture_cdfs = _cache.kernel(jax.jit(_mixture_cdfs, static_argnames=("n",)), "mog_cdfs")
+
+
+def mixture_of_gaussians_kernel(log_p0, shifts, log_p, offset, grid_step, n) -> Pair:
+    """Discrete dominating pair (rows, n) of the mixture-of-Gaussians mechanism
+    (:func:`mixture_log_cdfs`; ``log_p0`` (rows,), ``shifts`` and ``log_p`` (rows, m)), in
+    the two compiled stages of :func:`subsampled_gaussian_kernel`."""
+    grid, cdfs = _mixture_cdfs(log_p0, shifts, log_p, offset, grid_step, n=n)
+    return _as_pair(_split_cells(grid, grid_step, *cdfs), offset)

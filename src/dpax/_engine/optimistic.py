@@ -18,8 +18,8 @@ from outputs to grid labels (deterministic or randomised) that depends on the ou
 gives P' = K P and Q' = K Q, a post-processing of the mechanism; by the data processing
 inequality T(P', Q') >= T(P, Q) and T(Q', P') >= T(Q, P). Two maps are used:
 
-* Nearest point (Laplace, subsampled Laplace, the replace-one subsampled Gaussian, atoms:
-  randomized response, discrete Laplace / Gaussian). o -> k with L(o) in
+* Nearest point (Laplace, subsampled Laplace, the replace-one subsampled Gaussian, the
+  mixture of Gaussians, atoms: randomized response, discrete Laplace / Gaussian). o -> k with L(o) in
   ((k - 1/2) h, (k + 1/2) h]; outputs beyond the grid go to its end points. The masses
   q_k = Pr_Q[(k - 1/2) h < L <= (k + 1/2) h], p_k = Pr_P[same] come from the exact loss
   CDFs in log space (the ``*_log_cdfs`` laws of :mod:`construct`, at the half-way points),
@@ -142,6 +142,7 @@ from .composition import TAIL_MASS, TILT_RATES
 from .construct import (
     _mass_between,
     inverse_subsampled_loss,
+    mixture_log_cdfs,
     subsampled_gaussian_substitution_log_cdfs,
     laplace_log_cdfs,
 )
@@ -568,6 +569,30 @@ def laplace_kernel(eps, p, offset, grid_step, n) -> tuple[Pair, Slack]:
         loss_min = np.logaddexp(np.log1p(-p), np.log(p) - eps)
         loss_max = np.logaddexp(np.log1p(-p), np.log(p) + eps)
     return _with_slack(_run(_laplace, eps, p, offset, grid_step, n), grid_step, loss_min, loss_max)
+
+
+def _mixture_cdfs(log_p0, shifts, log_p, offset, grid_step, n):
+    return _boundary_cdfs(mixture_log_cdfs, offset, grid_step, n, log_p0, shifts, log_p)
+
+
+_mixture_cdfs = _cache.kernel(jax.jit(_mixture_cdfs, static_argnames=("n",)), "opt_mog_cdfs")
+
+
+def mixture_of_gaussians_kernel(log_p0, shifts, log_p, offset, grid_step, n) -> tuple[Pair, Slack]:
+    """Optimistic companion (rows, n) of the mixture-of-Gaussians mechanism
+    (:func:`dpax._engine.construct.mixture_log_cdfs`; ``log_p0`` (rows,), ``shifts`` and
+    ``log_p`` (rows, m)) by nearest point: each cell's masses from the exact loss CDFs at
+    the half-way boundaries, ended by :func:`fold_top` (the loss has no upper bound), and
+    its :class:`Slack` (the first point is regular when the loss is bounded below by
+    log p_0 within half a step of it; a row without components is the identity: one atom
+    at 0, regular)."""
+    log_p0, shifts, log_p = (np.asarray(a, np.float64) for a in (log_p0, shifts, log_p))
+    check_memory(int(np.size(offset)), int(n) * (1 + shifts.shape[-1]), "optimistic companion")
+    cdfs = _mixture_cdfs(jnp.asarray(log_p0), jnp.asarray(shifts), jnp.asarray(log_p), jnp.asarray(offset),
+                         np.float64(grid_step), n=int(n))
+    pair, top = _folded_cells(*cdfs, jnp.asarray(offset))
+    identity = ~np.any(log_p > -np.inf, -1)
+    return _with_slack(pair, grid_step, np.where(identity, 0.0, log_p0), np.where(identity, 0.0, np.inf), top=top)
 
 
 def _host_close(pmf_x, pmf_y) -> tuple:
