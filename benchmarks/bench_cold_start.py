@@ -59,6 +59,16 @@ ROWS = {
         "a.get_epsilon(1e-5)",
         "dp-accounting PLDAccountant",
     ),
+    "events": (
+        "DpEvent accountant: 10,003 events, epsilon(1e-5), grid 1e-4",
+        "import sys; sys.path.insert(0, '.')\nfrom benchmarks.workloads import dp_events\n"
+        "from dpax.accountants import DpEventAccountant\na = DpEventAccountant()\n"
+        "for e in dp_events(): a.compose(e)\na.get_epsilon(1e-5)",
+        "import sys; sys.path.insert(0, '.')\nfrom benchmarks.workloads import dp_events\n"
+        "from dp_accounting.pld import PLDAccountant\nfrom itertools import groupby\na = PLDAccountant()\n"
+        "for e, g in groupby(dp_events()): a.compose(e, len(list(g)))\na.get_epsilon(1e-5)",
+        "dp-accounting PLDAccountant (events grouped)",
+    ),
     "mu": (
         "mu and regret, sigma 9.4, p 16384/50000, T 2000, grid 1e-4",
         "import dpax\ndpax.gdp.mu_and_regret(dpax.dpsgd(9.4, 16384 / 50000, 2000, grid_step=1e-4))",

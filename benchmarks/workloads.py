@@ -45,6 +45,10 @@ DE_ET_AL = dict(noise=9.4, rate=2**14 / 50_000, steps=2000)
 CALIBRATION = dict(rate=1e-3, steps=10_000, alpha=0.1, beta=0.5, grid=1e-3)
 #: the Opacus-style accountant workload
 ACCOUNTANT = dict(noise=1.1, rate=0.01, steps=1000)
+#: the DpEvent accountant workload: DP-SGD whose noise changes every ``per_level`` steps
+#: (``levels`` noise multipliers from ``noise`` up by ``noise_step``), then ``releases`` Laplace
+#: releases of scale ``laplace``, each event composed on its own (10,003 events)
+EVENTS = dict(rate=0.01, noise=1.0, noise_step=0.05, levels=10, per_level=1000, laplace=20.0, releases=3)
 #: eleven unlike rows of bench_calibrate.dpsgd_table(64): sample rates 3e-4..0.05, steps
 #: 100..5000, alpha 0.01..0.1, all needing noise
 ROWS11 = (0, 4, 6, 8, 10, 12, 15, 17, 18, 24, 28)
@@ -94,6 +98,34 @@ def _accountant(smoke):
         for _ in range(steps):
             acc.step(noise_multiplier=ACCOUNTANT["noise"], sample_rate=ACCOUNTANT["rate"])
         return _floats(acc.get_epsilon(DELTA))
+
+    return run
+
+
+def dp_events(smoke=False):
+    """The events of the DpEvent accountant workload, in the order they are composed."""
+    from dp_accounting import dp_event
+
+    e = EVENTS
+    per_level = 10 if smoke else e["per_level"]
+    events = []
+    for i in range(e["levels"]):
+        step = dp_event.PoissonSampledDpEvent(e["rate"], dp_event.GaussianDpEvent(e["noise"] + e["noise_step"] * i))
+        events += [step] * per_level
+    return events + [dp_event.LaplaceDpEvent(e["laplace"])] * e["releases"]
+
+
+def _events(smoke):
+    from dpax.accountants import DpEventAccountant
+
+    events = dp_events(smoke)
+    grid = 1e-2 if smoke else 1e-4
+
+    def run():
+        acct = DpEventAccountant(value_discretization_interval=grid)
+        for event in events:
+            acct.compose(event)
+        return _floats(acct.get_epsilon(DELTA))
 
     return run
 
@@ -178,6 +210,9 @@ WORKLOADS = {w.name: w for w in [
              "DP-SGD p=0.001 T=10k sigma=1: epsilon at delta=1e-5", 1e-4, "epsilon"),
     Workload("accountant", "PLDAccountant: 1000 steps of (noise 1.1, rate 0.01), get_epsilon(1e-5)", _accountant,
              None, None, "accountant"),
+    Workload("events", "DpEventAccountant fed 10,003 events (DP-SGD, noise changing every 1,000 steps, then 3 "
+             "Laplace releases), epsilon(1e-5), grid 1e-4 (needs a REF with dpax.accountants.DpEventAccountant)",
+             _events, "DpEvent accountant: 10,003 events, epsilon at delta=1e-5", 1e-4, "events"),
     Workload("mu", "mu and regret of dpsgd(9.4, 16384/50000, 2000), grid 1e-4", _mu,
              "mu and regret, sigma=9.4 p=16384/50000 T=2000", 1e-4, "mu"),
     Workload("calibrate", "one calibration ErrRates(0.1, 0.5), p 1e-3, T 1e4, grid 1e-3", _calibrate,
@@ -186,8 +221,9 @@ WORKLOADS = {w.name: w for w in [
     Workload("loop11", "the same 11 rows, one calibrate_dpsgd call per row", _loop11),
     Workload("table64", "the 64-row dpsgd_table(64) at grid 1e-3 in one call", _table64, None, None, "table"),
 ]}
-#: what ``compare`` runs unless told otherwise (all of them)
-DEFAULT = tuple(WORKLOADS)
+#: what ``compare`` runs unless told otherwise: every workload whose API any landed revision has
+#: (``--workloads events`` compares two revisions that both have DpEventAccountant)
+DEFAULT = tuple(name for name in WORKLOADS if name != "events")
 
 
 def unlike_rows(n, seed=2, margin=0.95):

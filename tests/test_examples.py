@@ -27,6 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 sys.path.insert(0, EXAMPLES)
 
+import dp_events  # noqa: E402  (examples/dp_events.py)
 import make_losses  # noqa: E402  (examples/make_losses.py)
 
 #: commands too slow for the default run (seconds of compilation at the default grid 1e-4, or
@@ -268,3 +269,17 @@ def test_every_readme_command_is_tested():
                "dpax calibrate", "dpax curve", "dpax plot")
     for c in COMMANDS:
         assert c.startswith(covered) or c == ".venv/bin/python examples/make_losses.py", c
+
+
+def test_dp_events_example_is_the_composed_mechanisms(capsys):
+    """examples/dp_events.py at a coarse grid: its answers are those of the same mechanisms
+    composed with dpax's own API."""
+    assert ".venv/bin/python examples/dp_events.py" in COMMANDS
+    out = dp_events.main(["--grid", "1e-2", "--json"])
+    assert json.loads(capsys.readouterr().out) == out and out["events"] == 3001
+    steps = dpax.subsampled_gaussian([s for s, _ in dp_events.SCHEDULE], dp_events.SAMPLE_RATE, grid_step=1e-2)
+    pl = dpax.compose(*[(steps[i], t) for i, (_, t) in enumerate(dp_events.SCHEDULE)],
+                      dpax.laplace(dp_events.LAPLACE_SCALE, grid_step=1e-2))
+    assert out["epsilon"] == pytest.approx(pl.epsilon(dp_events.DELTA), rel=1e-9)
+    assert out["beta_at_fpr_1pct"] == pytest.approx(pl.beta(dp_events.ALPHA), rel=1e-9)
+    assert out["mu"] == pytest.approx(dpax.gdp.mu_and_regret(pl)[0], rel=1e-9)

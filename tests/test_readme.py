@@ -53,6 +53,9 @@ SLOW_BLOCKS = {
     "Batched calibration, every risk target": "heterogeneous batch at grid 1e-3, ~20 s cold",
     "Reporting Gaussian DP": "the mu/regret kernel, ~10 s cold",
     "Opacus, riskcal and gdpnum backends; sweeps; plots": "~10 s cold",
+    # the same calls (accountant answers, brackets, from_dp_event, calibrate_dp_mechanism, event_family)
+    # run by default in tests/test_events.py
+    "dp-accounting's DpEvents and PrivacyAccountant": "two calibrations and the mu/regret kernel, ~15 s cold",
     "Certified error bars": "both sides of DP-SGD at grid 1e-4, ~30 s cold",
     "An accuracy knob instead of a grid step": "three grids down to 1e-4, ~30 s cold",
 }
