@@ -6,7 +6,8 @@ variables, calibration of noise to attack risk, for whole batches of configurati
 The modules follow the pipeline:
 
 * construct and compose: :mod:`dpax.mechanisms` (Gaussian, DP-SGD, Laplace, randomized
-  response, ... as :class:`PrivacyLoss` values), :mod:`dpax.privacy_loss` (the
+  response, ... as :class:`PrivacyLoss` values), :mod:`dpax.events` (dp-accounting's
+  ``DpEvent`` trees as :class:`PrivacyLoss` values), :mod:`dpax.privacy_loss` (the
   ``PrivacyLoss`` pytree, its risks, and :func:`compose`); the kernels behind them are in
   the private engine (:mod:`dpax._engine.construct`, :mod:`dpax._engine.composition`,
   :mod:`dpax._engine.analyse`).
@@ -15,8 +16,8 @@ The modules follow the pipeline:
 * calibrate: :mod:`dpax.targets` (risk bounds), :mod:`dpax.calibration` (the least noise
   that meets them).
 * use: :mod:`dpax.audit` (empirical privacy), :mod:`dpax.accountants` (an Opacus-style
-  accountant), :mod:`dpax.compat` (riskcal / gdpnum drop-ins), :mod:`dpax.interop`
-  (dp-accounting), :mod:`dpax.sweep`, :mod:`dpax.plot`, :mod:`dpax.cli` (the ``dpax``
+  accountant and dp-accounting's ``PrivacyAccountant`` for DpEvents), :mod:`dpax.compat`
+  (riskcal / gdpnum drop-ins), :mod:`dpax.interop` (dp-accounting), :mod:`dpax.sweep`, :mod:`dpax.plot`, :mod:`dpax.cli` (the ``dpax``
   command).
 
 Every parameter broadcasts like NumPy: a batch of configurations is one compiled kernel
@@ -45,6 +46,7 @@ from .mechanisms import (
     subsampled_laplace,
 )
 from .privacy_loss import Interval, PrivacyLoss, Refined, compose, refine
+from .events import event_family, from_dp_event
 
 # calibrate
 from . import targets
@@ -52,7 +54,7 @@ from .calibration import CalibrationResult, calibrate, calibrate_blackbox, calib
 
 # analyse and use: Gaussian-DP reporting, auditing, dp-accounting interop, Opacus-style
 # accountant, riskcal / gdpnum drop-ins, sweeps, plots (matplotlib is imported on use)
-from . import accountants, audit, compat, conversions, distributed, gdp, plot, sweep
+from . import accountants, audit, compat, conversions, distributed, events, gdp, plot, sweep
 from .interop import from_dp_accounting, to_dp_accounting
 
 # devices a batch is sharded over; the kernel cache
@@ -84,9 +86,12 @@ __all__ = [
     "discrete_gaussian",
     "discrete_laplace",
     "distributed",
+    "events",
     "dpsgd",
     "enable_kernel_cache",
+    "event_family",
     "from_dp_accounting",
+    "from_dp_event",
     "from_privacy_profile",
     "gaussian",
     "gdp",
