@@ -57,7 +57,7 @@ import math
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
-from scipy import stats
+from scipy.special import bdtrc
 
 from ._engine import validation as _v
 from ._engine.x64 import float64
@@ -401,17 +401,24 @@ def _family(kind: str, params: list[tuple], step: float, shape: tuple[int, ...])
     raise AssertionError(kind)  # pragma: no cover - tally() makes no other kind
 
 
+def _binomial_survival(k: np.ndarray, n: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Pr[Binomial(n, p) > k] (0 where k >= n)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(k >= n, 0.0, bdtrc(np.minimum(k, n), n, p))
+
+
 def _truncated(params: list[tuple], step: float, shape: tuple[int, ...]) -> PrivacyLoss:
     """Truncated Poisson-subsampled Gaussian (dp-accounting's
     ``from_truncated_subsampled_gaussian_mechanism``): with the probability t that the batch
     would overflow given that the record is in it, the record's sensitivity is taken as 2
     (replace-one Gaussian of half the noise, sampled with the conditional rate); otherwise
     the plain subsampled Gaussian. The two are mixed (:func:`mixture`)."""
-    n, q, b, s = (np.array([p[i] for p in params], np.float64) for i in range(4))
+    n, b = (np.array([p[i] for p in params], np.int64) for i in (0, 2))
+    q, s = (np.array([p[i] for p in params], np.float64) for i in (1, 3))
     rel = params[0][4]
-    trunc = stats.binom.sf(b - 1, n - 1, q)
+    trunc = _binomial_survival(b - 1, n - 1, q)
     with np.errstate(divide="ignore", invalid="ignore"):
-        cond = np.where(trunc > 0.0, stats.binom.sf(b, n, q) * b / trunc / n, 1.0)
+        cond = np.where(trunc > 0.0, _binomial_survival(b, n, q) * b / trunc / n, 1.0)
     cond = np.clip(cond, np.finfo(float).tiny, 1.0)
     plain = _mech.subsampled_gaussian(s.reshape(shape), q.reshape(shape), grid_step=step,
                                       neighbouring="substitution" if rel == "substitution" else "add_remove")
