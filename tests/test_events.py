@@ -111,6 +111,15 @@ def test_randomized_response_runs_count_times():
     assert theirs.get_epsilon(0.0) == pytest.approx(eps, abs=2e-3)  # the peer's: one run
 
 
+def test_randomized_response_to_a_special_record_has_a_bracket():
+    """Noise parameter 1/e over two buckets, the record replaced by a uniform special one:
+    losses log(2 - 1/e) and -1, so epsilon at delta 0 is exactly 1."""
+    acct = DpEventAccountant(REL.REPLACE_SPECIAL, value_discretization_interval=1e-3)
+    acct.compose(E.RandomizedResponseDpEvent(math.exp(-1), 2))
+    bracket = acct.get_epsilon(0.0, bounds=True)
+    assert bracket.optimistic <= 1.0 <= bracket.safe <= 1.0 + 1e-3
+
+
 def test_composition_is_lazy_and_grouped():
     acct = DpEventAccountant(value_discretization_interval=1e-3)
     steps = [E.PoissonSampledDpEvent(0.01, E.GaussianDpEvent(s)) for s in (1.0, 1.5)]

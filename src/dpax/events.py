@@ -350,26 +350,6 @@ def identity(grid_step: float) -> PrivacyLoss:
     return pl
 
 
-def _rr_atoms(eta: np.ndarray, k: np.ndarray, rel: str) -> tuple[np.ndarray, ...]:
-    """Atoms (loss, log P-mass, log Q-mass) of randomized response with noise parameter eta
-    over k buckets (dp-accounting's ``from_randomized_response``): Q outputs the record's
-    bucket with probability 1 - eta (k - 1) / k; P is the replaced record's law (another
-    bucket's, or the special record's uniform one)."""
-    log_true = np.log1p(-eta * (k - 1) / k)
-    log_other = np.log(eta / k)
-    if rel == "substitution":
-        loss = np.stack([log_true - log_other, np.zeros_like(eta), log_other - log_true], -1)
-        with np.errstate(divide="ignore"):
-            log_rest = np.log((k - 2) * eta / k)
-        lq = np.stack([log_true, log_rest, log_other], -1)
-        lp = np.stack([log_other, log_rest, log_true], -1)
-    else:  # replace_special: P uniform over the k buckets
-        loss = np.stack([log_true + np.log(k), np.log(eta)], -1)
-        lq = np.stack([log_true, np.log(k - 1) + log_other], -1)
-        lp = np.stack([-np.log(k), np.log1p(-1.0 / k)], -1)
-    return loss, lp, lq
-
-
 def _family(kind: str, params: list[tuple], step: float, shape: tuple[int, ...]) -> PrivacyLoss:
     """One batch (shape ``shape``, one row per entry of ``params``) of one family."""
     cols = [c if isinstance(c[0], (str, tuple)) else np.array(c).reshape(shape) for c in zip(*params)]
@@ -385,12 +365,10 @@ def _family(kind: str, params: list[tuple], step: float, shape: tuple[int, ...])
         rel = params[0][2]
         return _mech.subsampled_gaussian(cols[0], cols[1], grid_step=step, neighbouring=rel)
     if kind == "randomized_response":
-        eta, k, rel = cols[0], cols[1].astype(np.float64), params[0][2]
-        if rel == "substitution":  # k-ary randomized response with e^eps = 1 + k (1 - eta) / eta
-            return _mech.randomized_response(np.log1p(k * (1.0 - eta) / eta), cols[1], grid_step=step)
-        loss, lp, lq = _rr_atoms(eta.reshape(-1), k.reshape(-1), rel)
-        return _mech.from_atoms(loss, lp, lq, step, shape=shape, log_masses=True,
-                                description="randomized_response(neighbouring=replace_special)")
+        # noise parameter eta (dp-accounting's: the probability of a uniformly random output) over
+        # k values is k-ary randomized response with e^eps = 1 + k (1 - eta) / eta
+        eta, k, rel = cols[0], cols[1], params[0][2]
+        return _mech.randomized_response(np.log1p(k * (1.0 - eta) / eta), k, grid_step=step, neighbouring=rel)
     if kind == "mixture_of_gaussians":
         if len(params) == 1:
             s, sens, probs = params[0]

@@ -569,12 +569,16 @@ def randomized_response(epsilon: ArrayLike, k: ArrayLike = 2, grid_step: float =
     mirror. It is a local randomiser: one record changes one input, so add/remove and
     substitution give the same pair. For k = 2 the trade-off curve is
     max(0, 1 - e^eps a, e^-eps (1 - a)) (Kairouz, Oh & Viswanath), the epsilon-DP worst case.
+    ``neighbouring="replace_special"`` replaces the record by a special one whose output is
+    uniform over the k values (dp-accounting's REPLACE_SPECIAL): P uniform, two atoms, loss
+    log(k e^eps / (e^eps + k - 1)) on the record's value and log(k / (e^eps + k - 1)) elsewhere.
 
     Args:
         epsilon: the randomiser's epsilon, >= 0.
         k: number of possible values, integers >= 2.
         grid_step: the loss grid's step, in [1e-7, 1].
-        neighbouring: ``"add_remove"`` or ``"substitution"`` (the same pair).
+        neighbouring: ``"add_remove"`` or ``"substitution"`` (the same pair), or
+            ``"replace_special"``.
 
     Returns:
         A :class:`PrivacyLoss` with the broadcast shape of the arguments as batch shape.
@@ -585,11 +589,18 @@ def randomized_response(epsilon: ArrayLike, k: ArrayLike = 2, grid_step: float =
     """
     eps = _v.real_array("epsilon", epsilon, low=0.0, high=_MAX_LOSS)
     kk = _v.positive_int_array("k", k, minimum=2)
-    _neighbouring(neighbouring)
+    special = neighbouring == "replace_special"
+    if not special:
+        _neighbouring(neighbouring)
     step = _v.grid_step(grid_step)
     shape = _v.broadcast_shapes(("epsilon", eps), ("k", kk))
     e, kf = _rows(shape, eps, kk.astype(np.float64))
     log_norm = np.logaddexp(e, np.log(kf - 1.0))
+    if special:  # Q: the record's value with probability e^eps / (e^eps + k - 1); P: uniform
+        lq = np.stack([e - log_norm, np.log(kf - 1.0) - log_norm], -1)
+        lp = np.stack([-np.log(kf), np.log1p(-1.0 / kf)], -1)
+        desc = _describe("randomized_response", "replace_special", epsilon=epsilon, k=k)
+        return _atoms_mechanism(lq - lp, lp, lq, step, shape, desc)
     with np.errstate(divide="ignore"):
         log_mid = np.log(kf - 2.0) - log_norm
     loss = np.stack([-e, np.zeros_like(e), e], -1)

@@ -59,7 +59,7 @@ class DpEventAccounting:
     >>> step = dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0))
     >>> _ = acct.compose(step, 50).compose(step, 50)
     >>> round(acct.get_epsilon(1e-5), 3), round(acct.get_beta(0.01), 3)
-    (0.718, 0.979)
+    (0.718, 0.985)
     """
 
     def __init__(self, neighboring_relation: Any = None,
