@@ -44,8 +44,7 @@ _DELTA_EPSILON_MAX = 709.78
 #: Why a pair has no optimistic companion, unless its constructor says more.
 NO_COMPANION = ("it was not built by a dpax mechanism with a closed-form loss law (gaussian, subsampled_gaussian, "
                 "dpsgd, laplace, subsampled_laplace, randomized_response, discrete_laplace, discrete_gaussian, "
-                "mixture_of_gaussians, 
-                "or compositions of these); a pair built from arrays, from a privacy profile, from atoms, "
+                "mixture_of_gaussians, or compositions of these); a pair built from arrays, from a privacy profile, from atoms, "
                 "approximate_dp or imported from dp-accounting is bounded from the safe side only")
 
 
