@@ -268,13 +268,18 @@ def test_every_readme_command_is_tested():
     covered = ("dpax sweep examples/configs.csv", "dpax sweep examples/configs.yaml", "dpax epsilon-star",
                "dpax calibrate", "dpax curve", "dpax plot")
     for c in COMMANDS:
-        assert c.startswith(covered) or c == ".venv/bin/python examples/make_losses.py", c
+        assert c.startswith(covered) or c == ".venv/bin/python examples/make_losses.py" or (
+            c.startswith(".venv/bin/python examples/dp_events.py")), c
 
 
+# slow (~9 s: the mu/regret kernel of its own); DpEventAccountant's answers, mu included, are
+# checked by default in tests/test_events.py
+@pytest.mark.slow
 def test_dp_events_example_is_the_composed_mechanisms(capsys):
     """examples/dp_events.py at a coarse grid: its answers are those of the same mechanisms
     composed with dpax's own API."""
     assert ".venv/bin/python examples/dp_events.py" in COMMANDS
+    assert ".venv/bin/python examples/dp_events.py --grid 1e-3" in COMMANDS
     out = dp_events.main(["--grid", "1e-2", "--json"])
     assert json.loads(capsys.readouterr().out) == out and out["events"] == 3001
     steps = dpax.subsampled_gaussian([s for s, _ in dp_events.SCHEDULE], dp_events.SAMPLE_RATE, grid_step=1e-2)

@@ -534,10 +534,10 @@ def event_family(make_event: Callable[..., Any], *, grid_step: float = 1e-4,
 
     >>> import dpax
     >>> from dp_accounting import dp_event
-    >>> family = dpax.event_family(lambda s: dp_event.SelfComposedDpEvent(
-    ...     dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(s)), 100), grid_step=1e-3)
-    >>> round(dpax.calibrate(family, dpax.targets.Advantage(0.05)), 2)
-    1.01
+    >>> family = dpax.event_family(lambda s: dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(s), 10),
+    ...                            grid_step=5e-2)
+    >>> round(dpax.calibrate(family, dpax.targets.Epsilon(2.0, 1e-5), bounds=(2.0, 40.0)), 2)
+    6.31
     """
     if not callable(make_event):
         raise TypeError(f"make_event must be a function from the parameter to a DpEvent, got "
