@@ -181,6 +181,15 @@ def test_calibrate_dp_mechanism_with_dpax():
     assert fresh().compose(make(ours)).get_epsilon(1e-5) <= 2.0
 
 
+def test_calibrate_dp_mechanism_refuses_a_used_accountant():
+    """dp-accounting's test_nonempty_accountant with dpax's class: a fresh accountant's ledger
+    is NoOpDpEvent, a used one's is not."""
+    used = DpEventAccountant().compose(E.GaussianDpEvent(1.0))
+    with pytest.raises(mc.NonEmptyAccountantError):
+        mc.calibrate_dp_mechanism(lambda: used, E.GaussianDpEvent, 1.0, 1e-5)
+    assert DpEventAccountant().ledger == E.NoOpDpEvent()
+
+
 def test_state_survives_pickle_and_copy():
     acct = DpEventAccountant(REL.REPLACE_SPECIAL, value_discretization_interval=1e-3)
     acct.compose(E.LaplaceDpEvent(1.0), 2)
