@@ -77,7 +77,8 @@ def _log_mgfs(pmf, offset, t, grid_step):
     Each row is rolled so that its highest (lowest) loss with mass sits first, and summed
     with weights exp(-t (top - x)) (exp(-t (x - bottom))), entries in (0, 1], so that no
     sum overflows (:func:`_discounted_sums`). The n x 2.3e-308 added to every sum covers
-    the products that underflow: the result stays an upper bound.
+    the products that underflow: the result stays an upper bound. Also returns each row's
+    first and last index with mass (the array's ends for a row without any).
     """
     n = pmf.shape[-1]
     has_mass = pmf > 0
@@ -88,7 +89,7 @@ def _log_mgfs(pmf, offset, t, grid_step):
     up = jnp.log(_discounted_sums(jnp.flip(roll(pmf, n - 1 - top), -1), t, grid_step) * (1.0 + 1e-14) + floor)
     down = jnp.log(_discounted_sums(roll(pmf, -bottom), t, grid_step) * (1.0 + 1e-14) + floor)
     return (t * ((offset + top) * grid_step)[:, None] + up,
-            -t * ((offset + bottom) * grid_step)[:, None] + down)
+            -t * ((offset + bottom) * grid_step)[:, None] + down, bottom, top)
 
 
 def _moments(pmf, loss):
@@ -104,20 +105,6 @@ class Window(NamedTuple):
 
     lo: Any
     hi: Any
-
-
-def _mass_ends(pmf_x, pmf_y):
-    """First and last grid index (within each row) holding finite mass under P or Q; the
-    array's ends for a row without any. A composition's finite support lies between the sums
-    of its factors' ends, exactly: anything an FFT leaves outside is round-off (a pure-DP
-    mechanism's epsilon at delta = 0 must not see it)."""
-    n = pmf_x.shape[-1]
-    index = jnp.arange(n)
-    has = (pmf_x > 0) | (pmf_y > 0)
-    some = jnp.any(has, -1)
-    first = jnp.where(some, jnp.min(jnp.where(has, index, n - 1), -1), 0)
-    last = jnp.where(some, jnp.max(jnp.where(has, index, 0), -1), n - 1)
-    return first, last
 
 
 @functools.partial(_cache.kernel, name="window")
@@ -143,20 +130,22 @@ def window_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window
 
     def mgf(acc, factor):
         px, py, off, count = factor
-        up, down = _log_mgfs(jnp.concatenate([px, py], 0), jnp.concatenate([off, off]), jnp.concatenate([t, t]),
-                             grid_step)
+        up, down, first, last = _log_mgfs(jnp.concatenate([px, py], 0), jnp.concatenate([off, off]),
+                                          jnp.concatenate([t, t]), grid_step)
         c = count[:, None]
         terms = (c * up[:rows], c * down[:rows], c * up[rows:], c * down[rows:])
-        return tuple(x + y for x, y in zip(acc, terms)), None
+        # the exact support bound: the sums of the factors' first and last points with mass
+        # (FFT round-off beyond it is not mass: a pure-DP composition's epsilon at delta 0 must
+        # not see it)
+        first = jnp.minimum(first[:rows], first[rows:])
+        last = jnp.maximum(last[:rows], last[rows:])
+        hard = (acc[4] + count * (off + first), acc[5] + count * (off + last))
+        return tuple(x + y for x, y in zip(acc[:4], terms)) + hard, None
 
-    acc = (jnp.zeros(t.shape),) * 4
-    lo_hard = hi_hard = 0
+    acc = (jnp.zeros(t.shape),) * 4 + (jnp.zeros(rows, jnp.int64),) * 2
     for g, c in groups:
         acc, _ = jax.lax.scan(mgf, acc, (g.pmf_x, g.pmf_y, g.offset, c))
-        first, last = _mass_ends(g.pmf_x, g.pmf_y)
-        lo_hard = lo_hard + jnp.sum(c * (g.offset + first), 0)
-        hi_hard = hi_hard + jnp.sum(c * (g.offset + last), 0)
-    up_x, down_x, up_y, down_y = acc
+    up_x, down_x, up_y, down_y, lo_hard, hi_hard = acc
     high = jnp.maximum(jnp.min((up_x - log_tail) / t, -1), jnp.min((up_y - log_tail) / t, -1))
     low = jnp.minimum(jnp.max(-(down_x - log_tail) / t, -1), jnp.max(-(down_y - log_tail) / t, -1))
     lo = jnp.maximum(jnp.floor(low / grid_step).astype(jnp.int64), lo_hard)
@@ -501,7 +490,7 @@ def _tilt_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step, span):
 
     def mgf(acc, factor):
         px, py, off, count = factor
-        (up_x, down_x), (up_y, down_y) = (_log_mgfs(pmf, off, t, grid_step) for pmf in (px, py))
+        (up_x, down_x), (up_y, down_y) = (_log_mgfs(pmf, off, t, grid_step)[:2] for pmf in (px, py))
         return tuple(a + count[:, None] * m for a, m in zip(acc, (up_x, down_y, up_y, down_x))), None
 
     acc = (jnp.zeros(t.shape),) * 4
