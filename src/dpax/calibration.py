@@ -902,6 +902,16 @@ def _tradeoff_lower_bound(alpha, eps, delta):
     return max(0.0, float(np.max(vals)))
 
 
+def _accountant_says(fn, which: str, w: float, points: np.ndarray) -> np.ndarray:
+    """The black-box accountant's answers at ``points``, checked (one real number per point,
+    no NaN; epsilons >= 0 or inf, deltas in [0, 1]): a NaN or negative answer would otherwise
+    read as a met target."""
+    if which == "epsilon":
+        return _v.returned(f"the accountant epsilon(w={w:g}, deltas)", fn(w, points), points.size, low=0.0,
+                           infinite_ok=True)
+    return _v.returned(f"the accountant delta(w={w:g}, epsilons)", fn(w, points), points.size, low=0.0, high=1.0)
+
+
 def _blackbox_margin(target, w, eps_fn, delta_fn, deltas, epsilons):
     """Margin (>= 0: met) of a scalar target from an (epsilon, delta) accountant at parameter w."""
     if isinstance(target, _targets.All):
@@ -909,14 +919,14 @@ def _blackbox_margin(target, w, eps_fn, delta_fn, deltas, epsilons):
 
     def profile():
         if eps_fn is not None:
-            return np.asarray(eps_fn(w, deltas), float).reshape(-1), deltas
-        return epsilons, np.clip(np.asarray(delta_fn(w, epsilons), float).reshape(-1), 0.0, 1.0)
+            return _accountant_says(eps_fn, "epsilon", w, deltas), deltas
+        return epsilons, _accountant_says(delta_fn, "delta", w, epsilons)
 
     if isinstance(target, _targets.Epsilon):
         e, d = float(target.epsilon), float(target.delta)
         if eps_fn is not None:
-            return e - float(np.asarray(eps_fn(w, np.array([d])), float).reshape(-1)[0])
-        return d - float(np.asarray(delta_fn(w, np.array([e])), float).reshape(-1)[0])
+            return e - float(_accountant_says(eps_fn, "epsilon", w, np.array([d]))[0])
+        return d - float(_accountant_says(delta_fn, "delta", w, np.array([e]))[0])
     if isinstance(target, _targets.Advantage):
         eps, dl = profile()
         with np.errstate(over="ignore"):

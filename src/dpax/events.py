@@ -135,14 +135,14 @@ def _field(event: Any, name: str, value: Any, *, low: float = 0.0, high: float |
     where = f"{type(event).__name__}.{name}"
     if isinstance(value, (list, tuple)) or np.ndim(value) != 0:
         raise ValueError(f"{where} must be one number, got {_v.brief(value)}")
-    return float(_v.real_array(where, value, low=low, high=high))
+    return _v.one_number(where, value, low=low, high=high)
 
 
 def _integer(event: Any, name: str, value: Any, minimum: int = 0) -> int:
     where = f"{type(event).__name__}.{name}"
     if isinstance(value, (list, tuple)) or np.ndim(value) != 0:
         raise ValueError(f"{where} must be one integer, got {_v.brief(value)}")
-    return int(_v.positive_int_array(where, value, minimum=minimum))
+    return _v.one_integer(where, value, minimum=minimum)
 
 
 def tally(event: Any, neighbouring: Any = "add_remove", count: int = 1) -> Tally:

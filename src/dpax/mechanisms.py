@@ -143,7 +143,16 @@ def gaussian(noise_multiplier: ArrayLike, sensitivity: ArrayLike = 1.0, grid_ste
     _v.broadcast_shapes(("noise_multiplier", sigma), ("sensitivity", sens))
     with np.errstate(over="ignore", under="ignore"):  # sigma / sens beyond float64: the bounds below
         ratio = np.clip(sigma / sens, np.finfo(np.float64).tiny, _SIGMA_MAX)
-    pl = subsampled_gaussian(ratio, 1.0, grid_step)
+    try:
+        pl = subsampled_gaussian(ratio, 1.0, grid_step)
+    except ValueError as exc:  # said in the caller's terms: the ratio is not an argument they passed
+        if "is too small" not in str(exc):
+            raise
+        worst = np.broadcast_to(ratio, np.broadcast_shapes(sigma.shape, sens.shape)).min()
+        doubled = " (the sensitivity doubled by substitution)" if neighbouring == "substitution" else ""
+        raise ValueError(f"noise_multiplier / sensitivity = {worst:g}{doubled} is too small: the privacy loss "
+                         f"exceeds {_MAX_LOSS:g} nats, beyond float64 range; use noise_multiplier >= 0.05 x "
+                         "sensitivity") from None
     pl.description = _describe("gaussian", neighbouring, noise_multiplier=noise_multiplier, sensitivity=sensitivity)
     return pl
 
@@ -344,12 +353,9 @@ def from_privacy_profile(
     step = _v.grid_step(grid_step)
 
     def evaluate(fn: Callable[[np.ndarray], ArrayLike], name: str, eps: np.ndarray) -> np.ndarray:
-        vals = np.asarray(fn(eps), dtype=np.float64)
-        if vals.shape != np.shape(eps):
-            raise ValueError(f"{name}(epsilon) must return an array of the shape of epsilon, got {vals.shape}")
-        if not np.all(np.isfinite(vals)) or np.any(vals < -1e-12) or np.any(vals > 1 + 1e-12):
-            raise ValueError(f"{name}(epsilon) must return finite values in [0, 1]")
-        return np.clip(vals, 0.0, 1.0)
+        # real numbers in [0, 1] (round-off of 1e-12 either side is clipped), one per epsilon
+        vals = _v.returned(f"{name}(epsilon)", fn(eps), eps.size, low=-1e-12, high=1 + 1e-12)
+        return np.clip(vals.reshape(np.shape(eps)), 0.0, 1.0)
 
     if epsilon_max is None:
         probes = 2.0 ** np.arange(10)
@@ -357,7 +363,7 @@ def from_privacy_profile(
         if not small.any():
             raise ValueError("delta(epsilon) stays above 1e-18 up to epsilon=512; pass epsilon_max")
         epsilon_max = probes[np.argmax(small)]
-    emax = float(_v.real_array("epsilon_max", epsilon_max, low=0.0, high=_MAX_LOSS, low_open=True))
+    emax = _v.one_number("epsilon_max", epsilon_max, low=0.0, high=_MAX_LOSS, low_open=True)
     k = _grid.padded_length(int(np.ceil(emax / step)) + 1) - 1
     _grid.check_memory(1, 2 * k + 1, "from_privacy_profile")
     grid = np.arange(k + 1) * step

@@ -159,8 +159,8 @@ def calibration_comparison(sample_rate, num_steps, *, target: str = "advantage",
     ...
     ValueError: tprs: every target TPR must exceed every FPR in alphas (random guessing has TPR = FPR, so no finite noise keeps an attack below it); got TPR 0.1 at FPR 0.1
     """
-    p = float(_v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True))
-    t = int(_v.positive_int_array("num_steps", num_steps))
+    p = _v.one_number("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
+    t = _v.one_integer("num_steps", num_steps)
     if target == "advantage":
         x = _v.probabilities("advantages", DEFAULT_ADVANTAGES if advantages is None else advantages,
                              low_open=True, high_open=True).reshape(-1)

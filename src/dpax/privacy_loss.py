@@ -869,7 +869,7 @@ def refine(build: Callable[[float], PrivacyLoss], evaluate: Callable[[PrivacyLos
         raise TypeError("build and evaluate must be callables (grid_step -> PrivacyLoss, PrivacyLoss -> Interval)")
     acc = float(_v.scalar("accuracy", accuracy, low=0.0, low_open=True))
     step = _v.grid_step(grid_step)
-    rounds = int(_v.positive_int_array("max_rounds", max_rounds))
+    rounds = _v.one_integer("max_rounds", max_rounds)
     history: list[tuple[float, float]] = []
     for _ in range(rounds):
         try:

@@ -405,12 +405,14 @@ def split_atoms(loss, log_p, log_q, offset, grid_step, n):
     pmf_y = pmf_y.at[r, jnp.clip(idx, 0, n - 1)].add(jnp.where(inside, q_lo, zero))
     pmf_y = pmf_y.at[r, jnp.clip(idx + 1, 0, n - 1)].add(jnp.where(inside, q_hi, zero))
     pmf_y = pmf_y.at[:, 0].add(jnp.sum(jnp.where(below, q, zero), -1))
-    top_p = jnp.sum(jnp.where(above, p, zero), -1)
-    pmf_y = pmf_y.at[:, -1].add(jnp.exp(g_last[:, 0]) * top_p)
+    # e^g_last p = q e^(g_last - l) <= q above the grid, e^-g0 q = p e^(l - g0) <= p below it:
+    # written as these ratios, no factor overflows (a grid padded past 709 nats would give inf * 0)
+    top_q = jnp.sum(jnp.where(above, q * jnp.exp(jnp.minimum(g_last - l, 0.0)), zero), -1)
+    pmf_y = pmf_y.at[:, -1].add(top_q)
     inf_y = jnp.sum(jnp.where(loss == jnp.inf, q, zero), -1) + jnp.maximum(
-        jnp.sum(jnp.where(above, q, zero), -1) - jnp.exp(g_last[:, 0]) * top_p, 0.0)
+        jnp.sum(jnp.where(above, q, zero), -1) - top_q, 0.0)
     neginf_x = jnp.sum(jnp.where(loss == -jnp.inf, p, zero), -1) + jnp.maximum(
-        jnp.sum(jnp.where(below, p - jnp.exp(-g0) * q, zero), -1), 0.0)
+        jnp.sum(jnp.where(below, p * -jnp.expm1(jnp.minimum(l - g0, 0.0)), zero), -1), 0.0)
     grid = loss_grid(offset, n, h)
     pmf_x = jnp.exp(jnp.log(pmf_y) - grid)
     return pmf_x, pmf_y, inf_y, neginf_x

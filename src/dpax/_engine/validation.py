@@ -152,6 +152,59 @@ def real_array(
     return _interval(name, arr, low, high, low_open, high_open)
 
 
+def returned(name: str, value: Any, size: int, *, low: float | None = None, high: float | None = None,
+             infinite_ok: bool = False) -> np.ndarray:
+    """What a caller's function ``name`` returned, checked: ``size`` real numbers (any shape),
+    none NaN, each in [low, high] (``infinite_ok``: +inf allowed too).
+
+    Args:
+        name: how the message names the function and its call, e.g. ``"epsilon(w=2, deltas)"``.
+        value: what it returned.
+        size: how many numbers it must return (one per point it was given).
+        low: smallest allowed value (``None``: unbounded below).
+        high: largest allowed finite value (``None``: unbounded above).
+        infinite_ok: +inf is allowed (e.g. epsilon = inf: no guarantee).
+
+    Returns:
+        The values as a flat float64 array of ``size``.
+
+    Raises:
+        TypeError: not real numbers (strings, booleans, complex numbers, objects).
+        ValueError: the wrong count, NaN, or a value outside the interval.
+
+    >>> returned("delta(epsilon)", [0.0, 0.5], 2, low=0.0, high=1.0)
+    array([0. , 0.5])
+    >>> returned("delta(epsilon)", ["0.1", "0.2"], 2)
+    Traceback (most recent call last):
+    ...
+    TypeError: delta(epsilon) must return a real number or an array of real numbers, not strings; got ['0.1', '0.2']
+    """
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raw, kind = None, "b" if isinstance(value, (bool, np.bool_)) else "U"
+    else:
+        try:
+            raw = np.asarray(value)
+        except Exception:  # ragged nested lists, objects NumPy cannot read
+            raise TypeError(f"{name} must return a number or a regular array of numbers, got {brief(value)}") from None
+        kind = raw.dtype.kind
+    if kind not in "iuf":
+        what = {"b": "booleans", "U": "strings", "S": "strings", "c": "complex numbers"}.get(
+            kind, "Python objects" if kind == "O" else f"values of dtype {getattr(raw, 'dtype', '?')}")
+        raise TypeError(f"{name} must return a real number or an array of real numbers, not {what}; got {brief(value)}")
+    arr = raw.astype(np.float64).reshape(-1)
+    if arr.size != size:
+        raise ValueError(f"{name} returned {arr.size} value(s) for {size} point(s); it must return one per point")
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} returned NaN (entry {int(np.argmax(np.isnan(arr)))})")
+    finite = arr[np.isfinite(arr)]
+    if not infinite_ok and finite.size != arr.size:
+        raise ValueError(f"{name} returned an infinite value (entry {int(np.argmax(~np.isfinite(arr)))})")
+    if infinite_ok and np.any(arr == -np.inf):
+        raise ValueError(f"{name} returned -inf (entry {int(np.argmax(arr == -np.inf))})")
+    _interval(f"the values {name} returned", finite, low, high, False, False)
+    return arr
+
+
 def scalar(
     name: str,
     value: ArrayLike,
@@ -189,6 +242,33 @@ def scalar(
     if arr.ndim != 0:
         raise ValueError(f"{name} must be a single number (it does not broadcast), got an array of shape {arr.shape}")
     return float(_interval(name, arr, low, high, low_open, high_open))
+
+
+def one_number(name: str, value: ArrayLike, **interval: Any) -> float:
+    """One real number (a size-1 array is read as its entry) in the interval of
+    :func:`real_array` (``low``, ``high``, ``low_open``, ``high_open``); several numbers are
+    refused with a message naming ``name``.
+
+    >>> one_number("noise_multiplier", [1.5], low=0.0, low_open=True)
+    1.5
+    >>> one_number("noise_multiplier", [1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: noise_multiplier must be one number here, got 2 numbers (shape (2,))
+    """
+    arr = real_array(name, value, **interval)
+    if arr.size != 1:
+        raise ValueError(f"{name} must be one number here, got {arr.size} numbers (shape {arr.shape})")
+    return float(arr.reshape(-1)[0])
+
+
+def one_integer(name: str, value: ArrayLike, *, minimum: int = 1) -> int:
+    """One integer >= ``minimum`` (:func:`positive_int_array`; a size-1 array is read as its
+    entry); several are refused with a message naming ``name``."""
+    arr = positive_int_array(name, value, minimum=minimum)
+    if arr.size != 1:
+        raise ValueError(f"{name} must be one integer here, got {arr.size} numbers (shape {arr.shape})")
+    return int(arr.reshape(-1)[0])
 
 
 def broadcast_shapes(*named: tuple[str, Any]) -> tuple[int, ...]:

@@ -43,8 +43,8 @@ class PLDAccountant:
     # -- Opacus interface ---------------------------------------------------------------
     def step(self, *, noise_multiplier, sample_rate) -> None:
         """Record one DP-SGD step (Poisson sampling with ``sample_rate``)."""
-        s = float(_v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True))
-        p = float(_v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True))
+        s = _v.one_number("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
+        p = _v.one_number("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
         if self.history and self.history[-1][0] == s and self.history[-1][1] == p:
             last = self.history[-1]
             self.history[-1] = (s, p, last[2] + 1)
@@ -98,9 +98,9 @@ class PLDAccountant:
             except (TypeError, ValueError):
                 raise ValueError(f"state_dict['history'][{i}] must be (noise_multiplier, sample_rate, num_steps), "
                                  f"got {entry!r}") from None
-            s = float(_v.real_array(f"history[{i}] noise_multiplier", s, low=0.0, low_open=True))
-            p = float(_v.real_array(f"history[{i}] sample_rate", p, low=0.0, high=1.0, low_open=True))
-            t = int(_v.positive_int_array(f"history[{i}] num_steps", t))
+            s = _v.one_number(f"history[{i}] noise_multiplier", s, low=0.0, low_open=True)
+            p = _v.one_number(f"history[{i}] sample_rate", p, low=0.0, high=1.0, low_open=True)
+            t = _v.one_integer(f"history[{i}] num_steps", t)
             history.append((s, p, t))
         self.history = history
         if "grid_step" in state_dict:

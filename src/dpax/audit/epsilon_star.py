@@ -392,7 +392,7 @@ def epsilon_star(train_losses: ArrayLike, test_losses: ArrayLike, delta: float =
         d = _delta(delta, positive=True)
         if rate_range is not None:
             raise ValueError("rate_range applies to method='empirical'; the parametric method uses [delta, 1 - delta]")
-        n = int(_v.positive_int_array("grid_points", grid_points, minimum=3))
+        n = _v.one_integer("grid_points", grid_points, minimum=3)
         return _parametric(tr, te, d, n)
     raise ValueError(f"method must be 'parametric' or 'empirical', got {_v.brief(method)}")
 

@@ -147,8 +147,8 @@ def fit_gaussian_mixture(x: ArrayLike, n_components: int, *, max_iter: int = 500
     array([-3.,  3.])
     """
     x = _v.real_array("x", x).reshape(-1)
-    k = int(_v.positive_int_array("n_components", n_components))
-    max_iter = int(_v.positive_int_array("max_iter", max_iter))
+    k = _v.one_integer("n_components", n_components)
+    max_iter = _v.one_integer("max_iter", max_iter)
     tol = _v.scalar("tol", tol, low=0.0)
     if x.size < 2 * k:
         raise ValueError(f"x must hold at least 2 * n_components = {2 * k} values, got {x.size}")
@@ -205,8 +205,8 @@ def ks_pvalues(x: ArrayLike, max_components: int = 5, n_samples: int = 1000,
     True
     """
     x = _v.real_array("x", x).reshape(-1)
-    kmax = int(_v.positive_int_array("max_components", max_components))
-    m = int(_v.positive_int_array("n_samples", n_samples, minimum=10))
+    kmax = _v.one_integer("max_components", max_components)
+    m = _v.one_integer("n_samples", n_samples, minimum=10)
     _check_seed(seed)
     if x.size < m + 2 * kmax:
         raise ValueError(f"x must hold more than n_samples + 2 * max_components = {m + 2 * kmax} values, got {x.size}")
@@ -262,7 +262,7 @@ def goodness_of_fit(train_losses: ArrayLike, test_losses: ArrayLike, max_compone
     """
     tr = _losses("train_losses", train_losses)
     te = _losses("test_losses", test_losses)
-    kmax = int(_v.positive_int_array("max_components", max_components))
+    kmax = _v.one_integer("max_components", max_components)
     _v.positive_int_array("n_samples", n_samples, minimum=10)
     _check_seed(seed)
     ptr, pte, _ = loss_transform(tr, te)

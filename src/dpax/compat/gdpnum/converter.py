@@ -27,7 +27,7 @@ DEFAULT_ALPHAS = (1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1)
 def gaussian_fdp(mu):
     """The trade-off curve of mu-GDP as a function: alpha -> Phi(Phi^-1(1 - alpha) - mu)
     (Dong et al. 2019, Eq. 6), elementwise, float64."""
-    m = float(_v.real_array("mu", mu, low=0.0))
+    m = _v.one_number("mu", mu, low=0.0)
     return lambda alpha: _gdp.tradeoff(m, alpha)
 
 

@@ -46,7 +46,7 @@ def _pmf(name, values):
 
 
 def _integer(name, value) -> int:
-    v = float(_v.real_array(name, value))
+    v = _v.one_number(name, value)
     if v != round(v):
         raise ValueError(f"{name} must be an integer grid index, got {value!r}")
     return int(round(v))
@@ -59,8 +59,8 @@ def to_privacy_loss(plrvs: PLRVs) -> PrivacyLoss:
         raise TypeError(f"plrvs must be a PLRVs, got {type(plrvs).__name__}")
     py, px = _pmf("plrvs.pmf_Y", plrvs.pmf_Y), _pmf("plrvs.pmf_X", plrvs.pmf_X)
     y0, x0 = _integer("plrvs.y0", plrvs.y0), _integer("plrvs.x0", plrvs.x0)
-    inf_y = float(_v.probabilities("plrvs.infinity_mass_Y", plrvs.infinity_mass_Y))
-    neginf_x = float(_v.probabilities("plrvs.minus_infinity_mass_X", plrvs.minus_infinity_mass_X))
+    inf_y = _v.one_number("plrvs.infinity_mass_Y", plrvs.infinity_mass_Y, low=0.0, high=1.0)
+    neginf_x = _v.one_number("plrvs.minus_infinity_mass_X", plrvs.minus_infinity_mass_X, low=0.0, high=1.0)
     lo = min(x0, y0)
     n = max(x0 + px.size, y0 + py.size) - lo
     pmf_x, pmf_y = np.zeros(n), np.zeros(n)

@@ -156,7 +156,7 @@ def get_advantage_from_gdp(mu):
 def get_bayes_risk_from_gdp(mu, prior):
     """Bayes risk of mu-GDP, Eq. 35 with the Gaussian privacy profile (Cor. 2.13);
     min(prior, 1 - prior) at mu = 0."""
-    m = float(_v.real_array("mu", mu, low=0.0))
+    m = _v.one_number("mu", mu, low=0.0)
     q, scalar = _prior(prior)
     if m == 0.0:
         return _prior_result(np.minimum(q, 1.0 - q), scalar)
@@ -212,8 +212,8 @@ def get_beta_from_rdp(epsilon, alpha, order, linear_search_step=1e-3, max_bisect
     conversion, Zhu et al. 2022 App. F.1): :func:`dpax.conversions.rdp_tradeoff`, bisected
     to 1e-13 (so ``tol`` is met; ``linear_search_step`` and ``max_bisection_steps`` are
     unused, as in riskcal). Orders below 1/2 use D_t(P||Q) = t / (1 - t) D_(1-t)(Q||P)."""
-    t = float(_v.real_array("order", order, low=0.0, low_open=True))
-    e = float(_v.real_array("epsilon", epsilon, low=0.0))
+    t = _v.one_number("order", order, low=0.0, low_open=True)
+    e = _v.one_number("epsilon", epsilon, low=0.0)
     a = _v.probabilities("alpha", alpha)
     if t < 0.5:  # both directions are bounded, so order t is order 1 - t with budget (1 - t) e / t
         t, e = 1.0 - t, (1.0 - t) * e / t
@@ -224,7 +224,7 @@ def get_beta_from_rdp(epsilon, alpha, order, linear_search_step=1e-3, max_bisect
 
 
 def _zcdp_checked(rho, tol, min_order, max_order, grid_size):
-    r = float(_v.real_array("rho", rho, low=0.0))
+    r = _v.one_number("rho", rho, low=0.0)
     _v.real_array("tol", tol, low=0.0, low_open=True, high=0.5)
     orders = _rdp.zcdp_orders(float(min_order), float(max_order), grid_size)
     return r, orders

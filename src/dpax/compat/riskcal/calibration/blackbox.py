@@ -72,8 +72,8 @@ class _Accountants:
         if not callable(accountant):
             raise TypeError(f"accountant must be an accountant class (called with no arguments), got {accountant!r}")
         self.accountant = accountant
-        self.sample_rate = float(_v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True))
-        self.num_steps = int(_v.positive_int_array("num_steps", num_steps))
+        self.sample_rate = _v.one_number("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
+        self.num_steps = _v.one_integer("num_steps", num_steps)
         self.kwargs = accountant_kwargs
         self.kept: OrderedDict = OrderedDict()
 
@@ -105,10 +105,10 @@ class _Accountants:
 
 
 def _search_settings(eps_error, mu_error, mu_min, mu_max):
-    eps_error = float(_v.real_array("eps_error", eps_error, low=0.0))
-    mu_error = float(_v.real_array("mu_error", mu_error, low=0.0, low_open=True))
-    lo = float(_v.real_array("mu_min", mu_min, low=0.0))
-    hi = float(_v.real_array("mu_max", mu_max, low=0.0, low_open=True))
+    eps_error = _v.one_number("eps_error", eps_error, low=0.0)
+    mu_error = _v.one_number("mu_error", mu_error, low=0.0, low_open=True)
+    lo = _v.one_number("mu_min", mu_min, low=0.0)
+    hi = _v.one_number("mu_max", mu_max, low=0.0, low_open=True)
     if lo >= hi:
         raise ValueError(f"mu_min must be below mu_max, got {lo:g} and {hi:g}")
     return eps_error, min(mu_error, NOISE_TOL), (lo, hi)
@@ -120,8 +120,8 @@ def create_accountant_evaluator(accountant_class, sample_rate, num_steps, target
     ``target_delta``, and with ``target_alpha`` too the FNR bound of that (epsilon, delta)
     at it (Dong et al. Eq. 5). ``accountant_kwargs`` go to ``get_epsilon``."""
     accountants = _Accountants(accountant_class, sample_rate, num_steps, accountant_kwargs)
-    delta = None if target_delta is None else float(_v.probabilities("target_delta", target_delta))
-    alpha = None if target_alpha is None else float(_v.probabilities("target_alpha", target_alpha))
+    delta = None if target_delta is None else _v.one_number("target_delta", target_delta, low=0.0, high=1.0)
+    alpha = None if target_alpha is None else _v.one_number("target_alpha", target_alpha, low=0.0, high=1.0)
 
     def evaluator(noise_multiplier: float) -> PrivacyMetrics:
         metrics = PrivacyMetrics()
@@ -139,8 +139,8 @@ def find_noise_multiplier_for_epsilon_delta(accountant, sample_rate, num_steps, 
                                             mu_error=0.1, mu_min=0.05, mu_max=100.0, **accountant_kwargs) -> float:
     """Smallest noise multiplier in [mu_min, mu_max] that the accountant finds
     (``epsilon``, ``delta``)-DP after ``num_steps`` steps at ``sample_rate``."""
-    e = float(_v.real_array("epsilon", epsilon, low=0.0))
-    d = float(_v.probabilities("delta", delta))
+    e = _v.one_number("epsilon", epsilon, low=0.0)
+    d = _v.one_number("delta", delta, low=0.0, high=1.0)
     eps_error, param_tol, bounds = _search_settings(eps_error, mu_error, mu_min, mu_max)
     accountants = _Accountants(accountant, sample_rate, num_steps, accountant_kwargs)
     with _grid.shared_lengths():
@@ -151,7 +151,7 @@ def find_noise_multiplier_for_advantage(accountant, advantage, sample_rate, num_
                                         mu_min=0.05, mu_max=100.0, **accountant_kwargs) -> float:
     """Smallest noise multiplier in [mu_min, mu_max] with attack advantage at most
     ``advantage``: (0, advantage)-DP (Prop. 2.6)."""
-    a = float(_v.probabilities("advantage", advantage))
+    a = _v.one_number("advantage", advantage, low=0.0, high=1.0)
     return find_noise_multiplier_for_epsilon_delta(accountant, sample_rate, num_steps, 0.0, a, eps_error=eps_error,
                                                    mu_error=mu_error, mu_min=mu_min, mu_max=mu_max, **accountant_kwargs)
 
@@ -162,11 +162,11 @@ def find_noise_multiplier_for_err_rates(accountant, alpha, beta, sample_rate, nu
     """Smallest noise multiplier found such that every attack has FNR >= ``beta`` at FPR
     ``alpha``, through (eps(delta), delta)-DP minimised over delta (module docstring).
     ``method``: 'bounded' (the only one, as in riskcal)."""
-    a = float(_v.probabilities("alpha", alpha))
-    b = float(_v.probabilities("beta", beta))
+    a = _v.one_number("alpha", alpha, low=0.0, high=1.0)
+    b = _v.one_number("beta", beta, low=0.0, high=1.0)
     if a + b >= 1:
         raise ValueError(f"The guarantees are vacuous when alpha + beta >= 1. Got alpha={a!r}, beta={b!r}")
-    delta_error = float(_v.real_array("delta_error", delta_error, low=0.0, low_open=True))
+    delta_error = _v.one_number("delta_error", delta_error, low=0.0, low_open=True)
     max_delta = 1.0 - a - b
     if max_delta < delta_error:
         raise ValueError(f"delta_error={delta_error:g} is above 1 - alpha - beta = {max_delta:g}, the largest delta "

@@ -51,11 +51,11 @@ class _DPSGDEvaluator:
     epsilon at ``target_delta``)."""
 
     def __init__(self, sample_rate, num_steps, grid_step, target_alpha=None, target_delta=None, advantage=True):
-        self.sample_rate = float(_v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True))
-        self.num_steps = int(_v.positive_int_array("num_steps", num_steps))
+        self.sample_rate = _v.one_number("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
+        self.num_steps = _v.one_integer("num_steps", num_steps)
         self.grid_step = _v.grid_step(grid_step)
-        self.target_alpha = None if target_alpha is None else float(_v.probabilities("target_alpha", target_alpha))
-        self.target_delta = None if target_delta is None else float(_v.probabilities("target_delta", target_delta))
+        self.target_alpha = None if target_alpha is None else _v.one_number("target_alpha", target_alpha, low=0.0, high=1.0)
+        self.target_delta = None if target_delta is None else _v.one_number("target_delta", target_delta, low=0.0, high=1.0)
         self.advantage = advantage
 
     def __call__(self, noise_multiplier) -> PrivacyMetrics:
@@ -101,8 +101,8 @@ def _bounds(noise_min, noise_max, mu_min, mu_max):
     if mu_max is not None:
         warn_deprecated_param("mu_max", "noise_max", stacklevel=4)
         noise_max = mu_max
-    lo = float(_v.real_array("noise_min", noise_min, low=0.0, low_open=True))
-    hi = float(_v.real_array("noise_max", noise_max, low=0.0, low_open=True))
+    lo = _v.one_number("noise_min", noise_min, low=0.0, low_open=True)
+    hi = _v.one_number("noise_max", noise_max, low=0.0, low_open=True)
     if lo >= hi:
         raise ValueError(f"noise_min must be below noise_max, got {lo:g} and {hi:g}")
     return lo, hi
@@ -110,7 +110,7 @@ def _bounds(noise_min, noise_max, mu_min, mu_max):
 
 def _calibrate(what, target, metric, goal, tol, sample_rate, num_steps, grid_step, bounds):
     """calibrate_dpsgd with riskcal's outcomes: the noise, or CalibrationError."""
-    tol = float(_v.real_array(f"{metric}_tol", tol, low=0.0))
+    tol = _v.one_number(f"{metric}_tol", tol, low=0.0)
     with np.errstate(divide="ignore"):
         res = calibrate_dpsgd(sample_rate=sample_rate, num_steps=num_steps, target=target, grid_step=grid_step,
                               noise_bounds=bounds, compare_standard=False, on_infeasible="mark")

@@ -1,0 +1,74 @@
+"""Answers and errors at the ends of documented ranges: no NaN for valid input, and every bad
+input (including what a caller's function returns) refused with a message naming it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dpax
+from dpax.accountants import PLDAccountant
+
+
+@pytest.mark.parametrize("make", [lambda e: dpax.approximate_dp(e, grid_step=0.01),
+                                  lambda e: dpax.randomized_response(e, grid_step=0.01)])
+def test_pure_dp_at_the_top_of_the_epsilon_range_has_no_nan(make):
+    """epsilon up to 600 is documented: a grid padded past 709 nats once gave inf * 0."""
+    pl = make(599.0)
+    assert np.all(np.isfinite(pl.pmf_x)) and np.all(np.isfinite(pl.pmf_y))
+    assert pl.advantage() == 1.0
+    assert 598.99 <= pl.epsilon(1e-5) <= 599.0 and pl.delta(0.0) == 1.0
+    assert 0.0 <= pl.beta(0.1) < 1e-250
+
+
+BAD_ACCOUNTANTS = {
+    "negative": (lambda w, x: -np.ones_like(x), ValueError, "must lie in"),
+    "nan": (lambda w, x: np.full_like(x, np.nan), ValueError, "returned NaN"),
+    "wrong length": (lambda w, x: np.ones(3), ValueError, "one per point"),
+    "strings": (lambda w, x: ["0.5"] * len(x), TypeError, "not strings"),
+    "complex": (lambda w, x: np.ones_like(x) * (0.5 + 1j), TypeError, "not complex numbers"),
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_ACCOUNTANTS))
+@pytest.mark.parametrize("which", ["epsilon", "delta"])
+@pytest.mark.parametrize("target", [dpax.targets.Advantage(0.2), dpax.targets.ErrRates(0.1, 0.5),
+                                    dpax.targets.Epsilon(1.0, 1e-5)], ids=["advantage", "err_rates", "epsilon"])
+def test_calibrate_blackbox_refuses_what_a_bad_accountant_returns(kind, which, target):
+    fn, error, words = BAD_ACCOUNTANTS[kind]
+    with pytest.raises(error, match=words) as info:
+        dpax.calibrate_blackbox(target, **{which: fn})
+    assert f"the accountant {which}(w=" in str(info.value)
+
+
+def test_calibrate_blackbox_still_takes_an_infinite_epsilon():
+    """epsilon = inf (no guarantee) is an answer, not an error: such a w fails the target."""
+    eps = lambda w, deltas: np.where(w < 1.0, np.inf, dpax.gdp.epsilon(deltas, 1.0 / w))
+    assert round(dpax.calibrate_blackbox(dpax.targets.Advantage(0.2), epsilon=eps), 2) == 1.97
+
+
+@pytest.mark.parametrize("returns, error, words", [
+    (lambda e: np.array(["0.1"] * np.size(e)), TypeError, r"delta\(epsilon\) must return .* not strings"),
+    (lambda e: np.zeros(np.shape(e)) + 0.1j, TypeError, "not complex numbers"),
+    (lambda e: np.full(np.shape(e), np.nan), ValueError, "returned NaN"),
+    (lambda e: np.zeros(3), ValueError, "one per point"),
+])
+def test_from_privacy_profile_refuses_what_the_profile_returns(returns, error, words):
+    with pytest.raises(error, match=words):
+        dpax.from_privacy_profile(returns, grid_step=0.1, epsilon_max=1.0)
+
+
+def test_a_scalar_argument_given_several_numbers_is_named():
+    with pytest.raises(ValueError, match="noise_multiplier must be one number here, got 2 numbers"):
+        PLDAccountant().step(noise_multiplier=[1.0, 2.0], sample_rate=0.1)
+    with pytest.raises(ValueError, match="mu must be one number here"):
+        dpax.compat.gdpnum.gaussian_fdp([0.5, 1.0])
+    acct = PLDAccountant()
+    acct.step(noise_multiplier=np.array([1.0]), sample_rate=0.1)  # a size-1 array is one number
+    assert acct.history == [(1.0, 0.1, 1)]
+
+
+def test_an_overflowing_gaussian_is_named_in_the_callers_terms():
+    with pytest.raises(ValueError, match=r"noise_multiplier / sensitivity = 5e-301 \(the sensitivity doubled "
+                                         r"by substitution\) is too small"):
+        dpax.gaussian(1.0, sensitivity=1e300, neighbouring="substitution")
