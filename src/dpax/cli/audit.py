@@ -37,9 +37,11 @@ def _options() -> argparse.ArgumentParser:
     """The options only ``audit`` takes (a parent parser, listed before the shared ones)."""
     p = options_parser()
     g = p.add_argument_group("attack outcomes")
-    g.add_argument("--false-positives", type=count, required=True, metavar="FP")
+    g.add_argument("--false-positives", type=count, required=True, metavar="FP",
+                   help="trials without the target that the attack flagged (at most --negatives)")
     g.add_argument("--negatives", type=count, required=True, metavar="N", help="trials without the target")
-    g.add_argument("--false-negatives", type=count, required=True, metavar="FN")
+    g.add_argument("--false-negatives", type=count, required=True, metavar="FN",
+                   help="trials with the target that the attack missed (at most --positives)")
     g.add_argument("--positives", type=count, required=True, metavar="M", help="trials with the target")
     p.add_argument("--confidence", type=number, default=0.95, metavar="C",
                    help="joint confidence level, in (0, 1) (default: %(default)s)")
@@ -47,7 +49,8 @@ def _options() -> argparse.ArgumentParser:
                    help="delta of the epsilon lower bound (default: --claim-delta, else 0)")
     c = p.add_argument_group("claim (at most one)")
     c.add_argument("--claim-epsilon", type=number, metavar="E", help="claimed (E, --claim-delta)-DP")
-    c.add_argument("--claim-delta", type=number, metavar="D")
+    c.add_argument("--claim-delta", type=number, metavar="D",
+                   help="delta of the --claim-epsilon claim, in [0, 1] (default: 0)")
     c.add_argument("--claim-mu", type=number, metavar="MU", help="claimed mu-GDP")
     c.add_argument("--claim-dpsgd", type=number, nargs=3, metavar=("SIGMA", "RATE", "STEPS"),
                    help="claimed DP-SGD (noise multiplier, sample rate, steps), accounted by dpax at --grid-step")

@@ -56,7 +56,7 @@ def _options() -> argparse.ArgumentParser:
     p.add_argument("--no-compare-standard", dest="compare_standard", action="store_false",
                    help="skip the standard-calibration comparison (about halves the run time)")
     bracket_args(p, "the target's quantity at the calibrated noise (beta at --alpha, the advantage, or epsilon at "
-                    "--delta) and prints the noise interval", no_bounds=False)
+                    "--delta)", no_bounds=False, also_prints=" and the noise's certified interval")
     return p
 
 

@@ -254,9 +254,10 @@ def make_parents() -> Parents:
     common.add_argument("--grid-step", type=number, default=DEFAULT_GRID_STEP, metavar="H", action=_GridStep,
                         help="privacy-loss discretisation interval (default: %(default)s)")
     common.set_defaults(grid_step_given=False)
-    common.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    common.add_argument("--json", action="store_true", help="print one JSON object instead of the text output")
     common.add_argument("--no-cache", dest="cache", action="store_false",
-                        help="neither read nor write dpax's kernel cache ($DPAX_CACHE_DIR or ~/.cache/dpax)")
+                        help="neither read nor write dpax's kernel cache ($DPAX_CACHE_DIR, else "
+                             "$XDG_CACHE_HOME/dpax, else ~/.cache/dpax)")
     report = Parser(add_help=False)
     report.add_argument("--alpha", type=number, nargs="+", default=list(DEFAULT_ALPHAS), metavar="A",
                         help="FPRs at which to report beta (default: %(default)s)")
@@ -288,15 +289,17 @@ def dpsgd_args(p: argparse.ArgumentParser, *, noise: bool = True, required: bool
     g.add_argument("--num-steps", type=count, required=required, metavar="T", help="number of steps (integer >= 1)")
 
 
-def bracket_args(p: argparse.ArgumentParser, applies_to: str, *, no_bounds: bool = True) -> None:
+def bracket_args(p: argparse.ArgumentParser, applies_to: str, *, no_bounds: bool = True,
+                 also_prints: str = "") -> None:
     """The "certified brackets" argument group: --accuracy (refine the grid until the brackets
-    of ``applies_to`` are that narrow) and, if ``no_bounds``, --no-bounds (safe side only)."""
+    of ``applies_to`` are that narrow; ``also_prints``: what the command then prints beside
+    the grid chosen) and, if ``no_bounds``, --no-bounds (safe side only)."""
     g = p.add_argument_group("certified brackets")
     g.add_argument("--accuracy", type=positive, metavar="A", help=(
         "instead of --grid-step: refine the grid (from 1e-2; widths shrink about as the step squared) until "
         f"the certified bracket of {applies_to} is at most A wide (absolute, on each number: epsilon's, the "
-        "widest, usually decides); prints the grid chosen. A refinement stopped by the memory budget is an "
-        "error that gives the width reached"))
+        f"widest, usually decides); prints the grid chosen{also_prints}. A refinement stopped by the memory "
+        "budget is an error that gives the width reached"))
     if no_bounds:
         g.add_argument("--no-bounds", dest="bounds", action="store_false", help=(
             "print each number on the safe side only, without its certified bracket (by default the "
