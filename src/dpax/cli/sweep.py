@@ -45,14 +45,18 @@ def _options() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="RESULTS", help="results file (.csv or .jsonl)")
     p.add_argument("--batch-size", type=integer(1), default=64, metavar="N",
                    help="rows per batched call (default: %(default)s)")
-    p.add_argument("--resume", action="store_true", help="skip the rows already in RESULTS and append the rest")
-    p.add_argument("--overwrite", action="store_true", help="start RESULTS again if it exists")
+    p.add_argument("--resume", action="store_true",
+                   help="skip the rows already in RESULTS and append the rest; RESULTS must be a file a sweep of "
+                        "CONFIG wrote (else an error names its line), a last line cut short by a crash is dropped")
+    p.add_argument("--overwrite", action="store_true", help="start RESULTS again if it exists (not with --resume)")
     p.add_argument("--on-error", choices=("skip", "reject"), default="skip",
                    help="malformed rows: skip them (reported with their line number, written as 'invalid') "
                         "or reject the whole file before computing anything (default: %(default)s)")
     p.add_argument("--rtol", type=number, default=1e-4, metavar="R",
                    help="relative tolerance of calibrated noise multipliers (default: %(default)s)")
-    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    p.add_argument("--no-progress", dest="progress", action="store_const", const=False, default=None,
+                   help="no progress report (default: a bar on a terminal; otherwise a plain line at most every "
+                        "30 s of a long sweep and one at its end)")
     d = p.add_argument_group("several processes (jax.distributed)")
     d.add_argument("--distributed", action="store_true",
                    help="run as one process of a jax.distributed job (start one per host or GPU, same arguments): "
@@ -75,6 +79,9 @@ def run_sweep_command(args: argparse.Namespace) -> dict:
                             ("--process-id", args.process_id)) if v is not None]
     if given and not args.distributed:
         raise SystemExit(f"sweep: {', '.join(given)} only go(es) with --distributed")
+    if args.resume and args.overwrite:
+        raise SystemExit("sweep: --resume and --overwrite contradict each other: --resume keeps RESULTS and "
+                         "continues it, --overwrite starts it again; pass one of them")
     try:
         if args.distributed:
             _dist.initialize(args.coordinator, args.num_processes, args.process_id, join_timeout=args.join_timeout,

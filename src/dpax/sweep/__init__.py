@@ -19,7 +19,8 @@ Rows are grouped into batches that share a grid step and a kind of work, so each
 batched call; batches are formed from the whole file, the same on every run, so a resumed
 sweep computes exactly what an uninterrupted one would. Results (the input columns, ``row``,
 ``line``, and the ``out_*`` answers) are appended to a CSV or JSON-lines file and flushed
-after each batch; ``resume`` skips rows whose ``row`` number is already there. SIGINT /
+after each batch; ``resume`` skips rows whose ``row`` number is already there, once the file
+is checked to be one a sweep of the same config writes (:mod:`dpax.sweep.results`). SIGINT /
 SIGTERM stop the sweep after the batch in flight, leaving the file consistent. Nothing in the
 file is evaluated: values are parsed as numbers (YAML with the safe loader, no pickle, and
 no anchors or aliases). A sweep file holds at most :data:`MAX_ROWS` rows,

@@ -23,13 +23,12 @@ import dataclasses
 import io
 import json
 import os
-import reprlib
 
 import numpy as np
 
 from .. import targets as T
 from .._engine import validation as _v
-from .results import OUTPUT_COLUMNS
+from .results import OUTPUT_COLUMNS, brief
 
 #: Columns dpax reads; any other column is carried to the results untouched.
 NUMERIC_COLUMNS = ("noise_multiplier", "sample_rate", "num_steps", "grid_step", "alpha", "beta", "advantage",
@@ -50,21 +49,6 @@ OUTPUT_PREFIX = "out_"
 RESERVED_COLUMNS = tuple(c for c in OUTPUT_COLUMNS if not c.startswith(OUTPUT_PREFIX))
 #: Longest error of one row (kept in the results' ``reason`` column).
 MAX_ERROR_CHARS = 300
-
-_REPR = reprlib.Repr()
-_REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict, _REPR.maxlevel = 40, 40, 4, 4, 2
-
-
-def brief(value) -> str:
-    """A short repr of a value read from a file (at most about 80 characters), for messages:
-    a row's or a value's whole repr never goes into one.
-
-    >>> brief(list(range(100)))
-    '[0, 1, 2, 3, ...]'
-    """
-    text = _REPR.repr(value)
-    return text if len(text) <= 80 else text[:76] + " ..."
-
 
 def _cap(message: str, limit: int = MAX_ERROR_CHARS) -> str:
     return message if len(message) <= limit else message[: limit - 4] + " ..."
@@ -88,6 +72,11 @@ class Row:
     @property
     def mode(self) -> str:
         return "analyse" if "noise_multiplier" in self.params else "calibrate"
+
+    def batch_key(self) -> tuple:
+        """Rows that can share one batched call have equal keys: same grid step, same work, same
+        target kinds (a well-formed row only)."""
+        return (self.params["grid_step"], self.mode, self.target_kinds() if self.mode == "calibrate" else ())
 
     def target_kinds(self) -> tuple[str, ...]:
         p = self.params

@@ -16,6 +16,7 @@ All processes must see the same directory (a shared file system on a cluster).
 from __future__ import annotations
 
 import glob
+import math
 import os
 import re
 
@@ -55,12 +56,24 @@ def share_batches(batches: list[list[Row]], index: int, count: int) -> list[list
     return [b for b, s in zip(batches, starts) if lo <= s < hi]
 
 
-def done_rows(output: str, parts: list[str]) -> set[int]:
-    """Rows already in ``output`` (if it exists) or in any of ``parts``."""
-    done = set()
+def done_rows(output: str, parts: list[str], header: list[str], rows: list[Row], config: str) -> set[int]:
+    """Rows already in ``output`` (if it exists) or in any of ``parts``, each file checked
+    with :func:`dpax.sweep.results.checked_records`; a row in two files must be the same record
+    in both (a merge stopped before it deleted the parts), else a ValueError names both."""
+    done: dict[int, tuple[str, dict]] = {}
     for path in ([output] if os.path.exists(output) and os.path.getsize(output) > 0 else []) + parts:
-        done |= _results.done_rows(path)
-    return done
+        for row, rec in _results.checked_records(path, header, rows, config).items():
+            if row in done and _same(done[row][1]) != _same(rec):
+                raise ValueError(f"results files {done[row][0]!r} and {path!r} both hold row {row}, with different "
+                                 "values: not the files a sweep writes, so they cannot be resumed (remove the wrong "
+                                 "one, or start again with overwrite=True / --overwrite)")
+            done.setdefault(row, (path, rec))
+    return set(done)
+
+
+def _same(rec: dict) -> dict:
+    """A record without its empty JSON values (a merge once dropped them)."""
+    return {k: v for k, v in rec.items() if v is not None}
 
 
 def merge(output: str, header: list[str], order: list[int], parts: list[str], *, keep_output: bool) -> None:
@@ -71,9 +84,11 @@ def merge(output: str, header: list[str], order: list[int], parts: list[str], *,
     for path in ([output] if keep_output and os.path.exists(output) else []) + parts:
         for rec in _results.read_results(path):
             try:
-                by_row.setdefault(int(rec["row"]), rec)
+                row = int(rec["row"])
             except (KeyError, TypeError, ValueError):
                 continue
+            # a JSON null is a NaN answer: written again as null, like the one-process writer
+            by_row.setdefault(row, {k: math.nan if v is None else v for k, v in rec.items()})
     missing = [r for r in order if r not in by_row]
     if missing:
         raise ValueError(f"cannot merge the parts of {output!r}: rows {missing[:5]} are in no part file"

@@ -1,8 +1,15 @@
 """Sweep results: a CSV or JSON-lines file written batch by batch, read back, resumed.
 
 Each batch is one write, flushed and synced to disk, so an interrupted sweep leaves a
-consistent file whose last line at most is cut short; resuming drops that line and skips the
-rows already written.
+consistent file whose last line at most is cut short. Resuming (:func:`prepare`,
+:func:`checked_records`) drops that line and keeps the other rows only when the file is one
+a sweep of the same config writes: CSV quoted and JSON spaced as the writer does, the columns
+of the config, every row a row number of the config (once, rows of one kind of work in
+increasing order), its ``line`` and input values those of that config row, its ``mode``,
+``status`` and answers of the form the writer gives them (numbers that parse back to
+themselves), no control characters outside input values the config itself holds. Anything
+else raises a ValueError naming the file, the line and the reason. The writer escapes
+control characters in ``reason``.
 """
 
 from __future__ import annotations
@@ -12,11 +19,45 @@ import io
 import json
 import math
 import os
+import re
+import reprlib
 from typing import IO
 
 #: Answer columns appended to every result row (in this order).
 OUTPUT_COLUMNS = ("row", "line", "mode", "status", "reason", "out_noise_multiplier", "out_grid_step", "out_beta",
                   "out_advantage", "out_delta", "out_epsilon", "out_mu", "out_regret", "out_meets_target")
+#: The answer columns that hold a number (or nothing).
+NUMBER_COLUMNS = OUTPUT_COLUMNS[5:13]
+#: The ``status`` a row of each mode can have ('invalid': a malformed row, whose mode is '').
+STATUSES = {"analyse": ("analysed", "error"),
+            "calibrate": ("calibrated", "met_without_noise", "met_at_bound", "infeasible", "error"),
+            "": ("invalid",)}
+
+_REPR = reprlib.Repr()
+_REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict, _REPR.maxlevel = 40, 40, 4, 4, 2
+#: C0 and C1 control characters, DEL, line / paragraph separators and bidirectional overrides.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_ROW_NUMBER = re.compile(r"[1-9][0-9]{0,17}")
+
+
+def brief(value) -> str:
+    """A short repr of a value read from a file (at most about 80 characters), for messages:
+    a row's or a value's whole repr never goes into one.
+
+    >>> brief(list(range(100)))
+    '[0, 1, 2, 3, ...]'
+    """
+    text = _REPR.repr(value)
+    return text if len(text) <= 80 else text[:76] + " ..."
+
+
+def clean_text(text: str) -> str:
+    """``text`` with each control character written as its escape (``\\n``, ``\\x1b``).
+
+    >>> clean_text("a\\nb\\x1b")
+    'a\\\\nb\\\\x1b'
+    """
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def out_format(path: str) -> str:
@@ -48,8 +89,26 @@ def _json_value(value):
 def read_results(path: str) -> list[dict]:
     """Rows of a results file (CSV cells as strings, JSON values as written); a last line
     cut short by a crash is ignored. A file that is not one dpax wrote raises a ValueError
-    naming it."""
+    naming it. The rows are not checked against a config (see :func:`checked_records`)."""
     fmt = out_format(path)
+    text = _complete_text(path)
+    if fmt == "csv":
+        try:
+            return list(csv.DictReader(io.StringIO(text, newline="")))
+        except csv.Error as exc:
+            raise ValueError(f"results file {path!r}: not a CSV file dpax wrote ({exc})") from None
+    out = []
+    for i, line in enumerate(text.split("\n"), 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except (ValueError, RecursionError):
+                raise ValueError(f"results file {path!r}: line {i} is not JSON: not a file dpax wrote") from None
+    return out
+
+
+def _complete_text(path: str) -> str:
+    """The file as UTF-8 text up to its last newline (a line cut short by a crash dropped)."""
     try:
         with open(path, newline="", encoding="utf-8") as fh:
             text = fh.read()
@@ -57,63 +116,309 @@ def read_results(path: str) -> list[dict]:
         raise ValueError(f"results file {path!r}: cannot read it: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ValueError(f"results file {path!r} is not UTF-8 text: not a file dpax wrote") from None
-    if text and not text.endswith("\n"):
-        text = text[: text.rfind("\n") + 1]
-    if fmt == "csv":
-        try:
-            return list(csv.DictReader(io.StringIO(text, newline="")))
-        except csv.Error as exc:
-            raise ValueError(f"results file {path!r}: not a CSV file dpax wrote ({exc})") from None
-    out = []
-    for i, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except (json.JSONDecodeError, RecursionError):
-                raise ValueError(f"results file {path!r}: line {i} is not JSON: not a file dpax wrote") from None
-    return out
+    return text[: text.rfind("\n") + 1]
 
 
-def done_rows(path: str) -> set[int]:
-    """The ``row`` numbers already in a results file."""
-    done = set()
-    for rec in read_results(path):
-        try:
-            done.add(int(rec["row"]))
-        except (KeyError, TypeError, ValueError):
-            continue
-    return done
+# -- resuming: the file must be one a sweep of this config writes ---------------------------
 
 
-def prepare(output: str, header: list[str], *, resume: bool, overwrite: bool) -> tuple[set[int], bool]:
-    """Check ``output`` before a sweep writes to it: (rows already done, whether to append).
+class _Refused(Exception):
+    """Why one line of a results file is not the writer's (the line is added by the caller)."""
 
-    An existing, non-empty file needs ``resume`` (keep it: its header must be this config's,
-    and a last line cut short by a crash is dropped) or ``overwrite`` (start again).
+
+_ABSENT = object()  # a column a JSON line does not hold
+
+
+def _show(value) -> str:
+    return "nothing" if value is _ABSENT else brief(value)
+
+
+def checked_records(path: str, header: list[str], rows: list, config: str) -> dict[int, dict]:
+    """The rows of a results file kept by a resume, by row number (CSV cells as strings, JSON
+    values as written), after checking that the file is one a sweep of ``config`` writes (see
+    the module docstring); a last line cut short by a crash is ignored.
+
+    Args:
+        path: the results file (.csv, or .jsonl / .json for JSON lines).
+        header: the columns a sweep of ``config`` writes (``row``, ``line``, the input
+            columns, the answers).
+        rows: the config's rows (:func:`dpax.sweep.read_config`), row ``i`` at index ``i - 1``.
+        config: the config file's name, for messages.
+
+    Raises:
+        ValueError: naming ``path``, the line and the reason, when a line is not the writer's.
     """
-    fmt = out_format(output)
+    fmt = out_format(path)
+    text = _complete_text(path)
+    checker = _Checker(fmt, header, rows)
+    kept: dict[int, dict] = {}
+    try:
+        for line, rec, canonical in (_csv_lines(text, header) if fmt == "csv" else _json_lines(text)):
+            try:
+                row = checker.check(rec, line)
+                if not canonical:
+                    raise _Refused(f"is not written the way dpax writes {'CSV' if fmt == 'csv' else 'JSON lines'} "
+                                   "(quoting, spacing, escapes, number forms or a repeated column)")
+            except _Refused as exc:
+                raise _Refused(line, exc.args[0]) from None
+            kept[row] = rec
+    except _Refused as exc:
+        line, reason = exc.args
+        raise ValueError(f"results file {path!r}: line {line}: {reason}: not the file a sweep of {config!r} writes, "
+                         "so it cannot be resumed (fix or remove it, or start again with overwrite=True / "
+                         "--overwrite)") from None
+    return kept
+
+
+def _control(text: str) -> str:
+    """'' or 'the control character 0x1b' for the first control character of ``text``."""
+    m = _CONTROL.search(text)
+    return "" if m is None else f"the control character 0x{ord(m.group()):02x}"
+
+
+def _csv_lines(text: str, header: list[str]):
+    """(line, record, whether the writer writes it so) for each CSV row after the header,
+    which must be ``header``; a malformed row raises _Refused(line, reason)."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    sink = _LastWrite()
+    writer = csv.writer(sink, lineterminator="\n")
+    pos, line = 0, 1
+
+    def refuse(reason):
+        end = text.find("\n", pos)
+        control = _control(text[pos: len(text) if end < 0 else end])
+        return _Refused(line, f"holds {control}" if control else reason)
+
+    first = True
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise refuse(f"is not a CSV row ({exc})") from None
+        writer.writerow(cells)
+        canonical = text.startswith(sink.text, pos)
+        if first:
+            if cells != header or not canonical:
+                raise refuse(_header_difference(cells, header))
+            first = False
+        elif not cells:
+            raise refuse("is empty (dpax writes no empty lines)")
+        elif len(cells) != len(header):
+            raise refuse(f"has {len(cells)} fields, the header has {len(header)}")
+        else:
+            yield line, dict(zip(header, cells)), canonical  # the caller stops at a row not canonical
+        pos += len(sink.text)
+        line += sink.text.count("\n")
+
+
+def _header_difference(cells: list[str], header: list[str]) -> str:
+    if cells == header:
+        return "the header is not written the way dpax writes it"
+    for i, (got, want) in enumerate(zip(cells, header)):
+        if got != want:
+            return (f"the header's column {i + 1} is {brief(got)}, a sweep of this config writes {brief(want)} "
+                    "(not the config's columns)")
+    return f"the header has {len(cells)} columns, a sweep of this config writes {len(header)}"
+
+
+class _LastWrite:
+    """A file-like sink keeping only its last write (csv.writer writes one row a call)."""
+
+    text = ""
+
+    def write(self, text: str) -> int:
+        self.text = text
+        return len(text)
+
+
+def _json_lines(text: str):
+    """(line, record, whether the writer writes it so) for each line of a JSON-lines text; a
+    line that is not a JSON object raises _Refused(line, reason)."""
+    for line, raw in enumerate(text.split("\n")[:-1], 1):
+        if not raw.strip():
+            raise _Refused(line, "is empty (dpax writes no empty lines)")
+        try:
+            rec = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            control = _control(raw)
+            reason = getattr(exc, "msg", None) or type(exc).__name__
+            raise _Refused(line, f"holds {control}" if control else f"is not JSON ({reason})") from None
+        if not isinstance(rec, dict):
+            raise _Refused(line, f"is not a JSON object (got {type(rec).__name__})")
+        try:
+            canonical = json.dumps(rec, allow_nan=False) == raw
+        except ValueError:
+            raise _Refused(line, "holds NaN or Infinity, which dpax never writes") from None
+        yield line, rec, canonical
+
+
+class _Checker:
+    """Checks the records of one results file against the config's rows."""
+
+    def __init__(self, fmt: str, header: list[str], rows: list):
+        self.fmt, self.header, self.rows = fmt, header, rows
+        self.position = {c: i for i, c in enumerate(header)}
+        self.inputs = [c for c in header if c not in OUTPUT_COLUMNS]
+        self.seen: dict[int, int] = {}  # row -> line
+        self.last: dict = {}  # kind of work -> last row number
+
+    # -- values of one column, whatever the format --------------------------------------
+
+    def get(self, rec: dict, col: str):
+        return rec.get(col, _ABSENT)
+
+    def empty(self, value) -> bool:
+        return value == "" if self.fmt == "csv" else (value is _ABSENT or value is None)
+
+    def integer(self, value) -> int | None:
+        if self.fmt == "csv":
+            return int(value) if _ROW_NUMBER.fullmatch(value) else None
+        return value if type(value) is int and value >= 1 else None
+
+    def number(self, col: str, value) -> float | None:
+        """The number a number column holds (None if empty); _Refused if not the writer's form."""
+        if self.empty(value):
+            return None
+        if self.fmt == "csv":
+            try:
+                x = float(value)
+            except ValueError:
+                x = math.nan
+            if not math.isnan(x) and repr(x) == value:
+                return x
+        elif type(value) is float and math.isfinite(value):
+            return value
+        elif value in ("inf", "-inf"):
+            return float(value)
+        raise _Refused(f"column {col!r} holds {_show(value)}, not a number as dpax writes it")
+
+    def text(self, col: str, value) -> str:
+        if self.fmt == "jsonl" and value is _ABSENT:
+            return ""
+        if not isinstance(value, str):
+            raise _Refused(f"column {col!r} holds {_show(value)}, not text")
+        return value
+
+    # -- one record -----------------------------------------------------------------------
+
+    def check(self, rec: dict, line: int) -> int:
+        """The row number of a record that is what the writer writes for it (else _Refused)."""
+        if self.fmt == "jsonl":
+            for col in rec:
+                if col not in self.position:
+                    raise _Refused(f"has the column {brief(col)}, which a sweep of this config does not write")
+            if [self.position[c] for c in rec] != sorted(self.position[c] for c in rec):
+                raise _Refused("its columns are not in the order dpax writes them")
+        for col in OUTPUT_COLUMNS:  # no control characters in what dpax writes itself
+            value = self.get(rec, col)
+            if isinstance(value, str) and _control(value):
+                raise _Refused(f"column {col!r} holds {_control(value)}")
+        n = len(self.rows)
+        value = self.get(rec, "row")
+        row = self.integer(value)
+        if row is None or row > n:
+            raise _Refused(f"column 'row' holds {_show(value)}, not a row number of the config (1 to {n:,})")
+        if row in self.seen:
+            raise _Refused(f"row {row} is already on line {self.seen[row]} (dpax writes each row once)")
+        self.seen[row] = line
+        r = self.rows[row - 1]
+        value = self.get(rec, "line")
+        if self.integer(value) != r.line:
+            raise _Refused(f"row {row} starts on line {r.line} of the config, the results say line {_show(value)}")
+        for col in self.inputs:
+            self.check_input(rec, col, r)
+        self.check_answers(rec, r)
+        kind = ("invalid",) if r.error else r.batch_key()
+        if row < self.last.get(kind, 0):
+            raise _Refused(f"row {row} comes after row {self.last[kind]} of the same kind of work (dpax writes "
+                           "them in increasing order)")
+        self.last[kind] = row
+        return row
+
+    def check_input(self, rec: dict, col: str, r) -> None:
+        """The value of an input column is the config row's, as the writer writes it."""
+        value = self.get(rec, col)
+        if self.fmt == "csv":
+            want = _cell(r.raw.get(col))
+            ok = value == want
+        else:
+            want = _json_value(r.raw[col]) if col in r.raw else None
+            ok = self.empty(value) if want is None else (
+                value is not _ABSENT and json.dumps(value) == json.dumps(want))
+        if not ok:
+            control = _control(value) if isinstance(value, str) else ""
+            got = f"holds {control}" if control else f"is {_show(value)}"
+            raise _Refused(f"column {col!r} {got}, row {r.row} of the config has {brief(want)}")
+
+    def check_answers(self, rec: dict, r) -> None:
+        """``mode``, ``status``, ``reason`` and the answers are of the form the writer gives a
+        row like ``r``."""
+        mode = self.text("mode", self.get(rec, "mode"))
+        status = self.text("status", self.get(rec, "status"))
+        reason = self.text("reason", self.get(rec, "reason"))
+        want_mode = "" if r.error else r.mode
+        if mode != want_mode or status not in STATUSES[want_mode]:
+            what = "malformed (mode '', status 'invalid')" if r.error else (
+                f"a row to {r.mode} (status {', '.join(STATUSES[r.mode])})")
+            raise _Refused(f"row {r.row} has mode {brief(mode)} and status {brief(status)}, but row {r.row} of the "
+                           f"config is {what}")
+        if r.error and reason != clean_text(r.error):
+            raise _Refused(f"column 'reason' is {brief(reason)}, row {r.row} of the config is malformed because "
+                           f"{brief(clean_text(r.error))}")
+        numbers = {c: self.number(c, self.get(rec, c)) for c in NUMBER_COLUMNS}
+        meets = self.get(rec, "out_meets_target")
+        if not (self.empty(meets) or (meets in ("true", "false") if self.fmt == "csv" else type(meets) is bool)):
+            raise _Refused(f"column 'out_meets_target' holds {_show(meets)}, not true, false or nothing")
+        if status in ("invalid", "error"):
+            filled = [c for c in NUMBER_COLUMNS if numbers[c] is not None] + ([] if self.empty(meets) else
+                                                                            ["out_meets_target"])
+            if filled:
+                raise _Refused(f"row {r.row} has status {status!r} but an answer in {filled[0]!r}")
+            return
+        if numbers["out_grid_step"] != r.params["grid_step"]:
+            raise _Refused(f"row {r.row} was computed at grid step {brief(numbers['out_grid_step'])}, this sweep's "
+                           f"is {r.params['grid_step']!r} (grid_step / --grid-step)")
+        if r.mode == "analyse" and numbers["out_noise_multiplier"] != r.params["noise_multiplier"]:
+            raise _Refused(f"column 'out_noise_multiplier' is {brief(numbers['out_noise_multiplier'])}, row {r.row} "
+                           f"of the config has noise_multiplier {r.params['noise_multiplier']!r}")
+
+
+def prepare(output: str, header: list[str], rows: list, config: str, *, resume: bool,
+            overwrite: bool) -> tuple[set[int], bool]:
+    """Check ``output`` before a sweep of ``config`` writes to it: (rows already done, whether
+    to append).
+
+    An existing, non-empty file needs ``resume`` (keep it: it must pass
+    :func:`checked_records`, and a last line cut short by a crash is dropped) or ``overwrite``
+    (start again), not both.
+    """
+    out_format(output)
+    if resume and overwrite:
+        raise ValueError(_BOTH)
     exists = os.path.exists(output) and os.path.getsize(output) > 0
     if exists and not (resume or overwrite):
         raise ValueError(f"results file {output!r} exists: pass resume=True (--resume) to continue it or "
                          "overwrite=True (--overwrite) to start again")
     if not (exists and resume):
         return set(), False
-    done = done_rows(output)
-    if fmt == "csv":
-        with open(output, newline="", encoding="utf-8") as fh:
-            old = next(csv.reader(fh), None)  # read_results has checked the file
-        if old is not None and old != header:
-            raise ValueError(f"results file {output!r} has other columns than this config produces; "
-                             "it was not written from this config")
+    done = set(checked_records(output, header, rows, config))
     with open(output, "rb+") as fh:  # drop a last line cut short by a crash
         data = fh.read()
         if data and not data.endswith(b"\n"):
             fh.truncate(data.rfind(b"\n") + 1)
-    return done, True
+        complete = data.rfind(b"\n") >= 0
+    return done, complete  # a file with no whole line is written again from its header
+
+
+_BOTH = ("resume=True (--resume) and overwrite=True (--overwrite) contradict each other: resume keeps the "
+         "results file and continues it, overwrite starts it again; pass one of them")
 
 
 class ResultsWriter:
-    """Appends records (dicts) to an open results file, one write and one fsync per call."""
+    """Appends records (dicts) to an open results file, one write and one fsync per call;
+    control characters in ``reason`` are written as escapes (:func:`clean_text`)."""
 
     def __init__(self, fh: IO[str], fmt: str, header: list[str], write_header: bool):
         self.fh, self.fmt, self.header = fh, fmt, header
@@ -126,11 +431,16 @@ class ResultsWriter:
         if self.fmt == "csv":
             w = csv.writer(buf, lineterminator="\n")
             for rec in records:
-                w.writerow([_cell(rec.get(c)) for c in self.header])
+                w.writerow([_cell(_value(rec, c)) for c in self.header])
         else:
             for rec in records:
-                buf.write(json.dumps({c: _json_value(rec.get(c)) for c in self.header if rec.get(c) is not None},
-                                     allow_nan=False) + "\n")
+                buf.write(json.dumps({c: _json_value(_value(rec, c)) for c in self.header
+                                      if rec.get(c) is not None}, allow_nan=False) + "\n")
         self.fh.write(buf.getvalue())
         self.fh.flush()
         os.fsync(self.fh.fileno())
+
+
+def _value(rec: dict, col: str):
+    value = rec.get(col)
+    return clean_text(value) if col == "reason" and isinstance(value, str) else value

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import distributed as _dist
 from .. import gdp
+from .._engine import progress as _progress
 from ..calibration import calibrate_dpsgd
 from ..mechanisms import dpsgd
 from . import parts as _parts
@@ -29,7 +30,7 @@ DEFAULT_BATCH_SIZE = 64
 
 def batch_key(r: Row):
     """Rows that can share one batched call: same grid step, same work, same target kinds."""
-    return (r.params["grid_step"], r.mode, r.target_kinds() if r.mode == "calibrate" else ())
+    return r.batch_key()
 
 
 def make_batches(rows: list[Row], batch_size: int) -> list[list[Row]]:
@@ -168,7 +169,7 @@ def run_sweep(
     overwrite: bool = False,
     on_error: str = "skip",
     rtol: float = 1e-4,
-    progress: bool = True,
+    progress: bool | None = None,
     distributed: bool = False,
     log=None,
 ) -> dict:
@@ -180,13 +181,20 @@ def run_sweep(
         grid_step: grid step of rows that do not give their own.
         batch_size: most rows per batched call.
         resume: keep ``output`` and skip the rows already in it; otherwise an existing
-            ``output`` needs ``overwrite``.
-        overwrite: start ``output`` again.
+            ``output`` needs ``overwrite``. The kept file must be one a sweep of ``config``
+            writes (see :mod:`dpax.sweep.results`: its rows this config's, each once and in the
+            writer's order and form; a last line cut short by a crash is dropped), else a
+            ValueError names the file, the line and the reason and nothing is written.
+        overwrite: start ``output`` again (not with ``resume``: a ValueError).
         on_error: 'skip' (report each malformed row with its line number on ``log``, default
             stderr, and write it with status 'invalid') or 'reject' (raise
             :class:`SweepConfigError` listing them, before computing anything).
         rtol: relative tolerance of the calibrations.
-        progress: show a progress bar on ``log``.
+        progress: report progress on ``log`` (see :mod:`dpax._engine.progress`): None (default)
+            draws a bar when ``log`` is a terminal and otherwise writes a plain line at most every
+            30 s of a long sweep (``dpax sweep: 1,234/100,000 rows (1%), 0:05:00 elapsed``) and
+            one at its end; True the same, with the last line even for a short sweep; False
+            nothing (nor from the calibrations inside).
         distributed: run as one process of a ``jax.distributed`` job (every process calls
             this with the same arguments; :func:`dpax.distributed.initialize` first, or it is
             called here from the environment): each process evaluates its share of the
@@ -199,6 +207,9 @@ def run_sweep(
         interrupted, signal, remaining.
     """
     log = sys.stderr if log is None else log
+    _progress.check(progress)
+    if resume and overwrite:
+        raise ValueError(_results._BOTH)
     if on_error not in ("skip", "reject"):
         raise ValueError(f"on_error must be 'skip' or 'reject', got {on_error!r}")
     if isinstance(batch_size, bool) or not (isinstance(batch_size, int) and batch_size >= 1):
@@ -213,12 +224,12 @@ def run_sweep(
     if distributed:
         return _run_distributed(config, output, rows, bad, header, batches, resume=resume, overwrite=overwrite,
                                 rtol=rtol, progress=progress, log=log)
-    done, append = _results.prepare(output, header, resume=resume, overwrite=overwrite)
+    done, append = _results.prepare(output, header, rows, config, resume=resume, overwrite=overwrite)
     todo = [b for b in batches if any(r.row not in done for r in b)]
     invalid_todo = [r for r in bad if r.row not in done]
     n_todo = sum(len(b) for b in todo) + len(invalid_todo)
-    written, interrupted = write_rows(output, header, append, invalid_todo, todo, done, rtol=rtol,
-                                      bar=_progress_bar(n_todo, log) if progress else None)
+    with _progress.task("dpax sweep", progress, total=n_todo, unit="row", stream=log):
+        written, interrupted = write_rows(output, header, append, invalid_todo, todo, done, rtol=rtol)
     return {
         "config": config, "output": output, "rows": len(rows), "invalid": len(bad), "already_done": len(done),
         "written": written, "batches": len(batches), "interrupted": bool(interrupted),
@@ -227,9 +238,10 @@ def run_sweep(
 
 
 def write_rows(output: str, header: list[str], append: bool, invalid: list[Row], todo: list[list[Row]],
-               done: set[int], *, rtol: float, bar=None) -> tuple[int, int | None]:
+               done: set[int], *, rtol: float) -> tuple[int, int | None]:
     """Write the ``invalid`` rows, then evaluate and write the batches ``todo`` (rows in ``done``
-    skipped), one flushed write per batch, stopping between batches on SIGINT / SIGTERM.
+    skipped), one flushed write per batch (counted as progress of the current task, see
+    :mod:`dpax._engine.progress`), stopping between batches on SIGINT / SIGTERM.
     Returns (rows written, the signal that stopped it or None)."""
     written, interrupted = 0, None
     try:
@@ -241,7 +253,7 @@ def write_rows(output: str, header: list[str], append: bool, invalid: list[Row],
         if invalid:
             writer.emit([{**r.raw, "row": r.row, "line": r.line, "mode": "", "status": "invalid", "reason": r.error}
                          for r in invalid])
-            written += _advance(bar, len(invalid))
+            written += _advance(len(invalid))
         for batch in todo:
             if stop.signal is not None:
                 interrupted = stop.signal
@@ -250,13 +262,12 @@ def write_rows(output: str, header: list[str], append: bool, invalid: list[Row],
             records = [{**by_row[res["row"]].raw, **res} for res in _evaluate_safely(batch, rtol)
                        if res["row"] not in done]
             writer.emit(records)
-            written += _advance(bar, len(records))
-    if bar:
-        bar.close()
+            written += _advance(len(records))
     return written, interrupted
 
 
-def _start_parts(output: str, header: list[str], resume: bool, overwrite: bool, me) -> tuple[set[int], bool]:
+def _start_parts(config: str, output: str, header: list[str], rows: list[Row], resume: bool, overwrite: bool,
+                 me) -> tuple[set[int], bool]:
     """Check (and for process 0 clear) the results and part files before any process writes:
     (rows already done, whether this process appends to its part)."""
     parts = _parts.existing_parts(output)
@@ -270,11 +281,12 @@ def _start_parts(output: str, header: list[str], resume: bool, overwrite: bool, 
                 os.unlink(path)
         return set(), False
     if me.index == 0 and os.path.exists(output) and os.path.getsize(output) > 0:
-        _results.prepare(output, header, resume=True, overwrite=False)  # its columns are this config's
+        _results.prepare(output, header, rows, config, resume=True, overwrite=False)  # checked, torn line dropped
     mine = _parts.part_path(output, me.index, me.count)
     if os.path.exists(mine) and os.path.getsize(mine) > 0:
-        _results.prepare(mine, header, resume=True, overwrite=False)  # drops a line cut short
-    return _parts.done_rows(output, parts), os.path.exists(mine) and os.path.getsize(mine) > 0
+        _results.prepare(mine, header, rows, config, resume=True, overwrite=False)  # checked, torn line dropped
+    return (_parts.done_rows(output, parts, header, rows, config),
+            os.path.exists(mine) and os.path.getsize(mine) > 0)
 
 
 def _checked(tag: str, work):
@@ -298,7 +310,8 @@ def _run_distributed(config, output, rows, bad, header, batches, *, resume, over
         _dist.initialize()  # from the environment (SLURM, TPU, JAX_COORDINATOR_ADDRESS ...)
     me = _dist.process()
     tag = f"sweep/{_dist.next_call()}"
-    (done, append), _ = _checked(tag + "/start", lambda: _start_parts(output, header, resume, overwrite, me))
+    start = lambda: _start_parts(config, output, header, rows, resume, overwrite, me)
+    (done, append), _ = _checked(tag + "/start", start)
     mine = _parts.share_batches(batches, me.index, me.count)
     todo = [b for b in mine if any(r.row not in done for r in b)]
     invalid_todo = [r for r in bad if r.row not in done] if me.index == 0 else []
@@ -306,8 +319,9 @@ def _run_distributed(config, output, rows, bad, header, batches, *, resume, over
     part = _parts.part_path(output, me.index, me.count)
     written, interrupted = 0, None
     if n_todo or append:
-        written, interrupted = write_rows(part, header, append, invalid_todo, todo, done, rtol=rtol,
-                                          bar=_progress_bar(n_todo, log) if progress else None)
+        with _progress.task(f"dpax sweep (process {me.index} of {me.count})", progress, total=n_todo, unit="row",
+                            stream=log):
+            written, interrupted = write_rows(part, header, append, invalid_todo, todo, done, rtol=rtol)
     try:
         statuses = _dist.wait_for_all(tag + "/end", f"{'interrupted' if interrupted else 'done'} {written} {n_todo}")
     except _dist.DistributedError as exc:
@@ -357,13 +371,6 @@ def _header(rows: list[Row], log) -> list[str]:
     return ["row", "line"] + columns + list(OUTPUT_COLUMNS[2:])
 
 
-def _progress_bar(total: int, log):
-    from tqdm import tqdm  # imported on use: a sweep is the only user
-
-    return tqdm(total=total, desc="dpax sweep", unit="row", file=log)
-
-
-def _advance(bar, n: int) -> int:
-    if bar:
-        bar.update(n)
+def _advance(n: int) -> int:
+    _progress.advance(n)
     return n
