@@ -602,8 +602,9 @@ def calibrate_dpsgd(
     NaN, ``reason`` says why). ``on_infeasible``: 'raise' (a ValueError naming the row),
     'mark', or None (raise for a single configuration, mark in a batch). With
     ``compare_standard`` the noise that standard calibration to (epsilon,
-    ``standard_delta``) needs for the same bound is computed too. ``progress``: a bar on
-    stderr once the search runs longer than 2 s (None: only when stderr is a terminal).
+    ``standard_delta``) needs for the same bound is computed too. ``progress``: when stderr is
+    a terminal, a bar once the search runs longer than 2 s; otherwise plain progress lines, at
+    most one every 30 s of long work and a last one (always with True); False: nothing.
 
     Grid or accuracy (issue 22): ``grid_step`` (default None: 1e-4) fixes the grid;
     ``accuracy`` instead lets dpax choose it: the grid is refined (coarse phases, then

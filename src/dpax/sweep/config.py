@@ -347,7 +347,7 @@ def parse_row(row: int, line: int, record, default_grid_step: float) -> Row:
             if k not in p:
                 raise ValueError(f"missing {k}")
         _v.real_array("sample_rate", p["sample_rate"], low=0.0, high=1.0, low_open=True)
-        p["num_steps"] = int(_v.positive_int_array("num_steps", p["num_steps"]))
+        p["num_steps"] = _v.one_integer("num_steps", p["num_steps"])
         p["grid_step"] = _v.grid_step(p.get("grid_step", default_grid_step))
         if "noise_multiplier" in p:
             _v.real_array("noise_multiplier", p["noise_multiplier"], low=0.0, low_open=True)
