@@ -187,6 +187,33 @@ def test_methods_refuse_booleans_and_strings(pl):
     raises(TypeError, lambda: pl.regrid("0.1"), "grid_step")
 
 
+@pytest.mark.parametrize("value", ["no", "False", 0, 1, None, np.array([True]), [True], 1.0])
+@pytest.mark.parametrize("name, call", [
+    ("symmetric", lambda pl, x: pl.tradeoff_points(symmetric=x)),
+    ("bounds", lambda pl, x: pl.beta(0.1, bounds=x)),
+    ("bounds", lambda pl, x: pl.delta(1.0, bounds=x)),
+    ("bounds", lambda pl, x: pl.epsilon(1e-5, bounds=x)),
+    ("bounds", lambda pl, x: pl.advantage(bounds=x)),
+    ("exact_ratio", lambda pl, x: dpax.PrivacyLoss([0.5, 0.5], [0.5, 0.5], 0, 0.0, 0.0, 0.1, exact_ratio=x)),
+    ("optimistic", lambda pl, x: dpax.PrivacyLoss([0.5, 0.5], [0.5, 0.5], 0, 0.0, 0.0, 0.1, optimistic=x)),
+    ("exact_ratio", lambda pl, x: dpax.PrivacyLoss.from_pair(pl.pair, pl.grid_step, "copy", (), exact_ratio=x)),
+])
+def test_boolean_flags_of_privacy_loss_take_booleans_only(pl, name, call, value):
+    """A string such as "no" (or 0, None, a one-element array) would have counted as a
+    boolean: ``symmetric="no"`` gave the symmetrised curve."""
+    msg = raises(TypeError, lambda: call(pl, value), name, "True or False")
+    assert "got" in msg
+
+
+def test_boolean_flags_of_privacy_loss_take_numpy_booleans(pl):
+    a, b = pl.tradeoff_points(symmetric=np.bool_(False))
+    np.testing.assert_array_equal(a, pl.tradeoff_points(symmetric=False)[0])
+    assert pl.tradeoff_points(symmetric=np.True_)[0].shape[-1] == 2 * pl.support_length + 2
+    assert pl.beta(0.1, bounds=np.False_) == pl.beta(0.1)
+    user = dpax.PrivacyLoss([0.5, 0.5], [0.5, 0.5], 0, 0.0, 0.0, 0.1, exact_ratio=np.True_, optimistic=np.False_)
+    assert user.exact_ratio is True and user.optimistic is False
+
+
 def test_huge_integers_are_named():
     raises(ValueError, lambda: v.real_array("noise_multiplier", 10**400), "noise_multiplier", "too large")
     raises(ValueError, lambda: v.positive_int_array("num_steps", 2**70), "num_steps", "2**53")

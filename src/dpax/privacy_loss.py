@@ -129,6 +129,7 @@ class PrivacyLoss:
                  neginf_mass_x: ArrayLike, grid_step: float, description: str = "privacy loss",
                  batch_shape: tuple[int, ...] | None = None, exact_ratio: bool = False,
                  optimistic: bool = False) -> None:
+        exact_ratio, optimistic = _v.flag("exact_ratio", exact_ratio), _v.flag("optimistic", optimistic)
         if batch_shape is None:
             batch_shape = tuple(np.shape(offset))
             n = np.shape(pmf_x)[-1]
@@ -144,9 +145,9 @@ class PrivacyLoss:
         self.description = description
         #: True when Pr[X = x] = e^-x Pr[Y = x] holds on every finite point by construction
         #: (dpax's own mechanisms); composition then rebuilds far tails from the larger side.
-        self.exact_ratio = bool(exact_ratio)
+        self.exact_ratio = exact_ratio
         #: True for an optimistic companion (:meth:`bounds`): its curve lies on or above the truth.
-        self.optimistic = bool(optimistic)
+        self.optimistic = optimistic
         self._slack: _optimistic.Slack | None = None  # an optimistic pair's ratio bounds
         self._companion: Callable[[], PrivacyLoss] | None = None  # recipe of the companion
         self._no_companion = NO_COMPANION
@@ -445,6 +446,34 @@ class PrivacyLoss:
     def _rows_count(self) -> int:
         return int(np.shape(self._pair.pmf_x)[0])
 
+    def _check_queries(self, kernel: Callable, value: Any, argument: str, bounds: bool) -> None:
+        """Refuse, before ``value`` is converted, a query array whose answers (both sides'
+        with ``bounds``) and dpax's copy of it exceed the memory budget."""
+        shape = getattr(value, "shape", None)
+        if not isinstance(shape, tuple) or not all(isinstance(d, (int, np.integer)) for d in shape):
+            return  # not an array yet: converting it is the caller's
+        m = int(np.prod(shape, dtype=np.int64))
+        if m:
+            rows = self._rows_count()
+            _analyse.query_plan(kernel, self._pair, rows, m, argument, held=m * 8 + (rows * m * 8 if bounds else 0))
+
+    def _answers(self, kernel: Callable, values: np.ndarray, argument: str, shape: tuple[int, ...],
+                 held: float = 0) -> Any:
+        """``kernel``'s answers at every one of ``values`` (validated, float64) for every row,
+        shaped ``batch_shape + shape``; ``held``: bytes the caller keeps meanwhile."""
+        rows = np.broadcast_to(values.reshape(-1), (self._rows_count(), values.size))
+        return as_result(_analyse.per_query(kernel, self._pair, rows, argument, held=values.nbytes + held),
+                         self.batch_shape + shape)
+
+    def _query(self, kernel: Callable, values: np.ndarray, argument: str, shape: tuple[int, ...],
+               bounds: bool) -> Any:
+        """:meth:`_answers` of this pair, and with ``bounds`` the :class:`Interval` with the
+        companion's (computed while this pair's are held)."""
+        out = self._answers(kernel, values, argument, shape)
+        if not bounds:
+            return out
+        return Interval(out, self.bounds()._answers(kernel, values, argument, shape, held=8 * np.size(out)))
+
     # -- risk ---------------------------------------------------------------------------
     @float64
     def beta(self, alpha: ArrayLike, bounds: bool = False) -> float | np.ndarray | Interval:
@@ -465,10 +494,9 @@ class PrivacyLoss:
         0.6109
         """
         want = _v.flag("bounds", bounds)
+        self._check_queries(_analyse.beta_kernel, alpha, "alpha", want)
         a = _v.probabilities("alpha", alpha)
-        a_rows = np.broadcast_to(a.reshape(-1), (self._rows_count(), a.size))
-        out = as_result(_analyse.per_query(_analyse.beta_kernel, self._pair, a_rows), self.batch_shape + a.shape)
-        return self._bracket(out, "beta", alpha) if want else out
+        return self._query(_analyse.beta_kernel, a, "alpha", a.shape, want)
 
     @float64
     def advantage(self, bounds: bool = False) -> float | np.ndarray | Interval:
@@ -507,10 +535,10 @@ class PrivacyLoss:
         0.1269
         """
         want = _v.flag("bounds", bounds)
+        self._check_queries(_analyse.delta_kernel, epsilon, "epsilon", want)
         e = _v.real_array("epsilon", epsilon)
-        e_rows = np.broadcast_to(np.minimum(e, _DELTA_EPSILON_MAX).reshape(-1), (self._rows_count(), e.size))
-        out = as_result(_analyse.per_query(_analyse.delta_kernel, self._pair, e_rows), self.batch_shape + e.shape)
-        return self._bracket(out, "delta", epsilon) if want else out
+        shape, e = e.shape, np.minimum(e, _DELTA_EPSILON_MAX)  # the validated copy is dropped
+        return self._query(_analyse.delta_kernel, e, "epsilon", shape, want)
 
     @float64
     def epsilon(self, delta: ArrayLike, bounds: bool = False) -> float | np.ndarray | Interval:
@@ -531,10 +559,9 @@ class PrivacyLoss:
         4.3772
         """
         want = _v.flag("bounds", bounds)
+        self._check_queries(_analyse.epsilon_kernel, delta, "delta", want)
         d = _v.probabilities("delta", delta)
-        d_rows = np.broadcast_to(d.reshape(-1), (self._rows_count(), d.size))
-        out = as_result(_analyse.per_query(_analyse.epsilon_kernel, self._pair, d_rows), self.batch_shape + d.shape)
-        return self._bracket(out, "epsilon", delta) if want else out
+        return self._query(_analyse.epsilon_kernel, d, "delta", d.shape, want)
 
     @float64
     def tradeoff_points(self, symmetric: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -562,15 +589,23 @@ class PrivacyLoss:
         >>> alpha.shape, round(float(alpha[0]), 6), round(float(beta[0]), 6)
         ((12290,), 0.0, 1.0)
         """
-        cx, cy = _analyse.tradeoff_points_kernel(self._pair)
-        if not symmetric:
+        symmetric = _v.flag("symmetric", symmetric)
+        table = self._rows_count() * (self.support_length + 1) * 8  # bytes of one (rows, n + 1) array
+        if not symmetric:  # beside the two tables: the two arrays returned
+            cx, cy = _analyse.tradeoff_tables(self._pair, held=2 * table)
             shape = self.batch_shape + (self.support_length + 1,)
             alpha = np.minimum.accumulate(np.asarray(cx), -1)
             beta = np.flip(np.minimum.accumulate(np.flip(np.asarray(cy), -1), -1), -1)
             return alpha.reshape(shape), beta.reshape(shape)
-        rcx, _ = _analyse.tradeoff_points_kernel(self._pair.reversed())
-        alpha = np.sort(np.concatenate([np.asarray(cx), np.asarray(rcx)], -1), -1)
-        beta = np.minimum.accumulate(np.asarray(_analyse.per_query(_analyse.beta_kernel, self._pair, alpha)), -1)
+        # held beside each step: f's alphas and the reversed pair, then the sorted alphas of
+        # both directions and the running minimum of the answers to come
+        cx = _analyse.tradeoff_tables(self._pair)[0]
+        rcx = _analyse.tradeoff_tables(self._pair.reversed(), held=3 * table)[0]
+        alpha = np.concatenate([np.asarray(cx), np.asarray(rcx)], -1)
+        del cx, rcx
+        alpha.sort(-1)
+        beta = _analyse.per_query(_analyse.beta_kernel, self._pair, alpha, "alpha", held=4 * table)
+        beta = np.minimum.accumulate(np.asarray(beta), -1)
         shape = self.batch_shape + (alpha.shape[-1],)
         return alpha.reshape(shape), beta.reshape(shape)
 

@@ -383,3 +383,94 @@ def test_the_store_is_trimmed_least_recently_used_first(store, seeds, monkeypatc
 def test_a_path_that_is_not_one_is_refused():
     with pytest.raises(TypeError, match="path must be"):
         dpax.enable_kernel_cache(123)
+
+
+def _headers(store):
+    """{kernel name: (entry, header, payload)} of the entries in ``store``."""
+    out = {}
+    for entry in _entries(store):
+        header, payload = cache._read(str(entry), entry.stem)
+        out.setdefault(header["signature"]["kernel"], (entry, header, payload))
+    return out
+
+
+def _two_entries(store):
+    """Two entries of _small() written for different calls (other kernels, other shapes)."""
+    found = _headers(store)
+    names = sorted(found)
+    assert len(names) >= 2
+    (a, ha, pa), (b, hb, pb) = found[names[0]], found[names[-1]]
+    assert ha["signature"] != hb["signature"] and ha["inputs"] != hb["inputs"]
+    return (a, ha, pa), (b, hb, pb)
+
+
+def _rebuilt_then_clean(store, reference, match):
+    """A fresh run warns ``match``, gives the reference numbers and rebuilds one entry; the
+    run after it loads every entry."""
+    with pytest.warns(RuntimeWarning, match=match):
+        numbers, counts = _fresh_process_numbers(store, _small)
+    np.testing.assert_array_equal(numbers, reference)
+    assert counts["discarded"] == 1 and counts["compiled"] == 1 and counts["stored"] == 1
+    numbers, counts = _fresh_process_numbers(store, _small)
+    np.testing.assert_array_equal(numbers, reference)
+    assert counts.get("discarded", 0) == 0 and counts.get("compiled", 0) == 0 and counts["loaded"] >= 3
+
+
+def test_an_entry_copied_over_another_keys_name_is_rebuilt(store, seeds):
+    """Another call's entry under this key's name, its header's key edited and its checksum
+    made again (anyone who can write the store can): the header's call signature does not
+    match this call, so the entry is discarded and rebuilt, and later runs load it."""
+    reference = _seed(store, seeds)
+    (a, header_a, payload_a), (b, _, _) = _two_entries(store)
+    cache._write(str(store), b.stem, header_a, payload_a)  # a's entry, b's key and a valid checksum
+    assert cache._read(str(b), b.stem)[1] == payload_a
+    _rebuilt_then_clean(store, reference, "another call")
+
+
+def test_an_entry_whose_payload_is_another_calls_is_rebuilt(store, seeds):
+    """The header is this call's but the executable another's (shapes and dtypes it was not
+    compiled for): XLA refuses to run it, or its outputs do not match the header; the entry is
+    discarded and rebuilt like a damaged one, and later runs load it."""
+    reference = _seed(store, seeds)
+    (a, _, payload_a), (b, header_b, _) = _two_entries(store)
+    cache._write(str(store), b.stem, header_b, payload_a)
+    _rebuilt_then_clean(store, reference, "discarded")
+
+
+def test_an_entry_from_the_file_copied_is_rebuilt(store, seeds):
+    """The file itself copied over another key's name (the checksum binds it to its own key)."""
+    reference = _seed(store, seeds)
+    (a, _, _), (b, _, _) = _two_entries(store)
+    shutil.copy2(a, b)
+    _rebuilt_then_clean(store, reference, "checksum")
+
+
+@pytest.mark.parametrize("old", ["no signature", "older format"])
+def test_an_entry_without_the_call_signature_is_stale(store, seeds, old):
+    """An entry of the earlier header (dtypes only, no shapes) is rebuilt, not run."""
+    reference = _seed(store, seeds)
+    (_, _, _), (b, header, payload) = _two_entries(store)
+    header = {k: v for k, v in header.items() if k not in ("signature", "inputs", "output_avals")}
+    header["dtypes"] = ["float64"] * len(header["kept"])
+    if old == "older format":
+        header["format"] = "dpax-kernel-1"
+        header_bytes = cache.json.dumps(dict(header, key=b.stem), sort_keys=True, separators=(",", ":")).encode()
+        b.write_bytes(cache._MAGIC + cache._digest(b.stem, header_bytes, payload).encode() + b"\n"
+                      + len(header_bytes).to_bytes(8, "little") + header_bytes + payload)
+    else:
+        cache._write(str(store), b.stem, header, payload)
+    _rebuilt_then_clean(store, reference, "stale")
+
+
+def test_an_executable_xla_refuses_is_dropped_from_memory_too(store, seeds):
+    """A loaded entry that fails on its arguments is dropped from the in-memory table as well:
+    the next call in the same process runs the rebuilt kernel."""
+    reference = _seed(store, seeds)
+    (a, _, payload_a), (b, header_b, _) = _two_entries(store)
+    cache._write(str(store), b.stem, header_b, payload_a)
+    with pytest.warns(RuntimeWarning, match="discarded"):
+        numbers, _ = _fresh_process_numbers(store, _small)
+    np.testing.assert_array_equal(numbers, reference)
+    before = dict(cache.stats)
+    np.testing.assert_array_equal(_small(), reference)  # from memory
+    assert cache.stats == before

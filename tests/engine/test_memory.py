@@ -10,6 +10,7 @@ chunks of rows, bit-identical to one call; only an output larger than the budget
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -152,3 +153,121 @@ def test_the_cli_reports_the_budget_and_out_of_memory(monkeypatch, capsys):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("dpax: error: curve: out of memory") and "DPAX_MEMORY_LIMIT_GB" in err
+
+
+# -- query arrays ------------------------------------------------------------------------
+
+_QUERY_PEAK = """
+import json
+import numpy as np
+import dpax
+
+def status(key):
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith(key))
+
+pl = dpax.gaussian(1.0, grid_step=1e-2)
+alpha = np.linspace(0.0, 1.0, 10_000_001)
+sample = pl.beta(alpha[::1000])  # 10,001 alphas: one call
+with open("/proc/self/clear_refs", "w") as fh:
+    fh.write("5")  # the high-water mark restarts from the resident set now
+start = status("VmRSS")
+beta = pl.beta(alpha)
+print(json.dumps([status("VmHWM") - start, bool(np.array_equal(beta[::1000], sample)), beta.shape[0]]))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="Linux high-water mark")
+def test_a_query_array_is_answered_in_blocks_within_the_budget():
+    """Ten million alphas under a 0.2 GiB budget: their answers and dpax's copy of them take
+    0.15 GiB, one call's working memory another ~1 GiB (peak 1.2 GiB over the start before),
+    so the alphas run in blocks; the peak stays within the budget (plus ~0.15 GiB of compiler
+    and allocator memory) and the answers are those of one call."""
+    env = {**os.environ, "DPAX_MEMORY_LIMIT_GB": "0.2"}
+    run = subprocess.run([sys.executable, "-c", _QUERY_PEAK], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    peak, same, size = json.loads(run.stdout.strip().splitlines()[-1])
+    assert same and size == 10_000_001
+    assert peak < (0.2 + 0.15) * 2**30
+
+
+@pytest.fixture(scope="module")
+def small_batch():
+    """Two rows (256 points each) with their companions, and every query method's answers
+    from one call each (the default budget)."""
+    pl = dpax.gaussian([1.0, 2.0], grid_step=0.1)
+    pl.bounds()
+    alpha, eps, delta = np.linspace(0.0, 1.0, 3001), np.linspace(-1.0, 20.0, 301), np.geomspace(1e-12, 1.0, 301)
+    answers = {"beta": pl.beta(alpha), "delta": pl.delta(eps), "epsilon": pl.epsilon(delta),
+               "beta bounds": pl.beta(alpha, bounds=True), "tradeoff": pl.tradeoff_points(),
+               "tradeoff symmetric": pl.tradeoff_points(symmetric=True)}
+    return pl, alpha, eps, delta, answers
+
+
+def _query_calls(monkeypatch):
+    """Spies on the analysis kernels: each call's (rows, queries) or (rows,)."""
+    from dpax._engine import analyse
+
+    calls = []
+    for name in ("beta_kernel", "delta_kernel", "epsilon_kernel", "tradeoff_points_kernel"):
+        real = getattr(analyse, name)
+
+        def spy(pair, *queries, _real=real, _name=name):
+            calls.append((_name, np.shape(queries[0]) if queries else np.shape(pair.pmf_x)[:1]))
+            return _real(pair, *queries)
+
+        spy.__name__ = name
+        monkeypatch.setattr(analyse, name, spy)
+    return calls
+
+
+def test_query_arrays_split_under_the_budget_give_the_same_answers(monkeypatch, small_batch):
+    """A budget with room for the answers and a block of ~1000 alphas on one row: every query
+    method splits its rows and queries, and answers bit for bit as one call does."""
+    pl, alpha, eps, delta, answers = small_batch
+    calls = _query_calls(monkeypatch)
+    n = pl.support_length
+    # the answers (two sides for bounds) and the alphas' copy, one row's tables and ~1000 alphas
+    monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 5 * 8 * alpha.size + n * grid.BYTES_PER_POINT + 1024 * 88)
+    got = {"beta": pl.beta(alpha), "delta": pl.delta(eps), "epsilon": pl.epsilon(delta),
+           "beta bounds": pl.beta(alpha, bounds=True)}
+    # tradeoff_points: its arrays (six tables of 2 x 257), one row's tables and ~300 alphas
+    table = 2 * (n + 1) * 8
+    monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 6 * table + n * grid.BYTES_PER_POINT + 300 * 88)
+    got.update({"tradeoff": pl.tradeoff_points(), "tradeoff symmetric": pl.tradeoff_points(symmetric=True)})
+    for key, value in answers.items():
+        for a, b in zip(list(value) if isinstance(value, tuple) else [value],  # pairs of arrays, Intervals
+                        list(got[key]) if isinstance(value, tuple) else [got[key]]):
+            np.testing.assert_array_equal(a, b, err_msg=key)
+    shapes = {name: {shape for n_, shape in calls if n_ == name} for name, _ in calls}
+    assert len(calls) > 6
+    assert all(shape[0] == 1 for shape in shapes["beta_kernel"] | shapes["delta_kernel"] | shapes["epsilon_kernel"])
+    assert max(shape[1] for shape in shapes["beta_kernel"]) <= 1024
+    assert max(shape[1] for shape in shapes["delta_kernel"] | shapes["epsilon_kernel"]) < 301
+    assert (1,) in shapes["tradeoff_points_kernel"]  # the reversed pair's tables: row by row
+    # the symmetric curve's 514 alphas a row, in blocks of 256 padded to 257: searched by
+    # bisection as in one call of 2 x 514
+    assert (1, 257) in shapes["beta_kernel"]
+
+
+def test_a_query_array_over_the_budget_is_refused_before_any_kernel(monkeypatch, small_batch):
+    """The answers alone (or, with bounds=True, both sides' answers) over the budget: refused
+    naming the argument and its size, before anything is converted or run."""
+    pl, alpha, eps, delta, _ = small_batch
+    calls = _query_calls(monkeypatch)
+    big = np.linspace(0.0, 1.0, 100_000)
+    monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 8 * big.size * 2)  # the answers of two rows
+    for call, name in ((lambda: pl.beta(big), "alpha"), (lambda: pl.delta(big), "epsilon"),
+                       (lambda: pl.epsilon(big), "delta")):
+        with pytest.raises(grid.MemoryBudgetError, match=f"{name} of 100,000 value"):
+            call()
+    nan = np.full(big.size, np.nan)
+    with pytest.raises(grid.MemoryBudgetError, match="alpha of 100,000"):  # refused before it is read
+        pl.beta(nan)
+    # one side's answers fit beside the alphas' copy and a block of alphas, both sides' do not
+    monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 8 * big.size * 3 + pl.support_length * grid.BYTES_PER_POINT
+                        + 1024 * 88)
+    with pytest.raises(grid.MemoryBudgetError, match="alpha of 100,000"):
+        pl.beta(big, bounds=True)
+    assert calls == []
+    assert np.shape(pl.beta(big)) == (2, big.size) and calls

@@ -18,9 +18,15 @@ first. What is read is never trusted:
 * the file name and the header carry the key, which hashes the kernel, its argument
   signature, dpax's source, the JAX/jaxlib version, the device, the host CPU's features
   and this format's version, so another dpax, JAX, device or machine never loads it;
-* a SHA-256 of the key, header and payload is checked before XLA sees a byte; a file that
-  fails (truncated, bit-flipped, swapped between keys, oversized) is deleted, a warning is
-  issued, and the kernel is compiled and stored again;
+* a SHA-256 of the key, header and payload is checked before XLA sees a byte;
+* the header records the call the executable was compiled for (kernel, argument structure,
+  the shape, dtype and weak type of every argument leaf, static arguments) and its outputs'
+  shapes and dtypes; the call must match it before the entry is used, and the outputs after
+  every run of a loaded entry;
+* an entry that fails any of these (truncated, bit-flipped, swapped between keys,
+  oversized, written for another call, an older format without the call's signature) or
+  that XLA refuses to run on the call's arguments is deleted, a warning is issued, and the
+  kernel is compiled and stored again;
 * the directory is created with mode 0700; a directory (or entry) owned by another user
   or writable by group or others is refused with a warning, and dpax only compiles:
   anyone who can write there could make this process run code of their choice.
@@ -48,7 +54,7 @@ import jax
 import numpy as np
 
 #: Version of the file format; part of every key.
-FORMAT = "dpax-kernel-1"
+FORMAT = "dpax-kernel-2"
 _MAGIC = b"DPAXKERNEL1\n"
 #: Executables kept loaded in memory (least recently used dropped first). A loaded kernel
 #: takes about 0.2 MiB (its serialised form ~0.16 MiB), so the table stays under ~0.2 GiB. A
@@ -249,10 +255,25 @@ def _leaf_signature(leaf) -> str:
     return f"{np.shape(leaf)}:{dtype}:{int(bool(weak))}"
 
 
-def _key(name, tree, leaves, static) -> str:
-    text = repr((name, fingerprint(), str(tree), [_leaf_signature(x) for x in leaves],
-                 sorted(static.items()), bool(jax.config.jax_enable_x64)))
+def signature(name, tree, leaves, static) -> dict:
+    """The call an executable serves, as JSON: kernel name, argument structure, every
+    argument leaf's shape, dtype and weak type, and the static arguments."""
+    return {"kernel": str(name), "tree": str(tree), "leaves": [_leaf_signature(x) for x in leaves],
+            "static": repr(sorted(static.items())), "x64": bool(jax.config.jax_enable_x64)}
+
+
+def _signature_key(call: dict) -> str:
+    text = repr((call["kernel"], fingerprint(), call["tree"], call["leaves"], call["static"], call["x64"]))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _key(name, tree, leaves, static) -> str:
+    return _signature_key(signature(name, tree, leaves, static))
+
+
+def _aval_list(avals) -> list:
+    """``[[shape...], dtype]`` for each abstract value (JSON)."""
+    return [[[int(d) for d in a.shape], str(a.dtype)] for a in avals]
 
 
 # -- executables that can be stored ------------------------------------------------------
@@ -310,27 +331,37 @@ def _decode_tree(spec, leaves):
     raise ValueError("bad output structure")
 
 
+class BadEntry(Exception):
+    """A store entry that failed a check."""
+
+
 class _Stored(NamedTuple):
     """A loaded executable and what calling it needs: which flat inputs it keeps, their
-    dtypes, and the output structure."""
+    dtypes, the output structure, and the outputs' shapes and dtypes (checked after each run:
+    :class:`BadEntry` on a mismatch)."""
 
     executable: Any
     kept: tuple
     dtypes: tuple
     outputs: Any
     num_outputs: int
+    output_avals: tuple
 
     def __call__(self, leaves):
         args = [jax.device_put(np.asarray(leaves[i], dtype=d)) if not isinstance(leaves[i], jax.Array)
                 else leaves[i] for i, d in zip(self.kept, self.dtypes)]
         out = self.executable.execute(args)
         if len(out) != self.num_outputs:
-            raise RuntimeError("stored kernel returned the wrong number of outputs")
+            raise BadEntry("the executable returned the wrong number of outputs")
+        for i, (array, (shape, dtype)) in enumerate(zip(out, self.output_avals)):
+            if tuple(array.shape) != shape or array.dtype != dtype:
+                raise BadEntry(f"output {i} is {array.dtype}{list(array.shape)}, the header says {dtype}{list(shape)}")
         return _decode_tree(self.outputs, iter(out))
 
 
-def _describe(compiled) -> tuple[dict, bytes]:
-    """Header and payload for a compiled kernel, or NotStorable."""
+def _describe(compiled, call: dict) -> tuple[dict, bytes]:
+    """Header and payload for a kernel compiled for ``call`` (:func:`signature`), or
+    NotStorable."""
     mesh_exe = compiled._executable
     unloaded = getattr(mesh_exe, "_unloaded_executable", None)
     params = getattr(compiled, "_params", None)
@@ -347,9 +378,11 @@ def _describe(compiled) -> tuple[dict, bytes]:
     runtime = mesh_exe.xla_executable
     payload = runtime.client.serialize_executable(runtime)
     header = {
+        "signature": call,
         "kept": kept,
-        "dtypes": [str(a.dtype) for a in in_avals],
+        "inputs": _aval_list(in_avals),
         "outputs": _encode_tree(compiled.out_tree),
+        "output_avals": _aval_list(unloaded.output_avals),
         "num_outputs": len(unloaded.output_avals),
     }
     return header, bytes(payload)
@@ -405,10 +438,6 @@ def _trim(directory: str) -> None:
             pass
 
 
-class BadEntry(Exception):
-    """A store entry that failed a check."""
-
-
 def _read(path: str, key: str) -> tuple[dict, bytes]:
     """Header and payload of an entry after every check (BadEntry otherwise)."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
@@ -432,24 +461,57 @@ def _read(path: str, key: str) -> tuple[dict, bytes]:
     if _digest(key, header_bytes, payload) != digest:
         raise BadEntry("checksum mismatch (corrupt, truncated, or stored under another key)")
     header = json.loads(header_bytes)
-    if header.get("key") != key or header.get("format") != FORMAT:
+    if not isinstance(header, dict):
+        raise BadEntry("the header is not a JSON object")
+    if header.get("format") != FORMAT:
+        raise BadEntry(f"stale format {str(header.get('format'))[:40]!r}, not {FORMAT!r}")
+    if header.get("key") != key:
         raise BadEntry("key mismatch")
     return header, payload
 
 
-def _load(directory: str, key: str) -> _Stored | None:
+def _shape_dtype(pair) -> tuple:
+    shape, dtype = pair
+    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
+        raise BadEntry("bad shape in the header")
+    return tuple(shape), np.dtype(dtype)
+
+
+def _check_signature(header: dict, call: dict, leaves) -> tuple[tuple, tuple, tuple]:
+    """The kept input indices, their dtypes and the output (shape, dtype) pairs of an entry
+    whose header matches ``call`` and whose inputs have the shapes of ``leaves`` (BadEntry
+    otherwise: written for another call, or a format without the signature)."""
+    if "signature" not in header or "inputs" not in header or "output_avals" not in header:
+        raise BadEntry("stale entry without the call's signature (older format)")
+    if header["signature"] != call:
+        theirs = header["signature"]
+        which = [k for k in sorted(call) if not isinstance(theirs, dict) or theirs.get(k) != call[k]]
+        raise BadEntry(f"written for another call (its {', '.join(which) or 'signature'} differ)")
+    kept = tuple(int(i) for i in header["kept"])
+    inputs = tuple(_shape_dtype(p) for p in header["inputs"])
+    if len(kept) != len(inputs) or not all(0 <= i < len(leaves) for i in kept):
+        raise BadEntry("the kept inputs do not match the call")
+    for i, (shape, dtype) in zip(kept, inputs):
+        aval = jax.typeof(leaves[i])
+        if tuple(aval.shape) != shape or np.dtype(aval.dtype) != dtype:
+            raise BadEntry(f"input {i} is {aval.dtype}{list(aval.shape)}, the header says {dtype}{list(shape)}")
+    outputs = tuple(_shape_dtype(p) for p in header["output_avals"])
+    return kept, tuple(d for _, d in inputs), outputs
+
+
+def _load(directory: str, key: str, call: dict, leaves) -> _Stored | None:
     path = os.path.join(directory, key + _SUFFIX)
     try:
         header, payload = _read(path, key)
+        kept, dtypes, output_avals = _check_signature(header, call, leaves)
         device = jax.local_devices()[0]
         from jax._src.lib import xla_client
 
         runtime = device.client.deserialize_executable(
             payload, executable_devices=xla_client.DeviceList((device,)))
-        stored = _Stored(runtime, tuple(int(i) for i in header["kept"]), tuple(np.dtype(d) for d in header["dtypes"]),
-                         header["outputs"], int(header["num_outputs"]))
-        if len(stored.kept) != len(stored.dtypes):
-            raise BadEntry("inputs do not match their dtypes")
+        stored = _Stored(runtime, kept, dtypes, header["outputs"], int(header["num_outputs"]), output_avals)
+        if len(output_avals) != stored.num_outputs:
+            raise BadEntry("output shapes do not match the executable's outputs")
         count = iter(range(stored.num_outputs + 1))
         _decode_tree(stored.outputs, count)  # the structure is valid and names dpax types only ...
         if next(count) != stored.num_outputs:  # ... and holds exactly the executable's outputs
@@ -463,13 +525,24 @@ def _load(directory: str, key: str) -> _Stored | None:
     except FileNotFoundError:
         return None
     except Exception as exc:  # noqa: BLE001 - any failure: never trust the entry
-        stats["discarded"] += 1
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-        _warn(f"discarded {path}: {exc}; compiling it again")
+        _discard(path, exc)
         return None
+
+
+def _discard(path: str, exc: BaseException) -> None:
+    """Delete a bad entry, count it and warn (the caller compiles the kernel again)."""
+    stats["discarded"] += 1
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    _warn(f"discarded {path}: {exc}; compiling it again")
+
+
+def _refused_by_xla(exc: BaseException) -> bool:
+    """Whether running a loaded executable failed on its arguments (shapes, dtypes or count
+    not those it was compiled for), not on a resource (memory) or an interrupt."""
+    return isinstance(exc, BadEntry) or (isinstance(exc, RuntimeError) and "INVALID_ARGUMENT" in str(exc))
 
 
 # -- the wrapper ---------------------------------------------------------------------------
@@ -503,14 +576,23 @@ def kernel(jitted, name: str):
             if _recorders:
                 _report(name, None, tree, leaves, static, out)
             return out
-        key = _key(name, tree, leaves, static)
+        call_signature = signature(name, tree, leaves, static)
+        key = _signature_key(call_signature)
         with _lock:
             entry = _table.get(key)
             if entry is not None:
                 _table.move_to_end(key)
         if entry is None:
-            entry = _obtain(jitted, key, args, static)
-        out = entry(leaves) if isinstance(entry, _Stored) else entry(*args)
+            entry = _obtain(jitted, key, args, static, call_signature, leaves)
+        if isinstance(entry, _Stored):
+            try:
+                out = entry(leaves)
+            except Exception as exc:  # noqa: BLE001 - only an entry XLA refuses to run is rebuilt
+                if not _refused_by_xla(exc):
+                    raise
+                out = _rebuild(jitted, key, args, static, call_signature, entry, exc)(*args)
+        else:
+            out = entry(*args)
         if _recorders:
             _report(name, key, tree, leaves, static, out)
         return out
@@ -548,22 +630,46 @@ def _fresh_jit(jitted, static):
     return jax.jit(once, static_argnames=tuple(static))
 
 
-def _obtain(jitted, key, args, static):
-    store = directory()
-    entry = _load(store, key) if store else None
-    if entry is None:
-        compiled = _fresh_jit(jitted, static).lower(*args, **static).compile()
-        stats["compiled"] += 1
-        entry = compiled
-        if store and not _jax_cache_in_use():
-            try:
-                header, payload = _describe(compiled)
-                _write(store, key, header, payload)
-            except Exception:  # noqa: BLE001 - a kernel that cannot be stored only costs time
-                stats["not_stored"] += 1
+def _compile(jitted, key, args, static, call, store):
+    """Compile the kernel for this call and (``store`` set) write it to the store."""
+    compiled = _fresh_jit(jitted, static).lower(*args, **static).compile()
+    stats["compiled"] += 1
+    if store and not _jax_cache_in_use():
+        try:
+            header, payload = _describe(compiled, call)
+            _write(store, key, header, payload)
+        except Exception:  # noqa: BLE001 - a kernel that cannot be stored only costs time
+            stats["not_stored"] += 1
+    return compiled
+
+
+def _keep(key, entry):
     with _lock:
         _table[key] = entry
         _table.move_to_end(key)
         while len(_table) > MAX_IN_MEMORY:
             _table.popitem(last=False)
     return entry
+
+
+def _obtain(jitted, key, args, static, call, leaves):
+    store = directory()
+    entry = _load(store, key, call, leaves) if store else None
+    if entry is None:
+        entry = _compile(jitted, key, args, static, call, store)
+    return _keep(key, entry)
+
+
+def _rebuild(jitted, key, args, static, call, bad, exc):
+    """A loaded entry XLA refused to run (or whose outputs did not match its header): dropped
+    from memory, deleted from the store with a warning like any bad entry, compiled again."""
+    with _lock:
+        if _table.get(key) is bad:
+            del _table[key]
+    store = directory()
+    if store:
+        _discard(os.path.join(store, key + _SUFFIX), exc)
+    else:
+        stats["discarded"] += 1
+        _warn(f"discarded a loaded kernel: {exc}; compiling it again")
+    return _keep(key, _compile(jitted, key, args, static, call, store))

@@ -187,13 +187,15 @@ def check_memory(rows: int, length: int, what: str) -> None:
     check_bytes(rows * length * BYTES_PER_POINT, what, f"{rows} row(s) of {length} grid points")
 
 
-def rows_per_chunk(rows: int, per_row: float, fixed: float, what: str, detail: str) -> int:
+def rows_per_chunk(rows: int, per_row: float, fixed: float, what: str, detail: str,
+                   hint: str = "a coarser grid_step or a smaller batch") -> int:
     """How many of ``rows`` independent rows one kernel call may take so that ``fixed`` bytes
     (the outputs, kept whole) plus ``per_row`` bytes of intermediates per row stay within
-    the budget; raises :class:`MemoryBudgetError` when not even one row fits.
+    the budget; raises :class:`MemoryBudgetError` (saying ``detail`` and ``hint``, as
+    :func:`check_bytes`) when not even one row fits.
 
     >>> rows_per_chunk(10, 100, 0, "k", "x") == 10
     True
     """
-    check_bytes(fixed + per_row, what, detail)
+    check_bytes(fixed + per_row, what, detail, hint)
     return int(max(1, min(rows, (MEMORY_LIMIT_BYTES - fixed) // max(per_row, 1))))
