@@ -72,3 +72,25 @@ def test_an_overflowing_gaussian_is_named_in_the_callers_terms():
     with pytest.raises(ValueError, match=r"noise_multiplier / sensitivity = 5e-301 \(the sensitivity doubled "
                                          r"by substitution\) is too small"):
         dpax.gaussian(1.0, sensitivity=1e300, neighbouring="substitution")
+
+
+def test_brackets_never_cross_at_extreme_settings():
+    """A sample rate of 1e-12 leaves risks of ~1e-12 that the companion's float64 sums cannot
+    resolve; its side crossed the safe one (a false certificate). Now the optimistic side falls
+    back to the bound every mechanism meets, with a warning, and the safe side is untouched."""
+    tiny = dpax.dpsgd(1.0, 1e-12, 7, grid_step=1e-5)
+    with pytest.warns(RuntimeWarning, match="advantage: the optimistic companion's answer crossed"):
+        adv = tiny.advantage(bounds=True)
+    assert adv.optimistic <= adv.safe == tiny.advantage()
+    assert 2.6e-12 < adv.safe < 2.8e-12  # about 7 p x 0.383, the truth
+    with pytest.warns(RuntimeWarning, match="epsilon"):
+        huge = dpax.dpsgd(2.0, 1e-12, 2**53, grid_step=0.01).epsilon(1e-9, bounds=True)
+    assert huge.optimistic <= huge.safe
+
+
+def test_brackets_that_agree_to_round_off_are_kept(recwarn):
+    g = dpax.gaussian(1.0, grid_step=1e-2)
+    b, a = g.beta([0.1, 0.5], bounds=True), g.advantage(bounds=True)
+    assert np.all(b.safe <= b.optimistic) and a.optimistic <= a.safe
+    assert np.all(b.width < 1e-4) and a.width < 1e-4
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

@@ -18,6 +18,7 @@ Every risk method reports the symmetrised (add/remove) curve; the kernels behind
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, NamedTuple
 
 import jax
@@ -88,6 +89,33 @@ class Interval(NamedTuple):
         v = np.asarray(value, np.float64)
         inside = (v >= np.asarray(self.lower) - tol) & (v <= np.asarray(self.upper) + tol)
         return inside.item() if inside.ndim == 0 else inside
+
+
+#: Sides of a bracket that cross by at most this (relative, plus 1e-15 absolute) are float64
+#: round-off of two equal numbers: the optimistic side is set to the safe one.
+CROSSING_ROUNDOFF = 1e-12
+
+
+def _uncrossed(safe: Any, optimistic: Any, safe_is_upper: bool, trivial: Any, what: str) -> "Interval":
+    """``Interval(safe, optimistic)`` that is a certificate: where the companion's number lies
+    beyond the safe one by more than round-off (its float64 sums lost the precision a tiny
+    risk needs, e.g. a sample rate of 1e-12), the optimistic side is replaced by the bound
+    every mechanism meets (0 for advantage, epsilon and delta; 1 - alpha for beta), with a
+    RuntimeWarning. The safe side is never changed."""
+    s = np.asarray(safe, np.float64)
+    o = np.asarray(optimistic, np.float64)
+    with np.errstate(invalid="ignore"):
+        over = (o - s) if safe_is_upper else (s - o)  # > 0: the sides cross
+        limit = CROSSING_ROUNDOFF * np.abs(s) + 1e-15
+        crossed = over > limit
+        o = np.where((over > 0) & ~crossed, s, o)
+    if np.any(crossed):
+        warnings.warn(f"{what}: the optimistic companion's answer crossed the safe one (float64 round-off of a "
+                      f"risk this small, at {int(np.sum(crossed))} value(s)); the optimistic side there is the "
+                      f"trivial bound ({'0' if safe_is_upper else '1 - alpha'}), so the bracket stays a certificate; "
+                      "a coarser grid_step may give a narrower one", RuntimeWarning, stacklevel=4)
+        o = np.where(crossed, np.broadcast_to(trivial, o.shape), o)
+    return Interval(safe, as_result(o, np.shape(s)))
 
 
 @jax.tree_util.register_pytree_node_class
@@ -361,8 +389,8 @@ class PrivacyLoss:
         return self._slack
 
     def _bracket(self, safe: Any, method: str, *args: Any) -> "Interval":
-        """``Interval(safe, companion.method(*args))``."""
-        return Interval(safe, getattr(self.bounds(), method)(*args))
+        """``Interval(safe, companion.method(*args))``, never crossed (:func:`_uncrossed`)."""
+        return _uncrossed(safe, getattr(self.bounds(), method)(*args), True, 0.0, method)
 
     # -- shape --------------------------------------------------------------------------
     @property
@@ -472,7 +500,10 @@ class PrivacyLoss:
         out = self._answers(kernel, values, argument, shape)
         if not bounds:
             return out
-        return Interval(out, self.bounds()._answers(kernel, values, argument, shape, held=8 * np.size(out)))
+        other = self.bounds()._answers(kernel, values, argument, shape, held=8 * np.size(out))
+        if kernel is _analyse.beta_kernel:  # beta: the safe side is the lower one; 1 - alpha bounds every curve
+            return _uncrossed(out, other, False, 1.0 - values.reshape(shape), "beta")
+        return _uncrossed(out, other, True, 0.0, kernel.__name__.replace("_kernel", ""))
 
     # -- risk ---------------------------------------------------------------------------
     @float64
