@@ -905,12 +905,15 @@ def _tradeoff_lower_bound(alpha, eps, delta):
 
 def _accountant_says(fn, which: str, w: float, points: np.ndarray) -> np.ndarray:
     """The black-box accountant's answers at ``points``, checked (one real number per point,
-    no NaN; epsilons >= 0 or inf, deltas in [0, 1]): a NaN or negative answer would otherwise
-    read as a met target."""
-    if which == "epsilon":
-        return _v.returned(f"the accountant epsilon(w={w:g}, deltas)", fn(w, points), points.size, low=0.0,
-                           infinite_ok=True)
-    return _v.returned(f"the accountant delta(w={w:g}, epsilons)", fn(w, points), points.size, low=0.0, high=1.0)
+    no NaN; epsilons >= 0 or inf, deltas in [0, 1], each up to 1e-12 of round-off, clipped): a
+    NaN or negative answer would otherwise read as a met target."""
+    if which == "epsilon":  # round-off of 1e-12 below 0 is clipped, as a profile's (from_privacy_profile)
+        eps = _v.returned(f"the accountant epsilon(w={w:g}, deltas)", fn(w, points), points.size, low=-1e-12,
+                          infinite_ok=True)
+        return np.maximum(eps, 0.0)
+    delta = _v.returned(f"the accountant delta(w={w:g}, epsilons)", fn(w, points), points.size, low=-1e-12,
+                        high=1.0 + 1e-12)
+    return np.clip(delta, 0.0, 1.0)
 
 
 def _blackbox_margin(target, w, eps_fn, delta_fn, deltas, epsilons):
