@@ -144,15 +144,16 @@ def test_composition_is_lazy_and_grouped():
 
 
 def test_dpax_answers_on_the_accountant():
-    acct = DpEventAccountant(value_discretization_interval=1e-3)
-    acct.compose(E.SelfComposedDpEvent(E.PoissonSampledDpEvent(0.01, E.GaussianDpEvent(1.0)), 100))
-    pl = dpax.dpsgd(1.0, 0.01, 100, grid_step=1e-3)
-    assert acct.get_beta(0.01) == pytest.approx(pl.beta(0.01), rel=1e-12)
+    """beta, advantage and mu of a Gaussian event are dpax.gaussian's (1-GDP: mu 1, regret 0)."""
+    acct = DpEventAccountant(value_discretization_interval=1e-2).compose(E.GaussianDpEvent(1.0))
+    pl = dpax.gaussian(1.0, grid_step=1e-2)
+    assert acct.get_beta([0.01, 0.1]) == pytest.approx(pl.beta([0.01, 0.1]), rel=1e-12)
     assert acct.get_advantage() == pytest.approx(pl.advantage(), rel=1e-12)
     mu, regret = acct.get_mu_and_regret()
     assert (mu, regret) == pytest.approx(dpax.gdp.mu_and_regret(pl), rel=1e-9)
-    # brackets: test_randomized_response_to_a_special_record_has_a_bracket (DP-SGD's companion is
-    # tested through dpax.dpsgd in tests/test_bounds_interval.py)
+    assert mu == pytest.approx(1.0, abs=1e-3) and regret < 1e-4
+    assert acct.privacy_loss(grid_step=1e-2) is acct.privacy_loss()  # kept until the next compose
+    # brackets: test_randomized_response_to_a_special_record_has_a_bracket
 
 
 def test_a_mixture_has_no_bracket_and_says_why():
