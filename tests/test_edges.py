@@ -3,6 +3,8 @@ input (including what a caller's function returns) refused with a message naming
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -79,13 +81,26 @@ def test_brackets_never_cross_at_extreme_settings():
     resolve; its side crossed the safe one (a false certificate). Now the optimistic side falls
     back to the bound every mechanism meets, with a warning, and the safe side is untouched."""
     tiny = dpax.dpsgd(1.0, 1e-12, 7, grid_step=1e-5)
-    with pytest.warns(RuntimeWarning, match="advantage: the optimistic companion's answer crossed"):
+    with warnings.catch_warnings(record=True) as seen:  # whether they cross depends on the round-off
+        warnings.simplefilter("always")
         adv = tiny.advantage(bounds=True)
+        huge = dpax.dpsgd(2.0, 1e-12, 2**53, grid_step=0.01).epsilon(1e-9, bounds=True)
     assert adv.optimistic <= adv.safe == tiny.advantage()
     assert 2.6e-12 < adv.safe < 2.8e-12  # about 7 p x 0.383, the truth
-    with pytest.warns(RuntimeWarning, match="epsilon"):
-        huge = dpax.dpsgd(2.0, 1e-12, 2**53, grid_step=0.01).epsilon(1e-9, bounds=True)
     assert huge.optimistic <= huge.safe
+    assert all("optimistic companion's answer crossed" in str(w.message) for w in seen
+               if issubclass(w.category, RuntimeWarning))
+
+
+def test_crossed_sides_fall_back_to_the_trivial_bound():
+    from dpax.privacy_loss import _uncrossed
+
+    with pytest.warns(RuntimeWarning, match="epsilon: the optimistic companion's answer crossed"):
+        b = _uncrossed(np.array([1.0, 2.0]), np.array([1.5, 2.0 + 1e-15]), True, 0.0, "epsilon")
+    np.testing.assert_array_equal(b.optimistic, [0.0, 2.0])  # crossed: 0; round-off: the safe side
+    with pytest.warns(RuntimeWarning, match="beta"):
+        b = _uncrossed(np.array([0.5]), np.array([0.4]), False, np.array([0.9]), "beta")
+    np.testing.assert_array_equal(b.optimistic, [0.9])
 
 
 def test_brackets_that_agree_to_round_off_are_kept(recwarn):
