@@ -88,9 +88,6 @@ def test_advantage_and_epsilon_brackets_are_oriented(target, name):
     assert ni.optimistic < ni.safe == r.noise_multiplier
 
 
-@pytest.mark.slow  # default siblings: test_a_batch_of_two_rows_shares_the_finest_grid (accuracy 1e-4 refines
-# below grid 1e-2 to width <= 1e-4), test_the_noise_interval_holds_the_fine_grid_answer (the coarse interval
-# holds a finer grid's answer), tests/cli/test_cli_bounds.py::test_curve_accuracy_chooses_the_grid
 def test_a_smaller_accuracy_refines_the_grid():
     kw = dict(sample_rate=0.1, num_steps=10, target=TARGET, compare_standard=False)
     r = dpax.calibrate_dpsgd(**kw, accuracy=2e-5)
@@ -102,6 +99,9 @@ def test_a_smaller_accuracy_refines_the_grid():
     assert coarse.noise_interval.lower <= r.noise_multiplier <= coarse.noise_multiplier * (1 + 1e-4)
 
 
+@pytest.mark.slow  # ~24 s; default siblings: test_a_smaller_accuracy_refines_the_grid (refinement below
+# grid 1e-2 to the width asked), test_the_noise_interval_holds_the_fine_grid_answer, and
+# tests/engine/test_batch_independence.py (a row's answer does not depend on its batch)
 def test_a_batch_of_two_rows_shares_the_finest_grid():
     kw = dict(compare_standard=False, accuracy=1e-4)
     # both rows at the module's P and T: alone, ErrRates(0.6, 0.058) (the GDP mu of TARGET to 3%, so the same

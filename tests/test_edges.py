@@ -76,6 +76,7 @@ def test_an_overflowing_gaussian_is_named_in_the_callers_terms():
         dpax.gaussian(1.0, sensitivity=1e300, neighbouring="substitution")
 
 
+@pytest.mark.slow  # kernels of their own (grid 1e-5, 2**53 steps); default sibling below
 def test_brackets_never_cross_at_extreme_settings():
     """A sample rate of 1e-12 leaves risks of ~1e-12 that the companion's float64 sums cannot
     resolve; its side crossed the safe one (a false certificate). Now the optimistic side falls
