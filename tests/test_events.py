@@ -65,8 +65,9 @@ def _accountants(case, grid_step=1e-4):
 # and test_truncated_subsampled_gaussian_basic hold dpax to the peer's numbers for them (1e-6)
 SLOW_PEER = ("mixture_of_gaussians", "truncated_subsampled_gaussian")
 # the vendored tests also hold these to the peer's numbers at grid 1e-4 by default (test_laplace_basic,
-# test_poisson_subsampled_gaussian): their comparisons here run with -m slow, to keep the default run short
-SLOW_HERE = ("laplace", "poisson_gaussian")
+# test_poisson_subsampled_gaussian, test_poisson_subsampled_laplace): their comparisons here run with
+# -m slow, to keep the default run short
+SLOW_HERE = ("laplace", "poisson_gaussian", "poisson_laplace")
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow) if c in SLOW_PEER + SLOW_HERE else c
@@ -80,7 +81,8 @@ def test_every_event_agrees_with_dp_accounting_on_the_same_grid(case):
         assert ours.get_delta(eps) == pytest.approx(theirs.get_delta(eps), rel=1e-4, abs=1e-12), (case, eps)
 
 
-@pytest.mark.parametrize("case", ["gaussian", "discrete_laplace", "randomized_response_special",
+@pytest.mark.parametrize("case", ["gaussian", "randomized_response_special",
+                                  pytest.param("discrete_laplace", marks=pytest.mark.slow),
                                   pytest.param("poisson_gaussian", marks=pytest.mark.slow),
                                   pytest.param("laplace", marks=pytest.mark.slow)])
 def test_the_answer_is_on_the_safe_side_of_a_finer_grid(case):
