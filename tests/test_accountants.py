@@ -115,9 +115,13 @@ def test_optimizer_hook_uses_accumulated_iterations():
 
 def test_empty_history_and_bad_input():
     acct = PLDAccountant()
-    assert acct.get_epsilon(1e-5) == 0.0
-    assert acct.get_advantage() == 0.0
-    np.testing.assert_allclose(acct.get_beta([0.1, 0.4]), [0.9, 0.6])
+    # no step recorded: every query refuses (with Opacus, an accountant assigned after
+    # make_private never sees a step; 0 would call a trained model perfectly private)
+    for query in (lambda: acct.get_epsilon(1e-5), lambda: acct.get_delta(1.0), lambda: acct.get_beta([0.1, 0.4]),
+                  acct.get_advantage, acct.get_mu_and_regret):
+        with pytest.raises(ValueError, match="recorded no step.*before make_private"):
+            query()
+    assert acct.privacy_loss() is None and len(acct) == 0
     with pytest.raises(ValueError, match="noise_multiplier"):
         acct.step(noise_multiplier=0.0, sample_rate=0.1)
     with pytest.raises(ValueError, match="sample_rate"):

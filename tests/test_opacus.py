@@ -57,7 +57,8 @@ def test_registered_class_is_an_opacus_accountant(registered):
     assert registered.mechanism() == NAME and registered.__name__ == "OpacusPLDAccountant"
     acct = create_accountant(NAME)  # what PrivacyEngine(accountant=NAME) does
     assert type(acct) is registered and acct.grid_step == GRID and len(acct) == 0 and acct.history == []
-    assert acct.get_epsilon(DELTA) == 0.0
+    with pytest.raises(ValueError, match="recorded no step"):
+        acct.get_epsilon(DELTA)
     # one class per (name, grid step); registering it again is a no-op
     assert opacus_accountant(NAME, grid_step=GRID) is registered
     assert register_with_opacus(NAME, grid_step=GRID) is registered
@@ -159,6 +160,35 @@ def test_privacy_engine_make_private_with_epsilon(registered, tmp_path):
     fresh.load_checkpoint(path=path, module=model)
     assert type(fresh.accountant) is registered and fresh.accountant.history == acct.history
     assert fresh.get_epsilon(DELTA) == eps
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_accountant_assigned_after_make_private_refuses_to_answer():
+    """The pitfall: Opacus' make_private attaches its optimizer hook to the accountant the
+    engine holds then; one assigned afterwards records no step, and its queries raise instead
+    of answering epsilon 0. Assigned before make_private, it records every step."""
+    def train(assign_before):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(4, 2)
+        engine = opacus.PrivacyEngine()
+        if assign_before:
+            engine.accountant = PLDAccountant(grid_step=GRID)
+        model, optimizer, loader = engine.make_private(
+            module=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1), data_loader=_loader(n=40),
+            noise_multiplier=1.0, max_grad_norm=1.0)
+        if not assign_before:
+            engine.accountant = PLDAccountant(grid_step=GRID)  # too late: the hook holds the old one
+        _train_one_epoch(model, optimizer, loader)
+        return engine
+
+    late = train(assign_before=False)
+    assert late.accountant.history == []
+    with pytest.raises(ValueError, match="recorded no step.*register_with_opacus.*before make_private"):
+        late.get_epsilon(DELTA)
+    with pytest.raises(ValueError, match="recorded no step"):
+        late.accountant.get_beta(0.1)
+    early = train(assign_before=True)
+    assert early.accountant.history == [(1.0, 10 / 40, 4)] and len(early.accountant) == 4
 
 
 def test_state_dict_round_trip(registered):

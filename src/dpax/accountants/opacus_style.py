@@ -1,6 +1,7 @@
 """dpax's Opacus-style accountant: :class:`PLDAccountant` and Opacus' accountant registry.
 
-The package docstring (:mod:`dpax.accountants`) shows it in use with Opacus.
+The package docstring (:mod:`dpax.accountants`) and the README (section "Opacus, riskcal and
+gdpnum backends") show it in use with Opacus.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import numpy as np
 
 from .. import gdp
 from .._engine import validation as _v
-from .._engine.x64 import as_result, float64
+from .._engine.x64 import float64
 from ..mechanisms import dpsgd, subsampled_gaussian
 from ..privacy_loss import compose
 
@@ -19,14 +20,27 @@ DEFAULT_GRID_STEP = 1e-4
 #: the name :func:`register_with_opacus` registers dpax under in Opacus' accountant registry
 OPACUS_NAME = "dpax"
 
+_NO_STEP = ("{cls}.{query} has no step to account for: the accountant recorded no step, so it cannot "
+            "answer for a training run. With Opacus, the accountant must be the one make_private attaches "
+            "to the optimizer: register dpax and name it when the engine is made "
+            "(dpax.accountants.register_with_opacus(); PrivacyEngine(accountant='dpax')), or assign "
+            "engine.accountant = PLDAccountant() before make_private. An accountant assigned after "
+            "make_private never sees a step.")
+
 
 class PLDAccountant:
     """Opacus-style accountant: composes DP-SGD steps exactly on a privacy-loss grid.
 
     ``grid_step`` (default 1e-4) is the discretisation used by every query unless the query
     passes its own ``grid_step=``. The composed :class:`~dpax.PrivacyLoss` is cached until the
-    next ``step``. Heterogeneous histories are composed in one FFT (Eq. of
-    :func:`dpax.compose` with counted factors).
+    next ``step``. Heterogeneous histories are composed in one FFT (:func:`dpax.compose` with
+    counted factors). A query (``get_epsilon``, ``get_delta``, ``get_beta``,
+    ``get_advantage``, ``get_mu_and_regret``) on an accountant that has recorded no step
+    raises a ``ValueError``: with Opacus, an accountant assigned to ``engine.accountant``
+    after ``make_private`` never sees a step, and answering 0 would report a trained model as
+    perfectly private.
+
+    Example::
 
         acct = PLDAccountant()
         for _ in range(1000):
@@ -128,35 +142,37 @@ class PLDAccountant:
         return self._cache[key]
 
     # -- queries ------------------------------------------------------------------------
-    def get_epsilon(self, delta, *, grid_step=None, **kwargs) -> float:
-        """Smallest epsilon with (epsilon, delta)-DP; 0 for an empty history."""
-        d = _v.probabilities("delta", delta)
+    def _recorded(self, query: str, grid_step):
+        """The composed privacy loss for ``query``; a ValueError when no step was recorded."""
         pl = self.privacy_loss(grid_step)
         if pl is None:
-            return as_result(np.zeros(d.shape))
-        return pl.epsilon(d)
+            raise ValueError(_NO_STEP.format(cls=type(self).__name__, query=query))
+        return pl
+
+    def get_epsilon(self, delta, *, grid_step=None, **kwargs) -> float:
+        """Smallest epsilon with (epsilon, delta)-DP (a ValueError when no step was recorded)."""
+        d = _v.probabilities("delta", delta)
+        return self._recorded("get_epsilon", grid_step).epsilon(d)
 
     def get_delta(self, epsilon, *, grid_step=None):
-        """delta(epsilon) of the composed mechanism; 0 for an empty history."""
+        """delta(epsilon) of the composed mechanism (a ValueError when no step was recorded)."""
         e = _v.real_array("epsilon", epsilon)
-        pl = self.privacy_loss(grid_step)
-        return as_result(np.zeros(e.shape)) if pl is None else pl.delta(e)
+        return self._recorded("get_delta", grid_step).delta(e)
 
     def get_beta(self, alpha, *, grid_step=None, **kwargs):
-        """FNR of the best membership-inference attack at FPR ``alpha`` (Algorithm 1)."""
+        """FNR of the best membership-inference attack at FPR ``alpha`` (Algorithm 1; a
+        ValueError when no step was recorded)."""
         a = _v.probabilities("alpha", alpha)
-        pl = self.privacy_loss(grid_step)
-        return as_result(1.0 - a) if pl is None else pl.beta(a)
+        return self._recorded("get_beta", grid_step).beta(a)
 
     def get_advantage(self, *, grid_step=None, **kwargs) -> float:
-        """Largest TPR - FPR of any attack (Algorithm 3)."""
-        pl = self.privacy_loss(grid_step)
-        return 0.0 if pl is None else pl.advantage()
+        """Largest TPR - FPR of any attack (Algorithm 3; a ValueError when no step was recorded)."""
+        return self._recorded("get_advantage", grid_step).advantage()
 
     def get_mu_and_regret(self, *, grid_step=None, **kwargs) -> tuple[float, float]:
-        """Tight mu-GDP of the curve and its regret (:func:`dpax.gdp.mu_and_regret`)."""
-        pl = self.privacy_loss(grid_step)
-        return (0.0, 0.0) if pl is None else gdp.mu_and_regret(pl, **kwargs)
+        """Tight mu-GDP of the curve and its regret (:func:`dpax.gdp.mu_and_regret`; a
+        ValueError when no step was recorded)."""
+        return gdp.mu_and_regret(self._recorded("get_mu_and_regret", grid_step), **kwargs)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(grid_step={self.grid_step:g}, steps={len(self)}, history={self.history!r})"
@@ -189,8 +205,9 @@ def opacus_accountant(name: str = OPACUS_NAME, *, grid_step: float = DEFAULT_GRI
         try:
             from opacus.accountants import IAccountant
         except ImportError as exc:
-            raise ImportError("dpax.accountants.opacus_accountant needs opacus: pip install torch==2.13.0 "
-                              "'opacus>=1.6' (the CPU build of torch)") from exc
+            raise ImportError("dpax.accountants.opacus_accountant needs opacus: pip install 'opacus>=1.6' "
+                              "(dpax's opacus extra; for the CPU build of torch, first: pip install torch "
+                              "--index-url https://download.pytorch.org/whl/cpu)") from exc
         _OPACUS_CLASSES[key] = _opacus_class(IAccountant, name, step)
     return _OPACUS_CLASSES[key]
 

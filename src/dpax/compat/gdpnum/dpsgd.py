@@ -28,14 +28,14 @@ class CTDAccountant(PLDAccountant):
 
     def get_pld(self, grid_step=1e-4, use_connect_dots=True):
         """The composed privacy loss as a dp-accounting ``PrivacyLossDistribution``."""
-        return self.privacy_loss(grid_step).to_dp_accounting()
+        return self._recorded("get_pld", grid_step).to_dp_accounting()
 
     def get_epsilon(self, *, delta, grid_step=1e-4, **kwargs):
         return super().get_epsilon(delta, grid_step=grid_step)
 
     def get_beta(self, alpha=None, grid_step=1e-4, **kwargs):
         if alpha is None:
-            return PLDConverter(self.privacy_loss(grid_step)).get_beta()
+            return PLDConverter(self._recorded("get_beta", grid_step)).get_beta()
         return super().get_beta(alpha, grid_step=grid_step)
 
     def get_mu_and_regret(self, grid_step=1e-4, **kwargs):

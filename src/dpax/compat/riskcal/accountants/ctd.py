@@ -18,7 +18,7 @@ class CTDAccountant(PLDAccountant):
 
     def get_pld(self, grid_step=1e-4, use_connect_dots=True):
         """The composed privacy loss as a dp-accounting ``PrivacyLossDistribution``."""
-        return self.privacy_loss(grid_step).to_dp_accounting()
+        return self._recorded("get_pld", grid_step).to_dp_accounting()
 
     def get_epsilon(self, *, delta, grid_step=1e-4, **kwargs):
         """Smallest epsilon such that the steps so far are (epsilon, delta)-DP."""
