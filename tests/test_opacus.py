@@ -3,8 +3,9 @@ Opacus' own ``register_accountant``, ``get_noise_multiplier``, ``PrivacyEngine``
 ``make_private_with_epsilon``, checkpoints. Skipped without opacus (and torch).
 
 The default tests share one problem (sample rate 0.01, 100 steps, grid 1e-3, epsilon 3.38:
-see EPS) so that its kernels compile once; the module docstring's example and the 1000-step
-comparison at grid 1e-4 are ``slow``.
+see EPS) so that its kernels compile once; the 1000-step comparison at grid 1e-4 is ``slow``,
+and the README's training run (section "Training with Opacus") runs in tests/test_readme.py
+with ``-m slow``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import copy
 import pickle
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -218,17 +218,6 @@ def test_state_dict_round_trip(registered):
     for clone in (pickle.loads(pickle.dumps(acct)), copy.deepcopy(acct)):
         assert type(clone) is registered and clone.history == acct.history
         assert clone.get_epsilon(DELTA) == acct.get_epsilon(DELTA)
-
-
-@pytest.mark.slow
-@pytest.mark.filterwarnings("ignore::UserWarning")
-def test_module_docstring_example_runs():
-    code = textwrap.dedent(accountants.__doc__.split("::\n", 1)[1].split("\n\nA query")[0])
-    ns: dict = {}
-    exec(compile(code, "dpax.accountants example", "exec"), ns)
-    assert ns["sigma"] == pytest.approx(0.814, abs=1e-3)
-    assert ns["engine"].get_epsilon(1e-5) <= 3.0
-    assert isinstance(ns["engine"].accountant, PLDAccountant)
 
 
 @pytest.mark.slow

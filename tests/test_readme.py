@@ -1,4 +1,4 @@
-"""The README run as written (issue 21): its quick start, every ```python block and every
+"""The README run as written: its quick start, every ```python block and every
 ``dpax`` command, with each output the README shows compared with what the code prints now,
 so that the README cannot drift from the code.
 
@@ -53,12 +53,15 @@ SLOW_BLOCKS = {
     "Batched calibration, every risk target": "heterogeneous batch at grid 1e-3, ~20 s cold",
     "Reporting Gaussian DP": "the mu/regret kernel, ~10 s cold",
     "Opacus, riskcal and gdpnum backends; sweeps; plots": "~10 s cold",
+    "Training with Opacus": "Opacus' bisection, about 15 compositions at grid 1e-4, ~17 s cold",
     # the same calls (accountant answers, brackets, from_dp_event, calibrate_dp_mechanism, event_family)
     # run by default in tests/test_events.py
     "dp-accounting's DpEvents and PrivacyAccountant": "two calibrations and the mu/regret kernel, ~15 s cold",
     "Certified error bars": "both sides of DP-SGD at grid 1e-4, ~30 s cold",
     "An accuracy knob instead of a grid step": "three grids down to 1e-4, ~30 s cold",
 }
+#: blocks that need optional packages (skipped without them), by heading
+NEEDS = {"Training with Opacus": ("torch", "opacus")}
 #: blocks that cannot run in one test process, by heading, with the test that runs them instead
 NOT_RUN_BLOCKS = {
     "Beyond one machine: several processes with `jax.distributed`":
@@ -402,7 +405,7 @@ def test_readme_shows_values_that_these_tests_compare():
         shown += sum(shown_value(tok.string) is not None
                      for tok in tokenize.generate_tokens(io.StringIO(code).readline) if tok.type == tokenize.COMMENT)
     assert len(blocks) >= 6 and shown >= 25, (len(blocks), shown)
-    assert set(SLOW_BLOCKS) | set(NOT_RUN_BLOCKS) <= {b.heading for b in blocks}
+    assert set(SLOW_BLOCKS) | set(NOT_RUN_BLOCKS) | set(NEEDS) <= {b.heading for b in blocks}
     assert all(any(c.startswith(prefix) for c in commands(README)) for prefix in SLOW_COMMANDS)
     assert len(quick_start(README)[1].splitlines()) >= 8
     assert [row[0] for row in _accuracy_rows()] == ["1e-4", "1e-5"]
@@ -420,6 +423,8 @@ def _block_params():
 
 @pytest.mark.parametrize("block", _block_params())
 def test_python_block_runs_and_prints_what_the_readme_shows(block):
+    for module in NEEDS.get(block.heading, ()):
+        pytest.importorskip(module)
     problems = [p for check in run_python_block(block) for p in check.problems()]
     assert not problems, "\n".join(problems)
 
