@@ -20,12 +20,14 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: Layers, bottom up: a module may import from its own layer (acyclically) or from below.
 LAYERS = (
     "dpax._engine",
+    "dpax.schedule",
     "dpax.privacy_loss",
     "dpax.mechanisms",
     "dpax.events",
     "dpax.gdp",
     "dpax.conversions",
     "dpax.targets",
+    "dpax.result_table",
     "dpax.calibration",
     "dpax.distributed",
     "dpax.interop",

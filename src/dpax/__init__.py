@@ -47,6 +47,7 @@ from .mechanisms import (
 )
 from .privacy_loss import Interval, PrivacyLoss, Refined, compose, refine
 from .events import event_family, from_dp_event
+from .schedule import DPSGDSchedule, dpsgd_schedule
 
 # calibrate
 from . import targets
@@ -69,6 +70,7 @@ __version__ = "0.1.0"
 __all__ = [
     "PrivacyLoss",
     "CalibrationResult",
+    "DPSGDSchedule",
     "Interval",
     "Refined",
     "accountants",
@@ -88,6 +90,7 @@ __all__ = [
     "distributed",
     "events",
     "dpsgd",
+    "dpsgd_schedule",
     "enable_kernel_cache",
     "event_family",
     "from_dp_accounting",

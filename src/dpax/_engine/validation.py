@@ -315,8 +315,18 @@ def broadcast_arrays(*named: tuple[str, np.ndarray]) -> list[np.ndarray]:
     return [np.broadcast_to(a, shape) for _, a in named]
 
 
+#: What the message of a fractional value adds, by argument name: where a whole number comes from.
+WHOLE_NUMBER_HINTS = {
+    "num_steps": ("; to train for a number of epochs, dpax.dpsgd_schedule(dataset_size, batch_size, epochs) gives "
+                  "the sample rate and a whole number of steps (epochs * ceil(dataset_size / batch_size))"),
+}
+
+
 def positive_int_array(name: str, value: ArrayLike, *, minimum: int = 1) -> np.ndarray:
     """``value`` as an int64 array of integers >= ``minimum`` (floats must be whole numbers).
+
+    A fractional value of an argument in :data:`WHOLE_NUMBER_HINTS` is refused with a hint
+    (``num_steps``: how to go from epochs to steps).
 
     Args:
         name: the argument's name, quoted in error messages.
@@ -333,6 +343,10 @@ def positive_int_array(name: str, value: ArrayLike, *, minimum: int = 1) -> np.n
 
     >>> positive_int_array("num_steps", [1, 10.0])
     array([ 1, 10])
+    >>> positive_int_array("num_steps", 60 * 60_000 / 256)
+    Traceback (most recent call last):
+    ...
+    ValueError: num_steps must be a whole number >= 1, got 14062.5; to train for a number of epochs, dpax.dpsgd_schedule(dataset_size, batch_size, epochs) gives the sample rate and a whole number of steps (epochs * ceil(dataset_size / batch_size))
     """
     with np.errstate(over="ignore"):
         arr = _as_array(name, value, np.float64)
@@ -341,7 +355,8 @@ def positive_int_array(name: str, value: ArrayLike, *, minimum: int = 1) -> np.n
         raise ValueError(f"{name} must be at most 2**53, got {int(raw[raw > 2**53].ravel()[0])}")
     whole = arr == np.round(arr)
     if not whole.all():
-        raise ValueError(f"{name} must be a whole number >= {minimum}, got {float(arr[~whole].ravel()[0]):g}")
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {float(arr[~whole].ravel()[0]):g}"
+                         + WHOLE_NUMBER_HINTS.get(name, ""))
     if np.any(arr < minimum):
         raise ValueError(f"{name} must be an integer >= {minimum}, got {float(arr[arr < minimum].ravel()[0]):g}")
     if np.any(arr > 2**53):
