@@ -1,4 +1,6 @@
-"""Risk targets for calibration (seed paper, Sections 2-3 and Table 1).
+"""Risk targets for calibration (Sections 2-3 and Table 1 of Kulynych, Gomez, Kaissis, du Pin
+Calmon and Troncoso, "Attack-aware noise calibration for differential privacy", NeurIPS 2024;
+"Kulynych et al. 2024" below).
 
 A target says what the calibrated mechanism must guarantee. Each one knows
 
@@ -354,7 +356,7 @@ class Epsilon(Target):
 
 class _ViaErrRates(Target):
     """A bound at a fixed FPR alpha that is equivalent to f(alpha) >= beta* for a derived
-    beta* (seed paper, Table 1); every check is that of the equivalent :class:`ErrRates`."""
+    beta* (Kulynych et al. 2024, Table 1); every check is that of the equivalent :class:`ErrRates`."""
 
     reports = ("beta",)
 
@@ -408,7 +410,7 @@ def _check_open(name: str, value: ArrayLike, low: ArrayLike, high: ArrayLike, wh
 @dataclass(frozen=True)
 class Accuracy(_ViaErrRates):
     """Attack accuracy (1/2)((1 - alpha) + (1 - beta)) at FPR ``alpha`` at most ``accuracy``
-    (Rezaei & Liu 2021; seed paper Appendix C, Table 1): f(alpha) >= 2 (1 - acc*) - alpha.
+    (Rezaei & Liu 2021; Kulynych et al. 2024, Appendix C, Table 1): f(alpha) >= 2 (1 - acc*) - alpha.
 
     Args:
         alpha: the attack's false-positive rate, in (0, 1).
@@ -438,7 +440,7 @@ class Accuracy(_ViaErrRates):
 @dataclass(frozen=True)
 class PPV(_ViaErrRates):
     """Attack precision (1 - beta) / (1 - beta + alpha) at FPR ``alpha`` (uniform prior) at most
-    ``ppv`` (Jayaraman et al. 2021; seed paper Appendix C, Table 1):
+    ``ppv`` (Jayaraman et al. 2021; Kulynych et al. 2024, Appendix C, Table 1):
     f(alpha) >= 1 - alpha ppv* / (1 - ppv*).
 
     Args:
@@ -468,7 +470,7 @@ class PPV(_ViaErrRates):
 
 @dataclass(frozen=True)
 class Reconstruction(_ViaErrRates):
-    """Reconstruction robustness (Kaissis et al. 2023; seed paper Sec. 2.2): an attack whose
+    """Reconstruction robustness (Kaissis et al. 2023; Kulynych et al. 2024, Sec. 2.2): an attack whose
     baseline success (without the record's influence) is ``baseline`` = kappa succeeds with
     probability at most 1 - f(kappa); the target bounds that by ``success``:
     f(kappa) >= 1 - success.

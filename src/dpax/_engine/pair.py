@@ -1,10 +1,11 @@
 """The PLRV arrays of a batch of discrete dominating pairs, as the kernels take them.
 
-A :class:`Pair` holds, for ``rows`` configurations flattened into rows, the laws of the
-privacy loss random variables on the grid ``x_i = (offset + i) * grid_step`` (seed paper,
-Definition 3.3): Y = log(Q/P) under Q with its mass at +inf, X = log(Q/P) under P with its
-mass at -inf. It is a NamedTuple, hence a JAX pytree: kernels take and return it whole.
-The grid step is not part of it (a batch shares one; kernels take it as an argument).
+A :class:`Pair` holds, for ``rows`` configurations flattened into rows, the laws of the privacy
+loss random variables on the grid ``x_i = (offset + i) * grid_step`` (Definition 3.3 of
+Kulynych, Gomez, Kaissis, du Pin Calmon and Troncoso, "Attack-aware noise calibration for
+differential privacy", NeurIPS 2024): Y = log(Q/P) under Q with its mass at +inf, X = log(Q/P)
+under P with its mass at -inf. It is a NamedTuple, hence a JAX pytree: kernels take and return
+it whole. The grid step is not part of it (a batch shares one; kernels take it as an argument).
 """
 
 from __future__ import annotations

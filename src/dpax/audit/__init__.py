@@ -1,7 +1,7 @@
 """Auditing and empirical privacy: what an attack actually achieved, beside what accounting allows.
 
 * :mod:`dpax.audit.bounds`: Clopper-Pearson intervals, lower confidence bounds on epsilon and
-  mu from attack counts, and verdicts on claimed guarantees (lecture "Privacy Auditing").
+  mu from attack counts, and verdicts on claimed guarantees.
 * :mod:`dpax.audit.epsilon_star`: Epsilon* of one trained model from its train / held-out
   losses (Negoescu et al.: Eq. 7, Section 3.1, Appendix B, Theorem 2).
 * :mod:`dpax.audit.fit`: Gaussian-mixture goodness of fit of the parametric model

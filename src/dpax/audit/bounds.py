@@ -1,4 +1,4 @@
-"""Statistically valid audit bounds from attack outcomes (lecture: "Privacy Auditing").
+"""Statistically valid audit bounds from attack outcomes.
 
 An audit runs a membership-inference attack ``negatives`` times on the world without the
 target record and ``positives`` times on the world with it, and counts ``false_positives``
@@ -6,7 +6,8 @@ target record and ``positives`` times on the world with it, and counts ``false_p
 positive). Clopper-Pearson intervals turn the counts into upper confidence limits on the
 attack's FPR and FNR; a privacy claim whose trade-off curve f has ``f(FPR+) > FNR+`` is then
 contradicted at the stated confidence, and the same limits give lower bounds on epsilon
-(Kairouz-Oh-Viswanath, lecture Theorem) and on the GDP mu.
+(Kairouz, Oh and Viswanath, "The composition theorem for differential privacy", ICML 2015)
+and on the GDP mu.
 
 Confidence: ``confidence`` is the joint level. The two one-sided limits are each taken at
 level ``1 - (1 - confidence) / 2`` (union bound), so with probability at least
@@ -14,8 +15,10 @@ level ``1 - (1 - confidence) / 2`` (union bound), so with probability at least
 below the truth (and a "contradicted" verdict is wrong with probability at most
 ``1 - confidence``).
 
-The lecture's worked example: 174 false positives in 100,000 negatives and 95,078 false
-negatives in 100,000 positives contradict a claimed (0.21, 1e-5)-DP guarantee.
+Example: the audit in Tramèr, Terzis, Steinke, Song, Jagielski and Carlini, "Debugging
+differential privacy: a case study for privacy auditing" (2022): 174 false positives in
+100,000 negatives and 95,078 false negatives in 100,000 positives contradict a claimed
+(0.21, 1e-5)-DP guarantee.
 
 >>> from dpax.audit import audit
 >>> result = audit(174, 100_000, 95_078, 100_000, claim_epsilon=0.21, claim_delta=1e-5)
@@ -68,7 +71,7 @@ def _level(name: str, value: ArrayLike) -> np.ndarray:
 
 def clopper_pearson(successes: ArrayLike, trials: ArrayLike, confidence: ArrayLike = 0.95,
                     alternative: str = "two-sided") -> tuple[float | np.ndarray, float | np.ndarray]:
-    """Clopper-Pearson ("exact") interval for a binomial proportion (lecture, "Aside").
+    """Clopper-Pearson ("exact") interval for a binomial proportion.
 
     With k successes in n trials and significance a = 1 - confidence, the limits are the
     Beta quantiles  lower = B^-1(a', k, n - k + 1),  upper = B^-1(1 - a', k + 1, n - k),
@@ -140,7 +143,7 @@ def rate_upper_limits(false_positives: ArrayLike, negatives: ArrayLike, false_ne
 
 
 def epsilon_delta_tradeoff(alpha: ArrayLike, epsilon: ArrayLike, delta: ArrayLike = 0.0) -> float | np.ndarray:
-    """Trade-off curve of (epsilon, delta)-DP (Kairouz-Oh-Viswanath; lecture):
+    """Trade-off curve of (epsilon, delta)-DP (Kairouz, Oh and Viswanath 2015):
     f(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha)).
 
     :func:`dpax.conversions.epsilon_delta_tradeoff` with the FPR first.
@@ -199,7 +202,7 @@ def epsilon_lower_bound(false_positives: ArrayLike, negatives: ArrayLike, false_
     """Lower confidence bound on epsilon at ``delta`` from attack counts.
 
     (epsilon, delta)-DP forces FPR + e^eps FNR >= 1 - delta and FNR + e^eps FPR >= 1 - delta
-    (Kairouz-Oh-Viswanath, lecture "Privacy Auditing"); evaluated at the joint upper limits
+    (Kairouz, Oh and Viswanath 2015); evaluated at the joint upper limits
     (FPR+, FNR+) this gives an epsilon that the true one exceeds with probability >=
     ``confidence``. 0 when the counts show nothing. Broadcasts over all arguments.
 
@@ -255,7 +258,7 @@ class AuditResult:
     false_negatives / positives; ``*_upper`` are the joint one-sided limits at ``confidence``.
 
     ``required_fnr`` is the claimed curve at FPR+ (the least FNR the claim allows there),
-    ``required_fpr`` the claimed curve at FNR+ (the roles swapped, as the lecture writes it);
+    ``required_fpr`` the claimed curve at FNR+ (the roles of FPR and FNR swapped);
     the claim is ``contradicted`` when FNR+ < required_fnr or FPR+ < required_fpr. Every
     claim dpax checks has a symmetric curve ((epsilon, delta), mu-GDP, and
     ``PrivacyLoss.beta``, which is symmetrised), so the two tests are the same test.
@@ -302,7 +305,7 @@ def audit(false_positives: int, negatives: int, false_negatives: int, positives:
     The claim is one of: ``claim_epsilon`` with ``claim_delta`` (an (epsilon, delta)-DP
     claim), ``claim_mu`` (mu-GDP), or ``claim`` (any :class:`dpax.PrivacyLoss`; its
     ``beta`` is the claimed curve). The claim is contradicted, at ``confidence``, when the
-    point (FPR+, FNR+) lies strictly below its trade-off curve (lecture worked example:
+    point (FPR+, FNR+) lies strictly below its trade-off curve (the audit of Tramèr et al. 2022:
     claimed (0.21, 1e-5), TPR 4.922%, FPR 0.174% over 100k trials each is contradicted).
     A claimed ``PrivacyLoss`` is read through its ``beta``, which is never above the true
     curve, so grid error can only make a "contradicted" verdict rarer, never wrong.

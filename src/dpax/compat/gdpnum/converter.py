@@ -2,10 +2,12 @@
 a trade-off curve, its tight mu and regret), :func:`get_worst_case_regret` and
 :func:`gaussian_fdp`.
 
-mu and regret come from :func:`dpax.gdp.mu_and_regret` (Eq. 11 / Appendix B Eq. 29 and
-Eq. 13 of the GDP paper), whose regret is evaluated exactly at the tangent points (gdpnum
-bisects on a fixed grid of 10,000 FPRs and returns the lower end, so it can be slightly
-smaller). A dp-accounting PLD is read by :func:`dpax.from_dp_accounting`.
+mu and regret come from :func:`dpax.gdp.mu_and_regret` (Eq. 11 / Appendix B Eq. 29 and Eq. 13
+of Gomez, Kulynych, Kaissis, Hayes, Balle and Honkela, "(epsilon, delta) considered harmful:
+best practices for reporting differential privacy guarantees", 2025), whose regret is evaluated
+exactly at the tangent points (gdpnum bisects on a fixed grid of 10,000 FPRs and returns the
+lower end, so it can be slightly smaller). A dp-accounting PLD is read by
+:func:`dpax.from_dp_accounting`.
 """
 
 from __future__ import annotations

@@ -9,12 +9,14 @@ an accountant class), :mod:`.accountants` (``CTDAccountant``), :mod:`.utils`, an
 deprecated :mod:`.dpsgd`, :mod:`.conversions`, :mod:`.blackbox`, :mod:`.plrv`, which warn
 when imported (or first reached as attributes of this package), as riskcal's do.
 
-The quantities are the seed paper's (beta at alpha, Algorithm 1; advantage, Algorithm 3;
-calibration to advantage, Eq. 14, and to error rates, Eq. 18) computed by dpax: DP-SGD from
-the exact loss CDFs, every answer on the safe side, calibrated noise always meeting its
-target. Where riskcal raises ``RuntimeError`` for an unreachable target this package
-raises :class:`CalibrationError`, a ``RuntimeError`` and a ``ValueError``. Functions that
-take a dp-accounting ``PrivacyLossDistribution`` also take a :class:`dpax.PrivacyLoss`.
+The quantities are those of Kulynych, Gomez, Kaissis, du Pin Calmon and Troncoso, "Attack-aware
+noise calibration for differential privacy" (NeurIPS 2024): beta at alpha (Algorithm 1),
+advantage (Algorithm 3), calibration to advantage (Eq. 14) and to error rates (Eq. 18),
+computed by dpax: DP-SGD from the exact loss CDFs, every answer on the safe side, calibrated
+noise always meeting its target. Where riskcal raises ``RuntimeError`` for an unreachable
+target this package raises :class:`CalibrationError`, a ``RuntimeError`` and a ``ValueError``.
+Functions that take a dp-accounting ``PrivacyLossDistribution`` also take a
+:class:`dpax.PrivacyLoss`.
 
 For code written against earlier dpax releases, the functions of the former flat module
 stay importable from here without a warning (``from dpax.compat.riskcal import

@@ -7,8 +7,9 @@ either library catches it.
 
 :func:`bisect` is the search of riskcal's ``inverse_monotone_function`` and
 ``calibrate_parameter`` (a monotone metric of one parameter, a target, a tolerance on the
-metric and one on the parameter), written on the seed paper's calibration contract
-(Eq. 9): the answer is always an evaluated parameter that meets the target; the bracket
+metric and one on the parameter), written on the calibration contract of Kulynych, Gomez,
+Kaissis, du Pin Calmon and Troncoso, "Attack-aware noise calibration for differential
+privacy" (NeurIPS 2024, Eq. 9): the answer is always an evaluated parameter that meets the target; the bracket
 end that fails is never returned.
 """
 

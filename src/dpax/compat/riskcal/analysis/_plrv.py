@@ -1,13 +1,14 @@
 """riskcal's ``PLRVs`` (privacy loss random variables on an integer grid) and
 ``get_beta``, on the dpax engine.
 
-A :class:`PLRVs` holds, as in the seed paper (Definition 3.3), the law of the privacy loss
-Y under Q on the points ``y0 + j`` with its mass at +inf, and the law of X under P on
-``x0 + i`` with its mass at -inf; losses are in units of the grid step, which the trade-off
-curve does not depend on (Algorithm 1 reads only the masses and their order).
-:func:`get_beta` evaluates the curve with :meth:`dpax.PrivacyLoss.beta` (Algorithm 1 and
-the symmetrisation of Dong et al., Def. F.1) or, for a pair marked symmetric,
-f = T(P, Q) itself from dpax's breakpoint tables (Theorem 3.4).
+A :class:`PLRVs` holds, as in Kulynych, Gomez, Kaissis, du Pin Calmon and Troncoso,
+"Attack-aware noise calibration for differential privacy" (NeurIPS 2024, Definition 3.3), the
+law of the privacy loss Y under Q on the points ``y0 + j`` with its mass at +inf, and the law
+of X under P on ``x0 + i`` with its mass at -inf; losses are in units of the grid step, which
+the trade-off curve does not depend on (Algorithm 1 reads only the masses and their order).
+:func:`get_beta` evaluates the curve with :meth:`dpax.PrivacyLoss.beta` (Algorithm 1 and the
+symmetrisation of Dong et al., Def. F.1) or, for a pair marked symmetric, f = T(P, Q) itself
+from dpax's breakpoint tables (Theorem 3.4).
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 For one order t and budget e, the smallest FNR at FPR alpha consistent with (t, e)-RDP is,
 by data processing onto the test's decision (Balle et al. 2020; Zhu et al. 2022, App. F.1;
-the GDP paper's Appendix A.6), the smallest b with D_t(Bern(alpha) || Bern(1 - b)) <= e and
+Appendix A.6 of Gomez, Kulynych, Kaissis, Hayes, Balle and Honkela, "(epsilon, delta)
+considered harmful: best practices for reporting differential privacy guarantees", 2025), the
+smallest b with D_t(Bern(alpha) || Bern(1 - b)) <= e and
 D_t(Bern(1 - b) || Bern(alpha)) <= e: :func:`dpax.conversions.rdp_tradeoff`, found by
 bisection on b. rho-zCDP is (t, rho t)-RDP for every order t >= 1, so its curve is the
 largest of these over the orders. dpax's ``zcdp_tradeoff`` bisects one order at a time;

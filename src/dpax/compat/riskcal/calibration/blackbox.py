@@ -1,7 +1,8 @@
 """riskcal's ``riskcal.calibration.blackbox``: calibration through any Opacus-style
 accountant class (``acct = accountant(); acct.step(noise_multiplier=, sample_rate=)``
-``num_steps`` times; ``acct.get_epsilon(delta=, **accountant_kwargs)``), the seed paper's
-Appendix A, for mechanisms known only through (epsilon, delta).
+``num_steps`` times; ``acct.get_epsilon(delta=, **accountant_kwargs)``), Appendix A of
+Kulynych, Gomez, Kaissis, du Pin Calmon and Troncoso, "Attack-aware noise calibration for
+differential privacy" (NeurIPS 2024), for mechanisms known only through (epsilon, delta).
 
 * (epsilon, delta): the smallest noise in [mu_min, mu_max] whose epsilon at ``delta`` is at
   most ``epsilon`` (bisection to within ``eps_error`` of it and 1e-3 in the noise, or

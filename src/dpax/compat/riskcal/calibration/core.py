@@ -1,5 +1,7 @@
 """riskcal's generic calibration (``riskcal.calibration.core``): the parameter of any
-mechanism at which a monotone privacy metric meets a target (seed paper, Eq. 9), given an
+mechanism at which a monotone privacy metric meets a target (Eq. 9 of Kulynych, Gomez,
+Kaissis, du Pin Calmon and Troncoso, "Attack-aware noise calibration for differential
+privacy", NeurIPS 2024), given an
 evaluator ``parameter -> PrivacyMetrics``.
 
 Targets (:class:`CalibrationTarget`): ``'advantage'`` (advantage <= target, Eq. 14),
