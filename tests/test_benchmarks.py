@@ -34,7 +34,7 @@ def smoke(tmp_path_factory):
     # The configurations are the smoke mode's on kernel shapes that the rest of the suite
     # compiles too (each distinct shape is an XLA compilation, the most of this run's time);
     # every workload and series is still run, checked and reported:
-    # - the DP-SGD reference at grid 1e-4 (finer than smoke's 2e-4: the seed paper's DP-SGD at
+    # - the DP-SGD reference at grid 1e-4 (finer than smoke's 2e-4: Kulynych et al. 2024's DP-SGD at
     #   the grid of test_readme.py's quick start and test_oracles.py), against which the
     #   grid-1e-3 rows are checked;
     # - the num_steps series at one point, T = 10,000 at grid 1e-3 (the DP-SGD rows' curve);

@@ -1,4 +1,4 @@
-"""Certified brackets (issue 22): the truth lies between the safe pair and its optimistic
+"""Certified brackets: the truth lies between the safe pair and its optimistic
 companion (``pl.bounds()``), for every quantity, at every grid.
 
 The truths are closed forms computed here independently of dpax (tests/exact_refs.py):
@@ -78,7 +78,7 @@ def _check_loss(v: Interval, truth, tol=ROUND):
 
 SLOW = pytest.mark.slow
 #: (noise, steps, grid): the default run keeps a few cheap cases (compilations dominate)
-#: (1.0, 1, 1e-2) is slow since issue 19: the default (1.0, 4, 1e-2) and (1.0, 4, 1e-3) keep the guarantee;
+#: (1.0, 1, 1e-2) is slow (kernels of its own): the default (1.0, 4, 1e-2) and (1.0, 4, 1e-3) keep the guarantee;
 #: the default cases compose 4 steps, the shapes of the file's other composed Gaussians (mu, swap,
 #: pytree, refine), and the 16-step cases are slow (the default 4-step ones keep both grids)
 GAUSS = [pytest.param(1.0, 1, 1e-2, marks=SLOW), (1.0, 4, 1e-2), (1.0, 4, 1e-3),
@@ -130,9 +130,9 @@ def test_gaussian_mu_inside_bracket():
 #: the default (0.5, 0.3, 1e-2) keeps the guarantee: it has the support of dpax.gaussian(1.0, grid_step=1e-2)
 #: (2048 points), so it shares its construction and companion kernels (the GAUSS cases) and its beta
 #: and delta kernels (tests/test_mechanisms.py, tests/test_input_errors.py): one kernel of its own;
-#: (1.0, 0.5, 1e-2) (the support of dpax.gaussian(2.0): three analysis kernels of its own, default
-#: until 2026-11-27), (1.0, 0.01, 1e-2) (since issue 19), (1.0, 0.01, 1e-3) and (2.0, 0.5, 1e-2)
-#: (their own kernels) are slow, as the finer grids are
+#: (1.0, 0.5, 1e-2) (the support of dpax.gaussian(2.0): three analysis kernels of its own),
+#: (1.0, 0.01, 1e-2), (1.0, 0.01, 1e-3) and (2.0, 0.5, 1e-2) (their own kernels) are slow, as
+#: the finer grids are
 SUBSAMPLED = [pytest.param(1.0, 0.01, 1e-2, marks=SLOW), pytest.param(1.0, 0.01, 1e-3, marks=SLOW),
               pytest.param(1.0, 0.5, 1e-2, marks=SLOW),
               pytest.param(2.0, 0.5, 1e-2, marks=SLOW), pytest.param(2.0, 0.5, 1e-3, marks=SLOW),
@@ -270,8 +270,8 @@ def test_swapped_sides_are_caught():
 
 
 @pytest.mark.parametrize("make", [
-    lambda h: dpax.gaussian(1.0, grid_step=h).self_compose(4),  # the shapes of GAUSS's default cases (issue 19)
-    # dpsgd is slow since issue 19: the default gaussian (a composition) and laplace keep the guarantee
+    lambda h: dpax.gaussian(1.0, grid_step=h).self_compose(4),  # the shapes of GAUSS's default cases
+    # dpsgd is slow (kernels of its own): the default gaussian (a composition) and laplace keep the guarantee
     pytest.param(lambda h: dpax.dpsgd(1.0, 0.01, 100, grid_step=h), marks=SLOW),
     # laplace is slow (its support at grid 1e-3: test_laplace_inside_bracket's slow case); default
     # sibling: gaussian (a composition)
@@ -392,10 +392,10 @@ def test_dp_accounting_import_has_no_companion():
 
 
 # --------------------------------------------------------------------------------------
-# the issue's DP-SGD: p 1e-3, T 1e4, sigma 1, grid 1e-4
+# the README's DP-SGD: p 1e-3, T 1e4, sigma 1, grid 1e-4
 # --------------------------------------------------------------------------------------
 
-#: prv-accountant's bracket on epsilon(1e-5) for this DP-SGD (issue 22)
+#: prv-accountant's bracket on epsilon(1e-5) for this DP-SGD
 PRV = (0.4658, 0.4858)
 
 

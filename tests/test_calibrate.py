@@ -25,7 +25,9 @@ def _riskcal(fn, **kwargs):
 
 
 # --------------------------------------------------------------------------------------
-# ErrRates(alpha=0.1, beta=0.5), p=0.001, T=10000 (the seed paper's running example)
+# ErrRates(alpha=0.1, beta=0.5), p=0.001, T=10000 (the running example of Kulynych, Gomez,
+# Kaissis, du Pin Calmon and Troncoso, "Attack-aware noise calibration for differential
+# privacy", NeurIPS 2024)
 # --------------------------------------------------------------------------------------
 
 

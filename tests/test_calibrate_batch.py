@@ -20,7 +20,7 @@ STEP = 1e-2
 
 
 def dpsgd_table(n=64, seed=0):
-    """The issue's table: log-uniform p in [1e-4, 0.1] and T in [100, 50000], alpha in
+    """The 64-row DP-SGD table (README, Benchmarks): log-uniform p in [1e-4, 0.1] and T in [100, 50000], alpha in
     {0.01, 0.05, 0.1}, TPR bound uniform in [max(0.1, alpha + 0.05), 0.5]."""
     rng = np.random.default_rng(seed)
     p = 10 ** rng.uniform(-4, -1, n)
@@ -50,11 +50,9 @@ def _calibrated_table(rows):
 
 #: the default run calibrates the table's rows 0, 2, 5 and 11 (rows 2 and 11 need no noise; p from
 #: 1e-4 to 0.055, T from 193 to 1405, all three alphas); the whole table, 64 rows, runs with
-#: -m slow (24 rows until issue 19; the first 12 until 2026-11-27: rows 6-10, row 9 with noise 27,
-#: took 26 of the default run's 47 compilations, and the 64-row table holds them; rows 0-5 and 11
-#: until round 4: rows 1, 3 and 4 took 17 of 25 compilations, 11 of them this file's alone, and
-#: the 64-row table holds them too; large-T calibration stays default in test_readme.py's quick
-#: start, p = 1e-3, T = 10,000)
+#: -m slow (other rows compile kernels of their own: rows 6-10, row 9 with noise 27, would take
+#: 26 of the default run's compilations, rows 1, 3 and 4 another 17; large-T calibration stays
+#: default in test_readme.py's quick start, p = 1e-3, T = 10,000)
 DEFAULT_ROWS = (0, 2, 5, 11)
 ALL_ROWS = tuple(range(64))
 

@@ -1,4 +1,4 @@
-"""Issue 23: batched calibration and sweeps across processes joined by jax.distributed.
+"""Batched calibration and sweeps across processes joined by jax.distributed.
 
 Two local CPU processes (gloo collectives, coordinator on 127.0.0.1, a free port) run the
 same calls; their answers must equal the one-process answers row for row (bit for bit: each

@@ -61,10 +61,11 @@ def _accountants(case, grid_step=1e-4):
 
 
 # dp-accounting builds the mixture of Gaussians at grid 1e-4 in about 15 s and the truncated
-# subsampled Gaussian in about 4 s: slow here; by default the vendored test_mixture_of_gaussians_basic
-# and test_truncated_subsampled_gaussian_basic hold dpax to the peer's numbers for them (1e-6)
+# subsampled Gaussian in about 4 s: slow here; by default dp-accounting's upstream tests
+# test_mixture_of_gaussians_basic and test_truncated_subsampled_gaussian_basic
+# (tests/compat/dp_accounting) hold dpax to the upstream test suite's numbers for them (1e-6)
 SLOW_PEER = ("mixture_of_gaussians", "truncated_subsampled_gaussian")
-# the vendored tests also hold these to the peer's numbers at grid 1e-4 by default (test_laplace_basic,
+# the upstream tests also hold these to the upstream test suite's numbers at grid 1e-4 by default (test_laplace_basic,
 # test_poisson_subsampled_gaussian, test_poisson_subsampled_laplace): their comparisons here run with
 # -m slow, to keep the default run short
 SLOW_HERE = ("laplace", "poisson_gaussian", "poisson_laplace")
@@ -114,7 +115,7 @@ def test_randomized_response_runs_count_times():
     assert acct.get_epsilon(0.0) >= 2 * eps - 1e-12
     theirs = pld.PLDAccountant(REL.REPLACE_ONE, value_discretization_interval=1e-3)
     theirs.compose(E.RandomizedResponseDpEvent(eta, k), 2)
-    assert theirs.get_epsilon(0.0) == pytest.approx(eps, abs=2e-3)  # the peer's: one run
+    assert theirs.get_epsilon(0.0) == pytest.approx(eps, abs=2e-3)  # dp-accounting's: one run
 
 
 def test_randomized_response_to_a_special_record_has_a_bracket():

@@ -4,7 +4,9 @@ the Python API and the targets it was asked for.
 
 The commands are read from examples/README.md itself, so the README cannot list a command
 that is not run here. The grids are coarse (1e-2) so the default run stays near half a
-minute; the seed paper's Figure 4 at the default grid runs in the slow suite.
+minute; Figure 4 of Kulynych, Gomez, Kaissis, du Pin Calmon and Troncoso, "Attack-aware
+noise calibration for differential privacy" (NeurIPS 2024), at the default grid runs in the
+slow suite.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import dp_events  # noqa: E402  (examples/dp_events.py)
 import make_losses  # noqa: E402  (examples/make_losses.py)
 
 #: commands too slow for the default run (seconds of compilation at the default grid 1e-4, or
-#: 15 calibrations of the seed paper's Figure 4)
+#: the 15 calibrations of that paper's Figure 4)
 SLOW = ("dpax plot gdp", "dpax plot calibration")
 
 

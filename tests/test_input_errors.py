@@ -1,5 +1,5 @@
-"""Issue 21, bad input and NaN for valid input: every case the fuzz of the public API found,
-one test each (each fails on the code before the fix).
+"""Bad input and NaN for valid input: every case the fuzz of the public API found, one test
+each.
 
 * scalar-only arguments say that they must be a single number, where they do not broadcast
   (curve objects, the tail of mu); the elementwise conversions broadcast instead;

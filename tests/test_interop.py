@@ -124,12 +124,14 @@ def _check_gaussian_import(sigma, step, connect_dots):
 
 
 # (0.3, 1e-2, True) (kernels of its own; also in the slow grid test below) is slow; default
-# siblings: the issue's two cases, (0.5, 1e-4, True) and (2.0, 1e-4, False)
+# siblings: (0.5, 1e-4, True) and (2.0, 1e-4, False), dp-accounting's defaults
 @pytest.mark.parametrize("sigma, step, connect_dots", [(0.5, 1e-4, True), (2.0, 1e-4, False),
                                                        pytest.param(0.3, 1e-2, True, marks=pytest.mark.slow)])
 def test_dp_accounting_default_gaussian_plds_keep_their_meaning(sigma, step, connect_dots):
-    """The issue's case: from_gaussian_mechanism(0.5) at dp-accounting's defaults gave an
-    advantage of 0.8205 (truth 0.6827) and mu 0.84 for sigma 2 (truth 0.5)."""
+    """dp-accounting's Gaussian PLDs at its defaults (from_gaussian_mechanism(0.5), and sigma 2
+    without connect-the-dots) read by from_dp_accounting keep their meaning: beta, advantage
+    (truth 0.6827 for sigma 0.5; 0.8205 would be a misreading), epsilon and mu (truth 0.5 for
+    sigma 2, not 0.84) on the safe side of the closed forms, within the grid's error."""
     _check_gaussian_import(sigma, step, connect_dots)
 
 

@@ -4,7 +4,7 @@
 References: closed-form trade-off curves (Laplace: Dong, Roth & Su Example; randomized
 response and the epsilon-DP / (epsilon, delta) worst case: Kairouz et al.), exact privacy
 profiles summed over the atoms (discrete mechanisms) or from the Laplace CDFs, and
-dp-accounting's PLDs on the same grid. Tolerances: 1e-4 absolute (the issue's bar), and
+dp-accounting's PLDs on the same grid. Tolerances: 1e-4 absolute, and
 never on the optimistic side (beta above the truth, delta below it) beyond 1e-12.
 """
 

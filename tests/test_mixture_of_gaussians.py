@@ -96,8 +96,9 @@ def test_agrees_with_dp_accounting(coarse):
     np.testing.assert_allclose(ours["beta"][2], 1.0 - ALPHAS, atol=1e-12)
 
 
-# slow (~8 s: a second grid's kernels); by default the vendored dp-accounting test
-# test_mixture_of_gaussians_basic holds the mixture to the peer's number at grid 1e-4
+# slow (~8 s: a second grid's kernels); by default dp-accounting's upstream test
+# test_mixture_of_gaussians_basic (tests/compat/dp_accounting) holds the mixture to the upstream
+# test suite's number at grid 1e-4
 @pytest.mark.slow
 def test_dominates_a_finer_grid_and_brackets_it(coarse, fine):
     ours, tight = risks(coarse, ("epsilon", "delta")), risks(fine, ("epsilon", "delta"))
@@ -124,7 +125,7 @@ def test_rows_are_their_single_calls(coarse):
     np.testing.assert_array_equal(column.pair.pmf_y, row.pair.pmf_y)
 
 
-@pytest.mark.slow  # the finer grid's kernels; the default run's oracle is dp-accounting (above, and vendored)
+@pytest.mark.slow  # the finer grid's kernels; the default run's oracle is dp-accounting (above, and upstream)
 def test_delta_matches_monte_carlo(fine):
     s, c, p = SIGMAS[0], SENSITIVITIES[0], PROBS[0]
     eps, n = EPSILONS[2], 2_000_000

@@ -82,7 +82,7 @@ def test_calibration_comparison_content():
     std = np.asarray(res.standard_noise_multiplier)
     np.testing.assert_allclose(lines[1].get_ydata(), noise[:2])
     np.testing.assert_allclose(lines[0].get_ydata(), std[:2])
-    assert np.all(noise < std)  # attack-aware calibration needs less noise (seed paper, Figure 4)
+    assert np.all(noise < std)  # attack-aware calibration needs less noise (Kulynych et al. 2024, Figure 4)
     _not_blank(_pixels(fig))
 
 
@@ -112,7 +112,7 @@ def _inside_figure(fig, artist):
 
 
 def test_diagonal_is_labelled_perfect_privacy():
-    """beta = 1 - alpha is random guessing: perfect privacy, not "no privacy" (issue 21)."""
+    """beta = 1 - alpha is random guessing: perfect privacy, not "no privacy"."""
     pl = dpax.dpsgd(1.0, 0.01, 100, grid_step=STEP)  # test_gdp_fit_content's (its kernels)
     for fig in (plot.tradeoff_curves(pl), plot.gdp_fit(pl)):
         labels = [line.get_label() for line in fig.axes[0].get_lines()]

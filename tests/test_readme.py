@@ -194,7 +194,7 @@ _VALUE_START = re.compile(r"""-?\d|\.\d|[\[({'"]|array\(|(?:True|False|None)\b|[
 def shown_value(comment: str) -> str | None:
     """The value a ``# ...`` comment shows, or None when it shows none: the text after the last
     ``->`` (or the whole comment), when it starts like a value; an explanation in parentheses
-    after a space is cut off (``0.95508, True (the lecture's example)`` -> ``0.95508, True``)."""
+    after a space is cut off (``0.95508, True (the audit's example)`` -> ``0.95508, True``)."""
     text = comment.lstrip("#").strip()
     if "->" in text:
         text = text.rsplit("->", 1)[1].strip()

@@ -1,7 +1,9 @@
-"""Every risk target, on the Gaussian mechanism, against its closed form (seed paper App. B:
-Corollaries B.3 / B.4, the analytic Gaussian of Balle & Wang; Table 1 for accuracy and PPV;
-Dong et al. for GDP), and tightness at the requested grid both ways: the returned noise meets
-the target, 0.5% less noise does not. Closed forms are computed here with scipy alone."""
+"""Every risk target, on the Gaussian mechanism, against its closed form (Kulynych, Gomez,
+Kaissis, du Pin Calmon and Troncoso, "Attack-aware noise calibration for differential privacy",
+NeurIPS 2024, App. B: Corollaries B.3 / B.4, the analytic Gaussian of Balle & Wang; Table 1 for
+accuracy and PPV; Dong et al. for GDP), and tightness at the requested grid both ways: the
+returned noise meets the target, 0.5% less noise does not. Closed forms are computed here with
+scipy alone."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Audit bounds from attack counts: Clopper-Pearson against scipy, the lecture's worked
-example, the epsilon / mu lower bounds against their definitions, and their coverage."""
+"""Audit bounds from attack counts: Clopper-Pearson against scipy, the audit example of
+Tramèr et al. (2022), the epsilon / mu lower bounds against their definitions, and their coverage."""
 
 from __future__ import annotations
 
@@ -38,26 +38,28 @@ def test_clopper_pearson_broadcasts_and_returns_floats():
     assert lo.shape == hi.shape == (2, 3) and np.all(lo < hi)
 
 
-def test_lecture_worked_example_is_contradicted():
-    """Lecture "Privacy Auditing": claimed (0.21, 1e-5)-DP, TPR 4.922%, FPR 0.174% over 100k
-    trials each. The lecture names the FNR 0.95078 alpha and the FPR 0.00174 beta; its limits
-    alpha+ <= 0.95509 and 0.00274 (the upper end of beta's interval) at p = 1e-10 are
-    Clopper-Pearson limits at 1e-10 split over the two sides (5e-11 each), which is exactly
-    what ``audit`` uses at joint confidence 1 - 1e-10 (union bound over the two rates)."""
+def test_tramer_audit_example_is_contradicted():
+    """The audit in Tramèr, Terzis, Steinke, Song, Jagielski and Carlini, "Debugging
+    differential privacy: a case study for privacy auditing" (2022): claimed (0.21, 1e-5)-DP,
+    TPR 4.922%, FPR 0.174% over 100k trials each. With the FNR 0.95078 as alpha and the FPR
+    0.00174 as beta, the limits alpha+ <= 0.95509 and 0.00274 (the upper end of beta's
+    interval) at p = 1e-10 are Clopper-Pearson limits at 1e-10 split over the two sides
+    (5e-11 each), which is exactly what ``audit`` uses at joint confidence 1 - 1e-10 (union
+    bound over the two rates)."""
     fp, n_neg, fn, n_pos = 174, 100_000, 100_000 - 4922, 100_000
-    # the lecture's point-estimate bound: beta >= max(1 - d - e^eps a, (1 - d - a) / e^eps) at a = 0.95078
+    # the point-estimate bound: beta >= max(1 - d - e^eps a, (1 - d - a) / e^eps) at a = 0.95078
     assert A.epsilon_delta_tradeoff(0.95078, 0.21, 1e-5) == pytest.approx(0.03988885074, abs=1e-10)
     r = A.audit(fp, n_neg, fn, n_pos, confidence=1 - 1e-10, claim_epsilon=0.21, claim_delta=1e-5)
     assert r.fnr == pytest.approx(0.95078) and r.fpr == pytest.approx(0.00174)
-    assert r.fnr_upper == pytest.approx(0.95508, abs=1e-5)   # lecture: alpha+ <= 0.95509
-    assert r.fpr_upper == pytest.approx(0.00274, abs=1e-5)   # lecture: 0.00274
+    assert r.fnr_upper == pytest.approx(0.95508, abs=1e-5)   # alpha+ <= 0.95509
+    assert r.fpr_upper == pytest.approx(0.00274, abs=1e-5)   # beta's upper end 0.00274
     # (0.21, 1e-5)-DP needs the other rate >= 0.036 at alpha+; the upper limit is 0.00274
     assert r.required_fpr == pytest.approx(np.exp(-0.21) * (1 - 1e-5 - r.fnr_upper), rel=1e-12)
     assert 0.036 < r.required_fpr < 0.037
     assert r.fpr_upper < r.required_fpr / 10
     assert r.contradicted is True
     assert r.epsilon_lower > 2.7  # what the counts do prove, at delta = 1e-5
-    # strictly one-sided limits at p = 1e-10 each are a little tighter (not the lecture's)
+    # strictly one-sided limits at p = 1e-10 each are a little tighter (not the union bound's)
     assert A.clopper_pearson(fn, n_pos, 1 - 1e-10, "upper")[1] == pytest.approx(0.9550138, abs=1e-7)
     assert A.clopper_pearson(fp, n_neg, 1 - 1e-10, "upper")[1] == pytest.approx(0.0027259, abs=1e-7)
     # a weaker claim survives the same counts

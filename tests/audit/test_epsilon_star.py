@@ -139,7 +139,7 @@ def test_parametric_bias_on_gaussian_losses_is_documented():
 
 #: Exact Epsilon* at delta = 1e-5 of train losses Gamma(2, 5) vs held-out Gamma(2 + d, 5):
 #: over all thresholds, and with both rates kept in [delta, 1 - delta] (the window the
-#: parametric method uses; the issue's "exact 4.32" at d = 1).
+#: parametric method uses; the README's "exact 4.32" at d = 1).
 EXACT_FULL = {1: 5.55179, 2: 11.91501, 3: 18.63667}
 EXACT_WINDOW = {1: 4.31921, 2: 6.61730, 3: 8.04021}
 

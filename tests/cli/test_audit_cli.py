@@ -13,9 +13,10 @@ import pytest
 import dpax
 from dpax.cli import main
 
-LECTURE = ["audit", "--false-positives", "174", "--negatives", "100000", "--false-negatives", "95078",
-           "--positives", "1e5", "--confidence", "0.9999999999", "--claim-epsilon", "0.21", "--claim-delta", "1e-5",
-           "--no-cache"]
+# the counts of the audit in Tramèr et al. (2022)
+TRAMER_AUDIT = ["audit", "--false-positives", "174", "--negatives", "100000", "--false-negatives", "95078",
+                "--positives", "1e5", "--confidence", "0.9999999999", "--claim-epsilon", "0.21", "--claim-delta", "1e-5",
+                "--no-cache"]
 
 
 def run_json(argv, capsys):
@@ -32,15 +33,15 @@ def run_error(argv, capsys):
     return err
 
 
-def test_audit_lecture_example(capsys):
-    r = run_json(LECTURE, capsys)
+def test_audit_tramer_example(capsys):
+    r = run_json(TRAMER_AUDIT, capsys)
     lib = dpax.audit.audit(174, 100000, 95078, 100000, confidence=1 - 1e-10, claim_epsilon=0.21, claim_delta=1e-5)
     assert r["contradicted"] is True
     assert r["fnr_upper"] == lib.fnr_upper and r["fpr_upper"] == lib.fpr_upper
     assert r["fnr_upper"] == pytest.approx(0.95508, abs=1e-5) and r["fpr_upper"] == pytest.approx(0.00274, abs=1e-5)
     assert r["required_fpr"] == pytest.approx(0.0364, abs=1e-4)
     assert r["epsilon_lower"] == lib.epsilon_lower and r["delta"] == 1e-5
-    assert main(LECTURE) == 0
+    assert main(TRAMER_AUDIT) == 0
     text = capsys.readouterr().out
     assert "CONTRADICTED" in text and "0.955082" in text
 

@@ -1,4 +1,4 @@
-"""Certified brackets on the command line (issue 22): ``dpax curve`` and ``dpax gdp`` print each
+"""Certified brackets on the command line: ``dpax curve`` and ``dpax gdp`` print each
 number with the optimistic side of its bracket, ``--no-bounds`` drops it, ``--accuracy`` chooses
 the grid.
 

@@ -1,10 +1,10 @@
-"""A row's answer does not depend on the other rows of its batch (issue 21; DESIGN.md,
-Conventions): each row is built on its own support length, composed on its own Chernoff
-window, FFT length and placement, so that beta, advantage, epsilon, delta and mu / regret
-of a row in a batch beside rows of very different width equal its answers alone to 1e-12
-relative (observed: identical, or within an ulp). Before, a narrow row in a wide batch took
-the batch's support, Chernoff parameters and FFT length: epsilon moved by ~2e-9, delta at
-large epsilon (FFT round-off booked on the +inf atom) by 100%, mu by 7e-6."""
+"""A row's answer does not depend on the other rows of its batch: each row is built on its
+own support length, composed on its own Chernoff window, FFT length and placement, so that
+beta, advantage, epsilon, delta and mu / regret of a row in a batch beside rows of very
+different width equal its answers alone to 1e-12 relative (observed: identical, or within an
+ulp). A narrow row that took a wide batch's support, Chernoff parameters and FFT length would
+move epsilon by ~2e-9, delta at large epsilon (FFT round-off booked on the +inf atom) by 100%
+and mu by 7e-6."""
 
 from __future__ import annotations
 
@@ -46,9 +46,9 @@ def _assert_rows_as_alone(batch, alone_rows, mu=True):
 # test_constructions_answer_as_alone below
 @pytest.mark.slow
 def test_dpsgd_rows_of_very_different_width_answer_as_alone():
-    """The issue's row (1.685, 0.01, 20) beside rows up to 20 times wider; at grid 1e-3 the
-    same holds in test_composition's narrow-row test. (Three rows since issue 19: a fourth,
-    (0.3, 0.01, 20), only added a middle width and its own kernels.)"""
+    """A narrow row (1.685, 0.01, 20) beside rows up to 20 times wider; at grid 1e-3 the
+    same holds in test_composition's narrow-row test. (Three rows: a fourth of middle width
+    would only add kernels of its own.)"""
     noise, rate, steps = [1.685, 4.0, 0.8], [0.01, 0.001, 0.5], [20, 200, 50]
     batch = dpax.dpsgd(noise, rate, steps, grid_step=1e-2)
     alone = [dpax.dpsgd(s, p, t, grid_step=1e-2) for s, p, t in zip(noise, rate, steps)]

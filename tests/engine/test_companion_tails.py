@@ -1,4 +1,4 @@
-"""The optimistic companion's far tails (issue 22): the tilted composition.
+"""The optimistic companion's far tails: the tilted composition.
 
 A composed companion's small sides (X above 0, Y below 0) come from the tilted laws
 X e^(theta x), Y e^(-theta x) composed in the same FFT (:mod:`dpax._engine.optimistic`). These
@@ -88,8 +88,9 @@ def test_mu_bracket_holds_the_truth_and_is_narrow():
 
 
 def test_dpsgd_mu_bracket_is_narrow():
-    """DP-SGD at a coarse grid: the mu bracket's width is the grid's effect (the old ratio
-    bound left 0.013 at grid 1e-3 with 10^4 steps; see the slow test for the issue's case)."""
+    """DP-SGD at a coarse grid: the mu bracket's width is the grid's effect (a ratio bound
+    would leave 0.013 at grid 1e-3 with 10^4 steps; the slow test below runs sigma 1, p 1e-3,
+    10^4 steps at grid 1e-4)."""
     pl = dpax.dpsgd(1.0, 0.01, 200, grid_step=1e-2)
     mu_opt = dpax.gdp.mu_and_regret(pl.bounds())[0]
     mu_safe = dpax.gdp.mu_and_regret(pl)[0]
@@ -98,7 +99,7 @@ def test_dpsgd_mu_bracket_is_narrow():
 
 @pytest.mark.slow
 def test_dpsgd_mu_bracket_at_grid_1e4():
-    """The issue's DP-SGD (sigma 1, p 1e-3, 10^4 steps) at grid 1e-4."""
+    """The README's DP-SGD (sigma 1, p 1e-3, 10^4 steps) at grid 1e-4."""
     pl = dpax.dpsgd(1.0, 1e-3, 10_000, grid_step=1e-4)
     mu_opt = dpax.gdp.mu_and_regret(pl.bounds())[0]
     mu_safe = dpax.gdp.mu_and_regret(pl)[0]
@@ -158,8 +159,8 @@ def _alone_and_batch():
 
 @pytest.mark.slow
 def test_companion_mu_batch_independence():
-    """The companion rows above, through the mu kernel (~4 s of its own kernels, slow since
-    issue 19). Default guarantee: the companion's rows are checked as alone by
+    """The companion rows above, through the mu kernel (~4 s of its own kernels, so slow).
+    Default guarantee: the companion's rows are checked as alone by
     test_companion_batch_independence, and the mu kernel's rows as alone by
     tests/engine/test_composition.py::test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails."""
     alone, batch = _alone_and_batch()

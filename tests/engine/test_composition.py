@@ -166,8 +166,8 @@ def test_factors_listed_one_by_one_equal_counted_factors():
 
 def test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails():
     """A narrow row beside a 50 times wider one must not pick up round-off beyond its own
-    Chernoff window (it used to: mu 16% too high, regret 0.0007 for ~0). Each row now has
-    its own support, window and FFT length (issue 21): its numbers are those it has alone,
+    Chernoff window (which would make mu 16% too high, regret 0.0007 for ~0). Each row has
+    its own support, window and FFT length: its numbers are those it has alone,
     to 1e-12 (observed: identical). The narrow row (640 points) has the mu kernel of
     tests/engine/test_companion_tails.py::test_dpsgd_mu_bracket_is_narrow (1024 points, rows
     padded to a power of two; sample rate 0.001, 384 points, compiled one of its own), the wide

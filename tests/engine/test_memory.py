@@ -1,5 +1,4 @@
-"""The working-memory budget is a ceiling on peak memory, and rows are chunked under it
-(issue 21).
+"""The working-memory budget is a ceiling on peak memory, and rows are chunked under it.
 
 Every kernel's peak is estimated before it runs (construction, the composition's Chernoff
 window, the FFT composition, the analysis kernels); a call over the budget is refused with
@@ -34,10 +33,10 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024)
 
 
 def test_the_budget_bounds_the_peak_before_the_error():
-    """The issue's call, 10 times coarser, under a 0.25 GiB budget: the single step (1e6
-    points) fits, the million-fold composition does not. Before, the Chernoff window built an
-    (n, 48) table first (peak 0.9 GiB over the process's baseline); now the peak stays
-    within the budget (plus ~0.15 GiB of compiler memory), and the error names num_steps."""
+    """A million-step composition, under a 0.25 GiB budget: the single step (1e6 points)
+    fits, the million-fold composition does not. The peak stays within the budget (plus
+    ~0.15 GiB of compiler memory; the Chernoff window builds no (n, 48) table, which would
+    peak at 0.9 GiB over the process's baseline), and the error names num_steps."""
     env = {**os.environ, "DPAX_MEMORY_LIMIT_GB": "0.25"}
     run = subprocess.run([sys.executable, "-c", _PEAK], env=env, capture_output=True, text=True, timeout=600)
     message, peak = run.stdout.strip().splitlines()

@@ -145,7 +145,7 @@ def test_calibration_chunks_a_batch_that_does_not_fit(monkeypatch):
         return out, used
 
     monkeypatch.setattr(sharding, "map_chunks", spy)
-    from dpax._engine import composition  # the engine splits a composition itself (issue 21)
+    from dpax._engine import composition  # the engine splits a composition itself
     fft_rows = []
     real_fft = composition.fft_compose_kernel
     monkeypatch.setattr(composition, "fft_compose_kernel",
@@ -154,7 +154,7 @@ def test_calibration_chunks_a_batch_that_does_not_fit(monkeypatch):
     assert any(used < n for n, used in seen) or min(fft_rows) < max(n for n, _ in seen)  # it really was split
     assert np.array_equal(chunked.noise_multiplier, whole.noise_multiplier)
     assert list(chunked.status) == list(whole.status)
-    # the plain call runs such a batch in chunks of rows (issue 21) instead of refusing it: 12
+    # the plain call runs such a batch in chunks of rows instead of refusing it: 12
     # copies of the first row, composed 10 rows at a time (3 kernels; 24 rows of noise 0.3
     # to 0.36, grouped by length and never over the budget, took 13)
     fft_rows.clear()

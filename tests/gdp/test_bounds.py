@@ -22,7 +22,7 @@ from dpax.gdp import mu_regret as gdp_mu_regret
 def dpsgd_corner():
     """A DP-SGD curve whose Eq. 29 max sits far into the corner (FNR ~ 1 - 1e-6) at grid 1e-4,
     shared by the three block-bound tests below, so that its construction and mu kernels
-    compile once for the module (issue 19): (2.0, 0.1, 400), the row of _dpsgd_corner_rows()
+    compile once for the module: (2.0, 0.1, 400), the row of _dpsgd_corner_rows()
     that alone passes every check of these tests (the short (3.0, 0.001, 400) row, 5 blocks,
     would leave the "at most 8 blocks" checks nothing to fail on); its mu kernel's shape,
     one row of 262144 points, is tests/gdp/test_gdp.py's too."""
@@ -73,7 +73,7 @@ def test_eq29_fast_path_bounds_the_exact_max(which, dpsgd_corner):
             assert np.any(2 * error > gdp.MU_ROUNDING * fast)  # some row needs the complementary sums
 
 
-# the other curves are slow since issue 19 (their own grid-1e-4 tables and kernels); the default
+# the other curves are slow (their own grid-1e-4 tables and kernels); the default
 # run keeps soundness and tightness on DP-SGD here, the pruning kernel's mu equal to the exact max
 # (test_eq29_fast_path_bounds_the_exact_max[dpsgd]) and exact on small mu
 # (tests/gdp/test_gdp.py::test_small_mu_is_exact_to_the_grid[200.0-0.0001])

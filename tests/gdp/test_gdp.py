@@ -304,7 +304,7 @@ def test_batch_is_one_call_and_matches_rows():
 
 
 def test_rows_run_in_chunks_within_the_memory_budget(monkeypatch):
-    """Rows are independent (issue 21): under a budget that holds two rows, a 4-row batch runs
+    """Rows are independent: under a budget that holds two rows, a 4-row batch runs
     as two kernel calls of two rows each, with answers bit-identical to the whole batch's;
     a budget below one row is a MemoryBudgetError naming mu_and_regret. (The batch: _rows(),
     distinct rows whose construction compiles nothing of its own.)"""

@@ -1,4 +1,4 @@
-"""Certified brackets of mu and of the regret (issue 22): ``gdp.mu_and_regret(pl, bounds=True)``.
+"""Certified brackets of mu and of the regret: ``gdp.mu_and_regret(pl, bounds=True)``.
 
 mu's bracket is [mu(companion), mu(pl)]; the regret's is [Delta(h_s, f_{mu_o}),
 upper bound of Delta(h_o, f_{mu_s})] (:func:`dpax.gdp.mu_regret.regret_bracket`). Truths:
@@ -67,7 +67,7 @@ def test_composed_gaussian_regret_is_zero(sigma, steps, step):
     assert mu.width < 1e-3 and regret.optimistic == 0.0 and 0.0 < regret.safe < 1e-5
 
 
-# (1.0, 0.01, 1e-2) is slow since issue 19: the default (1.0, 0.3, 1e-2) and (0.8, 0.1, 1e-3) keep both grids
+# (1.0, 0.01, 1e-2) is slow (kernels of its own): the default (1.0, 0.3, 1e-2) and (0.8, 0.1, 1e-3) keep both grids
 @pytest.mark.parametrize("sigma,p,step", [pytest.param(1.0, 0.01, 1e-2, marks=pytest.mark.slow), (1.0, 0.3, 1e-2),
                                           (0.8, 0.1, 1e-3)])
 def test_subsampled_step_truth_inside(sigma, p, step):

@@ -1,4 +1,4 @@
-"""A sweep's answers do not depend on ``--batch-size`` (issue 21): a row is computed on its
+"""A sweep's answers do not depend on ``--batch-size``: a row is computed on its
 own support, window and FFT length whatever rows share its batch, so batches of 1 and 64
 rows give every output column to float round-off (1e-12 relative; observed: identical)."""
 
@@ -24,7 +24,7 @@ def _rows(path):
 
 
 #: rows of very different support width side by side (0.3 x 20 steps is ~30 times wider than
-#: 4.0 x 200 at p = 0.001), the issue's 1.685 / 0.01 / 20 among them, with two alphas and two
+#: 4.0 x 200 at p = 0.001), the narrow 1.685 / 0.01 / 20 among them, with two alphas and two
 #: deltas in the batch
 ROWS = ["1.685,0.01,20,0.01,1e-5", "0.3,0.01,20,0.1,1e-5", "4.0,0.001,200,0.1,1e-8"]
 #: two more rows of middle widths (and two more alphas and deltas): each row alone compiles

@@ -13,7 +13,7 @@
 # limitations under the License.
 # ==============================================================================
 # Adapted from dp-accounting 0.6.0, dp_accounting/privacy_accountant_test.py (https://github.com/google/differential-privacy),
-# Apache License 2.0 (kept above). Unchanged but for this note: the peer's base class of accountant tests,
+# Apache License 2.0 (kept above). Unchanged but for this note: the upstream test suite's base class of tests,
 # kept outside pytest's collection (no test_ prefix) and imported by test_pld_privacy_accountant.py.
 """Abstract base class for tests of `PrivacyAccountant` classes.
 

@@ -1,8 +1,9 @@
 # Adapted from gdpnum 0.1.2, tests/test_converter.py (https://github.com/Felipe-Gomez/gdp-numeric),
-# MIT License, Copyright (c) 2025 Felipe-Gomez. Only the import lines are changed: the suite
-# runs against dpax.compat.gdpnum exactly as gdpnum's users would call it. Issue 19: each test
-# function keeps one default case (mu = 1 / b = 1 / eps = 1, whose kernels the cases share); the
-# peer's other parameters run with `-m slow` (test_get_beta's are all mu = 1: the peer overwrites it).
+# MIT License, Copyright (c) 2025 Felipe-Gomez. Only the import lines are changed, and slow marks
+# added: the suite runs against dpax.compat.gdpnum exactly as gdpnum's users would call it. Each
+# test function keeps one default case (mu = 1 / b = 1 / eps = 1, whose kernels the cases share);
+# the upstream test suite's other parameters run with `-m slow` (test_get_beta's are all mu = 1:
+# the upstream test suite overwrites it).
 import numpy as np
 import pytest
 

@@ -68,7 +68,7 @@ def _gdp_evaluator(noise):
 
 @pytest.mark.parametrize("beta", [0.3, 0.6])
 def test_calibrate_parameter_err_rates_meets_target(beta):
-    exact = 1.0 / (norm.ppf(0.9) - norm.ppf(beta))  # seed paper, Corollary B.4
+    exact = 1.0 / (norm.ppf(0.9) - norm.ppf(beta))  # Kulynych et al. 2024, Corollary B.4
     target = riskcal.calibration.CalibrationTarget(kind="err_rates", alpha=0.1, beta=beta)
     # riskcal's default bounds start at 0, where this evaluator must not be called
     res = riskcal.calibration.calibrate_parameter(_gdp_evaluator, target, riskcal.calibration.CalibrationConfig())
