@@ -267,7 +267,8 @@ def _opacus_epsilon(noise, rate, steps, delta):
 
 
 def composed_gaussian(rec: Recorder, sigma, steps, grid):
-    """T-fold Gaussian: exact mu-GDP reference for beta and epsilon (DESIGN.md, oracles)."""
+    """T-fold Gaussian: exactly mu-GDP with mu = sqrt(T) / sigma, so beta and epsilon have
+    closed forms (Dong, Roth & Su) to check every library against."""
     import dpax
 
     mu = np.sqrt(steps) / sigma
