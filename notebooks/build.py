@@ -50,9 +50,10 @@ NB1 = [
     ("md", """\
 # Attack-aware noise calibration: Figures 3a, 4 and 5
 
-Reproduces, with dpax, the DP-SGD experiments of *Attack-Aware Noise Calibration for
-Differential Privacy* (seed paper, Sections 3.1-4 and Figure 5): DP-SGD with sample rate
-p = 0.001, T = 10,000 steps, standard calibration at delta* = 1e-5.
+Reproduces, with dpax, the DP-SGD experiments of Kulynych, Gomez, Kaissis, du Pin Calmon and
+Troncoso, *Attack-Aware Noise Calibration for Differential Privacy* (NeurIPS 2024; Sections
+3.1-4 and Figure 5): DP-SGD with sample rate p = 0.001, T = 10,000 steps, standard calibration
+at delta* = 1e-5.
 
 * **Figure 3a**: noise from calibrating directly to an advantage target eta* in [0.01, 0.25] vs
   standard calibration (epsilon from Proposition 2.6: eta <= (e^eps - 1 + 2 delta) / (e^eps + 1)).
@@ -207,8 +208,9 @@ NB2 = [
     ("md", """\
 # Gaussian-DP reporting: Table 3, De et al.'s mu, Table 2 and the Figure 3 regret sweep
 
-Reproduces, with dpax, the numbers of *(epsilon, delta) Considered Harmful: Best Practices for
-Reporting Differential Privacy Guarantees* (the GDP paper):
+Reproduces, with dpax, the numbers of Gomez, Kulynych, Kaissis, Hayes, Balle and Honkela,
+*(epsilon, delta) Considered Harmful: Best Practices for Reporting Differential Privacy
+Guarantees* (2025):
 
 * **Table 3**: mu of the Gaussian mechanism that is exactly (epsilon, delta)-DP, to 2 decimals.
 * **De et al. (2022)**: DP-SGD with sigma = 9.4, p = 2^14 / 50000, T = 2000 (CIFAR-10
@@ -348,8 +350,8 @@ for s, p_, t in [(4.0, rates[-1], 2000), (2.0, rates[1], 400), (1.0, rates[0], 1
     ("md", """\
 Where dpax's mu exceeds gdpnum's, the printed FPR range shows dpax's trade-off curve dipping
 below gdpnum's f_mu at low FPR: on dpax's curve (exact grid masses from the mechanism's loss
-CDFs, see DESIGN.md) gdpnum's mu is not a valid lower bound there, so dpax reports the larger,
-safe mu. This moves the regret values of the sweep for small sigma, not the shape of Figure 3."""),
+CDFs, see the dpax README, Accuracy) gdpnum's mu is not a valid lower bound there, so dpax
+reports the larger, safe mu. This moves the regret values of the sweep for small sigma, not the shape of Figure 3."""),
     ("code", '''\
 # The text's claims, checked on the sweep
 more_steps = np.mean([np.all(np.diff(regret[s], axis=0) <= 1e-4, axis=0).mean() for s in sigmas])
@@ -389,8 +391,8 @@ NB3 = [
     ("md", """\
 # Epsilon*: the Appendix 8.1 simulation
 
-Reproduces, with `dpax.audit.epsilon_star`, the simulation of *Epsilon\\*: Privacy Metric for
-Machine Learning Models*, Appendix 8.1: training losses ~ Gamma(k1 = 2, theta = 5), held-out
+Reproduces, with `dpax.audit.epsilon_star`, the simulation of Negoescu et al., *Epsilon\\*:
+Privacy Metric for Machine Learning Models* (PPAI workshop at AAAI 2024), Appendix 8.1: training losses ~ Gamma(k1 = 2, theta = 5), held-out
 losses ~ Gamma(2 + d, 5), d in {0, 1, 2, 3}, sample sizes n in {1e3, 1e4, 1e5}, 10 repetitions;
 Epsilon* from the empirical CDFs (rates kept in (0.001, 0.999)) and from Gaussian fits to the
 transformed losses (rates in (delta, 1 - delta)); delta = 1e-5.
@@ -482,7 +484,7 @@ undershoot shrinks only slowly with n (see `dpax.audit.epsilon_star`'s documenta
 ]
 
 # ---------------------------------------------------------------------------------------------
-# 04: certified error bars (issue 22): bracket width against grid step and num_steps
+# 04: certified error bars: bracket width against grid step and num_steps
 # ---------------------------------------------------------------------------------------------
 
 NB4 = [
@@ -586,9 +588,8 @@ ax.legend(); plt.show()
 we_t = np.array([steps_rows[t][1].width for t in STEPS])
 print(f"epsilon(1e-5)'s width grows with T (log-log slope {np.polyfit(np.log(ts), np.log(we_t), 1)[0]:.2f}), "
       "beta's stays small: composition adds the per-step rounding")
-if FULL and any("INVERTED" in mu_text(steps_rows[t][2]) for t in STEPS):
-    print("An INVERTED mu bracket (the companion's mu above the safe mu beyond rounding) contradicts the guarantee: "
-          "a dpax bug, reported (issue 22); beta's and epsilon's brackets are asserted above.")"""),
+if FULL:  # mu's bracket is ordered too: the companion's mu is at most the safe mu, up to rounding
+    assert not any("INVERTED" in mu_text(steps_rows[t][2]) for t in STEPS)"""),
     ("md", "## The noise a coarse grid costs"),
     ("code", """\
 target = dpax.targets.ErrRates(alpha=0.1, beta=0.5)   # the README's quick start
