@@ -76,3 +76,60 @@ def test_public_functions_have_examples():
             if ">>>" not in (obj.__doc__ or ""):
                 missing.append(f"{mod.__name__}.{name}")
     assert not missing, missing
+
+
+# -- the API reference (docs/build_docs.py, pdoc) ----------------------------------------------
+
+
+def _build_docs():
+    """docs/build_docs.py as a module (skipped without pdoc, the `docs` and `test` extras')."""
+    pytest.importorskip("pdoc")
+    pytest.importorskip("typing_extensions")
+    import importlib.util
+
+    path = SRC.parent / "docs" / "build_docs.py"
+    spec = importlib.util.spec_from_file_location("dpax_build_docs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_api_reference_renders_args_as_lists_and_types_by_name(tmp_path):
+    """Two modules of the reference (~1 s; the whole of it is the slow test below): no pdoc
+    warning, Google-style Args / Returns as lists and headings (not one paragraph), ArrayLike
+    by its name (not NumPy's Union), a NamedTuple's fields resolved (dpax.gdp.MuRegret), and
+    dpax's own namespaces as they were."""
+    import numpy.typing
+
+    import dpax
+
+    build_docs = _build_docs()
+    assert build_docs.build(tmp_path, ["dpax.targets", "dpax.gdp"], show_source=False) == []
+    targets = (tmp_path / "dpax" / "targets.html").read_text(encoding="utf-8")
+    assert '<h6 id="arguments">Arguments:</h6>' in targets and "<li><strong>alpha:</strong>" in targets
+    assert '<h6 id="returns">Returns:</h6>' in targets and "<p>Args:" not in targets
+    assert "ArrayLike" in targets and "_array_like" not in targets and "Union[" not in targets
+    gdp = (tmp_path / "dpax" / "gdp.html").read_text(encoding="utf-8")
+    assert 'id="MuRegret.__init__"' in gdp and "_array_like" not in gdp
+    assert dpax.targets.ArrayLike is numpy.typing.ArrayLike  # put back after the build
+
+
+def test_literal_blocks_become_code_blocks():
+    build_docs = _build_docs()
+    text = "Switching backend is one import line::\n\n    import a\n\n    b = 1\n\nAfter."
+    assert build_docs.literal_blocks_as_code(text) == (
+        "Switching backend is one import line:\n\n```python\nimport a\n\nb = 1\n```\n\nAfter.")
+    assert build_docs.literal_blocks_as_code("No marker: x.\n\n    code") == "No marker: x.\n\n    code"
+
+
+# slow (~9 s: every module, source included); default sibling:
+# test_api_reference_renders_args_as_lists_and_types_by_name (the same build on two modules)
+@pytest.mark.slow
+def test_api_reference_builds_without_warnings(tmp_path):
+    build_docs = _build_docs()
+    assert build_docs.build(tmp_path) == []
+    pages = list(tmp_path.rglob("*.html"))
+    assert len(pages) > 20
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        assert "_array_like" not in html and "::</p>" not in html, page
