@@ -219,6 +219,14 @@ def composed_slack(slacks, counts) -> Slack:
 #: ~(T + log2 n) x 2.2e-16 x ||law||_2 / sqrt(n) (Parseval). Each point is allowed
 #: FFT_ULPS times that (measured round-off: ~10 times below the model's value).
 FFT_ULPS = 16.0
+#: The round-off model is first order in the steps T: a spectrum raised to the power T carries
+#: (1 + u)^T - 1 = T u (1 + T u / 2 + ...), which the model's margin covers while
+#: FFT_ULPS x 2.2e-16 x T <= 1 (T up to 2.8e14). Beyond, the composed companion's masses are
+#: no longer bounded (2**53 steps of DP-SGD at p = 1e-12 gave a total mass of 1e110 and an
+#: epsilon above the safe one); such a row becomes the pair of the constant map (all of P and
+#: Q on one label, the point nearest the loss 0): a post-processing of any mechanism, whose
+#: curve beta = 1 - alpha lies above every curve (advantage, epsilon and delta(eps >= 0) 0).
+ROUNDOFF_STEPS_MAX = 1.0 / (FFT_ULPS * 2.2e-16)
 
 
 @jax.jit
@@ -260,6 +268,10 @@ def _reclose(comp, ratio, tilted_p, tilted_q, steps, grid_step) -> Pair:
     cut_y = jnp.exp(jnp.minimum(x_lo + ratio, 0.0)) * TAIL_MASS + jnp.exp(jnp.minimum(x_lo, 700.0)) * tilted_q
     pmf_x = pmf_x.at[:, -1].add(jnp.minimum(cut_x, TAIL_MASS))
     pmf_y = pmf_y.at[:, 0].add(jnp.minimum(cut_y, TAIL_MASS))
+    # beyond the round-off model (see ROUNDOFF_STEPS_MAX) the row is the constant map's pair
+    trivial = (steps > ROUNDOFF_STEPS_MAX)[:, None]
+    pmf_x = jnp.where(trivial, jnp.where(at_zero, 1.0, 0.0), pmf_x)
+    pmf_y = jnp.where(trivial, jnp.where(at_zero, 1.0, 0.0), pmf_y)
     zero = jnp.zeros_like(ratio)
     return Pair(pmf_x, pmf_y, pair.offset, zero, zero)
 
@@ -317,6 +329,8 @@ def reclose(comp, slack: Slack, grid_step: float) -> Pair:
     2. The composition kernel's (pessimistic) closing undone: its infinite atoms hold only
        the float64 rounding of 1 - sum (the factors have none) and are set to 0; the
        masses cut by the Chernoff window are booked as in the code.
+    3. A row of more than :data:`ROUNDOFF_STEPS_MAX` composed steps, beyond the round-off
+       model, becomes the constant map's pair (all mass at the point nearest 0).
     """
     args = [jnp.asarray(np.asarray(a, np.float64)) for a in slack]
     host = lambda a, dtype=None: jnp.asarray(np.asarray(a, dtype))
@@ -397,18 +411,55 @@ def _sg_cdfs(sigma, p, offset, grid_step, n):
 
 
 def _sg_split(grid, v0, v1, v2, t0, t1, t2, sigma, p, offset, grid_step):
-    """The masses of :func:`split_map` from the normal laws' cells, mixed linearly (every
-    term non-negative: relative precision kept)."""
+    """The masses of :func:`split_map` from the normal laws' cells c_k, mixed linearly.
+
+    Each label's share of a cell [a, b] is a combination of the three laws' cell masses
+    whose coefficients are formed in closed form (:func:`split_coefficients`), not as a
+    difference of two mixed masses: at a small sample rate (p = 1e-12) the P-mass sent to
+    b near the loss 0, (e^-a Q - P)(cell) / (e^h - 1) = (-p' c_0 + p c_1) / (e^h - 1), is
+    a difference of two masses near 1/2 of which only ~p of each differs; formed as
+    e^-a Q(cell) - P(cell) it kept ~1e-16 / h of absolute error (5e-10 at h = 1e-7, beside
+    risks of 1e-12), here it keeps the relative precision of c_0 and c_1."""
     (c0, f0, l0), (c1, f1, l1), (c2, _, _) = (normal_cells(v, t) for v, t in ((v0, t0), (v1, t1), (v2, t2)))
-    (wq0, wq1), w_r = three_law_weights(sigma[:, None], p[:, None])
+    (wq0, wq1), _ = three_law_weights(sigma[:, None], p[:, None])
     wq0, wq1 = jnp.exp(wq0), jnp.exp(wq1)
-    a = grid[:, :-1]
+    p_up, p_down, q_up, q_down = split_coefficients(grid[:, :-1], grid_step, sigma[:, None], p[:, None])
+    mix = lambda coef: sum(k * c for k, c in zip(coef, (c0, c1, c2)))
     q_cell = wq0 * c0 + wq1 * c1
-    r_scaled = sum(jnp.exp(wk - a) * c for wk, c in zip(w_r, (c0, c1, c2)))  # e^-a (Q^2/P)(cell)
     first, last = (f0, wq0 * f0 + wq1 * f1), (l0, wq0 * l0 + wq1 * l1)
-    pair = split_map(grid_step, (c0, q_cell, jnp.exp(-a) * q_cell, r_scaled), first, last, offset)
+    pair = split_map(grid_step, (c0, q_cell), (mix(p_up), mix(p_down), mix(q_up), mix(q_down)), first, last, offset)
     survival = lambda v, t: jnp.where(v < 0, 1.0 - t, t)
     return fold_top(pair, wq0 * survival(v0, t0) + wq1 * survival(v1, t1))
+
+
+def split_coefficients(a, grid_step, sigma, p):
+    """Coefficients of the cell masses (c_0, c_1, c_2) of N(k, s^2) in the four numerators
+    of :func:`split_map` on the cells [a, b = a + h] (each a tuple of three arrays):
+
+        P-mass to b:  (e^-a Q - P)(cell)      = alpha_0 c_0 + alpha_1 c_1
+        P-mass to a:  (e^h P - e^-a Q)(cell)  = alpha'_0 c_0 - alpha_1 c_1
+        Q-mass to b:  (e^-a R - Q)(cell)      = (1 - p) alpha_0 c_0 + beta_1 c_1 + beta_2 c_2
+        Q-mass to a:  (e^h Q - e^-a R)(cell)  = (1 - p) alpha'_0 c_0 + beta'_1 c_1 - beta_2 c_2
+
+    (times e^h - 1), with P = N(0, s^2), Q = (1 - p) P + p N(1, s^2), R = Q^2 / P =
+    (1 - p)^2 N(0, s^2) + 2p(1 - p) N(1, s^2) + p^2 e^(1/s^2) N(2, s^2):
+    alpha_0 = (1 - p) e^-a - 1 = expm1(log(1 - p) - a), alpha'_0 = e^h - (1 - p) e^-a =
+    -e^h expm1(log(1 - p) - b), alpha_1 = p e^-a, beta_1 = p (2 (1 - p) e^-a - 1),
+    beta'_1 = p (e^h - 2 (1 - p) e^-a), beta_2 = p^2 e^(1/s^2 - a). Each is formed with its
+    relative precision (expm1 where it is a difference near 1), so a numerator loses digits
+    only where its terms truly cancel. p = 1 (the Gaussian): alpha_0 = -1, alpha'_0 = e^h."""
+    h = grid_step
+    log1mp, logp = _log1mp(p), jnp.log(p)
+    w0 = jnp.exp(log1mp)
+    e_h = jnp.exp(h)
+    alpha0 = jnp.expm1(log1mp - a)
+    alpha0_down = -e_h * jnp.expm1(log1mp - (a + h))
+    alpha1 = jnp.exp(logp - a)
+    kept = jnp.exp(log1mp - a)  # (1 - p) e^-a
+    beta2 = jnp.exp(2.0 * logp + 1.0 / sigma**2 - a)
+    zero = jnp.zeros_like(a)
+    return ((alpha0, alpha1, zero), (alpha0_down, -alpha1, zero),
+            (w0 * alpha0, p * (alpha0 + kept), beta2), (w0 * alpha0_down, p * (alpha0_down - kept), -beta2))
 
 
 #: :func:`fold_top` ends a companion where the law's Q-survival first falls to this, below
@@ -441,7 +492,7 @@ def _sg(sigma, p, offset, grid_step, n):
     return _sg_split(*_sg_cdfs(sigma, p, offset, grid_step, n=n), sigma, p, offset, grid_step)
 
 
-def split_map(grid_step, cells, first, last, offset) -> Pair:
+def split_map(grid_step, cells, shares, first, last, offset) -> Pair:
     """Masses (rows, n) of the randomised map that sends an output of loss L in the cell
     [a, b] = [x_j, x_{j+1}] to b with probability w = (e^L - e^a) / (e^b - e^a), else to a
     (the same kernel under P and Q: a post-processing), outputs below the first point to
@@ -450,23 +501,29 @@ def split_map(grid_step, cells, first, last, offset) -> Pair:
     With dQ = e^L dP and dR = e^L dQ (R = Q^2 / P): the P-mass sent to b is
     (Q(cell) - e^a P(cell)) / (e^b - e^a), the connect-the-dots pair's own, and the Q-mass
     (R(cell) - e^a Q(cell)) / (e^b - e^a), at most e^b times the P-mass (the
-    connect-the-dots pair's Q-mass, which makes that pair dominate this one). ``cells``:
-    the cells' (rows, n - 1) P-mass, Q-mass, e^-a Q-mass and e^-a (Q^2 / P)-mass;
-    ``first`` and ``last``: the (P, Q) masses (rows, 1) below the first point and above
-    the last.
+    connect-the-dots pair's Q-mass, which makes that pair dominate this one); the masses
+    kept at a are (e^b P(cell) - Q(cell)) / (e^b - e^a) and (e^b Q(cell) - R(cell)) /
+    (e^b - e^a). ``cells``: the cells' (rows, n - 1) P-mass and Q-mass; ``shares``: the four
+    numerators times e^-a, (e^-a Q - P, e^h P - e^-a Q, e^-a R - Q, e^h Q - e^-a R)(cell),
+    each formed on its own (:func:`split_coefficients`) so that a share keeps its relative
+    precision however small (a share taken as the cell's mass less the other would keep
+    only the cell's absolute precision); each is clipped to [0, the cell's mass], the two
+    shares of a cell summing to its mass up to rounding. ``first`` and ``last``: the (P, Q)
+    masses (rows, 1) below the first point and above the last.
     """
-    p_cell, q_cell, q_scaled, r_scaled = cells
+    p_cell, q_cell = cells
+    p_up, p_down, q_up, q_down = shares
     scale = 1.0 / jnp.expm1(grid_step)  # e^-a / (e^b - e^a) = 1 / (e^h - 1)
-    p_hi = jnp.clip((q_scaled - p_cell) * scale, 0.0, p_cell)
-    q_hi = jnp.clip((r_scaled - q_cell) * scale, 0.0, q_cell)
+    share = lambda num, cell: jnp.clip(num * scale, 0.0, cell)
     zero = jnp.zeros_like(p_cell[:, :1])
 
-    def assemble(cells_k, hi, lo_end, hi_end):
-        pmf = jnp.concatenate([cells_k - hi, zero], -1) + jnp.concatenate([zero, hi], -1)
+    def assemble(lo, hi, lo_end, hi_end):
+        pmf = jnp.concatenate([lo, zero], -1) + jnp.concatenate([zero, hi], -1)
         return pmf.at[:, :1].add(lo_end).at[:, -1:].add(hi_end)
 
     none = jnp.zeros(offset.shape, p_cell.dtype)
-    pmf_x, pmf_y = assemble(p_cell, p_hi, first[0], last[0]), assemble(q_cell, q_hi, first[1], last[1])
+    pmf_x = assemble(share(p_down, p_cell), share(p_up, p_cell), first[0], last[0])
+    pmf_y = assemble(share(q_down, q_cell), share(q_up, q_cell), first[1], last[1])
     return Pair(pmf_x, pmf_y, offset, none, none)
 
 
