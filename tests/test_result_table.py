@@ -64,7 +64,7 @@ def test_text_table_shows_the_comparison():
     assert lines[0].split() == ["sample", "rate", "steps", "target", "noise", "standard", "noise", "reduction", "status"]
     assert len(lines) == 5
     assert lines[1].split() == ["0.01", "100", "advantage", "<=", "0.1", "1", "2", "50.0%", "calibrated"]
-    assert lines[4].split() == ["0.02", "1000", "advantage", "<=", "0.1", "-", "2.3", "-", "infeasible"]
+    assert lines[4].split() == ["0.02", "1,000", "advantage", "<=", "0.1", "-", "2.3", "-", "infeasible"]
     assert len({len(line) for line in lines}) == 1  # aligned
     short = r.table(max_rows=2).split("\n")
     assert len(short) == 4 and short[-1].strip() == "... 2 more row(s) of 4 (table(max_rows=None) shows all)"

@@ -7,6 +7,7 @@ matplotlib is imported on first use; the command line (``dpax plot``) uses the A
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy as np
 from . import gdp, targets
 from ._engine import validation as _v
 from ._engine.x64 import float64
-from .calibration import calibrate_dpsgd
+from .calibration import CalibrationResult, calibrate_dpsgd
 from .privacy_loss import PrivacyLoss
 
 #: Figure size of a new figure, in inches (the command line saves PNGs at 150 dpi: 780 x 630 px).
@@ -137,12 +138,37 @@ def gdp_fit(pl, *, log_scale: bool = False, ax=None, points: int = 400, title: s
     return fig
 
 
+def _comparison_targets(target, advantages, alphas, tprs, shape):
+    """The targets of :func:`calibration_comparison` (fields of ``shape``), its series (label,
+    index into the flat targets), the x values and the x label."""
+    if target == "advantage":
+        x = _v.probabilities("advantages", DEFAULT_ADVANTAGES if advantages is None else advantages,
+                             low_open=True, high_open=True).reshape(-1)
+        return (targets.Advantage(x.reshape(shape or x.shape)), [("", slice(None))], x,
+                "target advantage (max TPR - FPR)")
+    if target == "err_rates":
+        a = _v.probabilities("alphas", DEFAULT_ALPHAS if alphas is None else alphas,
+                             low_open=True, high_open=True).reshape(-1)
+        x = _v.probabilities("tprs", DEFAULT_TPRS if tprs is None else tprs, low_open=True, high_open=True).reshape(-1)
+        if x.size and a.size and x.min() <= a.max():
+            raise ValueError(
+                "tprs: every target TPR must exceed every FPR in alphas (random guessing has TPR = FPR, so no "
+                f"finite noise keeps an attack below it); got TPR {x.min():g} at FPR {a.max():g}")
+        aa, xx = (m.reshape(-1) for m in np.meshgrid(a, x, indexing="ij"))
+        tgt = targets.ErrRates(alpha=aa.reshape(shape or aa.shape), beta=(1.0 - xx).reshape(shape or aa.shape))
+        series = [(f"FPR {ai:g}", slice(i * x.size, (i + 1) * x.size)) for i, ai in enumerate(a)]
+        return tgt, series, x, "target attack TPR (1 - beta) at the FPR"
+    raise ValueError(f"target must be 'advantage' or 'err_rates', got {target!r}")
+
+
 @float64
-def calibration_comparison(sample_rate, num_steps, *, target: str = "advantage", advantages=None, alphas=None,
+def calibration_comparison(sample_rate, num_steps=None, *, target: str = "advantage", advantages=None, alphas=None,
                            tprs=None, delta: float = 1e-5, grid_step: float = 1e-3, ax=None, title: str | None = None,
                            progress: bool | None = None):
-    """Noise multiplier from attack-aware vs standard calibration of DP-SGD.
+    """Noise multiplier from attack-aware vs standard calibration of DP-SGD, for one
+    configuration or many.
 
+    One configuration (``sample_rate`` and ``num_steps`` single numbers):
     ``target='advantage'`` (seed paper, Figure 3a): for each advantage in ``advantages``
     (default :data:`DEFAULT_ADVANTAGES`, 0.01..0.25; each in (0, 1)), the smallest noise
     meeting it (Eq. 14) and the noise standard (epsilon, ``delta``) calibration needs for the
@@ -154,33 +180,52 @@ def calibration_comparison(sample_rate, num_steps, *, target: str = "advantage",
     has TPR = FPR, so a lower bound needs infinite noise (``ValueError``). All points are one
     batched calibration (``progress`` as in :func:`dpax.calibrate_dpsgd`).
 
+    Many configurations (``sample_rate`` and ``num_steps`` arrays, broadcast like NumPy: pass
+    ``p[:, None]`` and ``T[None, :]`` for a grid): every configuration is calibrated to every
+    target above in one batched call, and the figure has two panels over the configurations
+    (one tick each, labelled by its sample rate and steps): the noise (attack-aware: solid,
+    standard: dashed; one colour per target) and the noise reduction 1 - noise / standard
+    noise, in percent. A :class:`dpax.CalibrationResult` of a batch computed with
+    ``compare_standard=True`` in place of ``sample_rate`` (no ``num_steps``) is drawn the
+    same way without computing anything: one tick per configuration it records (per row
+    where it records none), one colour per target. ``ax``: None, or with two panels a pair
+    of axes.
+
+    Args:
+        sample_rate: Poisson sampling rate(s) in (0, 1], or a :class:`dpax.CalibrationResult`.
+        num_steps: number(s) of steps, integers >= 1 (None with a result).
+        target, advantages, alphas, tprs: the targets, as above.
+        delta: delta of the standard calibration, in (0, 1).
+        grid_step: the grid of the calibrations.
+        ax: axes to draw on (None: a new figure).
+        title: the figure's title (None: one naming the configuration(s)).
+        progress: as in :func:`dpax.calibrate_dpsgd`.
+
+    Returns:
+        A matplotlib Figure; its ``dpax_result`` is the :class:`dpax.CalibrationResult` drawn.
+
     >>> fig = calibration_comparison(0.01, 50, target="err_rates", alphas=[0.1], tprs=[0.1])
     Traceback (most recent call last):
     ...
     ValueError: tprs: every target TPR must exceed every FPR in alphas (random guessing has TPR = FPR, so no finite noise keeps an attack below it); got TPR 0.1 at FPR 0.1
     """
-    p = _v.one_number("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
-    t = _v.one_integer("num_steps", num_steps)
-    if target == "advantage":
-        x = _v.probabilities("advantages", DEFAULT_ADVANTAGES if advantages is None else advantages,
-                             low_open=True, high_open=True).reshape(-1)
-        tgt = targets.Advantage(x)
-        series = [("", slice(None))]
-        xlabel = "target advantage (max TPR - FPR)"
-    elif target == "err_rates":
-        a = _v.probabilities("alphas", DEFAULT_ALPHAS if alphas is None else alphas,
-                             low_open=True, high_open=True).reshape(-1)
-        x = _v.probabilities("tprs", DEFAULT_TPRS if tprs is None else tprs, low_open=True, high_open=True).reshape(-1)
-        if x.size and a.size and x.min() <= a.max():
-            raise ValueError(
-                "tprs: every target TPR must exceed every FPR in alphas (random guessing has TPR = FPR, so no "
-                f"finite noise keeps an attack below it); got TPR {x.min():g} at FPR {a.max():g}")
-        aa, xx = np.meshgrid(a, x, indexing="ij")
-        tgt = targets.ErrRates(alpha=aa.reshape(-1), beta=1.0 - xx.reshape(-1))
-        series = [(f"FPR {ai:g}", slice(i * x.size, (i + 1) * x.size)) for i, ai in enumerate(a)]
-        xlabel = "target attack TPR (1 - beta) at the FPR"
-    else:
-        raise ValueError(f"target must be 'advantage' or 'err_rates', got {target!r}")
+    if isinstance(sample_rate, CalibrationResult):
+        if num_steps is not None:
+            raise TypeError("calibration_comparison(result) takes no num_steps: the result holds its configurations")
+        return _configurations_figure(sample_rate, ax, title)
+    if num_steps is None:
+        raise TypeError("calibration_comparison needs num_steps (or a CalibrationResult in place of sample_rate)")
+    p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
+    t = _v.positive_int_array("num_steps", num_steps)
+    shape = _v.broadcast_shapes(("sample_rate", p), ("num_steps", t))
+    if int(np.prod(shape, dtype=int)) > 1:
+        tgt, _, _, _ = _comparison_targets(target, advantages, alphas, tprs, (1, -1))
+        res = calibrate_dpsgd(sample_rate=np.broadcast_to(p, shape).reshape(-1, 1),
+                              num_steps=np.broadcast_to(t, shape).reshape(-1, 1), target=tgt, grid_step=grid_step,
+                              standard_delta=delta, on_infeasible="mark", progress=progress)
+        return _configurations_figure(res, ax, title)
+    p, t = float(p.reshape(-1)[0]), int(t.reshape(-1)[0])
+    tgt, series, x, xlabel = _comparison_targets(target, advantages, alphas, tprs, None)
     res = calibrate_dpsgd(sample_rate=p, num_steps=t, target=tgt, grid_step=grid_step, standard_delta=delta,
                           on_infeasible="mark", progress=progress)
     noise = np.atleast_1d(res.noise_multiplier)
@@ -196,5 +241,62 @@ def calibration_comparison(sample_rate, num_steps, *, target: str = "advantage",
     ax.set_ylabel("noise multiplier")
     _set_title(ax, title or f"DP-SGD, sample rate {p:g}, {t:,} steps", fontsize="small")
     _legend(ax, fontsize="x-small")
+    fig.dpax_result = res  # the calibration behind the figure
+    return fig
+
+
+def _two_axes(ax):
+    """(figure, noise axes, reduction axes): a new figure of two panels, or the pair ``ax``."""
+    if ax is None:
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(FIGSIZE[0] * 1.25, FIGSIZE[1] * 1.4), layout="constrained")
+        top, bottom = fig.subplots(2, 1, sharex=True)
+        return fig, top, bottom
+    try:
+        top, bottom = ax
+    except (TypeError, ValueError):
+        raise TypeError("ax: the figure of many configurations has two panels (noise, noise reduction); pass a pair "
+                        "of axes or None") from None
+    return top.figure, top, bottom
+
+
+def _configurations_figure(res, ax, title):
+    """The two-panel figure of a batch result (see :func:`calibration_comparison`)."""
+    records = res.to_records()
+    if all(math.isnan(r["standard_noise_multiplier"]) for r in records):
+        raise ValueError("calibration_comparison: the result holds no standard noise to compare with (calibrate_dpsgd "
+                         "computes it with compare_standard=True, its default)")
+    known = "sample_rate" in records[0]
+    ticks: dict = {}
+    series: dict = {}
+    for i, r in enumerate(records):
+        key = (r["sample_rate"], r["num_steps"]) if known else i
+        x = ticks.setdefault(key, len(ticks))
+        series.setdefault(r["target"], []).append((x, r))
+    fig, top, bottom = _two_axes(ax)
+    deltas = sorted({r["delta"] for r in records if not math.isnan(r["delta"])})
+    for k, (name, points) in enumerate(series.items()):
+        col = f"C{k % 10}"
+        xs = [x for x, _ in points]
+        top.plot(xs, [r["noise_multiplier"] for _, r in points], color=col, marker="s", markersize=3, label=name)
+        top.plot(xs, [r["standard_noise_multiplier"] for _, r in points], color=col, linestyle="--", marker="o",
+                 markersize=3, label="_nolegend_")
+        bottom.plot(xs, [100 * r["noise_reduction"] for _, r in points], color=col, marker="s", markersize=3,
+                    label=name)
+    at = ", ".join(f"{d:g}" for d in deltas)
+    top.plot([], [], color="0.4", label="attack-aware calibration (solid)")
+    top.plot([], [], color="0.4", linestyle="--", label=f"standard (epsilon, {at or 'delta'})-calibration (dashed)")
+    top.set_ylabel("noise multiplier")
+    bottom.set_ylabel("noise reduction (%)")
+    labels = [f"p {key[0]:g}\nT {key[1]:,}" if known else f"row {key}" for key in ticks]
+    bottom.set_xticks(range(len(labels)), labels, fontsize="x-small", rotation=0 if len(labels) <= 6 else 90)
+    bottom.set_xlabel("configuration (sample rate p, steps T)" if known else "row of the result")
+    top.set_xlim(-0.5, len(labels) - 0.5)
+    _set_title(top, title or f"Attack-aware vs standard calibration of DP-SGD, {len(labels)} configurations",
+               fontsize="small")
+    handles, names = top.get_legend_handles_labels()  # beside the panels: it hides no point
+    top.legend(handles, [textwrap.fill(n, 30, break_long_words=False) for n in names], fontsize="x-small",
+               loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.dpax_result = res  # the calibration behind the figure
     return fig

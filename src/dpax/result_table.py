@@ -139,6 +139,12 @@ def columns(result) -> dict[str, np.ndarray]:
 
     Returns:
         A dict of 1-D arrays of equal length, in column order.
+
+    >>> import dpax
+    >>> r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
+    ...                          grid_step=1e-2, compare_standard=False)
+    >>> list(columns(r))[:5]
+    ['sample_rate', 'num_steps', 'target', 'target_advantage', 'noise_multiplier']
     """
     shape = np.shape(result.noise_multiplier)
     n = int(np.prod(shape, dtype=int))
@@ -186,8 +192,8 @@ def records(result) -> list[dict]:
     return [{k: _plain(v[i]) for k, v in cols.items()} for i in range(n)]
 
 
-def _reduction(value: float) -> str:
-    return "-" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
+def _reduction(value) -> str:
+    return "-" if value is None or math.isnan(float(value)) else f"{100 * float(value):.1f}%"
 
 
 def text(result, max_rows: int | None = None) -> str:
@@ -209,19 +215,36 @@ def text(result, max_rows: int | None = None) -> str:
       sample rate  steps            target     noise  standard noise  reduction      status
               0.1     10  advantage <= 0.3  0.537708               -          -  calibrated
     """
+    return records_text(records(result), max_rows)
+
+
+def records_text(recs: list[dict], max_rows: int | None = None) -> str:
+    """:func:`text` of a result's :func:`records` (as the JSON output of ``dpax plot
+    calibration`` holds them; a record's number may be None there, for NaN).
+
+    Args:
+        recs: the records, each with the keys of :func:`columns`.
+        max_rows: show at most this many rows (None: all), an integer >= 1.
+
+    Returns:
+        The table as one string.
+
+    >>> print(records_text([{"target": "advantage <= 0.3", "noise_multiplier": 0.5377, "standard_noise_multiplier": 2.37,
+    ...                      "noise_reduction": 0.773, "status": "calibrated"}]))
+                target   noise  standard noise  reduction      status
+      advantage <= 0.3  0.5377            2.37      77.3%  calibrated
+    """
     if max_rows is not None:
         max_rows = _v.one_integer("max_rows", max_rows, minimum=1)
-    cols = columns(result)
-    n = len(cols["status"])
-    shown = n if max_rows is None else min(n, int(max_rows))
-    heads = [(h, k) for h, k in TEXT_COLUMNS if k in cols]
+    n = len(recs)
+    shown = n if max_rows is None else min(n, max_rows)
+    heads = [(h, k) for h, k in TEXT_COLUMNS if not recs or k in recs[0]]
     rows = []
-    for i in range(shown):
+    for rec in recs[:shown]:
         row = []
         for _, k in heads:
-            v = cols[k][i]
-            row.append(_reduction(float(v)) if k == "noise_reduction" else
-                       str(int(v)) if k == "num_steps" else fmt(v))
+            v = rec[k]
+            row.append(_reduction(v) if k == "noise_reduction" else f"{v:,}" if k == "num_steps" else fmt(v))
         rows.append(row)
     lines = table([h for h, _ in heads], rows)
     if shown < n:
