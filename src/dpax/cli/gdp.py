@@ -82,7 +82,8 @@ def run_gdp(args: argparse.Namespace) -> dict:
             "mu_pure_dp": float(conversions.mu_from_epsilon_dp(args.epsilon)),
         }
     if any(v is None for v in mech):
-        args.parser.error("give --noise-multiplier, --sample-rate and --num-steps (or --epsilon with --delta)")
+        args.parser.error("give --noise-multiplier, --sample-rate and --num-steps (or --dataset-size, --batch-size "
+                          "and --epochs in place of --sample-rate and --num-steps; or --epsilon with --delta)")
     pl, grid = choose_grid(args, lambda h: dpsgd(args.noise_multiplier, args.sample_rate, args.num_steps, grid_step=h),
                            lambda pl: joint(_refined_brackets(pl, args.delta, args.tail)))
     r = gdp.report(pl, deltas=args.delta, tail=args.tail)

@@ -44,7 +44,7 @@ from typing import Sequence
 from .. import __version__
 from .._engine.text import jsonable
 from . import audit, calibrate, curve, epsilon_star, gdp, mechanism, plot, sweep
-from .common import PROG, Parser, cap_message, compilation_cache, make_parents
+from .common import PROG, Parser, cap_message, compilation_cache, make_parents, resolve_configuration, schedule_lines
 
 #: Subcommand modules, in the order ``dpax --help`` lists them; each has ``add_parser(subparsers, parents)``.
 SUBCOMMANDS = (curve, calibrate, audit, epsilon_star, sweep, plot, gdp, mechanism)
@@ -110,15 +110,19 @@ def _run(argv: Sequence[str] | None) -> int:
     except SystemExit as exc:  # --help, --version, usage errors
         return _exit_code(exc, 0)
     try:
+        resolve_configuration(args)  # --dataset-size / --batch-size / --epochs -> --sample-rate / --num-steps
         with compilation_cache(args.cache):
             t0 = time.perf_counter()
             result = args.func(args)
             result["elapsed_s"] = time.perf_counter() - t0
+        if getattr(args, "schedule", None):
+            result["schedule"] = args.schedule
         result["dpax_version"] = __version__
         if args.json:
             text = json.dumps(jsonable(result), allow_nan=False)
         else:
-            text = args.render(result) + f"\n\n(computed in {result['elapsed_s']:.2f} s)"
+            lines = schedule_lines(result) + [args.render(result), "", f"(computed in {result['elapsed_s']:.2f} s)"]
+            text = "\n".join(lines)
     except SystemExit as exc:  # parser.error raised while interpreting the arguments
         return _exit_code(exc, EXIT_ERROR)
     except BrokenPipeError:

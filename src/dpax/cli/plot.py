@@ -2,6 +2,7 @@
 as PNG / SVG / PDF (by the extension of ``-o``) with matplotlib's Agg backend (:mod:`dpax.plot`).
 
     dpax plot tradeoff --noise-multiplier 0.8 1.2 --sample-rate 0.01 --num-steps 1000 -o curves.png
+    dpax plot calibration --dataset-size 60000 --batch-size 256 512 --epochs 10 30 --advantage 0.1 -o grid.png
 """
 
 from __future__ import annotations
@@ -9,9 +10,12 @@ from __future__ import annotations
 import argparse
 import os
 
+import numpy as np
+
 from .. import plot
 from ..mechanisms import dpsgd
-from .common import Parents, bounded, count, number, options_parser
+from ..result_table import records_text
+from .common import DPSGD_GROUP, Parents, bounded, configuration_args, number, options_parser
 
 FORMATS = (".png", ".svg", ".pdf")
 #: Allowed --dpi: a PNG of the default 6.4 x 4.8 inches stays under 8,000 x 6,000 pixels.
@@ -27,7 +31,9 @@ def add_parser(subparsers, parents: Parents) -> None:
         description=(
             "KIND: 'tradeoff' (beta against alpha for each --noise-multiplier), 'gdp' (the exact curve and "
             "its tight mu-GDP fit, one --noise-multiplier), 'calibration' (noise from attack-aware vs standard "
-            "calibration: --target advantage as in the seed paper's Figure 3a, --target err_rates as in Figure 4). "
+            "calibration: --target advantage as in the seed paper's Figure 3a, --target err_rates as in Figure 4; "
+            "with several values of --sample-rate / --num-steps, or of --dataset-size / --batch-size / --epochs, "
+            "every combination is a configuration, and the figure shows the noise and the noise reduction of each). "
             "The figure is written to -o FILE (.png, .svg or .pdf)."
         ),
     )
@@ -40,11 +46,10 @@ def _options() -> argparse.ArgumentParser:
     p.add_argument("kind", choices=("tradeoff", "gdp", "calibration"), metavar="KIND",
                    help="tradeoff | gdp | calibration")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="figure file: .png, .svg or .pdf")
-    g = p.add_argument_group("DP-SGD")
+    g = p.add_argument_group("DP-SGD", DPSGD_GROUP + "; several values (every combination) only for KIND calibration")
     g.add_argument("--noise-multiplier", type=number, nargs="+", metavar="S",
                    help="noise multiplier(s) (tradeoff: one curve each; gdp: one)")
-    g.add_argument("--sample-rate", type=number, required=True, metavar="P", help="Poisson sampling rate, in (0, 1]")
-    g.add_argument("--num-steps", type=count, required=True, metavar="T", help="number of steps")
+    configuration_args(p, g, several=True)
     p.add_argument("--log", action="store_true", help="logarithmic FPR axis (tradeoff, gdp)")
     p.add_argument("--target", choices=("advantage", "err_rates"), default="advantage",
                    help="calibration: advantage (Figure 3a) or err_rates (Figure 4) (default: %(default)s)")
@@ -67,21 +72,29 @@ def _fmt(values) -> str:
 
 
 def _figure(args: argparse.Namespace):
-    """The matplotlib figure the arguments ask for."""
+    """The matplotlib figure the arguments ask for (one configuration, or for ``calibration``
+    several: the lists ``args.sample_rate`` and ``args.num_steps``, pairwise)."""
+    rates, steps = np.atleast_1d(args.sample_rate).tolist(), np.atleast_1d(args.num_steps).tolist()
     if args.kind == "calibration":
-        return plot.calibration_comparison(args.sample_rate, args.num_steps, target=args.target,
+        one = len(rates) == 1
+        return plot.calibration_comparison(rates[0] if one else rates, steps[0] if one else steps, target=args.target,
                                            advantages=args.advantage, alphas=args.alpha, tprs=args.tpr,
                                            delta=args.delta, grid_step=args.grid_step)
+    if len(rates) != 1:
+        raise ValueError(f"plot {args.kind} takes one configuration (one --sample-rate and one --num-steps, or one "
+                         f"value of each of --dataset-size, --batch-size, --epochs); got {len(rates)}: several only "
+                         "with KIND calibration")
+    sample_rate, num_steps = rates[0], steps[0]
     if not args.noise_multiplier:
         raise ValueError(f"plot {args.kind} needs --noise-multiplier")
     if args.kind == "gdp" and len(args.noise_multiplier) != 1:
         raise ValueError("plot gdp takes one --noise-multiplier")
-    setting = f"sample rate {args.sample_rate:g}, {args.num_steps:,} steps"
+    setting = f"sample rate {sample_rate:g}, {num_steps:,} steps"
     if args.kind == "gdp":
         (s,) = args.noise_multiplier
-        pl = dpsgd(s, args.sample_rate, args.num_steps, grid_step=args.grid_step)
+        pl = dpsgd(s, sample_rate, num_steps, grid_step=args.grid_step)
         return plot.gdp_fit(pl, log_scale=args.log, title=f"GDP fit of DP-SGD: noise multiplier {s:g}, {setting}")
-    pl = dpsgd(args.noise_multiplier, args.sample_rate, args.num_steps, grid_step=args.grid_step)
+    pl = dpsgd(args.noise_multiplier, sample_rate, num_steps, grid_step=args.grid_step)
     labels = [f"noise multiplier {s:g}" for s in args.noise_multiplier]
     return plot.tradeoff_curves(pl, labels, log_scale=args.log, title=f"DP-SGD, {setting}")
 
@@ -102,10 +115,16 @@ def run_plot(args: argparse.Namespace) -> dict:
         fig.savefig(args.output, dpi=args.dpi)
     except OSError as exc:
         raise ValueError(f"--output {args.output!r}: cannot write the figure: {exc.strerror or exc}") from None
-    return {"command": "plot", "kind": args.kind, "output": os.path.abspath(args.output), "format": ext[1:],
-            "lines": len(fig.axes[0].get_lines())}
+    out = {"command": "plot", "kind": args.kind, "output": os.path.abspath(args.output), "format": ext[1:],
+           "lines": len(fig.axes[0].get_lines())}
+    if args.kind == "calibration":  # the numbers behind the figure, one record per configuration and target
+        out["results"] = fig.dpax_result.to_records()
+    return out
 
 
 def render_plot(r: dict) -> str:
     """The human-readable form of :func:`run_plot`'s result."""
-    return f"wrote {r['kind']} plot ({r['lines']} lines) to {r['output']}"
+    lines = [f"wrote {r['kind']} plot ({r['lines']} lines) to {r['output']}"]
+    if r.get("results"):
+        lines += ["", records_text(r["results"])]
+    return "\n".join(lines)
