@@ -26,7 +26,9 @@ def add_parser(subparsers, parents: Parents) -> None:
             "Evaluate a table of DP-SGD configurations (CSV, JSON, JSON lines or YAML; columns named like "
             "the Python arguments: noise_multiplier, sample_rate, num_steps, grid_step, alpha, beta, advantage, "
             "epsilon, delta, mu). A row with noise_multiplier is analysed (out_beta at alpha, out_advantage, "
-            "out_epsilon at delta, out_mu, out_regret); a row without it is calibrated to its target. Results "
+            "out_epsilon at delta, out_mu, out_regret); a row without it is calibrated to its target, and compared "
+            "with standard calibration to (epsilon, delta) at its delta (out_standard_epsilon, "
+            "out_standard_noise_multiplier, out_noise_reduction). Results "
             "(the input columns plus the answers) are appended to RESULTS (.csv or .jsonl) after every batch; "
             "Ctrl-C stops after the batch in flight and --resume continues where it stopped. A file holds at most "
             f"{sweep_config.MAX_ROWS:,} rows, {sweep_config.MAX_CONFIG_BYTES // 2**20} MiB and "
@@ -54,6 +56,9 @@ def _options() -> argparse.ArgumentParser:
                         "or reject the whole file before computing anything (default: %(default)s)")
     p.add_argument("--rtol", type=number, default=1e-4, metavar="R",
                    help="relative tolerance of calibrated noise multipliers (default: %(default)s)")
+    p.add_argument("--no-compare-standard", dest="compare_standard", action="store_false",
+                   help="leave out_standard_epsilon, out_standard_noise_multiplier and out_noise_reduction empty: no "
+                        "standard (epsilon, delta) calibration beside each calibrated row (about halves their time)")
     p.add_argument("--no-progress", dest="progress", action="store_const", const=False, default=None,
                    help="no progress report (default: a bar on a terminal; otherwise a plain line at most every "
                         "30 s of a long sweep and one at its end)")
@@ -88,7 +93,8 @@ def run_sweep_command(args: argparse.Namespace) -> dict:
                              heartbeat_timeout=args.heartbeat_timeout)
         summary = run_sweep(args.config, args.output, grid_step=args.grid_step, batch_size=args.batch_size,
                             resume=args.resume, overwrite=args.overwrite, on_error=args.on_error, rtol=args.rtol,
-                            progress=args.progress, distributed=args.distributed)
+                            progress=args.progress, distributed=args.distributed,
+                            compare_standard=args.compare_standard)
     except _dist.DistributedError as exc:
         print(f"{PROG}: error: distributed sweep: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

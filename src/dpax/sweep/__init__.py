@@ -11,7 +11,10 @@ targets / query points ``alpha``, ``beta``, ``advantage``, ``epsilon``, ``delta`
 * A row **without** it is calibrated with :func:`dpax.calibrate_dpsgd` to its target:
   ``alpha`` + ``beta`` (ErrRates, Eq. 18), ``advantage`` (Eq. 14), ``epsilon`` + ``delta``
   (standard calibration), ``mu`` (GDP); several targets mean all of them. ``out_noise_multiplier``
-  is the answer, then the row is analysed at it like above. ``status`` / ``reason`` are per
+  is the answer, then the row is analysed at it like above; ``out_standard_epsilon``,
+  ``out_standard_noise_multiplier`` and ``out_noise_reduction`` compare it with standard
+  calibration to (epsilon, delta) at the row's ``delta`` (``compare_standard=False`` /
+  ``--no-compare-standard``: left empty). ``status`` / ``reason`` are per
   row ('calibrated', 'met_without_noise', 'met_at_bound', 'infeasible', 'analysed',
   'invalid', 'error').
 

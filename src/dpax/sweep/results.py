@@ -25,9 +25,10 @@ from typing import IO
 
 #: Answer columns appended to every result row (in this order).
 OUTPUT_COLUMNS = ("row", "line", "mode", "status", "reason", "out_noise_multiplier", "out_grid_step", "out_beta",
-                  "out_advantage", "out_delta", "out_epsilon", "out_mu", "out_regret", "out_meets_target")
+                  "out_advantage", "out_delta", "out_epsilon", "out_mu", "out_regret", "out_standard_epsilon",
+                  "out_standard_noise_multiplier", "out_noise_reduction", "out_meets_target")
 #: The answer columns that hold a number (or nothing).
-NUMBER_COLUMNS = OUTPUT_COLUMNS[5:13]
+NUMBER_COLUMNS = OUTPUT_COLUMNS[5:16]
 #: The ``status`` a row of each mode can have ('invalid': a malformed row, whose mode is '').
 STATUSES = {"analyse": ("analysed", "error"),
             "calibrate": ("calibrated", "met_without_noise", "met_at_bound", "infeasible", "error"),

@@ -13,8 +13,10 @@ import numpy as np
 from .. import distributed as _dist
 from .. import gdp
 from .._engine import progress as _progress
+from .._engine import validation as _v
 from ..calibration import calibrate_dpsgd
 from ..mechanisms import dpsgd
+from ..targets import Epsilon
 from . import parts as _parts
 from . import results as _results
 from .config import KNOWN_COLUMNS, Row, SweepConfigError, _cap, brief, make_target, read_config
@@ -83,22 +85,56 @@ def _meets(p: dict, res: dict):
     return bool(all(checks)) if checks else None
 
 
-def evaluate_batch(rows: list[Row], *, rtol: float = 1e-4) -> list[dict]:
-    """Answers for one batch (rows sharing :func:`batch_key`): a list of result dicts."""
+def _standard(rows: list[Row], target, noise: np.ndarray, step: float, rtol: float) -> dict:
+    """The standard comparison of calibrated rows: the epsilon at the row's ``delta`` (default
+    1e-5; an Epsilon target's own) that standard calibration needs for the same bound
+    (:meth:`dpax.targets.Target.standard_epsilon`), the noise that meets it (one batched
+    calibration; an Epsilon target's is the noise itself) and 1 - noise / standard noise."""
+    n = len(rows)
+    delta = np.array([r.params.get("delta", DEFAULT_DELTA) for r in rows], float)
+    with np.errstate(all="ignore"):
+        eps = np.broadcast_to(np.asarray(target.standard_epsilon(delta), float), (n,)).copy()
+    std = np.full(n, np.nan)
+    if isinstance(target, Epsilon):
+        std = noise.copy()
+    else:
+        ok = np.flatnonzero(np.isfinite(eps) & (eps > 0))
+        if ok.size:
+            res = calibrate_dpsgd(sample_rate=np.array([rows[i].params["sample_rate"] for i in ok]),
+                                  num_steps=np.array([rows[i].params["num_steps"] for i in ok]),
+                                  target=Epsilon(eps[ok], delta[ok]), grid_step=step, rtol=rtol,
+                                  compare_standard=False, on_infeasible="mark")
+            std[ok] = np.where(np.atleast_1d(res.status) == "infeasible", np.nan, np.atleast_1d(res.noise_multiplier))
+    with np.errstate(all="ignore"):
+        reduction = 1.0 - noise / std
+    return {"out_standard_epsilon": eps, "out_standard_noise_multiplier": std, "out_noise_reduction": reduction}
+
+
+#: The answers of the standard comparison (empty where it is not computed).
+STANDARD_COLUMNS = ("out_standard_epsilon", "out_standard_noise_multiplier", "out_noise_reduction")
+
+
+def evaluate_batch(rows: list[Row], *, rtol: float = 1e-4, compare_standard: bool = True) -> list[dict]:
+    """Answers for one batch (rows sharing :func:`batch_key`): a list of result dicts.
+    ``compare_standard``: calibrated rows also get the standard comparison (see
+    :func:`run_sweep`)."""
     step = rows[0].params["grid_step"]
     n = len(rows)
     status = np.full(n, "analysed", object)
     reason = np.full(n, "", object)
+    standard = {k: np.full(n, np.nan) for k in STANDARD_COLUMNS}
     if rows[0].mode == "analyse":
         noise = np.array([r.params["noise_multiplier"] for r in rows])
     else:
+        target = make_target([r.params for r in rows])
         res = calibrate_dpsgd(sample_rate=np.array([r.params["sample_rate"] for r in rows]),
                               num_steps=np.array([r.params["num_steps"] for r in rows]),
-                              target=make_target([r.params for r in rows]), grid_step=step, rtol=rtol,
-                              compare_standard=False, on_infeasible="mark")
+                              target=target, grid_step=step, rtol=rtol, compare_standard=False, on_infeasible="mark")
         noise = np.atleast_1d(np.asarray(res.noise_multiplier, float))
         status = np.atleast_1d(np.asarray(res.status)).astype(object)
         reason = np.atleast_1d(np.asarray(res.reason)).astype(object)
+        if compare_standard:
+            standard = _standard(rows, target, noise, step, rtol)
     out = _analyse(noise, rows, step)
     results = []
     for i, r in enumerate(rows):
@@ -106,6 +142,8 @@ def evaluate_batch(rows: list[Row], *, rtol: float = 1e-4) -> list[dict]:
              "out_noise_multiplier": float(noise[i]), "out_grid_step": step}
         for k in ("out_beta", "out_advantage", "out_delta", "out_epsilon", "out_mu", "out_regret"):
             d[k] = float(out[k][i])
+        for k in STANDARD_COLUMNS:
+            d[k] = float(standard[k][i])
         if r.mode == "calibrate" and noise[i] == 0:  # met without noise: the leak-probability bounds
             ach = {k: np.atleast_1d(v)[i] for k, v in res.achieved.items()}
             d["out_advantage"], d["out_epsilon"] = float(ach["advantage"]), float(ach["epsilon"])
@@ -116,11 +154,11 @@ def evaluate_batch(rows: list[Row], *, rtol: float = 1e-4) -> list[dict]:
     return results
 
 
-def _evaluate_safely(batch: list[Row], rtol: float) -> list[dict]:
+def _evaluate_safely(batch: list[Row], rtol: float, compare_standard: bool = True) -> list[dict]:
     """:func:`evaluate_batch`, falling back to row by row when the batch fails, so one bad
     configuration (e.g. a noise too small for float64) marks only its own row 'error'."""
     try:
-        return evaluate_batch(batch, rtol=rtol)
+        return evaluate_batch(batch, rtol=rtol, compare_standard=compare_standard)
     except (ValueError, TypeError, FloatingPointError, MemoryError):
         if len(batch) == 1:
             r = batch[0]
@@ -128,7 +166,7 @@ def _evaluate_safely(batch: list[Row], rtol: float) -> list[dict]:
                      "reason": _cap(str(sys.exc_info()[1]))}]
     out = []
     for r in batch:
-        out += _evaluate_safely([r], rtol)
+        out += _evaluate_safely([r], rtol, compare_standard)
     return out
 
 
@@ -172,6 +210,7 @@ def run_sweep(
     progress: bool | None = None,
     distributed: bool = False,
     log=None,
+    compare_standard: bool = True,
 ) -> dict:
     """Evaluate every row of ``config`` and append the answers to ``output`` batch by batch.
 
@@ -201,6 +240,13 @@ def run_sweep(
             batches into ``output.part-<i>-of-<n>``, and process 0 merges the parts into
             ``output``, in the order one process would write it (see :mod:`dpax.sweep.parts`).
         log: where messages and progress go (default stderr).
+        compare_standard: calibrated rows also get the standard (epsilon, delta) comparison,
+            as :func:`dpax.calibrate_dpsgd` gives it: ``out_standard_epsilon`` (the epsilon at
+            the row's ``delta``, default 1e-5, that standard calibration needs for the same
+            bound), ``out_standard_noise_multiplier`` (the noise that meets it) and
+            ``out_noise_reduction`` (1 - noise / standard noise); one more batched calibration
+            per batch (about doubles the time of calibrated rows). False: those columns stay
+            empty. Analysed rows leave them empty.
 
     Returns:
         A summary dict: config, output, rows, invalid, already_done, written, batches,
@@ -214,6 +260,7 @@ def run_sweep(
         raise ValueError(f"on_error must be 'skip' or 'reject', got {on_error!r}")
     if isinstance(batch_size, bool) or not (isinstance(batch_size, int) and batch_size >= 1):
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    compare_standard = _v.flag("compare_standard", compare_standard)
     fmt = _results.out_format(output)
     if os.path.exists(output) and os.path.exists(config) and os.path.samefile(config, output):
         raise ValueError(f"output {output!r} is the config file itself: write the results to another file")
@@ -223,13 +270,14 @@ def run_sweep(
     batches = make_batches(rows, batch_size)
     if distributed:
         return _run_distributed(config, output, rows, bad, header, batches, resume=resume, overwrite=overwrite,
-                                rtol=rtol, progress=progress, log=log)
+                                rtol=rtol, progress=progress, log=log, compare_standard=compare_standard)
     done, append = _results.prepare(output, header, rows, config, resume=resume, overwrite=overwrite)
     todo = [b for b in batches if any(r.row not in done for r in b)]
     invalid_todo = [r for r in bad if r.row not in done]
     n_todo = sum(len(b) for b in todo) + len(invalid_todo)
     with _progress.task("dpax sweep", progress, total=n_todo, unit="row", stream=log):
-        written, interrupted = write_rows(output, header, append, invalid_todo, todo, done, rtol=rtol)
+        written, interrupted = write_rows(output, header, append, invalid_todo, todo, done, rtol=rtol,
+                                          compare_standard=compare_standard)
     return {
         "config": config, "output": output, "rows": len(rows), "invalid": len(bad), "already_done": len(done),
         "written": written, "batches": len(batches), "interrupted": bool(interrupted),
@@ -238,7 +286,7 @@ def run_sweep(
 
 
 def write_rows(output: str, header: list[str], append: bool, invalid: list[Row], todo: list[list[Row]],
-               done: set[int], *, rtol: float) -> tuple[int, int | None]:
+               done: set[int], *, rtol: float, compare_standard: bool = True) -> tuple[int, int | None]:
     """Write the ``invalid`` rows, then evaluate and write the batches ``todo`` (rows in ``done``
     skipped), one flushed write per batch (counted as progress of the current task, see
     :mod:`dpax._engine.progress`), stopping between batches on SIGINT / SIGTERM.
@@ -259,7 +307,7 @@ def write_rows(output: str, header: list[str], append: bool, invalid: list[Row],
                 interrupted = stop.signal
                 break
             by_row = {r.row: r for r in batch}
-            records = [{**by_row[res["row"]].raw, **res} for res in _evaluate_safely(batch, rtol)
+            records = [{**by_row[res["row"]].raw, **res} for res in _evaluate_safely(batch, rtol, compare_standard)
                        if res["row"] not in done]
             writer.emit(records)
             written += _advance(len(records))
@@ -304,7 +352,8 @@ def _checked(tag: str, work):
     return value, statuses
 
 
-def _run_distributed(config, output, rows, bad, header, batches, *, resume, overwrite, rtol, progress, log) -> dict:
+def _run_distributed(config, output, rows, bad, header, batches, *, resume, overwrite, rtol, progress, log,
+                     compare_standard=True) -> dict:
     """One process's part of a distributed sweep (see :mod:`dpax.sweep.parts`)."""
     if not _dist.initialized():
         _dist.initialize()  # from the environment (SLURM, TPU, JAX_COORDINATOR_ADDRESS ...)
@@ -321,7 +370,8 @@ def _run_distributed(config, output, rows, bad, header, batches, *, resume, over
     if n_todo or append:
         with _progress.task(f"dpax sweep (process {me.index} of {me.count})", progress, total=n_todo, unit="row",
                             stream=log):
-            written, interrupted = write_rows(part, header, append, invalid_todo, todo, done, rtol=rtol)
+            written, interrupted = write_rows(part, header, append, invalid_todo, todo, done, rtol=rtol,
+                                              compare_standard=compare_standard)
     try:
         statuses = _dist.wait_for_all(tag + "/end", f"{'interrupted' if interrupted else 'done'} {written} {n_todo}")
     except _dist.DistributedError as exc:
