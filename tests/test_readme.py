@@ -82,6 +82,10 @@ SLOW_COMMANDS = {
     "dpax curve --noise-multiplier 1 --sample-rate 0.001 --num-steps 10000 --alpha 0.001":
         "both sides of DP-SGD at grid 1e-4, ~5 s cold",
     "dpax mechanism laplace --scale 2 --count 10": "Laplace x 10 at grid 1e-4, ~2.5 s cold",
+    # the two below: their paths run by default in tests/cli/test_cli_schedule.py (calibrate from epochs) and
+    # tests/test_plot_configurations.py (plot calibration with several configurations, results drawn by hand)
+    "dpax calibrate --dataset-size 60000": "14,100 steps at grid 1e-4 with the standard comparison, ~8 s cold",
+    "dpax plot calibration --dataset-size 60000": "eight calibrations and their standard ones, ~20 s cold",
 }
 
 
