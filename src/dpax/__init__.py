@@ -14,7 +14,8 @@ The modules follow the pipeline:
 * analyse: :mod:`dpax.gdp` (Gaussian-DP reporting), :mod:`dpax.conversions` (between
   epsilon/delta, mu, advantage and error rates).
 * calibrate: :mod:`dpax.targets` (risk bounds), :mod:`dpax.calibration` (the least noise
-  that meets them).
+  that meets them), :mod:`dpax.schedule` (DP-SGD in epochs: :func:`dpsgd_schedule`),
+  :mod:`dpax.result_table` (a batch result as a table, CSV or DataFrame).
 * use: :mod:`dpax.audit` (empirical privacy), :mod:`dpax.accountants` (an Opacus-style
   accountant and dp-accounting's ``PrivacyAccountant`` for DpEvents), :mod:`dpax.compat`
   (riskcal / gdpnum drop-ins), :mod:`dpax.interop` (dp-accounting), :mod:`dpax.sweep`, :mod:`dpax.plot`, :mod:`dpax.cli` (the ``dpax``

@@ -3,6 +3,7 @@
     dpax calibrate --sample-rate 0.001 --num-steps 10000 --alpha 0.1 --beta 0.5
     dpax calibrate --sample-rate 0.001 --num-steps 10000 --advantage 0.1 --json
     dpax calibrate ... --accuracy 1e-4     # dpax chooses the grid; prints the noise interval
+    dpax calibrate --dataset-size 60000 --batch-size 256 --epochs 60 --advantage 0.1   # from epochs
 
 Without ``--accuracy`` the output is that of a fixed grid (``--grid-step``, default 1e-4);
 with it (:func:`dpax.calibrate_dpsgd`'s ``accuracy=``) the noise is printed with its

@@ -300,8 +300,19 @@ def dpsgd_args(p: argparse.ArgumentParser, *, noise: bool = True, required: bool
 def configuration_args(p: argparse.ArgumentParser, group, *, required: bool = True, several: bool = False) -> None:
     """DP-SGD's configuration in ``group`` (of the parser ``p``): --sample-rate and
     --num-steps, or --dataset-size, --batch-size and --epochs (:func:`dpax.dpsgd_schedule`),
-    one pair or the other (:func:`resolve_configuration` checks them). ``several``: each
-    option takes one or more values, and the configurations are every combination."""
+    one pair or the other (:func:`resolve_configuration` checks them).
+
+    Args:
+        p: the parser (its defaults say whether the configuration is required and several).
+        group: where the options go (an argument group of ``p``, or ``p``).
+        required: the configuration must be given.
+        several: each option takes one or more values; the configurations are every combination.
+
+    >>> p = options_parser()
+    >>> configuration_args(p, p.add_argument_group("DP-SGD"))
+    >>> p.parse_args(["--dataset-size", "1000", "--batch-size", "100", "--epochs", "2"]).epochs
+    2
+    """
     more = {"nargs": "+"} if several else {}
     each = " (one or more: every combination)" if several else ""
     group.add_argument("--sample-rate", type=number, metavar="P", help="Poisson sampling rate, in (0, 1]" + each, **more)
@@ -324,7 +335,24 @@ def resolve_configuration(args: argparse.Namespace) -> None:
     of the pairs is complete, or neither where it is optional) and, from --dataset-size,
     --batch-size and --epochs, set ``args.sample_rate`` and ``args.num_steps`` (lists for a
     subcommand taking several: every combination) and ``args.schedule`` (the JSON of the
-    schedule). A namespace without these options is left as it is."""
+    schedule). A namespace without these options is left as it is.
+
+    Args:
+        args: the parsed arguments, with ``args.parser`` the subcommand's parser.
+
+    Raises:
+        SystemExit: a usage error (through ``args.parser.error``).
+        ValueError: a value out of its range (a fractional --num-steps, a batch larger than
+            the dataset, ...), naming it.
+
+    >>> p = Parser()
+    >>> configuration_args(p, p)
+    >>> args = p.parse_args(["--dataset-size", "1000", "--batch-size", "100", "--epochs", "2"])
+    >>> args.parser = p
+    >>> resolve_configuration(args)
+    >>> args.sample_rate, args.num_steps, args.schedule["steps_per_epoch"]
+    (0.1, 20, 10)
+    """
     if not hasattr(args, "dataset_size"):
         return
     rate = [o for o in _RATE_OPTIONS if getattr(args, o) is not None]
@@ -365,7 +393,18 @@ def resolve_configuration(args: argparse.Namespace) -> None:
 
 def schedule_lines(r: dict) -> list[str]:
     """What a result computed from --dataset-size, --batch-size and --epochs says about the
-    sample rate and steps they give (else nothing)."""
+    sample rate and steps they give (else nothing).
+
+    Args:
+        r: a subcommand's JSON-ready result, with the key ``schedule`` when the options were given.
+
+    Returns:
+        Lines of text: one for one configuration, a table for several.
+
+    >>> schedule_lines({"schedule": {"sample_rate": 0.1, "num_steps": 20, "steps_per_epoch": 10,
+    ...                              "dataset_size": 1000, "batch_size": 100, "epochs": 2}})
+    ['from 2 epochs of batches of 100 out of 1,000 records: sample rate 0.1 (= 100 / 1,000), 20 steps (10 per epoch) (dpax.dpsgd_schedule)']
+    """
     s = r.get("schedule")
     if not s:
         return []

@@ -24,7 +24,11 @@ Adding a subcommand: write a module ``dpax/cli/<name>.py`` with a function
 ``subparsers.add_parser(name, parents=[_options(), parents.common], ...)`` and sets ``func``
 to a function ``(args) -> dict`` returning the JSON-ready result (plain floats, ints, strings,
 lists, dicts) and ``render`` to a function ``(result) -> str`` for the human-readable form.
-``_options()`` is the subcommand's own options, on :func:`dpax.cli.common.options_parser`;
+``_options()`` is the subcommand's own options, on :func:`dpax.cli.common.options_parser`; a
+DP-SGD configuration is added with :func:`dpax.cli.common.dpsgd_args` (or
+``configuration_args``), and :func:`main` turns --dataset-size / --batch-size / --epochs into
+``args.sample_rate`` / ``args.num_steps`` before ``func`` runs
+(:func:`dpax.cli.common.resolve_configuration`);
 ``parents`` (:class:`dpax.cli.common.Parents`) holds the options subcommands share
 (``common``: --grid-step, --json, --no-cache; ``report``: --alpha / --delta of a curve).
 Import the module here and add it to :data:`SUBCOMMANDS`. It imports dpax's public modules
