@@ -17,6 +17,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import result_table as _result_table
 from . import targets as _targets
 from ._engine import analyse as _analyse
 from ._engine import batching as _batching
@@ -89,12 +90,83 @@ class CalibrationResult:
     'epsilon' at its delta; a list of targets: each), the :class:`~dpax.Interval` at
     ``noise_multiplier`` on ``grid_step`` -- what ``dpsgd(noise, ..., grid_step).beta(alpha,
     bounds=True)`` gives; every width is at most ``accuracy``."""
+    sample_rate: object = None
+    """The configuration of each row, in the shape of the other fields: the sample rate
+    (calibrate_dpsgd's results record it; None where a result does not)."""
+    num_steps: object = None
+    """The number of steps of each row, like ``sample_rate`` (None where not recorded)."""
 
     @property
     def noise_reduction(self):
         """1 - noise / standard noise: the share of noise attack-aware calibration saves (a
         float for one configuration, else an array, like the other fields)."""
         return as_result(1.0 - np.asarray(self.noise_multiplier) / np.asarray(self.standard_noise_multiplier))
+
+    def table(self, max_rows: int | None = None) -> str:
+        """One line per configuration: sample rate, steps, target, noise, standard noise,
+        noise reduction and status (:func:`dpax.result_table.text`).
+
+        Args:
+            max_rows: show at most this many rows (None: all), an integer >= 1.
+
+        Returns:
+            The aligned table as a string.
+
+        >>> import dpax
+        >>> r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
+        ...                          grid_step=1e-2, compare_standard=False)
+        >>> print(r.table())
+          sample rate  steps            target     noise  standard noise  reduction      status
+                  0.1     10  advantage <= 0.3  0.537708               -          -  calibrated
+        """
+        return _result_table.text(self, max_rows)
+
+    def to_records(self) -> list[dict]:
+        """One dict per configuration, every column of :mod:`dpax.result_table` (the
+        configuration, the target's numbers, the noise, the standard comparison, the
+        achieved risks, status and reason).
+
+        Returns:
+            A list of dicts of Python numbers and strings (NaN where not computed).
+
+        >>> import dpax
+        >>> r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
+        ...                          grid_step=1e-2, compare_standard=False)
+        >>> round(r.to_records()[0]["noise_multiplier"], 3), r.to_records()[0]["status"]
+        (0.538, 'calibrated')
+        """
+        return _result_table.records(self)
+
+    def to_csv(self, path_or_file=None) -> str | None:
+        """The records as CSV with a header line (NaN as an empty cell).
+
+        Args:
+            path_or_file: a file name, an open text file, or None.
+
+        Returns:
+            The CSV text when ``path_or_file`` is None, else None.
+
+        >>> import dpax
+        >>> r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
+        ...                          grid_step=1e-2, compare_standard=False)
+        >>> r.to_csv().splitlines()[1][:30]
+        '0.1,10,advantage <= 0.3,0.3,0.'
+        """
+        return _result_table.write_csv(self, path_or_file)
+
+    def to_dataframe(self):
+        """The records as a ``pandas.DataFrame`` (pandas is imported on use; an ImportError
+        says so where it is missing).
+
+        Returns:
+            A DataFrame with one row per configuration.
+
+        >>> import dpax
+        >>> r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
+        ...                          grid_step=1e-2, compare_standard=False)
+        >>> df = r.to_dataframe()   # doctest: +SKIP
+        """
+        return _result_table.dataframe(self)
 
 
 def _out(values, shape=None):
@@ -677,8 +749,8 @@ def calibrate_dpsgd(
     if "noise_interval" in fields:
         fields["noise_interval"] = Interval(*(out(v) for v in fields["noise_interval"]))
     keep = {"achieved", "achieved_interval", "noise_interval", "grid_step", "evaluations"}
-    return CalibrationResult(target=target, rtol=rtol, accuracy=accuracy,
-                             **{k: (v if k in keep else out(v)) for k, v in fields.items()})
+    return CalibrationResult(target=target, rtol=rtol, accuracy=accuracy, sample_rate=out(flat(p)),
+                             num_steps=out(flat(steps)), **{k: (v if k in keep else out(v)) for k, v in fields.items()})
 
 
 def _target_columns(target) -> list[np.ndarray] | None:
