@@ -1,9 +1,9 @@
 """Batched calibration benchmark: dpax against riskcal, same process, same grid.
 
-Workloads (DP-SGD, FNR/FPR targets, seed paper Eq. 18):
+Workloads (DP-SGD, FNR/FPR targets, Kulynych et al. 2024, Eq. 18):
 
 1. one calibration: p = 0.001, T = 10,000, alpha = 0.1, beta = 0.5;
-2. the issue's 64-row table (sample rates 1e-4..0.1, steps 100..50,000, alpha in
+2. the 64-row table (sample rates 1e-4..0.1, steps 100..50,000, alpha in
    {0.01, 0.05, 0.1}, TPR bounds 0.1..0.5) in one dpax call, against riskcal looped row by
    row. riskcal takes 15 s to 2 min per row at grid 1e-3, so by default it runs on a
    measured subset of the rows dpax calibrates (``--riskcal-rows``, spread evenly over

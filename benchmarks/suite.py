@@ -74,7 +74,7 @@ MODES = {
 }
 
 # The workloads' parameters are benchmarks/workloads.py's (shared with `compare`, `batch-curve`
-# and benchmarks/goals.toml): DP-SGD of the seed paper (Sec. 3.1) and of the GDP paper (De et
+# and benchmarks/goals.toml): DP-SGD of Kulynych et al. 2024 (Sec. 3.1) and of Gomez et al. 2025 (De et
 # al., Sec. 5).
 from benchmarks import workloads as _workloads  # noqa: E402
 
@@ -292,7 +292,7 @@ def composed_gaussian(rec: Recorder, sigma, steps, grid):
 
 
 def dpsgd_workload(rec: Recorder, grid, ref_grid):
-    """DP-SGD p=0.001, T=10,000, sigma=1 (seed paper Sec. 3.1). No closed form exists:
+    """DP-SGD p=0.001, T=10,000, sigma=1 (Kulynych et al. 2024, Sec. 3.1). No closed form exists:
     accuracy is against dpax at the finest grid ``ref_grid``. Violations: epsilon below
     prv-accountant's certified lower bound on the true epsilon; beta above the finest-grid
     connect-the-dots curve (the true curve lies above that one, so this is a nestedness
@@ -322,7 +322,7 @@ def dpsgd_workload(rec: Recorder, grid, ref_grid):
 
 
 def gdp_workload(rec: Recorder, grid):
-    """mu-GDP and regret of De et al.'s DP-SGD (GDP paper Sec. 5: mu = 1.307, regret ~1e-3)."""
+    """mu-GDP and regret of De et al.'s DP-SGD (Gomez et al. 2025, Sec. 5: mu = 1.307, regret ~1e-3)."""
     import dpax
 
     s, p, t = DE_ET_AL["noise"], DE_ET_AL["rate"], DE_ET_AL["steps"]
@@ -381,7 +381,7 @@ def events_workload(rec: Recorder, grid, smoke=False):
 
 
 def calibration_workload(rec: Recorder, kind, grid):
-    """Calibration of DP-SGD p=0.001, T=10,000 (seed paper Sec. 3): dpax vs riskcal, one
+    """Calibration of DP-SGD p=0.001, T=10,000 (Kulynych et al. 2024, Sec. 3): dpax vs riskcal, one
     calibration each (compare_standard=False). Violation: the returned noise fails the target
     when re-evaluated independently at the same grid (it must not)."""
     import dpax

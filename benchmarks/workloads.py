@@ -37,9 +37,9 @@ _MODULE_START = time.time()
 #: alphas at which beta is evaluated
 ALPHAS = (1e-3, 1e-2, 0.1)
 DELTA = 1e-5
-#: DP-SGD of the seed paper (Sec. 3.1)
+#: DP-SGD of Kulynych et al. 2024 (Sec. 3.1)
 DPSGD = dict(noise=1.0, rate=1e-3, steps=10_000)
-#: DP-SGD of the GDP paper (De et al., Sec. 5)
+#: DP-SGD of Gomez et al. 2025 (De et al., Sec. 5)
 DE_ET_AL = dict(noise=9.4, rate=2**14 / 50_000, steps=2000)
 #: one (alpha, beta) calibration of DP-SGD p = 1e-3, T = 1e4
 CALIBRATION = dict(rate=1e-3, steps=10_000, alpha=0.1, beta=0.5, grid=1e-3)

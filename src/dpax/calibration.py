@@ -1,4 +1,4 @@
-"""Calibration: the smallest noise that meets a risk target (seed paper, Eq. 9, 14, 18).
+"""Calibration: the smallest noise that meets a risk target (Kulynych et al. 2024, Eq. 9, 14, 18).
 
 The search is vectorised: every round evaluates a whole grid of candidate noise values for
 every configuration in one batched kernel call, keeps the bracket [lo, hi] where lo is a
@@ -659,7 +659,7 @@ def calibrate_dpsgd(
 ) -> CalibrationResult:
     """Smallest DP-SGD noise multiplier meeting ``target`` at ``grid_step``.
 
-    Targets (seed paper Table 1, Sec. 2-3): :class:`~dpax.targets.ErrRates` (Eq. 18:
+    Targets (Kulynych et al. 2024, Table 1, Sec. 2-3): :class:`~dpax.targets.ErrRates` (Eq. 18:
     f(alpha*) >= beta*), :class:`~dpax.targets.Advantage` (Eq. 14),
     :class:`~dpax.targets.Epsilon` (standard calibration, Eq. 2), ``Accuracy``, ``PPV``,
     ``Reconstruction``, ``GDP``, or several at once (a list or ``All``: meet all).
@@ -678,7 +678,7 @@ def calibrate_dpsgd(
     a terminal, a bar once the search runs longer than 2 s; otherwise plain progress lines, at
     most one every 30 s of long work and a last one (always with True); False: nothing.
 
-    Grid or accuracy (issue 22): ``grid_step`` (default None: 1e-4) fixes the grid;
+    Grid or accuracy: ``grid_step`` (default None: 1e-4) fixes the grid;
     ``accuracy`` instead lets dpax choose it: the grid is refined (coarse phases, then
     :func:`dpax.privacy_loss.refine_step` from the width measured) until the certified
     bracket of the target's quantity at the calibrated noise -- beta at the target's
@@ -947,7 +947,7 @@ def calibrate(
 
 def calibrate_gaussian(target, sensitivity=1.0):
     """Exact noise standard deviation of the (plain) Gaussian mechanism meeting ``target``:
-    sigma = sensitivity / mu* with mu* the largest mu-GDP meeting it (seed paper, App. B).
+    sigma = sensitivity / mu* with mu* the largest mu-GDP meeting it (Kulynych et al. 2024, App. B).
 
     Advantage: Corollary B.3, mu* = 2 Phi^-1((1 + eta*) / 2). ErrRates (and Accuracy, PPV,
     Reconstruction via Table 1): Corollary B.4, mu* = Phi^-1(1 - alpha*) - Phi^-1(beta*).
@@ -1029,7 +1029,7 @@ def calibrate_blackbox(
     progress: bool | None = None,
 ):
     """Smallest parameter (noise) meeting ``target``, from a black-box accountant
-    (seed paper, Appendix A), for a user who has only ``epsilon(w, deltas)`` or
+    (Kulynych et al. 2024, Appendix A), for a user who has only ``epsilon(w, deltas)`` or
     ``delta(w, epsilons)`` from another library (each maps a scalar parameter w and a 1-D
     array to an array; larger w = more private).
 

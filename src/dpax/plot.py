@@ -1,5 +1,5 @@
 """Figures: trade-off curves, the GDP fit over the exact curve, standard vs attack-aware
-calibration (the seed paper's Figure 3a and Figure 4). Each function returns a matplotlib
+calibration (Figures 3a and 4 of Kulynych et al. 2024). Each function returns a matplotlib
 ``Figure`` (nothing is shown; save it with ``fig.savefig('x.png' | '.svg' | '.pdf')``).
 
 matplotlib is imported on first use; the command line (``dpax plot``) uses the Agg backend.
@@ -22,7 +22,8 @@ from .privacy_loss import PrivacyLoss
 FIGSIZE = (5.2, 4.2)
 #: Label of the diagonal beta = 1 - alpha: the curve of random guessing, i.e. of perfect privacy.
 RANDOM_GUESSING = "perfect privacy (random guessing)"
-#: Default targets of :func:`calibration_comparison`: the seed paper's Figure 3a advantages ...
+#: Default targets of :func:`calibration_comparison`: the advantages of Figure 3a of
+#: Kulynych et al. 2024 ...
 DEFAULT_ADVANTAGES = tuple(np.round(np.linspace(0.01, 0.25, 7), 10))
 #: ... and Figure 4's FPRs and attack TPRs. Every TPR exceeds every FPR: a TPR bound at or below the
 #: FPR is met only by random guessing (no finite noise), so the paper's axis start 0.1 becomes 0.15.
@@ -123,7 +124,7 @@ def tradeoff_curves(losses, labels=None, *, log_scale: bool = False, ax=None, po
 @float64
 def gdp_fit(pl, *, log_scale: bool = False, ax=None, points: int = 400, title: str | None = None):
     """The exact (symmetrised) trade-off curve of one configuration and the tight mu-GDP curve
-    f_mu below it (GDP paper, Eq. 11), with mu and the regret Delta(h, f_mu) (Eq. 13) in the legend."""
+    f_mu below it (Gomez et al. 2025, Eq. 11), with mu and the regret Delta(h, f_mu) (Eq. 13) in the legend."""
     if pl.batch_shape:
         raise ValueError("gdp_fit takes one configuration; index a batch (pl[i])")
     mu, regret = gdp.mu_and_regret(pl)
@@ -169,7 +170,7 @@ def calibration_comparison(sample_rate, num_steps=None, *, target: str = "advant
     configuration or many.
 
     One configuration (``sample_rate`` and ``num_steps`` single numbers):
-    ``target='advantage'`` (seed paper, Figure 3a): for each advantage in ``advantages``
+    ``target='advantage'`` (Kulynych et al. 2024, Figure 3a): for each advantage in ``advantages``
     (default :data:`DEFAULT_ADVANTAGES`, 0.01..0.25; each in (0, 1)), the smallest noise
     meeting it (Eq. 14) and the noise standard (epsilon, ``delta``) calibration needs for the
     same bound (Eq. 2 + Proposition 2.6).

@@ -1,4 +1,4 @@
-"""Composition of discrete PLRVs by FFT (seed paper, Appendix E.1).
+"""Composition of discrete PLRVs by FFT (Kulynych et al. 2024, Appendix E.1).
 
 Under composition the PLRVs add: X = X_1 + ... + X_T under P^T and Y = Y_1 + ... + Y_T
 under Q^T, so both pmfs are convolution powers (products of their spectra). The +inf atom

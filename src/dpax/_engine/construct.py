@@ -1,4 +1,4 @@
-"""Discrete dominating pairs on the grid ``k * grid_step`` (seed paper, Appendix E.1).
+"""Discrete dominating pairs on the grid ``k * grid_step`` (Kulynych et al. 2024, Appendix E.1).
 
 Two constructions:
 
@@ -8,7 +8,7 @@ Two constructions:
   losses is split between its two end points so that both its Q-mass and its P-mass are
   kept: a pair with likelihood ratio in [e^a, e^b] is a post-processing of the two-point
   pair with ratios exactly e^a and e^b. This is the connect-the-dots pair of Doroshenko et al. (Algorithm 2
-  of the seed paper), but computed from *first* differences of the loss CDFs, evaluated in
+  of Kulynych et al. 2024), but computed from *first* differences of the loss CDFs, evaluated in
   log space in both tails, instead of second differences of delta(epsilon). The rounding
   error of a cumulative probability is then about 1e-16 / grid_step relative, instead of
   1e-16 / grid_step^2 absolute, so the construction stays exact at grid 1e-5.
@@ -206,7 +206,7 @@ def _half_pair(grid, delta):
 @functools.partial(_cache.kernel, name="connect_the_dots")
 @jax.jit
 def connect_the_dots(grid, delta, reverse_delta):
-    """Algorithm 2 of the seed paper (Doroshenko et al. 2022) from privacy-profile values.
+    """Algorithm 2 of Kulynych et al. 2024 (after Doroshenko et al. 2022) from privacy-profile values.
 
     ``grid`` = [0, step, ..., eps_max]; ``delta`` holds D_{e^eps}(Q || P) and
     ``reverse_delta`` D_{e^eps}(P || Q) there. Positive losses come from ``delta``; negative

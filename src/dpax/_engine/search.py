@@ -1,6 +1,6 @@
 """Vectorised bracketing: the smallest parameter meeting a monotone target, for many rows.
 
-Calibration (seed paper, Eq. 9, 14, 18) asks, for every configuration of a batch, for the
+Calibration (Kulynych et al. 2024, Eq. 9, 14, 18) asks, for every configuration of a batch, for the
 smallest noise whose privacy loss meets a risk target. Each round proposes a few candidate
 parameters for every row still open, evaluates them all in one call, and keeps per row a
 bracket [lo, hi]: lo verified to fail, hi verified to meet. Rows are independent; the

@@ -4,7 +4,7 @@
     dpax curve ... --accuracy 1e-3      # the grid chosen so that every bracket is <= 1e-3 wide
     dpax curve ... --no-bounds          # safe side only
 
-Each number is printed with its certified bracket (issue 22): the same quantity from the
+Each number is printed with its certified bracket: the same quantity from the
 optimistic companion (:meth:`dpax.PrivacyLoss.bounds`), on the other side of the truth.
 """
 

@@ -5,7 +5,7 @@
     dpax gdp ... --json
     dpax gdp ... --accuracy 1e-3                      # the grid chosen for brackets <= 1e-3 wide
 
-The DP-SGD report prints each number with its certified bracket (issue 22): mu's lower end
+The DP-SGD report prints each number with its certified bracket: mu's lower end
 is the companion's mu, the regret's bracket comes from both sides
 (``dpax.gdp.mu_and_regret(pl, bounds=True)``), the other numbers' other side is the
 companion's value. The (epsilon, delta) -> mu conversion is a closed form, without a bracket.

@@ -31,7 +31,7 @@ def add_parser(subparsers, parents: Parents) -> None:
         description=(
             "KIND: 'tradeoff' (beta against alpha for each --noise-multiplier), 'gdp' (the exact curve and "
             "its tight mu-GDP fit, one --noise-multiplier), 'calibration' (noise from attack-aware vs standard "
-            "calibration: --target advantage as in the seed paper's Figure 3a, --target err_rates as in Figure 4; "
+            "calibration: --target advantage as in Figure 3a of Kulynych et al. 2024, --target err_rates as in its Figure 4; "
             "with several values of --sample-rate / --num-steps, or of --dataset-size / --batch-size / --epochs, "
             "every combination is a configuration, and the figure shows the noise and the noise reduction of each). "
             "The figure is written to -o FILE (.png, .svg or .pdf)."
