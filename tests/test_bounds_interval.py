@@ -425,6 +425,33 @@ def test_refine_reaches_the_accuracy():
     assert np.all(r.value.contains(gdp_beta(np.array([0.01, 0.1]), 2.0)))
 
 
+def test_refine_checks_what_build_returns():
+    """What build() returns was not checked: a companion from bounds() made a 0-wide bracket
+    (both sides optimistic) that met any accuracy at once; a pair on another grid reported a
+    grid_step it was not built on; a batch that changed shape between rounds was compared
+    with the wrong rows. Each is refused with a message naming build. (One Gaussian step at
+    grid 1e-2, read at the ALPHAS queries: the kernels of test_refine_says_how_far_it_got; the
+    second round's pair is built from arrays, no kernel of its own.)"""
+    one = dpax.gaussian(1.0, grid_step=1e-2)
+    evaluate = lambda pl: pl.beta(ALPHAS, bounds=True)
+    with pytest.raises(TypeError, match=r"build must return a dpax.PrivacyLoss .* got float"):
+        dpax.refine(lambda h: 0.5, evaluate, 1e-3)
+    with pytest.raises(TypeError, match=r"build must return a dpax.PrivacyLoss .* got Interval"):
+        dpax.refine(lambda h: one.advantage(bounds=True), evaluate, 1e-3)
+    with pytest.raises(ValueError, match=r"build returned an optimistic companion"):
+        dpax.refine(lambda h: dpax.gaussian(1.0, grid_step=h).bounds(), evaluate, 1e-3)
+    with pytest.raises(ValueError, match=r"build\(grid_step=0.01\) returned a PrivacyLoss on grid_step=0.02"):
+        dpax.refine(lambda h: dpax.gaussian(1.0, grid_step=2 * h), evaluate, 1e-3)
+
+    def build(h):  # the right pair on the first grid, then a batch of two rows
+        if h == 1e-2:
+            return one
+        return dpax.PrivacyLoss(np.full((2, 2), 0.5), np.full((2, 2), 0.5), [0, 0], [0.0, 0.0], [0.0, 0.0], h)
+
+    with pytest.raises(ValueError, match=r"build\(grid_step=.*\) returned a batch of shape \(2,\), the first round's was \(\)"):
+        dpax.refine(build, evaluate, 1e-15, max_rounds=2)
+
+
 def test_refine_says_how_far_it_got(monkeypatch):
     # one Gaussian step at grid 1e-2, read at the ALPHAS queries: the kernels of
     # test_companion_follows_indexing_broadcast_and_composition (max_rounds=1: a second round

@@ -95,9 +95,14 @@ def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gri
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     step = _v.grid_step(grid_step)
     shape = _v.broadcast_shapes(("noise_multiplier", sigma), ("sample_rate", p))
+    with np.errstate(over="ignore", divide="ignore"):
+        # every attack, the tails included: sampling mixes Q with P (and, under substitution,
+        # both with N(0, s^2)), a post-processing of the Gaussian pair, so 1/s-GDP (2/s)
+        gdp_bound = _substitution_factor(neighbouring) / sigma
     sigma = np.minimum(sigma, _SIGMA_MAX)
     if _neighbouring(neighbouring) == "substitution":
-        return _subsampled_gaussian_substitution(sigma, p, step, shape, noise_multiplier, sample_rate)
+        pl = _subsampled_gaussian_substitution(sigma, p, step, shape, noise_multiplier, sample_rate)
+        return pl._with_gdp_bound(gdp_bound)
     s, q = (np.broadcast_to(a, shape).reshape(-1) for a in (sigma, p))
     z = -ndtri(SINGLE_STEP_TAIL)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -112,7 +117,7 @@ def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gri
     pair = _construct.by_row_length(_construct.subsampled_gaussian_kernel, (s, q, offset), step, needed,
                                     "subsampled_gaussian")
     desc = _describe("subsampled_gaussian", noise_multiplier=noise_multiplier, sample_rate=sample_rate)
-    pl = PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
+    pl = PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)._with_gdp_bound(gdp_bound)
     return pl._with_companion(lambda: PrivacyLoss._optimistic_from(
         _optimistic.subsampled_gaussian_kernel(s, q, offset, step, n), step, shape))
 
@@ -154,7 +159,8 @@ def gaussian(noise_multiplier: ArrayLike, sensitivity: ArrayLike = 1.0, grid_ste
                          f"exceeds {_MAX_LOSS:g} nats, beyond float64 range; use noise_multiplier >= 0.05 x "
                          "sensitivity") from None
     pl.description = _describe("gaussian", neighbouring, noise_multiplier=noise_multiplier, sensitivity=sensitivity)
-    return pl
+    with np.errstate(over="ignore", divide="ignore"):
+        return pl._with_gdp_bound(sens / sigma)  # exactly (sensitivity / noise)-GDP
 
 
 @float64
@@ -262,6 +268,10 @@ def mixture_of_gaussians(standard_deviation: ArrayLike, sensitivities: ArrayLike
     desc = _describe("mixture_of_gaussians", standard_deviation=standard_deviation, sensitivities=sensitivities,
                      sampling_probs=sampling_probs)
     pl = PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
+    # Q mixes the laws N(c_i, s^2) (a post-processing of each pair (N(0, s^2), N(c_i, s^2))):
+    # (max c_i / s)-GDP for every attack
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        pl._with_gdp_bound((np.max(np.where(p > 0, c, 0.0), -1) / s).reshape(shape))
     return pl._with_companion(lambda: PrivacyLoss._optimistic_from(
         _optimistic.mixture_of_gaussians_kernel(log_p0, shifts, log_p, offset, step, n), step, shape))
 

@@ -18,6 +18,7 @@ Every risk method reports the symmetrised (add/remove) curve; the kernels behind
 
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any, Callable, NamedTuple
 
@@ -47,6 +48,47 @@ NO_COMPANION = ("it was not built by a dpax mechanism with a closed-form loss la
                 "dpsgd, laplace, subsampled_laplace, randomized_response, discrete_laplace, discrete_gaussian, "
                 "mixture_of_gaussians, or compositions of these); a pair built from arrays, from a privacy profile, from atoms, "
                 "approximate_dp or imported from dp-accounting is bounded from the safe side only")
+
+
+#: A law given to :class:`PrivacyLoss` by hand must have a total mass (its infinite atom
+#: included) within this of 1.
+MASS_TOLERANCE = 1e-6
+
+
+def _checked_arrays(pmf_x: ArrayLike, pmf_y: ArrayLike, offset: ArrayLike, inf_mass_y: ArrayLike,
+                    neginf_mass_x: ArrayLike, grid_step: Any) -> tuple:
+    """The arrays of a PrivacyLoss built by hand, checked (each message names its argument):
+    masses finite and non-negative, both laws of one shape ``batch_shape + (n,)``, offsets
+    whole numbers of that batch shape, atoms probabilities broadcasting to it, every law's
+    total mass 1 within :data:`MASS_TOLERANCE`, the grid step a positive number."""
+    step = _v.scalar("grid_step", grid_step, low=0.0, low_open=True)
+    px, py = _v.real_array("pmf_x", pmf_x, low=0.0), _v.real_array("pmf_y", pmf_y, low=0.0)
+    for name, a in (("pmf_x", px), ("pmf_y", py)):
+        if a.ndim == 0:
+            raise ValueError(f"{name} must be an array of masses over the grid (shape batch_shape + (n,)), got one number")
+    if px.shape != py.shape:
+        raise ValueError(f"pmf_x (shape {px.shape}) and pmf_y (shape {py.shape}) must have the same shape")
+    batch = px.shape[:-1]
+    off = _v.real_array("offset", offset, low=-2.0**53, high=2.0**53)
+    if off.shape != batch:
+        raise ValueError(f"offset must have the batch shape of pmf_x, {batch} (one grid index per row), got shape {off.shape}")
+    if np.any(off != np.round(off)):
+        raise ValueError(f"offset must hold whole numbers (grid indices), got {float(off[off != np.round(off)].ravel()[0]):g}")
+    atoms = []
+    for name, a in (("inf_mass_y", inf_mass_y), ("neginf_mass_x", neginf_mass_x)):
+        arr = _v.probabilities(name, a)
+        try:
+            atoms.append(np.broadcast_to(arr, batch))
+        except ValueError:
+            raise ValueError(f"{name} (shape {arr.shape}) must broadcast to the batch shape {batch}") from None
+    for name, law, atom in (("pmf_x", px, atoms[1]), ("pmf_y", py, atoms[0])):
+        total = np.sum(law, -1) + atom
+        bad = np.abs(total - 1.0) > MASS_TOLERANCE
+        if np.any(bad):
+            which = "neginf_mass_x" if name == "pmf_x" else "inf_mass_y"
+            raise ValueError(f"{name} with {which} must have a total mass of 1 (within {MASS_TOLERANCE:g}), got "
+                             f"{float(total[bad].ravel()[0]):.10g}")
+    return px, py, off.astype(np.int64), atoms[0], atoms[1], step
 
 
 class Interval(NamedTuple):
@@ -85,10 +127,26 @@ class Interval(NamedTuple):
             return as_result(np.abs(np.subtract(self.safe, self.optimistic)), np.shape(self.safe))
 
     def contains(self, value: ArrayLike, tol: float = 0.0) -> Any:
-        """Whether ``value`` lies in ``[lower - tol, upper + tol]`` (elementwise)."""
-        v = np.asarray(value, np.float64)
+        """Whether ``value`` lies in ``[lower - tol, upper + tol]`` (elementwise).
+
+        ``value``: real numbers, +-inf allowed (an epsilon may be inf), NaN not; ``tol`` >= 0."""
+        tol = _v.scalar("tol", tol, low=0.0)
+        v = _real_or_infinite("value", value)
         inside = (v >= np.asarray(self.lower) - tol) & (v <= np.asarray(self.upper) + tol)
         return inside.item() if inside.ndim == 0 else inside
+
+
+def _real_or_infinite(name: str, value: ArrayLike) -> np.ndarray:
+    """``value`` as float64, real numbers or +-inf (NaN and non-numbers refused, named)."""
+    checked = value
+    try:
+        raw = np.asarray(value)
+    except Exception:  # ragged lists: real_array names them
+        raw = None
+    if raw is not None and raw.dtype.kind == "f":  # infinities allowed: checked as 0
+        checked = np.where(np.isinf(raw), 0.0, raw)
+    _v.real_array(name, checked)
+    return np.asarray(value, np.float64)
 
 
 #: Sides of a bracket that cross by at most this (relative, plus 1e-15 absolute) are float64
@@ -133,14 +191,21 @@ class PrivacyLoss:
         offset: integer grid index of the first support point, shape ``batch_shape``.
         inf_mass_y: Pr[Y = +inf], shape ``batch_shape``.
         neginf_mass_x: Pr[X = -inf], shape ``batch_shape``.
-        grid_step: the grid's step (one number for the whole batch).
-        description: a label shown by ``repr`` and in reports.
+        grid_step: the grid's step, > 0 (one number for the whole batch).
+        description: a label shown by ``repr`` and in reports (a string).
         batch_shape: internal (with :meth:`from_pair`): the arrays are already flat rows
             and this is the batch shape to show; ``None`` reads it from ``offset``.
         exact_ratio: True when Pr[X = x] = e^-x Pr[Y = x] holds on every finite point by
             construction.
         optimistic: True for an optimistic companion (see :meth:`bounds`); built by dpax,
             not by hand.
+
+    Raises:
+        ValueError, TypeError: (built by hand) a mass negative or not finite, the two laws
+            of different shapes, offsets not whole numbers of the batch shape, atoms outside
+            [0, 1], a law whose total mass (its atom included) is not 1 within
+            :data:`MASS_TOLERANCE`, a grid step that is not a positive number; each
+            message names the argument.
 
     Randomized response with epsilon = 1: losses -1, 0, 1 on the grid of step 1.
 
@@ -158,7 +223,11 @@ class PrivacyLoss:
                  batch_shape: tuple[int, ...] | None = None, exact_ratio: bool = False,
                  optimistic: bool = False) -> None:
         exact_ratio, optimistic = _v.flag("exact_ratio", exact_ratio), _v.flag("optimistic", optimistic)
+        if not isinstance(description, str):
+            raise TypeError(f"description must be a string, got {_v.brief(description)}")
         if batch_shape is None:
+            pmf_x, pmf_y, offset, inf_mass_y, neginf_mass_x, grid_step = _checked_arrays(
+                pmf_x, pmf_y, offset, inf_mass_y, neginf_mass_x, grid_step)
             batch_shape = tuple(np.shape(offset))
             n = np.shape(pmf_x)[-1]
             with jax.enable_x64(True):  # a user's float64 arrays stay float64
@@ -180,6 +249,9 @@ class PrivacyLoss:
         self._companion: Callable[[], PrivacyLoss] | None = None  # recipe of the companion
         self._no_companion = NO_COMPANION
         self._bounds: PrivacyLoss | None = None
+        #: Per row (rows,), or None: a mu such that the mechanism itself (not the grid) is
+        #: mu-GDP for every attack, from its closed form (:meth:`_with_gdp_bound`).
+        self._gdp_bound: np.ndarray | None = None
 
     @classmethod
     def from_pair(cls, pair: Pair, grid_step: float, description: str, batch_shape: tuple[int, ...],
@@ -201,7 +273,17 @@ class PrivacyLoss:
         >>> dpax.PrivacyLoss.from_pair(pl.pair, pl.grid_step, "copy", (2, 1)).batch_shape
         (2, 1)
         """
-        return cls(*pair, grid_step, description, batch_shape=batch_shape, exact_ratio=exact_ratio)
+        if not isinstance(pair, Pair):
+            raise TypeError(f"pair must be a dpax._engine.pair.Pair (a PrivacyLoss's .pair), got {type(pair).__name__}")
+        step = _v.scalar("grid_step", grid_step, low=0.0, low_open=True)
+        try:
+            shape = tuple(int(operator.index(d)) for d in batch_shape)
+        except TypeError:
+            raise TypeError(f"batch_shape must be a tuple of integers, got {_v.brief(batch_shape)}") from None
+        rows = int(np.shape(pair.pmf_x)[0])
+        if int(np.prod(shape, dtype=np.int64)) != rows or min(shape, default=1) < 1:
+            raise ValueError(f"batch_shape {shape} does not hold the pair's {rows} row(s)")
+        return cls(*pair, step, description, batch_shape=shape, exact_ratio=exact_ratio)
 
     @property
     def pair(self) -> Pair:
@@ -278,23 +360,24 @@ class PrivacyLoss:
 
         Returns:
             ``(children, aux)``: the arrays of :attr:`pair`, and ``(grid_step,
-            description, batch_shape, exact_ratio, optimistic, slack)`` (the recipe of an
-            optimistic companion is not carried: a rebuilt pair has none).
+            description, batch_shape, exact_ratio, optimistic, slack, gdp_bound)`` (the
+            recipe of an optimistic companion is not carried: a rebuilt pair has none).
 
         >>> import dpax, jax
         >>> len(jax.tree_util.tree_leaves(dpax.gaussian(1.0, grid_step=1e-2)))
         5
         """
         slack = None if self._slack is None else self._slack.to_aux()
+        gdp_bound = None if self._gdp_bound is None else tuple(float(v) for v in self._gdp_bound)
         return tuple(self._pair), (self.grid_step, self.description, self._batch_shape, self.exact_ratio,
-                                   self.optimistic, slack)
+                                   self.optimistic, slack, gdp_bound)
 
     @classmethod
     def tree_unflatten(cls, aux: tuple[Any, ...], children: tuple[Any, ...]) -> "PrivacyLoss":
         """JAX pytree protocol: the inverse of :meth:`tree_flatten`.
 
         Args:
-            aux: ``(grid_step, description, batch_shape, exact_ratio, optimistic, slack)``.
+            aux: ``(grid_step, description, batch_shape, exact_ratio, optimistic, slack, gdp_bound)``.
             children: the five PLRV arrays (rows).
 
         Returns:
@@ -305,10 +388,11 @@ class PrivacyLoss:
         >>> round(jax.tree_util.tree_map(lambda a: a, pl).advantage(), 4)
         0.3829
         """
-        grid_step, description, batch_shape, exact_ratio, optimistic, slack = aux
+        grid_step, description, batch_shape, exact_ratio, optimistic, slack, gdp_bound = aux
         pl = cls(*children, grid_step, description, batch_shape=batch_shape, exact_ratio=exact_ratio,
                  optimistic=optimistic)
         pl._slack = _optimistic.Slack.from_aux(slack)
+        pl._gdp_bound = None if gdp_bound is None else np.asarray(gdp_bound, np.float64)
         return pl
 
     # -- the optimistic companion (issue 22) ----------------------------------------------
@@ -329,6 +413,29 @@ class PrivacyLoss:
         if reason is not None:
             self._no_companion = reason
         return self
+
+    def _with_gdp_bound(self, mu: ArrayLike | None) -> "PrivacyLoss":
+        """Record that the mechanism is ``mu``-GDP for every attack (its closed form: the
+        true curve lies on or above f_mu), ``mu`` broadcast to the batch (None: unknown);
+        returns ``self`` (``mu`` may also be one value per row). Raised by a few ulps, so that the rounding of the closed form
+        stays on the safe side. Read by :func:`dpax.gdp.mu_and_regret`, where the grid
+        cannot certify the corners of the curve (its truncated tails); carried through
+        indexing, broadcasting, regridding and composition (GDP composes exactly:
+        mu = sqrt(sum of mu_i^2))."""
+        if mu is None:
+            self._gdp_bound = None
+            return self
+        arr = np.asarray(mu, np.float64)
+        if arr.ndim != 1 or arr.size != self._rows_count():  # batch-shaped (or broadcasting), not rows
+            arr = np.broadcast_to(arr, self.batch_shape).reshape(-1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            rows = arr * (1.0 + 1e-15)
+        self._gdp_bound = np.where(np.isnan(rows), np.inf, rows)
+        return self
+
+    def _gdp_bound_rows(self, index: Any) -> np.ndarray | None:
+        """The GDP bound of the rows at ``index`` (None where unknown)."""
+        return None if self._gdp_bound is None else np.asarray(self._gdp_bound)[np.reshape(index, -1)]
 
     def _derived(self, new: "PrivacyLoss", make: Callable[["PrivacyLoss"], "PrivacyLoss"],
                  rows: Any = None) -> "PrivacyLoss":
@@ -458,9 +565,13 @@ class PrivacyLoss:
         (3, 2)
         """
         try:
-            shape = tuple(int(d) for d in shape)
-        except (TypeError, ValueError):
+            if any(isinstance(d, (bool, np.bool_)) for d in shape):
+                raise TypeError
+            shape = tuple(int(operator.index(d)) for d in shape)
+        except TypeError:
             raise TypeError(f"shape must be a tuple of integers, got {_v.brief(shape)}") from None
+        if any(d < 1 for d in shape):
+            raise ValueError(f"shape must hold integers >= 1 (a batch of configurations), got {shape}")
         if shape == self.batch_shape:
             return self
         rows = np.arange(max(1, int(np.prod(self.batch_shape, dtype=int)))).reshape(self.batch_shape)
@@ -469,6 +580,7 @@ class PrivacyLoss:
         except ValueError:
             raise ValueError(f"shape {shape} is not one that batch_shape {self.batch_shape} broadcasts to") from None
         new = PrivacyLoss.from_pair(self._pair.take(index), self.grid_step, self.description, shape, self.exact_ratio)
+        new._gdp_bound = self._gdp_bound_rows(index)
         return self._derived(new, lambda c: c.broadcast_to(shape), index)
 
     def _rows_count(self) -> int:
@@ -662,6 +774,7 @@ class PrivacyLoss:
         rows = np.arange(int(np.prod(self.batch_shape, dtype=int))).reshape(self.batch_shape)[key]
         new = PrivacyLoss.from_pair(self._pair.take(np.reshape(rows, -1)), self.grid_step, self.description,
                                     np.shape(rows), self.exact_ratio)
+        new._gdp_bound = self._gdp_bound_rows(rows)
         return self._derived(new, lambda c: c[key], np.reshape(rows, -1))
 
     @float64
@@ -728,6 +841,7 @@ class PrivacyLoss:
         pair = _construct.pair_from_atoms(loss, lp, lq, step, tail=0.0, exact_ratio=self.exact_ratio,
                                           what=self.description)
         new = PrivacyLoss.from_pair(pair, step, self.description, self.batch_shape, self.exact_ratio)
+        new._gdp_bound = self._gdp_bound  # the same mechanism
         return self._derived(new, lambda c: c.regrid(step))
 
     # -- composition --------------------------------------------------------------------
@@ -780,6 +894,8 @@ class PrivacyLoss:
         if self.optimistic:
             return _optimistic_result(arrays, [pl], [counts], self.grid_step, desc, shape)
         new = PrivacyLoss.from_pair(arrays, self.grid_step, desc, shape, self.exact_ratio)
+        if pl._gdp_bound is not None:
+            new._with_gdp_bound(np.sqrt(counts) * pl._gdp_bound)
         return self._derived(new, lambda c: c.self_compose(num_steps))
 
 
@@ -863,6 +979,9 @@ def compose(*losses: PrivacyLoss | tuple[PrivacyLoss, ArrayLike],
         return _optimistic_result(arrays, [pl.broadcast_to(shape) for pl, _ in items], counts, items[0][0].grid_step,
                                   desc, shape)
     new = PrivacyLoss.from_pair(arrays, items[0][0].grid_step, desc, shape, exact)
+    bounds = [pl.broadcast_to(shape)._gdp_bound for pl, _ in items]
+    if all(b is not None for b in bounds):  # GDP composes exactly: sqrt(sum of count mu^2)
+        new._with_gdp_bound(np.sqrt(sum(c * b**2 for c, b in zip(counts, bounds))))
     return _compose_companion(new, losses, grid_step)
 
 
@@ -924,7 +1043,11 @@ def refine(build: Callable[[float], PrivacyLoss], evaluate: Callable[[PrivacyLos
     Raises:
         ValueError: the accuracy was not reached: the memory budget, the smallest step
             (1e-6) or ``max_rounds`` stopped the refinement; the message gives the width
-            reached and at which grid step.
+            reached and at which grid step. Or ``build`` returned an optimistic companion,
+            a pair on another grid step than the one it was given, or a batch shape other
+            than its first round's (the message names ``build``).
+        TypeError: ``build`` did not return a :class:`PrivacyLoss`, or ``evaluate`` an
+            :class:`Interval`.
 
     >>> import dpax
     >>> r = dpax.refine(lambda h: dpax.gaussian(1.0, grid_step=h), lambda pl: pl.beta(0.1, bounds=True), 1e-6)
@@ -937,9 +1060,11 @@ def refine(build: Callable[[float], PrivacyLoss], evaluate: Callable[[PrivacyLos
     step = _v.grid_step(grid_step)
     rounds = _v.one_integer("max_rounds", max_rounds)
     history: list[tuple[float, float]] = []
+    first: PrivacyLoss | None = None
     for _ in range(rounds):
         try:
-            pl = build(step)
+            pl = _built(build(step), step, first)
+            first = first or pl
             value = evaluate(pl)
         except _grid.MemoryBudgetError as exc:
             raise ValueError(f"accuracy={acc:g} not reached: {_reached(history)}; grid_step={step:.3g} is over the "
@@ -956,6 +1081,25 @@ def refine(build: Callable[[float], PrivacyLoss], evaluate: Callable[[PrivacyLos
         step = refine_step(step, width, acc)
     raise ValueError(f"accuracy={acc:g} not reached: {_reached(history)} (at most {rounds} rounds down to "
                      f"grid_step={REFINE_MIN_STEP:g})")
+
+
+def _built(pl: Any, step: float, first: PrivacyLoss | None) -> PrivacyLoss:
+    """What ``build(step)`` returned in :func:`refine`, checked: a PrivacyLoss (not an
+    optimistic companion, whose bracket with itself would be 0 wide) on the grid step asked
+    for, with the batch shape of the first round's."""
+    if not isinstance(pl, PrivacyLoss):
+        raise TypeError(f"build must return a dpax.PrivacyLoss (build(grid_step) -> PrivacyLoss), got "
+                        f"{type(pl).__name__} from build(grid_step={step:.6g})")
+    if pl.optimistic:
+        raise ValueError(f"build returned an optimistic companion (from bounds()) at grid_step={step:.6g}; build "
+                         "must return the mechanism's own pair, whose bounds() refine evaluates")
+    if pl.grid_step != step:
+        raise ValueError(f"build(grid_step={step!r}) returned a PrivacyLoss on grid_step={pl.grid_step!r}; build "
+                         "must build the pair on the grid step it is given")
+    if first is not None and pl.batch_shape != first.batch_shape:
+        raise ValueError(f"build(grid_step={step:.6g}) returned a batch of shape {pl.batch_shape}, the first "
+                         f"round's was {first.batch_shape}; build must return the same configurations on every grid")
+    return pl
 
 
 def refine_step(grid_step: float, width: float, accuracy: float) -> float:

@@ -329,15 +329,32 @@ def test_rows_run_in_chunks_within_the_memory_budget(monkeypatch):
 
 
 def test_tail_zero_and_infinite_atoms():
-    # dpax keeps truncated mass at +inf: with tail=0 no finite mu holds (the curve and mu kernel
-    # shape of test_dpsgd_matches_gdpnum's default case)
-    pl = _dpsgd(1.0, 0.3, 100)
+    """tail=0 asks for every attack. The grid keeps its truncated tails (and the ulps its
+    rounding leaves) at +-inf, points below every f_mu, so the grid alone gave mu = inf for
+    mechanisms that are exactly mu-GDP. The Gaussian family knows its all-attack bound in
+    closed form: mu is the smaller of the grid's and that bound (for DP-SGD sqrt(T) / sigma,
+    its exact all-attack mu); a pair without one (built from arrays) still gives inf."""
+    pl = _dpsgd(1.0, 0.3, 100)  # the curve and mu kernel shape of test_dpsgd_matches_gdpnum's default case
     assert float(np.max(pl.inf_mass_y)) > 0
     mu0, regret0 = gdp.mu_and_regret(pl, tail=0.0)
-    assert mu0 == np.inf
+    assert 10.0 <= mu0 <= 10.0 * (1 + 1e-12)  # sqrt(100) / 1
+    assert mu0 >= gdp.mu_and_regret(pl)[0]  # every attack: at least the box's mu
     assert 0 < regret0 <= 0.5
-    # a Gaussian built exactly has no atom in the box: tail only moves the box
+    # the Gaussian with sigma 1 is exactly 1-GDP: the closed form, on the safe side by round-off
     g = _gaussian()
+    mu, regret = gdp.mu_and_regret(g, tail=0.0)
+    assert gdp.gaussian_mu(1.0) <= mu <= 1.0 + 1e-12 and 0.0 <= regret < 1e-6
+    brackets = gdp.mu_and_regret(g, tail=0.0, bounds=True)
+    assert brackets[0].optimistic <= 1.0 <= brackets[0].safe == mu and brackets[1].optimistic <= brackets[1].safe
+    # the bound travels: composition (sqrt of the sum of squares), indexing, broadcasting, regridding
+    composed = dpax.compose(g, (g, 3))
+    assert 2.0 <= gdp.mu_and_regret(composed, tail=0.0)[0] <= 2.0 + 1e-12
+    assert 1.0 <= gdp.mu_and_regret(g.broadcast_to((2,))[1], tail=0.0)[0] <= 1.0 + 1e-12
+    # without a closed-form bound the grid cannot certify the corners: inf, as before
+    arrays = dpax.PrivacyLoss(g.pmf_x, g.pmf_y, g.offset, g.inf_mass_y, g.neginf_mass_x, g.grid_step)
+    assert gdp.mu_and_regret(arrays, tail=0.0)[0] == np.inf
+    assert gdp.mu_and_regret(dpax.compose(g, arrays), tail=0.0)[0] == np.inf
+    # tail > 0: the box's mu from the grid, unchanged
     assert gdp.mu_and_regret(g, tail=1e-6)[0] == pytest.approx(1.0, rel=1e-4)
 
 

@@ -201,10 +201,40 @@ def _by_rows(pl, at_mu, call, outputs: int):
 @float64
 def mu_regret_rows(pl, tail, at_mu=None):
     """(mu, regret, witness) of every row of ``pl``, shaped like its batch; with ``at_mu``
-    (one value per row), the regret against f_m at those m (:func:`_by_rows`)."""
+    (one value per row), the regret against f_m at those m (:func:`_by_rows`).
+
+    ``tail`` = 0 (every attack): the grid's curve cannot certify the corners of the square
+    (its truncated tails are kept as infinite atoms, below every f_mu), so where the
+    mechanism knows a closed-form GDP bound for every attack (:func:`gdp_bound`), mu is the
+    smaller of the grid's and that bound, and the regret is taken against it."""
     check_loss(pl)
     t = np.float64(_v.scalar("tail", tail, low=0.0, high=0.5, high_open=True))  # one tail for the batch
-    return _by_rows(pl, at_mu, lambda part, m: _mu_regret_kernel(part, t) if m is None else _mu_regret_kernel(part, t, m), 3)
+    run = lambda m_rows: _by_rows(
+        pl, m_rows, lambda part, m: _mu_regret_kernel(part, t) if m is None else _mu_regret_kernel(part, t, m), 3)
+    out = run(at_mu)
+    bound = gdp_bound(pl) if t == 0.0 else None
+    if bound is None:
+        return out
+    mu = np.minimum(np.asarray(out[0], np.float64), bound)
+    if at_mu is None and np.any(mu < np.asarray(out[0])):  # the regret against the reported mu
+        out = run(np.reshape(mu, -1))
+    return (as_result(mu, pl.batch_shape),) + tuple(out[1:])
+
+
+def gdp_bound(pl):
+    """The mechanism's own all-attack GDP bound per configuration (an array shaped like the
+    batch), or None: a mu such that the mechanism itself (its exact laws, not the grid) is
+    mu-GDP for every attack, recorded by the mechanisms that have one in closed form and
+    carried through indexing, regridding and composition (GDP composes exactly,
+    mu = sqrt(sum of mu_i^2)): ``gaussian`` (sensitivity / noise, its exact mu),
+    ``subsampled_gaussian`` (1 / noise: sampling mixes Q with P, a post-processing; 2 / noise
+    under substitution), ``dpsgd`` (sqrt(num_steps) / noise), ``mixture_of_gaussians``
+    (the largest sensitivity over the noise). For the subsampled ones it is the exact
+    all-attack mu too: as the FPR goes to 0 the curve's Eq. 29 term tends to it. None for a
+    pair from arrays, a profile, atoms, approximate_dp or dp-accounting, and for any
+    composition with one of those."""
+    bound = getattr(pl, "_gdp_bound", None)
+    return None if bound is None else np.asarray(bound, np.float64).reshape(pl.batch_shape)
 
 
 @float64
@@ -282,7 +312,13 @@ def mu_and_regret(pl, tail=DEFAULT_TAIL, bounds=False):
     FNR or TNR below ``tail``; exact for the discrete curve, which lies below the true one, so
     mu is never below the mechanism's. (Probabilities near 1 are read from complementary
     sums, so mu is the discrete curve's up to float64 rounding.) ``tail=0`` asks for every
-    attack, and gives inf when the grid keeps any mass at +-inf.
+    attack. The grid's truncated tails (its mass at +-inf, 1e-25 for the Gaussian, or the
+    few ulps its rounding leaves) lie below every f_mu, so the grid alone certifies no
+    finite mu there; a mechanism with a closed-form GDP bound for every attack
+    (:func:`gdp_bound`: the Gaussian, subsampled Gaussian, DP-SGD, mixture of Gaussians and
+    their compositions) gives the smaller of the grid's mu and that bound (the Gaussian's
+    exact mu, e.g. 1 for ``gaussian(1.0)``; sqrt(T) / noise for DP-SGD, its exact
+    all-attack mu), any other pair with mass at +-inf gives inf.
 
     regret (Eq. 13, Theorem B.2): Delta(h, f_mu), evaluated in closed form at the points of
     f_mu whose tangents are parallel to h's segments (where the maximum lies, see the module
