@@ -137,6 +137,14 @@ def test_riskcal_ctd_accountant():
 #: (sigma, p, T): configurations with T large enough that the curve's far tail (FPR ~ 1e-10,
 #: which sets mu) is resolved the same way by both constructions.
 GDP_CONFIGS = [(9.4, 16384 / 50000, 2000), pytest.param((2.0, 0.01, 1000), marks=pytest.mark.slow)]
+#: How far gdpnum's mu moves with the last bits of its input. It is set by the curve point
+#: whose FPR is just above err = 1e-10: a tail sum of dp-accounting's FFT-composed masses,
+#: whose absolute round-off (~6e-14 at every FPR on cfg0's curve) is ~6e-4 of it, and
+#: d mu / d log FPR there is -1 / isf(1e-10) = -0.16, so mu moves by ~1e-4. On cfg0 gdpnum
+#: gives 1.567104 with SciPy 1.13 to 1.15 and 1.567011 with 1.16 and 1.17 (its single-step
+#: PMF differs in the last bits of SciPy's logsumexp and norm.logcdf), dpax 1.5670535 with
+#: both; dpax's certified bracket at grid 2.5e-4 puts the true mu in [1.566941, 1.566954].
+GDPNUM_MU_ROUNDOFF = 2e-4
 
 
 @pytest.mark.parametrize("cfg", GDP_CONFIGS)
@@ -145,7 +153,7 @@ def test_mu_and_regret_for_dpsgd(cfg):
     mu, regret = dg.get_mu_and_regret_for_dpsgd(s, p, t, grid_step=STEP)
     ref_mu, ref_regret = gdpnum.dpsgd.get_mu_and_regret_for_dpsgd(s, p, t, grid_step=STEP)
     assert mu == pytest.approx(ref_mu, rel=2.5e-2)
-    assert mu >= ref_mu * (1 - 1e-6)  # pessimistic: never a smaller mu
+    assert mu >= ref_mu - GDPNUM_MU_ROUNDOFF  # pessimistic: never a smaller mu, up to gdpnum's round-off
     assert regret == pytest.approx(ref_regret, abs=1e-3)
 
 
