@@ -192,6 +192,19 @@ def test_calibrate_bad_target_is_a_clean_error(capsys):
     assert err.startswith("dpax: error:") and "alpha + beta" in err
 
 
+def test_probabilities_near_one_print_as_one_minus_their_complement():
+    # an FNR of 1 - 4e-9 beside a TPR of 4e-9 prints as such, never as "1" (dpax gdp's Tier II,
+    # the attack tables of dpax curve and dpax mechanism); no kernel runs
+    from dpax.cli.common import attack_lines, probability
+
+    assert probability(1 - 4e-9) == "1 - 4e-09" and probability(1 - 1e-12, complement=1e-12) == "1 - 1e-12"
+    assert probability(0.999826) == "0.999826"  # 1.7e-4 from 1: six digits keep three of the complement
+    assert (probability(1.0), probability(0.0), probability(0.25), probability(None)) == ("1", "0", "0.25", "-")
+    lines = attack_lines({"alpha": [1e-10, 0.1], "beta": [1 - 4e-9, 2e-13], "tpr": [4e-9, 1 - 2e-13]})
+    assert lines[1].split() == ["1e-10", "1", "-", "4e-09", "4e-09"]
+    assert lines[2].split() == ["0.1", "2e-13", "1", "-", "2e-13"]
+
+
 def test_usage_errors_and_help(capsys):
     assert cli.main([]) == 2
     assert cli.main(["curve", "--sample-rate", "abc"]) == 2

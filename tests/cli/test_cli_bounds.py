@@ -157,6 +157,15 @@ def test_gdp_brackets_hold_the_gaussian_truth(capsys):
     text = cli.gdp.render_gdp(out)
     assert "mu, optimistic" in text and "a lower bound of mu" in text and "the true regret lies in [0" in text
     assert "optimistic beta" in text and "optimistic epsilon" in text
+    # Tier II: the FNR at FPR 1e-10 (within 1e-4 of 1) as 1 - its TPR, both sides of the bracket;
+    # the last row is the advantage-maximising attack, labelled in words
+    rows = text.split("Tier II")[1].splitlines()
+    first = next(line for line in rows if line.strip().startswith("1e-10 "))
+    tpr = cli.common.probability(1 - out["beta"][0], complement=out["beta"][0])
+    assert first.split()[1:4] == ["1", "-", tpr] and first.split()[4] == tpr
+    assert first.split()[5:8] == ["1", "-", cli.common.fmt(1 - out["beta_optimistic"][0])]
+    assert "(max TPR - FPR)" in next(line for line in rows if line.strip().startswith(cli.common.fmt(out["alpha"][-1], 4)))
+    assert "alpha*" not in text
     # the (epsilon, delta) -> mu conversion is a closed form: no bracket
     conv = run(capsys, ["gdp", "--epsilon", "1", "--delta", "1e-5"])
     assert not any("optimistic" in k for k in conv)

@@ -22,7 +22,7 @@ from .._engine.text import fmt, pairs, table
 from ..mechanisms import dpsgd
 from ..privacy_loss import Interval, PrivacyLoss
 from .common import (Parents, bracket_args, bracket_note, bracket_text, choose_grid, dpsgd_args, epsilon_lines,
-                     grid_lines, joint, max_width, number, options_parser)
+                     grid_lines, joint, max_width, number, options_parser, probability)
 
 #: What --accuracy applies to in the DP-SGD report (and why not to mu).
 ACCURACY_APPLIES_TO = (
@@ -97,8 +97,8 @@ def run_gdp(args: argparse.Namespace) -> dict:
 
 
 def _refined_brackets(pl: PrivacyLoss, deltas, tail: float) -> list[Interval]:
-    """The brackets --accuracy applies to: mu and the regret, beta at the Tier II FPRs (alpha*
-    included), the advantage, epsilon at ``deltas``."""
+    """The brackets --accuracy applies to: mu and the regret, beta at the Tier II FPRs (the
+    advantage-maximising attack's, (1 - advantage) / 2, included), the advantage, epsilon at ``deltas``."""
     mu, regret = gdp.mu_and_regret(pl, tail, bounds=True)
     adv = pl.advantage(bounds=True)
     alphas = np.append(gdp.TIER2_ALPHAS, 0.5 * (1.0 - adv.safe))
@@ -160,12 +160,20 @@ def render_gdp(r: dict) -> str:
     return "\n".join(lines)
 
 
+#: The label of the Tier II row at alpha* = (1 - advantage) / 2 (the report's last FPR): the
+#: FPR of the attack with the largest TPR - FPR, the advantage of Tier I.
+MAX_ADVANTAGE_LABEL = " (max TPR - FPR)"
+
+
 def _tier2_lines(r: dict) -> list[str]:
-    """The Tier II table (FPR alpha, FNR beta, TPR; the optimistic beta and the width if ``r`` has them)."""
+    """The Tier II table (FPR alpha, FNR beta, TPR; the optimistic beta and the width if ``r``
+    has them). Its last row, the advantage-maximising attack, is labelled
+    :data:`MAX_ADVANTAGE_LABEL`; probabilities within 1e-4 of 1 print as "1 - q"
+    (:func:`dpax.cli.common.probability`), so an FNR never reads "1" beside a small TPR."""
     n = len(r["alpha"])
-    rows = [(fmt(a, 4) + (" (alpha*)" if i == n - 1 else ""), fmt(b), fmt(1 - b))
+    rows = [(fmt(a, 4) + (MAX_ADVANTAGE_LABEL if i == n - 1 else ""), probability(b), probability(1 - b, complement=b))
             for i, (a, b) in enumerate(zip(r["alpha"], r["beta"]))]
     if "beta_optimistic" not in r:
         return table(("FPR alpha", "FNR beta", "TPR"), rows)
-    rows = [row + (fmt(o), fmt(abs(b - o), 2)) for row, b, o in zip(rows, r["beta"], r["beta_optimistic"])]
+    rows = [row + (probability(o), fmt(abs(b - o), 2)) for row, b, o in zip(rows, r["beta"], r["beta_optimistic"])]
     return table(("FPR alpha", "FNR beta", "TPR", "optimistic beta", "width"), rows)
