@@ -175,6 +175,8 @@ def test_two_processes_calibrate_equal_one_process(tmp_path):
     bit-identical; an error in one process's rows is raised in both; both exit in order."""
     codes, logs = _two_processes(tmp_path)
     assert codes == [0, 0], logs
+    # initialize turns on JAX's recoverable mode without its C++ notice (an experimental feature)
+    assert not any("experimental" in log for log in logs), logs
     w = dpax.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-2), dpax.targets.Advantage([0.2, 0.3, 0.4]))
     one = dpax.calibrate_dpsgd(sample_rate=[0.02, 0.05, 0.1], num_steps=10, target=dpax.targets.Advantage(0.25),
                                grid_step=1e-2, compare_standard=False)
@@ -236,6 +238,7 @@ def test_two_process_sweep_killed_resumed_equals_one_process(tmp_path):
 
     codes, logs2 = _pair(_sweep_argv(tmp_path, _free_port(), "--resume"), tmp_path)
     assert codes == [0, 0], logs2
+    assert not any("experimental" in log for log in [text0, *logs2]), logs2  # JAX's recoverable-mode notice
     assert (tmp_path / "two.csv").read_bytes() == (tmp_path / "one.csv").read_bytes()
     assert parts.existing_parts(str(tmp_path / "two.csv")) == []
 

@@ -22,12 +22,14 @@ when its heartbeat (a key dpax refreshes in the coordinator's key-value store) s
 raised in one process (a bad argument, an infeasible target with ``on_infeasible='raise'``)
 is raised in every process. Importing this module changes no JAX setting; :func:`initialize`
 turns on ``jax_enable_recoverability`` (so that a dead peer is an error dpax can report, not
-an abort of the whole job).
+an abort of the whole job), without the C++ notice JAX logs for that mode (dpax does the
+synchronized shutdown the notice asks for: :func:`_no_recoverability_notice`).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import io
 import os
@@ -135,9 +137,10 @@ def initialize(
     watchdog.start()
     try:
         try:
-            jax.distributed.initialize(coordinator, num_processes, process_id,
-                                       initialization_timeout=int(join_timeout) + 10,
-                                       heartbeat_timeout_seconds=max(1, int(round(heartbeat_timeout))))
+            with _no_recoverability_notice():
+                jax.distributed.initialize(coordinator, num_processes, process_id,
+                                           initialization_timeout=int(join_timeout) + 10,
+                                           heartbeat_timeout_seconds=max(1, int(round(heartbeat_timeout))))
         except ValueError as exc:  # nothing given and no cluster in the environment
             raise ValueError(f"distributed: {exc} No cluster was found in the environment (SLURM, a TPU pod, "
                              "JAX_COORDINATOR_ADDRESS ...): give the coordinator ('host:port' of process 0), "
@@ -147,6 +150,53 @@ def initialize(
         watchdog.cancel()
     _join_in()
     return process()
+
+
+#: C++ log levels of JAX's ``jax_logging_level`` names (0 info, 1 warning, 2 error, 3 fatal).
+_CPP_LOG_LEVELS = {"DEBUG": 0, "INFO": 0, "WARNING": 1, "ERROR": 2, "CRITICAL": 3}
+
+
+def _cpp_log_level() -> int:
+    """The minimum level of JAX's C++ log: ``jax_logging_level`` when it names one, else
+    ``TF_CPP_MIN_LOG_LEVEL`` (which ``import jax`` sets to 1, warnings and errors, when unset)."""
+    named = _CPP_LOG_LEVELS.get(str(getattr(jax.config, "jax_logging_level", None) or "").upper())
+    if named is not None:
+        return named
+    try:
+        return int(os.environ.get("TF_CPP_MIN_LOG_LEVEL", "1"))
+    except ValueError:
+        return 1
+
+
+@contextlib.contextmanager
+def _no_recoverability_notice():
+    """Run the body (``jax.distributed.initialize``) with JAX's C++ log at errors only, then
+    restore its level (:func:`_cpp_log_level`).
+
+    With ``jax_enable_recoverability`` on, the coordination service logs a C++ warning
+    ("Using experimental recoverable task feature. The default shutdown barrier will only
+    block non-recoverable tasks. If a synchronized shutdown is desired, the user / library
+    should invoke WaitAtBarrier explicitly"), on process 0 with JAX 0.10 and on every process
+    with JAX 0.8, once per run. It is not a Python warning (``warnings.filterwarnings`` does
+    not see it), and JAX has no recoverable mode that is not experimental. It is safe to
+    hide: dpax does the synchronized shutdown it asks for (:func:`_leave`: every process
+    waits at exit until the others have finished or died, and the others disconnect before
+    process 0). Only warnings are hidden, only during the call (errors still print), and a
+    process that never joins is named by dpax's own watchdog. A level already at errors or
+    above is left as it is; without ``absl_set_min_log_level`` in this jaxlib nothing changes.
+    """
+    from jax._src.lib import utils  # absl's minimum log level; JAX's public setting cannot be undone
+
+    set_level = getattr(utils, "absl_set_min_log_level", None)
+    level = _cpp_log_level()
+    if set_level is None or level >= 2:
+        yield
+        return
+    set_level(2)
+    try:
+        yield
+    finally:
+        set_level(level)
 
 
 def _checked_ids(coordinator, num_processes, process_id):
