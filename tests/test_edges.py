@@ -124,16 +124,20 @@ def test_tiny_sample_rate_brackets_are_certificates_without_the_fallback():
 def test_advantage_keeps_its_relative_precision():
     """1 - Pr[X > 0] - Pr[Y <= 0] formed as 1 minus sums near 1 keeps ~1e-16 absolute: 6e-8
     relative at an advantage of 2.7e-12. Now it is the exact value for the stored masses
-    (fractions) to 1e-13, in both directions (the larger is reported)."""
+    (fractions) to 1e-13: per direction, the per-point differences beyond the loss 0 plus the
+    infinite atom, plus the law's mass deficit where it has one (a dominating pair counts
+    missing mass as privacy loss, not an excess of rounding); the larger direction."""
     from fractions import Fraction
 
     pl = dpax.dpsgd(1.0, 1e-12, 7, grid_step=1e-7)
     x, y = ([Fraction(float(v)) for v in a] for a in (pl.pmf_x, pl.pmf_y))
     k0 = -int(pl.offset)  # the index of the loss 0
-    forward = 1 - sum(x[k0 + 1:]) - sum(y[:k0 + 1])  # 1 - Pr[X > 0] - Pr[Y <= 0]
-    reverse = 1 - sum(y[:k0]) - sum(x[k0:])  # the reversed pair: 1 - Pr[Y < 0] - Pr[X >= 0]
+    inf_y, neginf_x = Fraction(float(pl.inf_mass_y)), Fraction(float(pl.neginf_mass_x))
+    forward = sum(b - a for a, b in zip(x[k0 + 1:], y[k0 + 1:])) + inf_y + max(0, 1 - sum(y) - inf_y)
+    reverse = sum(a - b for a, b in zip(x[:k0], y[:k0])) + neginf_x + max(0, 1 - sum(x) - neginf_x)
     exact = float(max(forward, reverse))
     assert pl.advantage() == pytest.approx(exact, rel=1e-13, abs=0.0)
+    assert pl.advantage() >= TINY_TRUE_ADVANTAGE
 
 
 def test_crossed_sides_fall_back_to_the_trivial_bound():

@@ -431,7 +431,15 @@ def _build_rows(tallies: list[Tally], step: float, shape: tuple[int, ...]) -> Pr
     if np.any(mu2 > 0.0):  # rows without a Gaussian get one of (nearly) infinite noise
         with np.errstate(divide="ignore"):
             sigma = np.minimum(1.0 / np.sqrt(mu2), _mech._SIGMA_MAX)
-        factors.append((_mech.gaussian(sigma.reshape(shape), grid_step=step), 1))
+        try:
+            factors.append((_mech.gaussian(sigma.reshape(shape), grid_step=step), 1))
+        except ValueError as exc:  # said in the events' terms: the composed noise is not what they gave
+            if "is too small" not in str(exc):
+                raise
+            runs = max(sum(k for leaf, k in t.counts.items() if leaf.kind == "gaussian") for t in tallies)
+            raise ValueError(f"the Gaussian mechanisms composed (up to {runs:,} runs, count included) reach "
+                             f"mu = {float(np.sqrt(np.max(mu2))):.6g}: the privacy loss exceeds 600 nats, beyond float64 "
+                             "range; compose fewer (a smaller count) or with more noise") from None
     # the other leaves: every row has the same groups, each row's leaves in a fixed order
     ordered = [sorted(((leaf, k) for leaf, k in t.counts.items() if leaf.kind != "gaussian"),
                       key=lambda lk: (_group(lk[0]), repr(lk[0].params))) for t in tallies]

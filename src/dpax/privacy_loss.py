@@ -657,7 +657,7 @@ class PrivacyLoss:
         0.3829
         """
         want = _v.flag("bounds", bounds)
-        out = as_result(_analyse.advantage_kernel(self._pair), self.batch_shape)
+        out = as_result(_analyse.advantage_kernel(self._pair, self.optimistic), self.batch_shape)
         return self._bracket(out, "advantage") if want else out
 
     @float64

@@ -25,6 +25,7 @@ Fields may be arrays; they broadcast against the configuration arguments. Pass a
 from __future__ import annotations
 
 import functools
+import operator
 
 from dataclasses import dataclass
 
@@ -44,15 +45,74 @@ from ._engine.x64 import float64
 from .conversions import mu_from_epsilon_delta
 
 
+def _shape(shape: object) -> tuple[int, ...]:
+    """``shape`` as a tuple of integers >= 0 (a TypeError / ValueError naming it otherwise)."""
+    try:
+        if isinstance(shape, (str, bytes)) or any(isinstance(d, (bool, np.bool_)) for d in shape):
+            raise TypeError
+        out = tuple(int(operator.index(d)) for d in shape)
+    except TypeError:
+        raise TypeError(f"shape must be a tuple of integers, got {_v.brief(shape)}") from None
+    if any(d < 0 for d in out):
+        raise ValueError(f"shape must hold integers >= 0, got {out}")
+    return out
+
+
+def _row_index(index: object) -> object:
+    """``index`` as integer row indices, a boolean mask or a slice (TypeError naming it)."""
+    if isinstance(index, slice):
+        return index
+    if isinstance(index, (bool, np.bool_)):
+        raise TypeError(f"index must be integer row indices, a boolean mask or a slice, got {_v.brief(index)}")
+    try:
+        arr = np.asarray(index)
+    except Exception:
+        arr = np.asarray(None, dtype=object)
+    if arr.size == 0 and arr.dtype.kind in "fiub":  # no rows
+        return arr.astype(np.int64)
+    if arr.dtype.kind not in "iub":
+        raise TypeError(f"index must be integer row indices, a boolean mask or a slice, got {_v.brief(index)}")
+    return arr
+
+
+def _checked(method, check):
+    """``method`` with its one argument checked by ``check`` first (same name and doc)."""
+    @functools.wraps(method)
+    def wrapped(self, arg):
+        return method(self, check(arg))
+
+    return wrapped
+
+
+#: The argument checks every target's methods get (:meth:`Target.__init_subclass__`).
+_CHECKS = {
+    "broadcast": _shape,
+    "flat": _shape,
+    "take": _row_index,
+    "margin": lambda pair: pair if isinstance(pair, Pair) else (_ for _ in ()).throw(
+        TypeError(f"pair must be a PrivacyLoss's .pair (PLRV rows), got {type(pair).__name__}")),
+    "standard_epsilon": lambda delta: _v.probabilities("delta", delta, high_open=True),
+    "met_without_noise": lambda q: _v.probabilities("leak_probability", q),
+}
+
+
 class Target:
     """Base class: a risk bound the mechanism must meet.
 
     Subclasses are frozen dataclasses whose fields are the bound's parameters (arrays after
     validation); :class:`All` combines several. The examples below use :class:`ErrRates`.
+    Every target's ``broadcast``, ``flat``, ``take``, ``margin``, ``standard_epsilon`` and
+    ``met_without_noise`` check their argument first (a TypeError or ValueError naming it).
     """
 
     #: names of the risk values this target reports as achieved
     reports: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        for name, check in _CHECKS.items():
+            if name in vars(cls):
+                setattr(cls, name, _checked(vars(cls)[name], check))
 
     def shape(self) -> tuple[int, ...]:
         """The broadcast shape of the target's fields.
@@ -175,6 +235,11 @@ class Target:
         raise NotImplementedError
 
 
+for _name, _check in _CHECKS.items():  # the base class's own methods as well
+    setattr(Target, _name, _checked(vars(Target)[_name], _check))
+del _name, _check
+
+
 @dataclass(frozen=True)
 class ErrRates(Target):
     """Every attack with FPR <= alpha has FNR >= beta (Eq. 16-18): f(alpha) >= beta.
@@ -227,6 +292,12 @@ class ErrRates(Target):
         array(0.9)
         """
         t = _v.real_array("tpr", tpr, low=0.0, high=1.0, low_open=True, high_open=True)
+        a = _v.real_array("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
+        a_b, t_b = _v.broadcast_arrays(("alpha", a), ("tpr", t))
+        if np.any(t_b <= a_b):
+            i = np.argmax(np.ravel(t_b <= a_b))
+            raise ValueError(f"tpr must lie in (alpha, 1) (a TPR at most the FPR is met by a coin flip), got "
+                             f"tpr={float(np.ravel(t_b)[i]):g} at alpha={float(np.ravel(a_b)[i]):g}")
         return cls(alpha, 1.0 - t)
 
     def shape(self) -> tuple[int, ...]:

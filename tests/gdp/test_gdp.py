@@ -317,7 +317,8 @@ def test_rows_run_in_chunks_within_the_memory_budget(monkeypatch):
     length = _mu_regret.kernel_length(pl.support_length)
     calls = []
     kernel = _mu_regret._mu_regret_kernel
-    monkeypatch.setattr(_mu_regret, "_mu_regret_kernel", lambda pair, t: calls.append(pair.pmf_x.shape) or kernel(pair, t))
+    monkeypatch.setattr(_mu_regret, "_mu_regret_kernel",
+                        lambda pair, t, *m: calls.append(pair.pmf_x.shape) or kernel(pair, t, *m))
     monkeypatch.setattr(_grid, "MEMORY_LIMIT_BYTES", 2 * length * _grid.BYTES_PER_POINT)
     chunked = _mu_regret.mu_regret_rows(pl, gdp.DEFAULT_TAIL)
     assert calls == [(2, length), (2, length)]
@@ -331,9 +332,10 @@ def test_rows_run_in_chunks_within_the_memory_budget(monkeypatch):
 def test_tail_zero_and_infinite_atoms():
     """tail=0 asks for every attack. The grid keeps its truncated tails (and the ulps its
     rounding leaves) at +-inf, points below every f_mu, so the grid alone gave mu = inf for
-    mechanisms that are exactly mu-GDP. The Gaussian family knows its all-attack bound in
-    closed form: mu is the smaller of the grid's and that bound (for DP-SGD sqrt(T) / sigma,
-    its exact all-attack mu); a pair without one (built from arrays) still gives inf."""
+    mechanisms that are exactly mu-GDP (dpax.gaussian(1.0, grid_step=0.01) among them). The
+    Gaussian family knows its all-attack bound in closed form: mu is the smaller of the grid's
+    and that bound (for DP-SGD sqrt(T) / sigma, its exact all-attack mu); a pair without one
+    (built from arrays) still gives inf. (The curves and mu kernel of the tests above.)"""
     pl = _dpsgd(1.0, 0.3, 100)  # the curve and mu kernel shape of test_dpsgd_matches_gdpnum's default case
     assert float(np.max(pl.inf_mass_y)) > 0
     mu0, regret0 = gdp.mu_and_regret(pl, tail=0.0)
@@ -344,18 +346,32 @@ def test_tail_zero_and_infinite_atoms():
     g = _gaussian()
     mu, regret = gdp.mu_and_regret(g, tail=0.0)
     assert gdp.gaussian_mu(1.0) <= mu <= 1.0 + 1e-12 and 0.0 <= regret < 1e-6
-    brackets = gdp.mu_and_regret(g, tail=0.0, bounds=True)
-    assert brackets[0].optimistic <= 1.0 <= brackets[0].safe == mu and brackets[1].optimistic <= brackets[1].safe
-    # the bound travels: composition (sqrt of the sum of squares), indexing, broadcasting, regridding
-    composed = dpax.compose(g, (g, 3))
-    assert 2.0 <= gdp.mu_and_regret(composed, tail=0.0)[0] <= 2.0 + 1e-12
-    assert 1.0 <= gdp.mu_and_regret(g.broadcast_to((2,))[1], tail=0.0)[0] <= 1.0 + 1e-12
     # without a closed-form bound the grid cannot certify the corners: inf, as before
     arrays = dpax.PrivacyLoss(g.pmf_x, g.pmf_y, g.offset, g.inf_mass_y, g.neginf_mass_x, g.grid_step)
     assert gdp.mu_and_regret(arrays, tail=0.0)[0] == np.inf
-    assert gdp.mu_and_regret(dpax.compose(g, arrays), tail=0.0)[0] == np.inf
     # tail > 0: the box's mu from the grid, unchanged
     assert gdp.mu_and_regret(g, tail=1e-6)[0] == pytest.approx(1.0, rel=1e-4)
+
+
+@pytest.mark.slow  # compositions and companions of their own; default sibling: test_tail_zero_and_infinite_atoms
+def test_tail_zero_bound_travels_with_the_mechanism():
+    """The closed-form bound goes with the mechanism through composition (sqrt of the sum of
+    squares), indexing, broadcasting and regridding, and the bracket of mu at tail 0 holds
+    the truth (the companion has no infinite atom: its grid mu stands)."""
+    g = dpax.gaussian(1.0, grid_step=0.01)  # the reported case
+    mu, _ = gdp.mu_and_regret(g, tail=0.0)
+    assert 1.0 <= mu <= 1.0 + 1e-12
+    brackets = gdp.mu_and_regret(g, tail=0.0, bounds=True)
+    assert brackets[0].optimistic <= 1.0 <= brackets[0].safe == mu and brackets[1].optimistic <= brackets[1].safe
+    assert 2.0 <= gdp.mu_and_regret(dpax.compose(g, (g, 3)), tail=0.0)[0] <= 2.0 + 1e-12
+    assert 1.0 <= gdp.mu_and_regret(g.broadcast_to((2,))[1], tail=0.0)[0] <= 1.0 + 1e-12
+    assert 1.0 <= gdp.mu_and_regret(g.regrid(0.02), tail=0.0)[0] <= 1.0 + 1e-12
+    sub = dpax.gaussian(2.0, grid_step=0.01, neighbouring="substitution")  # sensitivity doubled: 1-GDP
+    assert 1.0 <= gdp.mu_and_regret(sub, tail=0.0)[0] <= 1.0 + 1e-12
+    mog = dpax.mixture_of_gaussians(2.0, [0.0, 1.0, 2.0], [0.5, 0.3, 0.2], grid_step=0.01)
+    assert 1.0 <= gdp.mu_and_regret(mog, tail=0.0)[0] <= 1.0 + 1e-12  # largest sensitivity / noise
+    arrays = dpax.PrivacyLoss(g.pmf_x, g.pmf_y, g.offset, g.inf_mass_y, g.neginf_mass_x, g.grid_step)
+    assert gdp.mu_and_regret(dpax.compose(g, arrays), tail=0.0)[0] == np.inf
 
 
 def test_bad_input():

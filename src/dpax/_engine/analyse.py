@@ -307,9 +307,12 @@ def by_rows(kernel, pair: Pair, what: str):
     if _traced(pair) or rows * n * _grid.BYTES_PER_POINT <= _grid.MEMORY_LIMIT_BYTES:
         return kernel(pair)
     chunk = _grid.rows_per_chunk(rows, n * _grid.BYTES_PER_POINT, 0, what, f"{rows} row(s) of {n} grid points")
-    out = np.empty(rows)
+    out = None
     for index, real in _batching.row_chunks(rows, _batching.chunk_size(chunk)):
-        out[index[:real]] = np.asarray(kernel(Pair(*(np.asarray(a)[index] for a in pair))))[:real]
+        part = np.asarray(kernel(Pair(*(np.asarray(a)[index] for a in pair))))
+        if out is None:  # one answer per row, or a row of answers per row
+            out = np.empty((rows,) + part.shape[1:])
+        out[index[:real]] = part[:real]
     return out
 
 
@@ -396,7 +399,8 @@ def mass_deficit(pmf, atom):
 
 
 def _advantage_of_pair(pair: Pair):
-    """1 - Pr[X > 0] - Pr[Y <= 0] of both directions, the larger, in [0, 1] (rows,).
+    """1 - Pr[X > 0] - Pr[Y <= 0] of both directions, the larger, in [0, 1]: (rows, 2), the
+    value for a dominating pair (column 0) and for an optimistic companion (column 1).
 
     Not formed as 1 minus sums near 1 (an absolute error of ~1e-16, the whole answer at a
     sample rate of 1e-12): with T the total stored Y-mass, 1 - Pr[X > 0] - Pr[Y <= 0] =
@@ -404,13 +408,19 @@ def _advantage_of_pair(pair: Pair):
     summed exactly (:func:`mass_deficit`) and each per-point difference exact where the two
     masses are within a factor 2 (Sterbenz), so the answer keeps its relative precision.
     The reverse direction likewise: (1 - T_X) + Pr[X = -inf] + sum over x < 0 of
-    (Pr[X = x] - Pr[Y = x])."""
+    (Pr[X = x] - Pr[Y = x]). A law's total differs from 1 only by the rounding of its
+    masses (the mass near 1 at the loss 0 carries ~1e-16): a dominating pair counts a
+    deficit (mass that could lie at Y > 0) and not an excess, its companion the other way
+    round, so each side stays on its own side of the pair it stands for."""
     pmf_x, pmf_y, offset, inf_y, neginf_x = pair
     n = pmf_x.shape[-1]
     x = offset[:, None] + jnp.arange(n)[None, :]  # grid index of every point: loss = x * step
-    forward = mass_deficit(pmf_y, inf_y) + inf_y + jnp.sum(jnp.where(x > 0, pmf_y - pmf_x, 0.0), -1)
-    reverse = mass_deficit(pmf_x, neginf_x) + neginf_x + jnp.sum(jnp.where(x < 0, pmf_x - pmf_y, 0.0), -1)
-    return jnp.clip(jnp.maximum(forward, reverse), 0.0, 1.0)
+    forward = inf_y + jnp.sum(jnp.where(x > 0, pmf_y - pmf_x, 0.0), -1)
+    reverse = neginf_x + jnp.sum(jnp.where(x < 0, pmf_x - pmf_y, 0.0), -1)
+    d_y, d_x = mass_deficit(pmf_y, inf_y), mass_deficit(pmf_x, neginf_x)
+    safe = jnp.maximum(forward + jnp.maximum(d_y, 0.0), reverse + jnp.maximum(d_x, 0.0))
+    optimistic = jnp.maximum(forward + jnp.minimum(d_y, 0.0), reverse + jnp.minimum(d_x, 0.0))
+    return jnp.clip(jnp.stack([safe, optimistic], -1), 0.0, 1.0)
 
 
 @functools.partial(_cache.kernel, name="advantage_kernel")
@@ -419,11 +429,12 @@ def _advantage_kernel(pair: Pair):
     return _advantage_of_pair(pair)
 
 
-def advantage_kernel(pair: Pair):
+def advantage_kernel(pair: Pair, optimistic: bool = False):
     """Maximal TPR - FPR (Algorithm 3 / Eq. 11): 1 - Pr[X > 0] - Pr[Y <= 0], worst direction
-    (rows,), to its relative precision (:func:`_advantage_of_pair`); the rows in chunks that
-    fit the memory budget (:func:`by_rows`)."""
-    return by_rows(_advantage_kernel, pair, "advantage")
+    (rows,), to its relative precision, for a dominating pair or (``optimistic``) a
+    companion (:func:`_advantage_of_pair`); the rows in chunks that fit the memory budget
+    (:func:`by_rows`)."""
+    return np.asarray(by_rows(_advantage_kernel, pair, "advantage"))[:, 1 if optimistic else 0]
 
 
 @functools.partial(_cache.kernel, name="delta_kernel")
@@ -480,7 +491,7 @@ def risk_summary_kernel(pair: Pair, alpha, delta) -> RiskSummary:
     of breakpoint tables (four prefix sums instead of eight)."""
     tables = both_directions(pair)
     n = pair.support_length
-    return RiskSummary(_advantage_of_pair(pair), _epsilon_from_tables(tables, delta),
+    return RiskSummary(_advantage_of_pair(pair)[:, 0], _epsilon_from_tables(tables, delta),
                        _beta_from_tables(tables, n, alpha))
 
 

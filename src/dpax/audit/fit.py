@@ -79,7 +79,7 @@ class GaussianMixture:
         >>> round(float(gm.logpdf(0.0)), 4)
         -0.9189
         """
-        x = np.asarray(x, dtype=np.float64)[..., None]
+        x = _points("x", x)[..., None]
         return special.logsumexp(np.log(self.weights) + _log_normal(x, self.means, self.stds), axis=-1)
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
@@ -97,14 +97,14 @@ class GaussianMixture:
         >>> round(float(gm.cdf(0.0)), 4)
         0.5
         """
-        x = np.asarray(x, dtype=np.float64)[..., None]
+        x = _points("x", x)[..., None]
         return np.sum(self.weights * special.ndtr((x - self.means) / self.stds), axis=-1)
 
     def sample(self, size: int, rng: int | np.random.Generator | None) -> np.ndarray:
         """``size`` draws from the mixture.
 
         Args:
-            size: the number of draws.
+            size: the number of draws, an integer >= 0.
             rng: a seed or a ``numpy.random.Generator`` (``numpy.random.default_rng``).
 
         Returns:
@@ -116,6 +116,8 @@ class GaussianMixture:
         >>> gm.sample(3, rng=0).shape
         (3,)
         """
+        size = _v.one_integer("size", size, minimum=0)
+        _check_seed(rng, "rng")
         rng = np.random.default_rng(rng)
         comp = rng.choice(self.weights.size, size=size, p=self.weights)
         return rng.normal(self.means[comp], self.stds[comp])
@@ -222,19 +224,33 @@ def ks_pvalues(x: ArrayLike, max_components: int = 5, n_samples: int = 1000,
     return out
 
 
-def _check_seed(seed) -> None:
+def _check_seed(seed, name: str = "seed") -> None:
     """A seed numpy.random.default_rng takes (None, a non-negative integer or a sequence of
     them, a Generator, BitGenerator or SeedSequence), else a TypeError / ValueError naming
-    ``seed``."""
+    ``name``."""
     if seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence, np.random.BitGenerator)):
         return
     if isinstance(seed, (list, tuple, np.ndarray)):
-        _v.positive_int_array("seed", seed, minimum=0)
+        _v.positive_int_array(name, seed, minimum=0)
         return
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be None, a non-negative integer or a numpy.random.Generator, got {_v.brief(seed)}")
+        raise TypeError(f"{name} must be None, a non-negative integer or a numpy.random.Generator, got {_v.brief(seed)}")
     if seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {int(seed)}")
+        raise ValueError(f"{name} must be a non-negative integer, got {int(seed)}")
+
+
+def _points(name: str, x: ArrayLike) -> np.ndarray:
+    """``x`` as float64: real numbers, +-inf allowed (the density and CDF have limits there),
+    NaN and non-numbers refused, named."""
+    checked = x
+    try:
+        raw = np.asarray(x)
+    except Exception:  # ragged lists: real_array names them
+        raw = None
+    if raw is not None and raw.dtype.kind == "f":
+        checked = np.where(np.isinf(raw), 0.0, raw)
+    _v.real_array(name, checked)
+    return np.asarray(x, dtype=np.float64)
 
 
 def goodness_of_fit(train_losses: ArrayLike, test_losses: ArrayLike, max_components: int = 5,
@@ -263,8 +279,12 @@ def goodness_of_fit(train_losses: ArrayLike, test_losses: ArrayLike, max_compone
     tr = _losses("train_losses", train_losses)
     te = _losses("test_losses", test_losses)
     kmax = _v.one_integer("max_components", max_components)
-    _v.positive_int_array("n_samples", n_samples, minimum=10)
+    m = _v.one_integer("n_samples", n_samples, minimum=10)
     _check_seed(seed)
+    for name, losses in (("train_losses", tr), ("test_losses", te)):
+        if losses.size < m + 2 * kmax:
+            raise ValueError(f"{name} must hold more than n_samples + 2 * max_components = {m + 2 * kmax} values, "
+                             f"got {losses.size}")
     ptr, pte, _ = loss_transform(tr, te)
     rng = np.random.default_rng(seed)
     s1, s2 = rng.integers(0, 2**63 - 1, size=2)

@@ -43,6 +43,19 @@ def _lower_hull(alpha, beta):
     return a[hull], b[hull]
 
 
+def _positive_or_inf(name, value):
+    """``value`` as float64, numbers >= 0 or +inf (anything else refused, named)."""
+    checked = value
+    try:
+        raw = np.asarray(value)
+    except Exception:  # ragged lists: real_array names them
+        raw = None
+    if raw is not None and raw.dtype.kind == "f":
+        checked = np.where(raw == np.inf, 1.0, raw)
+    _v.real_array(name, checked, low=0.0)
+    return np.asarray(value, np.float64)
+
+
 class TradeoffCurve:
     """A trade-off curve beta = f(alpha) with its rotated form V(u) (see module docstring)."""
 
@@ -95,7 +108,7 @@ class PiecewiseLinearCurve(TradeoffCurve):
         return out if out.ndim else float(out)
 
     def v(self, u):
-        u = np.asarray(u, float)
+        u = _v.real_array("u", u)
         return np.where(u < self._u[0], -u, np.where(u > self._u[-1], u, np.interp(u, self._u, self._v)))
 
     def vertices_u(self):
@@ -119,7 +132,7 @@ class GDPCurve(TradeoffCurve):
 
     def v(self, u):
         """V(u): the point of f_mu with alpha - beta = u, by bisection in z (alpha = Phi(-z))."""
-        u = np.asarray(u, float)
+        u = _v.real_array("u", u)
         mu = self.gdp_mu
         lo = np.full(u.shape, -40.0)
         hi = np.full(u.shape, 40.0 + mu)
@@ -133,7 +146,9 @@ class GDPCurve(TradeoffCurve):
         return np.where(np.abs(u) >= 1.0, np.abs(u), out)
 
     def tangent_u(self, s):
-        """(u, V) of the point of f_mu whose slope is -s (z = log(s) / mu + mu / 2)."""
+        """(u, V) of the point of f_mu whose slope is -s (z = log(s) / mu + mu / 2); s >= 0
+        (+inf: the vertical end)."""
+        s = _positive_or_inf("s", s)
         mu = max(self.gdp_mu, 1e-300)
         with np.errstate(divide="ignore"):
             z = np.log(s) / mu + mu / 2.0
@@ -171,7 +186,7 @@ class PrivacyLossCurve(TradeoffCurve):
         return np.where(u < self._u[0], -u, np.where(u > self._u[-1], u, np.interp(u, self._u, self._vv)))
 
     def v(self, u):
-        u = np.asarray(u, float)
+        u = _v.real_array("u", u)
         return np.where(np.abs(u) < self._half, self._vbar, np.minimum(self._vf(u), self._vf(-u)))
 
     def vertices_u(self):
@@ -210,7 +225,8 @@ def _divergence(f: TradeoffCurve, g: TradeoffCurve) -> tuple[float, float]:
     if g.gdp_mu is not None and f.slopes().size:
         s = f.slopes()
         s = s[np.isfinite(s) & (s > 0)]
-        parts.append(g.tangent_u(np.unique(s))[0])
+        if s.size:
+            parts.append(g.tangent_u(np.unique(s))[0])
     u = np.unique(np.clip(np.concatenate(parts), -1.0, 1.0))
     gap = (f.v(u) - g.v(u)) / 2.0
     i = int(np.argmax(gap))

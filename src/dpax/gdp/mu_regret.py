@@ -59,7 +59,8 @@ class MuRegret(NamedTuple):
 def _mu_regret_kernel(pair: Pair, tail, at_mu=None) -> MuRegret:
     """(mu, regret, witness alpha) per row for the symmetrised curve; with ``at_mu`` (rows,),
     the regret Delta(h, f_m) against f_m at those m instead of the curve's own mu (the ends of
-    the regret's bracket, :func:`regret_bracket`; mu is still the curve's).
+    the regret's bracket, :func:`regret_bracket`; mu is still the curve's); a NaN entry means
+    the curve's own mu (dpax always passes the array: one compiled kernel for both).
 
     mu (Eq. 29): max over breakpoints (alpha_i, beta_i) of f inside the box
     [tail, 1 - tail]^2 of Phi^-1(1 - alpha_i) - Phi^-1(beta_i), and at the points where f
@@ -76,7 +77,8 @@ def _mu_regret_kernel(pair: Pair, tail, at_mu=None) -> MuRegret:
     tables = _tables(pair)
     ratio = pair.pmf_y / pair.pmf_x  # the segments' slopes (inf: vertical, NaN: no step), for the block bounds
     mu = _tight_mu(pair, tables, ratio, tail)
-    regret, witness = _regret(pair, *tables[:2], ratio, mu if at_mu is None else at_mu)
+    m = mu if at_mu is None else jnp.where(jnp.isnan(at_mu), mu, at_mu)
+    regret, witness = _regret(pair, *tables[:2], ratio, m)
     return MuRegret(mu, regret, witness)
 
 
@@ -209,9 +211,9 @@ def mu_regret_rows(pl, tail, at_mu=None):
     smaller of the grid's and that bound, and the regret is taken against it."""
     check_loss(pl)
     t = np.float64(_v.scalar("tail", tail, low=0.0, high=0.5, high_open=True))  # one tail for the batch
-    run = lambda m_rows: _by_rows(
-        pl, m_rows, lambda part, m: _mu_regret_kernel(part, t) if m is None else _mu_regret_kernel(part, t, m), 3)
-    out = run(at_mu)
+    own = np.full(int(np.prod(pl.batch_shape, dtype=np.int64)), np.nan)  # NaN: the curve's own mu
+    run = lambda m_rows: _by_rows(pl, m_rows, lambda part, m: _mu_regret_kernel(part, t, m), 3)
+    out = run(own if at_mu is None else at_mu)
     bound = gdp_bound(pl) if t == 0.0 else None
     if bound is None:
         return out
@@ -326,7 +328,7 @@ def mu_and_regret(pl, tail=DEFAULT_TAIL, bounds=False):
     underestimate (a lower bound) otherwise; unlike gdpnum it is not limited to a fixed grid
     of 10,000 FPR values. The whole batch is one compiled kernel.
     """
-    if bounds:
+    if _v.flag("bounds", bounds):
         return regret_bracket(pl, tail)
     mu, regret, _ = mu_regret_rows(pl, tail)
     return mu, regret

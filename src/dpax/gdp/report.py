@@ -56,7 +56,13 @@ class GDPReport:
         return _text.jsonable({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
     def to_json(self, **kwargs) -> str:
-        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+        """The report as JSON (:meth:`to_dict`); keyword arguments go to ``json.dumps``
+        (``indent``, ``sort_keys``, ...), and one it refuses is named."""
+        try:
+            return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+        except (TypeError, ValueError) as exc:
+            names = ", ".join(sorted(kwargs)) or "(none)"
+            raise type(exc)(f"to_json's keyword arguments ({names}) are json.dumps': {exc}") from None
 
     def table(self) -> str:
         """Human-readable report (one block per configuration of a batch)."""

@@ -37,7 +37,12 @@ def get_worst_case_regret(alphas, betas, mu, tol=1e-10):
     """Delta(f, f_mu) of the piecewise-linear curve through (alphas, betas) (its lower convex
     hull) against mu-GDP (Eq. 8 / 13), exact at the tangent points (``tol`` is gdpnum's
     bisection tolerance, not needed)."""
-    return _conv.delta_divergence(_conv.tabulated_curve(alphas, betas), _conv.gdp_curve(mu))
+    a = _v.probabilities("alphas", alphas).reshape(-1)
+    b = _v.probabilities("betas", betas).reshape(-1)
+    if a.size != b.size:
+        raise ValueError(f"alphas and betas must have the same length, got {a.size} and {b.size}")
+    _v.one_number("tol", tol, low=0.0, low_open=True)  # unused, but checked
+    return _conv.delta_divergence(_conv.tabulated_curve(a, b), _conv.gdp_curve(_v.one_number("mu", mu, low=0.0)))
 
 
 class PLDConverter:

@@ -4,8 +4,20 @@
 from __future__ import annotations
 
 from ....accountants import PLDAccountant
+from ...._engine import validation as _v
 
 __all__ = ["CTDAccountant"]
+
+
+def _compat_options(method, options):
+    """The keyword arguments the original accountant's ``method`` takes and dpax does not
+    need (``use_connect_dots``: dpax builds DP-SGD from the exact loss CDFs), checked; any
+    other is refused by name."""
+    for name, value in options.items():
+        if name != "use_connect_dots":
+            raise TypeError(f"{method}() got an unexpected keyword argument {name!r} (besides grid_step, it takes "
+                            "use_connect_dots)")
+        _v.flag(name, value)
 
 
 class CTDAccountant(PLDAccountant):
@@ -18,17 +30,21 @@ class CTDAccountant(PLDAccountant):
 
     def get_pld(self, grid_step=1e-4, use_connect_dots=True):
         """The composed privacy loss as a dp-accounting ``PrivacyLossDistribution``."""
+        _v.flag("use_connect_dots", use_connect_dots)  # dpax needs no choice here, but the flag is checked
         return self._recorded("get_pld", grid_step).to_dp_accounting()
 
     def get_epsilon(self, *, delta, grid_step=1e-4, **kwargs):
+        _compat_options("get_epsilon", kwargs)
         """Smallest epsilon such that the steps so far are (epsilon, delta)-DP."""
         return super().get_epsilon(delta, grid_step=grid_step)
 
     def get_beta(self, *, alpha, grid_step=1e-4, **kwargs):
         """FNR at FPR ``alpha`` of the best attack (Algorithm 1, symmetrised)."""
+        _compat_options("get_beta", kwargs)
         return super().get_beta(alpha, grid_step=grid_step)
 
     def get_advantage(self, grid_step=1e-4, **kwargs):
+        _compat_options("get_advantage", kwargs)
         """Largest TPR - FPR of any attack (Algorithm 3)."""
         return super().get_advantage(grid_step=grid_step)
 

@@ -181,7 +181,8 @@ def get_advantage_from_adp(epsilon, delta):
     (the curve above at its fixed point)."""
     e = _v.real_array("epsilon", epsilon, low=0.0)
     d = _v.probabilities("delta", delta)
-    return scalar_or_array((np.expm1(e) + 2.0 * d) / (np.exp(e) + 1.0))
+    x = np.exp(-e)  # the same ratio times e^-eps over e^-eps: no inf / inf at a large epsilon
+    return scalar_or_array((-np.expm1(-e) + 2.0 * d * x) / (1.0 + x))
 
 
 def get_epsilon_from_err_rates(delta, alpha, beta):
@@ -215,6 +216,9 @@ def get_beta_from_rdp(epsilon, alpha, order, linear_search_step=1e-3, max_bisect
     t = _v.one_number("order", order, low=0.0, low_open=True)
     e = _v.one_number("epsilon", epsilon, low=0.0)
     a = _v.probabilities("alpha", alpha)
+    _v.one_number("linear_search_step", linear_search_step, low=0.0, low_open=True)  # unused, but checked
+    _v.one_integer("max_bisection_steps", max_bisection_steps)
+    _v.one_number("tol", tol, low=0.0, low_open=True, high=0.5)
     if t < 0.5:  # both directions are bounded, so order t is order 1 - t with budget (1 - t) e / t
         t, e = 1.0 - t, (1.0 - t) * e / t
     return scalar_or_array(_conv.rdp_tradeoff(t, e, a))
@@ -225,8 +229,11 @@ def get_beta_from_rdp(epsilon, alpha, order, linear_search_step=1e-3, max_bisect
 
 def _zcdp_checked(rho, tol, min_order, max_order, grid_size):
     r = _v.one_number("rho", rho, low=0.0)
-    _v.real_array("tol", tol, low=0.0, low_open=True, high=0.5)
-    orders = _rdp.zcdp_orders(float(min_order), float(max_order), grid_size)
+    _v.one_number("tol", tol, low=0.0, low_open=True, high=0.5)
+    size = _v.one_integer("grid_size", grid_size, minimum=6)
+    lo = _v.one_number("min_order", min_order, low=1.0)
+    hi = _v.one_number("max_order", max_order, low=1.0)
+    orders = _rdp.zcdp_orders(lo, hi, size)
     return r, orders
 
 
