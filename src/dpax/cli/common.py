@@ -22,7 +22,7 @@ from typing import Callable, Iterator, NoReturn, Sequence
 import numpy as np
 
 from .._engine import cache as engine_cache
-from .._engine.text import fmt, table
+from .._engine.text import NEAR_ONE, fmt, probability, table  # noqa: F401 (NEAR_ONE re-exported)
 from ..privacy_loss import Interval, PrivacyLoss, refine
 from ..schedule import dpsgd_schedule
 
@@ -560,33 +560,6 @@ def max_width(brackets) -> float:
 
 def _width(safe: float, optimistic: float) -> str:
     return fmt(abs(safe - optimistic), 2)  # inf - inf: NaN, shown as '-'
-
-
-#: A probability within this of 1 prints as "1 - q" (:func:`probability`): with 6 significant
-#: digits it would keep fewer than three of q, and none once q < 5e-7 (an FNR of "1" beside
-#: a TPR of 3e-10). q < 1e-4 is also where :func:`fmt` writes q in exponent notation.
-NEAR_ONE = 1e-4
-
-
-def probability(value: float | None, complement: float | None = None, digits: int = 6) -> str:
-    """A probability with ``digits`` significant digits, or, within :data:`NEAR_ONE` of 1,
-    as "1 - q" with q = 1 - ``value`` to ``digits`` significant digits (``complement``,
-    when given, is q as computed, e.g. the FNR beside a TPR of 1 - FNR), so the digits
-    printed are the complement's. 1 itself, None, NaN and values outside [0, 1] are as
-    :func:`fmt` writes them.
-
-    >>> probability(0.25), probability(1 - 2.83701e-10), probability(1 - 1e-12, complement=1e-12)
-    ('0.25', '1 - 2.83701e-10', '1 - 1e-12')
-    >>> probability(0.999826), probability(1.0)
-    ('0.999826', '1')
-    """
-    if value is None:
-        return fmt(value, digits)
-    v = float(value)
-    q = 1.0 - v if complement is None else float(complement)
-    if 0.5 <= v <= 1.0 and 0.0 < q < NEAR_ONE:
-        return f"1 - {fmt(q, digits)}"
-    return fmt(v, digits)
 
 
 def attack_lines(r: dict) -> list[str]:

@@ -19,7 +19,7 @@ from .mu_regret import DEFAULT_TAIL, check_loss, mu_regret_rows
 #: Regret below which the mu-GDP summary is faithful (Tier I of the paper).
 REGRET_THRESHOLD = 1e-2
 
-#: Tier II FPRs (the paper's Section 4.3 / gdpnum's defaults; alpha* is appended).
+#: Tier II FPRs (Gomez et al. 2025, Section 4.3; gdpnum's defaults), then alpha* (see below).
 TIER2_ALPHAS = (1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1)
 
 #: deltas at which the report also gives epsilon (those of the paper's Table 3).
@@ -85,7 +85,8 @@ class GDPReport:
             lines += ["", "Tier II: trade-off curve (best membership-inference attack)"]
             alphas = at(self.alpha)
             betas = at(self.beta)
-            rows = [(_fmt(a, 4) + (" (alpha*)" if i == len(alphas) - 1 else ""), _fmt(b), _fmt(1 - b))
+            rows = [(_fmt(a, 4) + (" (max TPR - FPR)" if i == len(alphas) - 1 else ""), _text.probability(b),
+                     _text.probability(1 - b, complement=b))
                     for i, (a, b) in enumerate(zip(alphas, betas))]
             lines += _table(("FPR alpha", "FNR beta", "TPR"), rows)
             lines += [""]
