@@ -1,9 +1,20 @@
-"""Fuzz of the public API (issue 21): for every public function, hypothesis draws calls that
+"""Fuzz of the public API: for every public function, hypothesis draws calls that
 mix valid arguments with one invalid one (booleans, strings, NaN, infinity, negative or
 out-of-range numbers, huge numbers, complex numbers, object arrays, wrong shapes, ragged
 nested lists, None). An invalid call must raise ValueError or TypeError whose message names
 the argument (and stays short); a valid call must return finite numbers (or the documented
-inf, e.g. epsilon below the +inf atom).
+inf, e.g. epsilon below the +inf atom), and meet its spec's invariants: every bracket
+(safe, optimistic) ordered, the Gaussian's numbers on their sides of its closed form (it is
+exactly mu-GDP), accountants equal to the mechanism they compose.
+
+Every public callable is reached: the functions, classes and methods of dpax, dpax.gdp,
+dpax.audit, dpax.targets, dpax.conversions, dpax.accountants, dpax.compat.gdpnum and
+dpax.compat.riskcal, every boolean and enum flag, and every ``dpax`` subcommand (called in
+process); test_every_public_callable_is_fuzzed lists them and fails for one without a spec.
+The slow variants also draw the ends of documented ranges whose kernels the default run does
+not compile (``Arg.slow_valid``: epsilon 599, grid steps 1 and 1e-7, sample rate 1e-12,
+2**53 steps). Defects found in files this test's authors could not change are single
+``xfail(strict=True)`` tests at the end (test_known_defect_*), each failing until its fix.
 
 One test per function, ``test_fuzz_<function>``, generated from ``SPECS``; half of its calls
 are valid. Reproducible: ``derandomize=True`` and no example database, so CI draws the same
@@ -255,12 +266,11 @@ MECHANISMS = [
               Arg("grid_step", GRID, BAD_GRID, slow_valid=one_of(1.0, 0.5)),
               Arg("neighbouring", NEIGHBOURING, BAD_NEIGHBOURING), relation="gaussian"),
     mechanism(dpax.subsampled_gaussian, Arg("noise_multiplier", NOISE, BAD_POSITIVE),
-              Arg("sample_rate", RATE, BAD_RATE, slow_valid=one_of(1e-12)), Arg("grid_step", GRID, BAD_GRID,
-                                                                                 slow_valid=one_of(1e-7)),
+              Arg("sample_rate", RATE, BAD_RATE, slow_valid=one_of(1e-12)), Arg("grid_step", GRID, BAD_GRID),
               Arg("neighbouring", NEIGHBOURING, BAD_NEIGHBOURING), relation="bracket (slow)"),
     mechanism(dpax.dpsgd, Arg("noise_multiplier", NOISE, BAD_POSITIVE), Arg("sample_rate", RATE, BAD_RATE),
               Arg("num_steps", counts(1, 3), BAD_COUNT, slow_valid=one_of(2**53, 2.0**53, 10**6)),
-              Arg("grid_step", GRID, BAD_GRID, slow_valid=one_of(1e-7, 1.0)),
+              Arg("grid_step", GRID, BAD_GRID, slow_valid=one_of(1.0)),
               Arg("neighbouring", NEIGHBOURING, BAD_NEIGHBOURING), relation="bracket (slow)"),
     mechanism(dpax.laplace, Arg("scale", real(1.0, 1e300, log=True), BAD_POSITIVE),
               Arg("sensitivity", real(1e-300, 1.0, 1.0, log=True, pair=False), BAD_POSITIVE), Arg("grid_step", GRID, BAD_GRID),
@@ -693,6 +703,14 @@ def bracket_of_advantage_when_slow(pl: dpax.PrivacyLoss, kwargs: dict[str, Any])
 
 
 MECHANISMS_MORE = [
+    # the finest grid (1e-7) with losses it can hold: DP-SGD at the smallest sample rates, up to
+    # 2**53 steps; the slow run only (kernels of their own); default sibling: dpax.dpsgd's test
+    Spec("dpax.dpsgd (finest grid)", lambda noise_multiplier, sample_rate, num_steps: dpax.dpsgd(
+        noise_multiplier, sample_rate, num_steps, grid_step=1e-7), (
+        Arg("noise_multiplier", real(1.0, 100.0, 1.0, pair=False), BAD_POSITIVE),
+        Arg("sample_rate", one_of(1e-12, 1e-13), BAD_RATE),
+        Arg("num_steps", one_of(1, 7, 1000, 2**53), BAD_COUNT),
+    ), a_privacy_loss, FEW, in_default=False, relation=bracket_of_advantage),
     Spec("dpax.mixture_of_gaussians", lambda **kw: dpax.mixture_of_gaussians(**kw), (
         Arg("standard_deviation", real(4.0, 1e300, log=True, pair=False), BAD_POSITIVE),
         Arg("sensitivities", one_of([0.0, 1.0], np.array([1.0, 0.5])), st.one_of(
@@ -700,7 +718,7 @@ MECHANISMS_MORE = [
         Arg("sampling_probs", one_of([0.5, 0.5], [0.9, 0.1], [1.0, 0.0]), st.one_of(
             bad(below(0.0), above(1.0)), one_of([0.5, 0.6], [0.3], 0.5, [1.0, 1.0]))),
         Arg("grid_step", GRID, BAD_GRID),
-    ), a_privacy_loss, FEW, valid_default=False, relation=bracket_of_advantage, slow_examples=SLOW_HEAVY),  # its kernels: slow
+    ), a_privacy_loss, FEW, valid_default=False, relation=bracket_of_advantage),  # its kernels: slow
 ]
 
 # -- PrivacyLoss: the constructor, every method and flag ---------------------------------
@@ -741,39 +759,42 @@ PRIVACY_LOSS = [
         Arg("optimistic", one_of(False), BAD_FLAG),
     ), lambda pl: (a_privacy_loss(pl), probability(pl.beta([0.0, 0.3, 1.0]))), FEW,
         covers=("dpax.PrivacyLoss.loss_values",),
-        relation=lambda pl, kw: around(pl.advantage(), (np.e - 1) / (np.e + 1), True, 1e-12), slow_examples=SLOW_FEW),
+        # randomized response with epsilon 1 when its labels straddle the loss 0 (offset -1; a pair
+        # placed elsewhere holds the same masses at other losses, a different curve)
+        relation=lambda pl, kw: around(pl.advantage(), (np.e - 1) / (np.e + 1), True, 1e-12)
+        if float(np.asarray(kw["offset"])) == -1.0 else None),
     Spec("PrivacyLoss.from_pair", lambda pair, grid_step, batch_shape: dpax.PrivacyLoss.from_pair(
         pair, grid_step, "copy", batch_shape), (
         Arg("pair", one_of("one").map(lambda k: pls()[k].pair), one_of(None, 1.0, (1, 2), "pair", np.ones(5))),
         Arg("grid_step", one_of(0.1), bad(0.0, below(0.0), scalar=True)),
         Arg("batch_shape", one_of((), (1,), (1, 1)), one_of((2,), (0,), (1.0,), "1", None, 1, (True,))),
-    ), a_privacy_loss, FEW, covers=("dpax.PrivacyLoss.pair",), slow_examples=SLOW_FEW),
+    ), a_privacy_loss, FEW, covers=("dpax.PrivacyLoss.pair",)),
     Spec("PrivacyLoss.advantage", lambda pl, bounds: pl.advantage(bounds=bounds), (
         Arg("pl", one_of("one").map(lambda k: pls()[k]), None), Arg("bounds", FLAG, BAD_FLAG)),
         a_bracket_or_probability, FEW,
-        relation=lambda r, kw: around(r, gdp_advantage(GAUSS_MU), True), slow_examples=SLOW_FEW),
+        relation=lambda r, kw: around(r, gdp_advantage(GAUSS_MU), True)),
     Spec("PrivacyLoss.tradeoff_points", lambda pl, symmetric: pl.tradeoff_points(symmetric=symmetric), (
         Arg("pl", one_of("one").map(lambda k: pls()[k]), None), Arg("symmetric", FLAG, BAD_FLAG)),
         each(probability), FEW, valid_default=False,
-        relation=lambda r, kw: around(r[1], gdp_beta(r[0], GAUSS_MU), False, 1e-9) if kw["symmetric"] else None, slow_examples=SLOW_HEAVY),
+        relation=lambda r, kw: around(r[1], gdp_beta(r[0], GAUSS_MU), False, 1e-9) if kw["symmetric"] else None),
     Spec("PrivacyLoss.broadcast_to", lambda pl, shape: pl.broadcast_to(shape), (
         Arg("pl", one_of("one").map(lambda k: pls()[k]), None),
         Arg("shape", one_of((1,), (1, 1), (), (2, 3)), one_of((0,), (-1,), (2.0,), [0.1, 0.2], "ab", None, 3, (True,))),
-    ), a_privacy_loss, FEW, covers=("dpax.PrivacyLoss.batch_shape",), slow_examples=SLOW_FEW),
+    ), a_privacy_loss, FEW, covers=("dpax.PrivacyLoss.batch_shape",)),
     Spec("PrivacyLoss.bounds", lambda pl: pl.bounds(), (
         Arg("pl", one_of("one").map(lambda k: pls()[k]), None, slow_valid=one_of("batch").map(lambda k: pls()[k])),),
          lambda c: (a_privacy_loss(c), None if c.optimistic else pytest.fail("not optimistic")), 2,
          relation=lambda c, kw: around(c.advantage(), gdp_advantage(GAUSS_MU), False)
-         if kw["pl"] is pls()["one"] else None, slow_examples=SLOW_FEW),
+         if kw["pl"] is pls()["one"] else None),
     Spec("PrivacyLoss.compose", lambda pl, other, grid_step: pl.compose(other, grid_step=grid_step), (
         Arg("pl", one_of("one").map(lambda k: pls()[k]), None),
         Arg("other", one_of("one").map(lambda k: pls()[k]), one_of(None, 1.0, "pl", (None, 1)), "compose argument 1"),
         Arg("grid_step", one_of(None, 0.1), st.one_of(bad(0.0, below(0.0), above(1.0), scalar=True, none_ok=True),
                                                       one_of("fine", ""))),
-    ), a_privacy_loss, FEW, relation=lambda r, kw: around(r.advantage(), gdp_advantage(GAUSS_MU * np.sqrt(2)), True), slow_examples=SLOW_HEAVY),
+    ), a_privacy_loss, FEW, relation=lambda r, kw: around(r.advantage(), gdp_advantage(GAUSS_MU * np.sqrt(2)), True)),
     Spec("PrivacyLoss.to_dp_accounting", lambda pl: pl.to_dp_accounting(),
          (Arg("pl", one_of("one").map(lambda k: pls()[k]), None),),
-         lambda pld: finite(pld.get_epsilon_for_delta(1e-5)), 1, covers=("dpax.to_dp_accounting",), slow_examples=SLOW_FEW),
+         lambda pld: finite(pld.get_epsilon_for_delta(1e-5)), 1, covers=("dpax.to_dp_accounting",)),
 ]
 
 # the methods with a bounds flag and the Gaussian's closed form (pls()["one"]: 0.5-GDP)
@@ -808,7 +829,7 @@ INTERVAL = [
             st.one_of(NOT_NUMBERS, one_of(np.nan, [0.5, np.nan], None))),
         Arg("tol", real(0.0, 1.0, 0.0, pair=False), bad(below(0.0), scalar=True)),
     ), lambda r: None, FEW, covers=("dpax.Interval.contains", "dpax.Interval.lower", "dpax.Interval.upper",
-                                    "dpax.Interval.width"), slow_examples=SLOW_FEW),
+                                    "dpax.Interval.width")),
 ]
 
 # -- the top level: calibration helpers, the kernel cache, dp-accounting, refine, devices ------
@@ -867,7 +888,7 @@ TOP = [
         Arg("accuracy", one_of(1.0, 0.5), bad(0.0, below(0.0), scalar=True)),
         Arg("grid_step", one_of(0.1), bad(0.0, below(0.0), above(1.0), st.floats(1e-300, 9.9e-7), scalar=True)),
         Arg("max_rounds", one_of(1, 2), bad(0, NOT_WHOLE, [1, 2])),
-    ), _refined, FEW, covers=("dpax.Refined",), slow_examples=SLOW_HEAVY),
+    ), _refined, FEW, covers=("dpax.Refined",)),
     Spec("dpax.calibrate_blackbox", _blackbox, (
         Arg("target", one_of(targets.Advantage(0.2)), BAD_TARGET),
         Arg("rtol", one_of(1e-2), BAD_RTOL),
@@ -1121,16 +1142,16 @@ ACCOUNTANTS = [
     ), lambda r: (finite(safe_of(r[0]), allow_inf=True), a_bracket_or_probability(r[3])), FEW,
         covers=("dpax.accountants.DpEventAccounting",) + tuple(f"dpax.accountants.DpEventAccounting.{m}" for m in (
             "get_epsilon", "get_delta", "get_beta", "get_advantage", "get_mu_and_regret", "privacy_loss")),
-        relation=_event_accountant_relation, slow_examples=SLOW_HEAVY),
+        relation=_event_accountant_relation),
     Spec("accountants.PLDAccountant.get_optimizer_hook_fn", lambda sample_rate: _acc.PLDAccountant(
         grid_step=0.1).get_optimizer_hook_fn(sample_rate), (
         # invalid rates: see test_known_defects_in_files_others_edit (they are accepted today)
-        Arg("sample_rate", real(1e-300, 1.0, 1.0, log=True, pair=False), None),), callable, 2, slow_examples=SLOW_FEW),
+        Arg("sample_rate", real(1e-300, 1.0, 1.0, log=True, pair=False), None),), callable, 2),
     Spec("accountants.opacus_accountant", lambda name, grid_step: (
         _acc.opacus_accountant(name, grid_step=grid_step), _acc.register_with_opacus(name, grid_step=grid_step, force=True))[0], (
         Arg("name", one_of("dpax-fuzz"), one_of(None, 1, b"x")), Arg("grid_step", GRID, BAD_GRID)),
         lambda cls: None if isinstance(cls, type) else pytest.fail("not a class"), FEW, valid_default=False,
-        covers=("dpax.accountants.register_with_opacus",), slow_examples=SLOW_HEAVY),
+        covers=("dpax.accountants.register_with_opacus",)),
 ]
 
 # -- compat: gdpnum and riskcal ---------------------------------------------------------------------
@@ -1155,16 +1176,16 @@ def _ctd(cls, grid_step, use_connect_dots, delta, alpha):
 COMPAT = [
     Spec("compat.gdpnum.gaussian_fdp", lambda mu, alpha: _gn.gaussian_fdp(mu)(alpha), (
         Arg("mu", real(0.0, 1e300, 0.0, 1.0, log=False, pair=False), bad(below(0.0), scalar=True)),
-        Arg("alpha", ALPHA, BAD_PROB)), probability, FEW, slow_examples=SLOW_FEW),
+        Arg("alpha", ALPHA, BAD_PROB)), probability, FEW),
     Spec("compat.gdpnum.get_worst_case_regret", _gn.get_worst_case_regret, (
         Arg("alphas", one_of(GN_CURVE_A), BAD_PROB), Arg("betas", one_of(GN_CURVE_B), BAD_PROB),
         Arg("mu", MU.filter(lambda m: np.ndim(m) == 0), bad(below(0.0), scalar=True)),
-        Arg("tol", one_of(1e-10), bad(0.0, below(0.0), scalar=True))), probability, FEW, slow_examples=SLOW_FEW),
+        Arg("tol", one_of(1e-10), bad(0.0, below(0.0), scalar=True))), probability, FEW),
     Spec("compat.gdpnum.get_mu_and_regret_for_dpsgd", lambda noise_multiplier, sample_rate, num_steps, err:
          _gn.get_mu_and_regret_for_dpsgd(noise_multiplier, sample_rate, num_steps, grid_step=0.1, err=err), (
         Arg("noise_multiplier", NOISE, BAD_POSITIVE), Arg("sample_rate", RATE, BAD_RATE),
         Arg("num_steps", counts(1, 3), BAD_COUNT), Arg("err", one_of(1e-10, 0.0), bad(0.5, below(0.0), scalar=True), "tail")),
-        lambda r: finite(r, allow_inf=True), FEW, slow_examples=SLOW_FEW),
+        lambda r: finite(r, allow_inf=True), FEW),
     Spec("compat.gdpnum.PLDConverter", lambda pl, alphas, err: (
         lambda c: (c.tradeoff_function(alphas), c.inverse_tradeoff_function(alphas), c.get_advantage(), c.get_beta(),
                    c.get_beta(alphas), c.get_mu(err), c.get_mu_and_regret(err)))(_gn.PLDConverter(pl)), (
@@ -1174,7 +1195,7 @@ COMPAT = [
     ), lambda r: (probability(r[0]), probability(r[1]), probability(r[2])), FEW,
         covers=tuple(f"dpax.compat.gdpnum.PLDConverter.{m}" for m in (
             "tradeoff_function", "inverse_tradeoff_function", "get_advantage", "get_beta", "get_mu", "get_mu_and_regret")),
-        relation=lambda r, kw: around(r[0], gdp_beta(np.asarray(kw["alphas"], np.float64), GAUSS_MU), False, 1e-9), slow_examples=SLOW_HEAVY),
+        relation=lambda r, kw: around(r[0], gdp_beta(np.asarray(kw["alphas"], np.float64), GAUSS_MU), False, 1e-9)),
     Spec("compat.CTDAccountant", _ctd, (
         Arg("cls", one_of(_gn.CTDAccountant, _rc.CTDAccountant), None),
         Arg("grid_step", GRID, BAD_GRID),
@@ -1185,42 +1206,44 @@ COMPAT = [
         covers=tuple(f"dpax.compat.{m}.CTDAccountant.{f}" for m in ("gdpnum", "riskcal") for f in (
             "get_epsilon", "get_beta", "get_advantage", "get_pld", "mechanism"))
         + ("dpax.compat.gdpnum.CTDAccountant.get_mu_and_regret", "dpax.compat.gdpnum.CTDAccountant",
-           "dpax.compat.riskcal.CTDAccountant"), slow_examples=SLOW_HEAVY),
+           "dpax.compat.riskcal.CTDAccountant")),
     Spec("compat.riskcal.adp", lambda epsilon, delta, alpha: (_rc.get_advantage_from_adp(epsilon, delta),
                                                              _rc.get_beta_from_adp(epsilon, delta, alpha)), (
         Arg("epsilon", EPS, bad(below(0.0))), Arg("delta", DELTA, BAD_PROB), Arg("alpha", ALPHA, BAD_PROB)),
-        each(probability), FEW, covers=("dpax.compat.riskcal.get_advantage_from_adp", "dpax.compat.riskcal.get_beta_from_adp"), slow_examples=SLOW_FEW),
+        each(probability), FEW, covers=("dpax.compat.riskcal.get_advantage_from_adp", "dpax.compat.riskcal.get_beta_from_adp")),
     Spec("compat.riskcal.gdp", lambda mu, alpha, prior: (_rc.get_advantage_from_gdp(mu), _rc.get_beta_from_gdp(mu, alpha),
                                                         _rc.get_bayes_risk_from_gdp(mu, prior)), (
-        Arg("mu", MU, bad(below(0.0))), Arg("alpha", ALPHA, BAD_PROB), Arg("prior", real(0.0, 1.0, 0.0, 0.5, 1.0), BAD_PROB)),
+        # get_bayes_risk_from_gdp takes one mu (riskcal's signature)
+        Arg("mu", real(1e-300, 1e300, 0.0, 1.0, log=True, pair=False), bad(below(0.0))), Arg("alpha", ALPHA, BAD_PROB),
+        Arg("prior", real(0.0, 1.0, 0.0, 0.5, 1.0), BAD_PROB)),
         each(probability), FEW, covers=("dpax.compat.riskcal.get_advantage_from_gdp", "dpax.compat.riskcal.get_beta_from_gdp",
                                         "dpax.compat.riskcal.get_bayes_risk_from_gdp"),
-        relation=lambda r, kw: around(r[0], gdp_advantage(np.asarray(kw["mu"], np.float64)), True, 1e-12), slow_examples=SLOW_FEW),
+        relation=lambda r, kw: around(r[0], gdp_advantage(np.asarray(kw["mu"], np.float64)), True, 1e-12)),
     Spec("compat.riskcal.get_bayes_risk_from_pld", lambda pld, prior: _rc.get_bayes_risk_from_pld(pld, prior), (
         Arg("pld", one_of("one").map(lambda k: pls()[k]), one_of(None, 1.0, "pld")),
-        Arg("prior", real(0.0, 1.0, 0.0, 0.5, 1.0), BAD_PROB)), probability, FEW, slow_examples=SLOW_FEW),
+        Arg("prior", real(0.0, 1.0, 0.0, 0.5, 1.0), BAD_PROB)), probability, FEW),
     Spec("compat.riskcal.pld", lambda pld, alpha: (_rc.get_advantage_from_pld(pld), _rc.get_beta_from_pld(pld, alpha=alpha)), (
         Arg("pld", one_of("one").map(lambda k: pls()[k]), one_of(None, 1.0, "pld")),
         Arg("alpha", ALPHA, BAD_PROB)), each(probability), FEW,
-        covers=("dpax.compat.riskcal.get_advantage_from_pld", "dpax.compat.riskcal.get_beta_from_pld"), slow_examples=SLOW_FEW),
+        covers=("dpax.compat.riskcal.get_advantage_from_pld", "dpax.compat.riskcal.get_beta_from_pld")),
     Spec("compat.riskcal.get_beta_from_rdp", lambda epsilon, alpha, order, tol: _rc.get_beta_from_rdp(
         epsilon, alpha, order, tol=tol), (
         Arg("epsilon", real(0.0, 50.0, 0.0, pair=False), bad(below(0.0), scalar=True)),
         Arg("alpha", ALPHA, BAD_PROB), Arg("order", real(0.1, 100.0, 0.5, 1.0, pair=False), bad(0.0, below(0.0), scalar=True)),
-        Arg("tol", one_of(1e-7), bad(0.0, below(0.0), above(0.5), scalar=True))), probability, FEW, slow_examples=SLOW_FEW),
+        Arg("tol", one_of(1e-7), bad(0.0, below(0.0), above(0.5), scalar=True))), probability, FEW),
     Spec("compat.riskcal.get_beta_from_zcdp", lambda rho, alpha, grid_size: _rc.get_beta_from_zcdp(
         rho, alpha, grid_size=grid_size), (
         Arg("rho", real(0.0, 10.0, 0.0, pair=False), bad(below(0.0), scalar=True)), Arg("alpha", ALPHA, BAD_PROB),
-        Arg("grid_size", one_of(30), bad(5, NOT_WHOLE))), probability, FEW, slow_examples=SLOW_FEW),
+        Arg("grid_size", one_of(30), bad(5, NOT_WHOLE))), probability, FEW),
     Spec("compat.riskcal.get_epsilon_from_err_rates", _rc.get_epsilon_from_err_rates, (
         Arg("delta", DELTA, BAD_PROB), Arg("alpha", ALPHA, BAD_PROB), Arg("beta", ALPHA, BAD_PROB)),
-        lambda e: finite(e, allow_inf=True), FEW, slow_examples=SLOW_FEW),
+        lambda e: finite(e, allow_inf=True), FEW),
     Spec("compat.riskcal.dpsgd", lambda noise_multiplier, sample_rate, num_steps, alpha: (
         _rc.get_advantage_for_dpsgd(noise_multiplier, sample_rate, num_steps, grid_step=0.1),
         _rc.get_beta_for_dpsgd(noise_multiplier, sample_rate, num_steps, alpha, grid_step=0.1)), (
         Arg("noise_multiplier", NOISE, BAD_POSITIVE), Arg("sample_rate", RATE, BAD_RATE),
         Arg("num_steps", counts(1, 3), BAD_COUNT), Arg("alpha", ALPHA.filter(lambda a: np.ndim(a) == 0), BAD_PROB)),
-        each(probability), FEW, covers=("dpax.compat.riskcal.get_advantage_for_dpsgd", "dpax.compat.riskcal.get_beta_for_dpsgd"), slow_examples=SLOW_FEW),
+        each(probability), FEW, covers=("dpax.compat.riskcal.get_advantage_for_dpsgd", "dpax.compat.riskcal.get_beta_for_dpsgd")),
     Spec("compat.riskcal.find_noise_multiplier", lambda advantage, sample_rate, num_steps, noise_min: (
         _rc.find_noise_multiplier_for_advantage(advantage, sample_rate, num_steps, grid_step=0.1, noise_min=noise_min),
         _rc.find_noise_multiplier_for_err_rates(0.1, 1.0 - 0.1 - advantage, sample_rate, num_steps, grid_step=0.1,
@@ -1228,7 +1251,7 @@ COMPAT = [
         Arg("advantage", one_of(0.2), PROB_OPEN), Arg("sample_rate", one_of(0.1), BAD_RATE),
         Arg("num_steps", one_of(2), BAD_COUNT), Arg("noise_min", one_of(0.5), bad(0.0, below(0.0), scalar=True))),
         None, FEW, covers=("dpax.compat.riskcal.find_noise_multiplier_for_advantage",
-                           "dpax.compat.riskcal.find_noise_multiplier_for_err_rates"), slow_examples=SLOW_HEAVY),
+                           "dpax.compat.riskcal.find_noise_multiplier_for_err_rates")),
 ]
 
 # -- the command line: every subcommand, in process --------------------------------------------------
@@ -1293,33 +1316,33 @@ CLI_DPSGD = (
 )
 
 CLI = [
-    Spec("dpax curve", lambda **kw: _cli(["curve"], kw), CLI_DPSGD, no_nan, 4, valid_default=False, covers=("cli.curve",), slow_examples=SLOW_HEAVY),
+    Spec("dpax curve", lambda **kw: _cli(["curve"], kw), CLI_DPSGD, no_nan, 4, valid_default=False, covers=("cli.curve",)),
     # the report options are checked once the pair is built (kernels): slow only; default
     # sibling: "dpax curve" above (the same subcommand, its other options)
     Spec("dpax curve (report options)", lambda **kw: _cli(["curve"], kw), CLI_DPSGD + (
         Arg("alpha", one_of(None, ["0.1", "0.5"]), one_of(["1.5"], ["-0.1"], ["abc"]), "alpha"),
         Arg("delta", one_of(None, ["1e-5"]), one_of(["2"], ["-1"], ["abc"]), "delta"),
-    ), no_nan, 4, in_default=False, slow_examples=SLOW_FEW),
+    ), no_nan, 4, in_default=False),
     Spec("dpax gdp", lambda **kw: _cli(["gdp"], kw), CLI_DPSGD + (
         Arg("tail", one_of(None, "0", "1e-10"), one_of("0.7", "-1", "abc"), "tail"),), no_nan, FEW, valid_default=False,
-        covers=("cli.gdp",), slow_examples=SLOW_HEAVY),
+        covers=("cli.gdp",)),
     Spec("dpax gdp --epsilon", lambda **kw: _cli(["gdp"], kw), (
         Arg("epsilon", CLI_NUMBER(0.0, 50.0, 0.0), one_of("-1", "nan", "abc"), "epsilon"),
         Arg("delta", one_of("1e-5", "0.5"), one_of("0", "1.5", "abc"), "delta"),
-    ), no_nan, FEW, slow_examples=SLOW_FEW),
+    ), no_nan, FEW),
     Spec("dpax mechanism", lambda kind, **kw: _cli(["mechanism", kind], kw), (
         Arg("kind", one_of("laplace"), one_of("nonsense", "Laplace", ""), "kind"),
         Arg("scale", CLI_NUMBER(1.0, 1e6, 1.0), CLI_BAD, "scale"),
         Arg("grid_step", one_of("0.1"), one_of("0", "2", "abc"), "grid-step"),
         Arg("count", one_of(None, "1", "2"), one_of("0", "1.5", "abc"), "count"),
-    ), no_nan, 3, valid_default=False, covers=("cli.mechanism",), slow_examples=SLOW_HEAVY),
+    ), no_nan, 3, valid_default=False, covers=("cli.mechanism",)),
     Spec("dpax audit", lambda **kw: _cli(["audit"], kw), (
         Arg("false_positives", one_of("0", "3"), one_of("-1", "1.5", "abc", "101"), "false-positives"),
         Arg("negatives", one_of("100"), one_of("0", "-1", "abc"), "negatives"),
         Arg("false_negatives", one_of("0", "30"), one_of("-1", "1.5", "abc"), "false-negatives"),
         Arg("positives", one_of("100"), one_of("0", "abc"), "positives"),
         Arg("confidence", one_of(None, "0.95", "0.5"), one_of("0", "1", "1.5", "abc"), "confidence"),
-    ), no_nan, FEW, covers=("cli.audit",), slow_examples=SLOW_FEW),
+    ), no_nan, FEW, covers=("cli.audit",)),
     Spec("dpax epsilon-star", lambda train, test, **kw: _cli(["epsilon-star", train, test], kw), (
         Arg("train", one_of("good.csv").map(lambda f: os.path.join(loss_files(), f)),
             one_of("missing.csv", "words.csv", "empty.csv", "nan.csv").map(lambda f: os.path.join(loss_files(), f)),
@@ -1327,19 +1350,19 @@ CLI = [
         Arg("test", one_of("good.csv").map(lambda f: os.path.join(loss_files(), f)), None),
         Arg("delta", one_of(None, "1e-5", "0.5"), one_of("1", "-1", "abc"), "delta"),
         Arg("method", one_of(None, "parametric", "empirical", "both"), one_of("Parametric", "x"), "method"),
-    ), no_nan, FEW, valid_default=False, covers=("cli.epsilon-star",), slow_examples=SLOW_HEAVY),
+    ), no_nan, FEW, valid_default=False, covers=("cli.epsilon-star",)),
     Spec("dpax calibrate", lambda **kw: _cli(["calibrate"], kw), (
         Arg("sample_rate", one_of("0.1"), one_of("0", "1.5", "abc"), "sample-rate"),
         Arg("num_steps", one_of("2"), one_of("0", "2.5", "abc"), "num-steps"),
         Arg("advantage", one_of("0.2"), one_of("0", "1", "1.5", "abc"), "advantage"),
         Arg("grid_step", one_of("0.1"), one_of("0", "2", "abc"), "grid-step"),
-    ), no_nan, 4, valid_default=False, covers=("cli.calibrate",), slow_examples=SLOW_HEAVY),
+    ), no_nan, 4, valid_default=False, covers=("cli.calibrate",)),
     Spec("dpax sweep", lambda config, output: run_cli(["sweep", config, "--output", output, "--overwrite", "--no-cache"]), (
         Arg("config", one_of("sweep.csv").map(lambda f: os.path.join(loss_files(), f)),
             one_of("missing.csv", "empty.csv").map(lambda f: os.path.join(loss_files(), f)),  # (bad rows are skipped:
             lambda v: os.path.basename(v)),                                                   # --on-error skip)
         Arg("output", one_of("results.csv").map(lambda f: os.path.join(loss_files(), f)), None),
-    ), None, 3, covers=("cli.sweep",), slow_examples=SLOW_HEAVY),
+    ), None, 3, covers=("cli.sweep",)),
     Spec("dpax plot", lambda kind, **kw: _cli(["plot", kind], kw), (
         Arg("kind", one_of("tradeoff"), one_of("nonsense", ""), "KIND"),
         Arg("output", one_of(os.path.join(tempfile.gettempdir(), "dpax-fuzz-plot.png")), one_of("/nonexistent-dir/x.png"),
@@ -1348,7 +1371,7 @@ CLI = [
         Arg("sample_rate", one_of("0.1"), one_of("0", "1.5"), "sample-rate"),
         Arg("num_steps", one_of("2"), one_of("0", "2.5"), "num-steps"),
         Arg("grid_step", one_of("0.1"), one_of("0", "abc"), "grid-step"),
-    ), None, 4, covers=("cli.plot",), slow_examples=SLOW_HEAVY),
+    ), None, 4, covers=("cli.plot",)),
 ]
 
 # -- calibration with valid calls (slow: each is a search) ----------------------------------------
@@ -1375,15 +1398,15 @@ CALIBRATION_VALID = [
         covers=("dpax.CalibrationResult",) + tuple(f"dpax.CalibrationResult.{m}" for m in (
             "table", "to_records", "to_csv", "to_dataframe")),
         # the noise found meets the target: its DP-SGD's advantage / beta on the safe side of it
-        relation=lambda r, kw: (lambda pl: (around(pl.advantage(), 0.2, False, 1e-9)
-                                            if isinstance(kw["target"], targets.Advantage)
-                                            else around(pl.beta(0.1), 0.5, True, 1e-9)))(
+        relation=lambda r, kw: None if float(r.noise_multiplier) == 0.0 else (  # 0: met without noise
+            lambda pl: (around(pl.advantage(), 0.2, False, 1e-9) if isinstance(kw["target"], targets.Advantage)
+                        else around(pl.beta(0.1), 0.5, True, 1e-9)))(
             dpax.dpsgd(float(r.noise_multiplier), kw["sample_rate"], 2, grid_step=0.1))),
     Spec("dpax.calibrate (valid)", lambda advantage: dpax.calibrate(
         lambda s: dpax.gaussian(s, grid_step=0.1), targets.Advantage(advantage), bounds=(0.5, 50.0), rtol=1e-3), (
         Arg("advantage", real(0.05, 0.6, pair=False), PROB_OPEN),), finite, 4, valid_default=False,
         # the Gaussian's closed form: the noise found is at least the exact one (1 / mu of the target)
-        relation=lambda s, kw: around(s, 1.0 / targets.Advantage(kw["advantage"]).gdp_mu(), True, 1e-3), slow_examples=SLOW_HEAVY),
+        relation=lambda s, kw: around(s, 1.0 / targets.Advantage(kw["advantage"]).gdp_mu(), True, 1e-3)),
 ]
 
 # -- what the fuzz must reach ------------------------------------------------------------------------
@@ -1485,7 +1508,7 @@ HEAVY = {"dpax curve", "dpax gdp", "dpax mechanism", "dpax calibrate", "dpax plo
          "PrivacyLoss.tradeoff_points", "compat.CTDAccountant", "accountants.DpEventAccountant",
          "accountants.opacus_accountant", "dpax.mixture_of_gaussians", "PrivacyLoss.compose", "accountants.PLDAccountant",
          "compat.gdpnum.PLDConverter", "dpax.from_dp_event", "dpax.event_family", "dpax.use_devices",
-         "dpax.clear_kernel_cache"}
+         "dpax.clear_kernel_cache", "dpax.dpsgd (finest grid)"}
 for _list in (MECHANISMS_MORE, PRIVACY_LOSS, INTERVAL, TOP, GDP_MORE, CONVERSIONS_MORE, AUDIT_MORE, TARGETS_MORE,
               ACCOUNTANTS, COMPAT, CLI, CALIBRATION_VALID):
     _list[:] = [dataclasses.replace(sp, slow_examples=SLOW_HEAVY if sp.name in HEAVY else SLOW_FEW) for sp in _list]
@@ -1527,7 +1550,10 @@ def fuzz_once(spec: Spec, wrong: int | None, kwargs: dict[str, Any]) -> None:
                 return
         spec.check(result)
         if spec.relation is not None:
-            spec.relation(result, kwargs)
+            try:
+                spec.relation(result, kwargs)
+            except MemoryBudgetError as exc:  # e.g. a companion over the budget: refused up front, documented
+                assert len(str(exc)) <= 2 * MAX_MESSAGE, str(exc)[:500]
         return
     arg = spec.args[wrong]
     with pytest.raises((ValueError, TypeError)) as err:
@@ -1636,6 +1662,17 @@ def test_known_defect_load_state_dict_type():
 def test_known_defect_event_accountant_argument_names():
     with pytest.raises(ValueError, match="value_discretization_interval"):
         dpax.accountants.DpEventAccountant(value_discretization_interval=-1.0)
+
+
+@pytest.mark.xfail(strict=True, reason="_engine/construct.py split_cells_open forms the connect-the-dots mass at a "
+                                       "cell's upper end as a difference of cell masses near 1/2 (~1e-16 of absolute "
+                                       "error): at a tiny mu the safe pair's advantage falls below the truth "
+                                       "(3.9894227921e-09 < 3.9894228040e-09 at mu 1e-8; 0 < 4e-17 at mu 1e-16)")
+def test_known_defect_safe_gaussian_below_its_closed_form_at_tiny_mu():
+    from scipy.special import erf
+
+    mu = 1e-8  # sensitivity 1e-7 over noise 10: advantage erf(mu / (2 sqrt 2)), exact to a few ulps here
+    assert dpax.gaussian(10.0, sensitivity=1e-7, grid_step=0.1).advantage() >= erf(mu / (2.0 * np.sqrt(2.0)))
 
 
 @pytest.mark.slow  # imports opacus (2 s); default siblings: the other test_known_defect_* tests

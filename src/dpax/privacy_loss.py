@@ -110,21 +110,26 @@ class Interval(NamedTuple):
     safe: Any
     optimistic: Any
 
+    def _shape(self) -> tuple[int, ...]:
+        """The broadcast shape of the two sides (a ValueError naming them where they do not
+        broadcast: an Interval built by hand)."""
+        return _v.broadcast_shapes(("safe", np.shape(self.safe)), ("optimistic", np.shape(self.optimistic)))
+
     @property
     def lower(self) -> Any:
         """The smaller end of the bracket."""
-        return as_result(np.minimum(self.safe, self.optimistic), np.shape(self.safe))
+        return as_result(np.minimum(self.safe, self.optimistic), self._shape())
 
     @property
     def upper(self) -> Any:
         """The larger end of the bracket."""
-        return as_result(np.maximum(self.safe, self.optimistic), np.shape(self.safe))
+        return as_result(np.maximum(self.safe, self.optimistic), self._shape())
 
     @property
     def width(self) -> Any:
         """``upper - lower`` (``nan`` where both ends are infinite)."""
         with np.errstate(invalid="ignore"):
-            return as_result(np.abs(np.subtract(self.safe, self.optimistic)), np.shape(self.safe))
+            return as_result(np.abs(np.subtract(self.safe, self.optimistic)), self._shape())
 
     def contains(self, value: ArrayLike, tol: float = 0.0) -> Any:
         """Whether ``value`` lies in ``[lower - tol, upper + tol]`` (elementwise).
@@ -277,6 +282,8 @@ class PrivacyLoss:
             raise TypeError(f"pair must be a dpax._engine.pair.Pair (a PrivacyLoss's .pair), got {type(pair).__name__}")
         step = _v.scalar("grid_step", grid_step, low=0.0, low_open=True)
         try:
+            if isinstance(batch_shape, (str, bytes)) or any(isinstance(d, (bool, np.bool_)) for d in batch_shape):
+                raise TypeError
             shape = tuple(int(operator.index(d)) for d in batch_shape)
         except TypeError:
             raise TypeError(f"batch_shape must be a tuple of integers, got {_v.brief(batch_shape)}") from None

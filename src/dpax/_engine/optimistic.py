@@ -264,8 +264,11 @@ def _reclose(comp, ratio, tilted_p, tilted_q, steps, grid_step) -> Pair:
     # booked on the last point; Y-mass below it likewise on the first; X below and Y above
     # it are dropped (harmless, see the module docstring)
     x_hi, x_lo = hi * grid_step, lo * grid_step
-    cut_x = jnp.exp(jnp.minimum(ratio - x_hi, 0.0)) * TAIL_MASS + jnp.exp(jnp.minimum(-x_hi, 700.0)) * tilted_p
-    cut_y = jnp.exp(jnp.minimum(x_lo + ratio, 0.0)) * TAIL_MASS + jnp.exp(jnp.minimum(x_lo, 700.0)) * tilted_q
+    # (e^-x_hi tilted_p in log space: a product 0 * inf, an underflowed factor beside an
+    # overflowed slack (1e5 steps of a Gaussian), was NaN on the last point)
+    log_p, log_q = jnp.log(tilted_p), jnp.log(tilted_q)  # -inf where 0, inf where the slack overflowed
+    cut_x = jnp.exp(jnp.minimum(ratio - x_hi, 0.0)) * TAIL_MASS + jnp.exp(jnp.minimum(log_p - x_hi, 700.0))
+    cut_y = jnp.exp(jnp.minimum(x_lo + ratio, 0.0)) * TAIL_MASS + jnp.exp(jnp.minimum(log_q + x_lo, 700.0))
     pmf_x = pmf_x.at[:, -1].add(jnp.minimum(cut_x, TAIL_MASS))
     pmf_y = pmf_y.at[:, 0].add(jnp.minimum(cut_y, TAIL_MASS))
     # beyond the round-off model (see ROUNDOFF_STEPS_MAX) the row is the constant map's pair
