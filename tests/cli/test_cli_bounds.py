@@ -164,7 +164,7 @@ def test_gdp_brackets_hold_the_gaussian_truth(capsys):
     tpr = cli.common.probability(1 - out["beta"][0], complement=out["beta"][0])
     assert first.split()[1:4] == ["1", "-", tpr] and first.split()[4] == tpr
     assert first.split()[5:8] == ["1", "-", cli.common.fmt(1 - out["beta_optimistic"][0])]
-    assert "(max TPR - FPR)" in next(line for line in rows if line.strip().startswith(cli.common.fmt(out["alpha"][-1], 4)))
+    assert "(max advantage)" in next(line for line in rows if line.strip().startswith(cli.common.fmt(out["alpha"][-1], 4)))
     assert "alpha*" not in text
     # the (epsilon, delta) -> mu conversion is a closed form: no bracket
     conv = run(capsys, ["gdp", "--epsilon", "1", "--delta", "1e-5"])

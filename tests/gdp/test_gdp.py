@@ -420,7 +420,7 @@ def test_report_tiers_table_and_json():
     # mu-GDP is on the safe side of Tier II: beta >= f_mu at every reported alpha in the box
     assert np.all(r.beta[1:] >= gdp_beta(r.alpha[1:], r.mu) - 1e-12)
     text = r.table()
-    assert "Tier I" in text and "Tier II" in text and "(max TPR - FPR)" in text
+    assert "Tier I" in text and "Tier II" in text and "(max advantage)" in text
     back = json.loads(r.to_json())
     assert back["mu"] == pytest.approx(mu) and len(back["beta"]) == 8
     # a batch reports per configuration (_rows(): the batch of the test above)

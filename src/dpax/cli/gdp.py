@@ -162,7 +162,7 @@ def render_gdp(r: dict) -> str:
 
 #: The label of the Tier II row at alpha* = (1 - advantage) / 2 (the report's last FPR): the
 #: FPR of the attack with the largest TPR - FPR, the advantage of Tier I.
-MAX_ADVANTAGE_LABEL = " (max TPR - FPR)"
+MAX_ADVANTAGE_LABEL = " (max advantage)"
 
 
 def _tier2_lines(r: dict) -> list[str]:

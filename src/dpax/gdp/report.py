@@ -85,7 +85,7 @@ class GDPReport:
             lines += ["", "Tier II: trade-off curve (best membership-inference attack)"]
             alphas = at(self.alpha)
             betas = at(self.beta)
-            rows = [(_fmt(a, 4) + (" (max TPR - FPR)" if i == len(alphas) - 1 else ""), _text.probability(b),
+            rows = [(_fmt(a, 4) + (" (max advantage)" if i == len(alphas) - 1 else ""), _text.probability(b),
                      _text.probability(1 - b, complement=b))
                     for i, (a, b) in enumerate(zip(alphas, betas))]
             lines += _table(("FPR alpha", "FNR beta", "TPR"), rows)
