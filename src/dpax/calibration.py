@@ -161,10 +161,7 @@ class CalibrationResult:
         Returns:
             A DataFrame with one row per configuration.
 
-        >>> import dpax
-        >>> r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
-        ...                          grid_step=1e-2, compare_standard=False)
-        >>> df = r.to_dataframe()   # doctest: +SKIP
+        >>> df = r.to_dataframe()   # doctest: +SKIP   (r: a CalibrationResult, as in to_records)
         """
         return _result_table.dataframe(self)
 
