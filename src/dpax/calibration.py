@@ -161,7 +161,9 @@ class CalibrationResult:
         Returns:
             A DataFrame with one row per configuration.
 
-        >>> df = r.to_dataframe()   # doctest: +SKIP   (r: a CalibrationResult, as in to_records)
+        With ``r`` a result, as in :meth:`to_records`:
+
+        >>> df = r.to_dataframe()   # doctest: +SKIP
         """
         return _result_table.dataframe(self)
 
