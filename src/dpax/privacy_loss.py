@@ -2,7 +2,7 @@
 
 A ``PrivacyLoss`` holds, for every configuration in a batch (leading axes), the PLRVs of a
 discrete dominating pair (P, Q) on the losses ``(offset + i) * grid_step``
-(seed paper, Definition 3.3): ``pmf_y`` is the law of Y = log(Q/P) under Q with its mass at
+(Kulynych et al. 2024, Definition 3.3): ``pmf_y`` is the law of Y = log(Q/P) under Q with its mass at
 +inf beside it (``inf_mass_y``), ``pmf_x`` the law of X = log(Q/P) under P with its mass at
 -inf (``neginf_mass_x``). The two are not assumed to satisfy Pr[X = x] = e^-x Pr[Y = x]
 exactly. It is a JAX pytree, so it can be passed through ``jax.jit`` and ``jax.vmap``.
@@ -92,7 +92,7 @@ def _checked_arrays(pmf_x: ArrayLike, pmf_y: ArrayLike, offset: ArrayLike, inf_m
 
 
 class Interval(NamedTuple):
-    """A reported number with its certified bracket (issue 22).
+    """A reported number with its certified bracket.
 
     ``safe`` is the number dpax reports without ``bounds=True`` (from the dominating pair:
     beta never above the truth, advantage / epsilon / delta never below it); ``optimistic``
@@ -402,7 +402,7 @@ class PrivacyLoss:
         pl._gdp_bound = None if gdp_bound is None else np.asarray(gdp_bound, np.float64)
         return pl
 
-    # -- the optimistic companion (issue 22) ----------------------------------------------
+    # -- the optimistic companion ---------------------------------------------------------
     @classmethod
     def _optimistic_from(cls, built: tuple[Pair, _optimistic.Slack], grid_step: float,
                          batch_shape: tuple[int, ...]) -> "PrivacyLoss":

@@ -305,7 +305,7 @@ def _regret_upper_kernel(pair: Pair, m):
 
 def mu_and_regret(pl, tail=DEFAULT_TAIL, bounds=False):
     """(mu, regret) of the symmetrised trade-off curve h of ``pl`` (floats, or arrays shaped
-    like its batch); with ``bounds=True``, two :class:`dpax.Interval` brackets (issue 22,
+    like its batch); with ``bounds=True``, two :class:`dpax.Interval` brackets (
     :func:`regret_bracket`).
 
     mu (Eq. 11 / Appendix B Eq. 29): the smallest mu with f_mu(alpha) <= h(alpha) at every
@@ -335,7 +335,7 @@ def mu_and_regret(pl, tail=DEFAULT_TAIL, bounds=False):
 
 
 def regret_bracket(pl: PrivacyLoss, tail: float = DEFAULT_TAIL) -> tuple[Interval, Interval]:
-    """Certified brackets of mu and of the regret (issue 22), from ``pl`` (the dominating
+    """Certified brackets of mu and of the regret, from ``pl`` (the dominating
     pair, curve f_s below the truth f) and its optimistic companion (:meth:`PrivacyLoss.bounds`,
     curve f_o above it).
 
