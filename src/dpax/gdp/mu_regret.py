@@ -305,8 +305,8 @@ def _regret_upper_kernel(pair: Pair, m):
 
 def mu_and_regret(pl, tail=DEFAULT_TAIL, bounds=False):
     """(mu, regret) of the symmetrised trade-off curve h of ``pl`` (floats, or arrays shaped
-    like its batch); with ``bounds=True``, two :class:`dpax.Interval` brackets (
-    :func:`regret_bracket`).
+    like its batch); with ``bounds=True``, two :class:`dpax.Interval` brackets
+    (:func:`regret_bracket`).
 
     mu (Eq. 11 / Appendix B Eq. 29): the smallest mu with f_mu(alpha) <= h(alpha) at every
     point of the curve whose FPR alpha and FNR beta lie in [tail, 1 - tail] (default 1e-10,
