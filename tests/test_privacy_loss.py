@@ -106,3 +106,10 @@ def test_bad_arguments_name_themselves():
         pl.regrid(0.0)
     with pytest.raises(TypeError, match="compose argument 1"):
         dpax.compose(pl, "not a loss")
+
+
+def test_an_indexed_row_says_which_row_of_the_batch_it_is():
+    pl = dpax.gaussian([[1.0, 2.0], [3.0, 4.0]], grid_step=1e-2)
+    assert pl[1, 0].description == "gaussian(noise_multiplier=<(2, 2) array>, sensitivity=1)[1, 0]"
+    assert pl[1, 0].description in repr(pl[1, 0])
+    assert pl[:1].description.endswith("[2 of 4 rows]")

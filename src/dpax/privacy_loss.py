@@ -779,7 +779,13 @@ class PrivacyLoss:
         if not self.batch_shape:
             raise IndexError("a single PrivacyLoss (batch_shape ()) cannot be indexed")
         rows = np.arange(int(np.prod(self.batch_shape, dtype=int))).reshape(self.batch_shape)[key]
-        new = PrivacyLoss.from_pair(self._pair.take(np.reshape(rows, -1)), self.grid_step, self.description,
+        # the batch's description names its array arguments by shape: say which rows these are
+        if np.ndim(rows) == 0:
+            where = ", ".join(str(int(i)) for i in np.unravel_index(int(rows), self.batch_shape))
+            description = f"{self.description}[{where}]"
+        else:
+            description = f"{self.description}[{np.size(rows)} of {int(np.prod(self.batch_shape, dtype=int))} rows]"
+        new = PrivacyLoss.from_pair(self._pair.take(np.reshape(rows, -1)), self.grid_step, description,
                                     np.shape(rows), self.exact_ratio)
         new._gdp_bound = self._gdp_bound_rows(rows)
         return self._derived(new, lambda c: c[key], np.reshape(rows, -1))
