@@ -235,9 +235,9 @@ def test_bad_events_fail_loudly(event, error, words):
 
 
 def test_bad_arguments_fail_loudly():
-    with pytest.raises(ValueError, match="neighbouring must be one of"):
+    with pytest.raises(ValueError, match="neighboring_relation must be one of"):
         DpEventAccountant("replace")
-    with pytest.raises(ValueError, match="grid_step"):
+    with pytest.raises(ValueError, match="value_discretization_interval"):
         DpEventAccountant(value_discretization_interval=0.0)
     acct = DpEventAccountant().compose(E.LaplaceDpEvent(1.0))
     with pytest.raises(ValueError, match="target_delta"):

@@ -922,11 +922,11 @@ TOP = [
     Spec("dpax.enable_kernel_cache", lambda path: dpax.enable_kernel_cache(path), (
         Arg("path", one_of(None), one_of(1.0, b"x", ["x"], True)),), None, FEW,
         covers=("dpax.disable_kernel_cache", "dpax.kernel_cache_dir")),
-    # valid calls on a store of their own (the run's is restored after each test); every invalid
-    # flag clears the store today (test_known_defect_clear_kernel_cache_flag), so none is drawn
+    # valid calls on a store of their own (the run's is restored after each test); invalid flags:
+    # test_clear_kernel_cache_checks_memory_only
     Spec("dpax.clear_kernel_cache", lambda memory_only: _on_own_store(lambda: dpax.clear_kernel_cache(memory_only)), (
         Arg("memory_only", FLAG, None),), lambda n: None if n >= 0 else pytest.fail(str(n)), 2),
-    # invalid devices are taken today (test_known_defect_use_devices_argument): valid ones only
+    # valid devices only (the test run's devices are restored); invalid ones: test_use_devices_checks_devices
     Spec("dpax.use_devices", lambda devices: _devices_then_all(devices), (
         Arg("devices", one_of(None, "one", "none"), None),), lambda r: None, 3),
 ]
@@ -1134,7 +1134,7 @@ ACCOUNTANTS = [
             "step", "state_dict", "load_state_dict", "get_epsilon", "get_delta", "get_beta", "get_advantage",
             "get_mu_and_regret", "privacy_loss", "mechanism")), relation=_accounting_matches_dpsgd),
     Spec("accountants.DpEventAccountant", _event_accountant, (
-        Arg("value_discretization_interval", GRID, BAD_GRID, lambda v: "grid_step"),  # its documented alias
+        Arg("value_discretization_interval", GRID, BAD_GRID),
         Arg("noise", real(4.0, 100.0, pair=False), None),
         Arg("count", st.integers(1, 3), BAD_COUNT, "count"),  # dp-accounting's compose takes ints only
         Arg("delta", real(1e-300, 1.0, log=True, pair=False), BAD_PROB, "delta"),
@@ -1145,7 +1145,7 @@ ACCOUNTANTS = [
         relation=_event_accountant_relation),
     Spec("accountants.PLDAccountant.get_optimizer_hook_fn", lambda sample_rate: _acc.PLDAccountant(
         grid_step=0.1).get_optimizer_hook_fn(sample_rate), (
-        # invalid rates: see test_known_defects_in_files_others_edit (they are accepted today)
+        # invalid rates: test_optimizer_hook_checks_sample_rate
         Arg("sample_rate", real(1e-300, 1.0, 1.0, log=True, pair=False), None),), callable, 2),
     Spec("accountants.opacus_accountant", lambda name, grid_step: (
         _acc.opacus_accountant(name, grid_step=grid_step), _acc.register_with_opacus(name, grid_step=grid_step, force=True))[0], (
@@ -1619,12 +1619,10 @@ def test_every_public_callable_is_fuzzed():
     assert resolve("dpax.gdp.delta_divergence") == resolve("dpax.conversions.delta_divergence")  # one re-exported function
 
 
-# -- defects the fuzz found in files it may not change: each case fails until they are fixed ----------
+# -- argument checks the fuzz asked for, and a known defect (xfail until its fix) --------------------
 
 
-@pytest.mark.xfail(strict=True, reason="dpax._engine.cache.clear does not check memory_only: any truthy value "
-                                       "(the string 'no' included) clears the disk store as well")
-def test_known_defect_clear_kernel_cache_flag(tmp_path):
+def test_clear_kernel_cache_checks_memory_only(tmp_path):
     from dpax._engine import cache
 
     cache.enable(str(tmp_path / "store"))  # a store of its own (the test run's is restored after the test)
@@ -1632,9 +1630,7 @@ def test_known_defect_clear_kernel_cache_flag(tmp_path):
         dpax.clear_kernel_cache(memory_only="no")
 
 
-@pytest.mark.xfail(strict=True, reason="dpax._engine.sharding.use_devices does not check devices: a string is "
-                                       "taken as a list of devices, a number fails with 'object is not iterable'")
-def test_known_defect_use_devices_argument():
+def test_use_devices_checks_devices():
     try:
         with pytest.raises(TypeError, match="devices"):
             dpax.use_devices("cpu")
@@ -1642,24 +1638,17 @@ def test_known_defect_use_devices_argument():
         dpax.use_devices(None)
 
 
-@pytest.mark.xfail(strict=True, reason="accountants/opacus_style.py: PLDAccountant.get_optimizer_hook_fn does not "
-                                       "check sample_rate (NaN, strings and negative rates are accepted)")
-def test_known_defect_optimizer_hook_sample_rate():
+def test_optimizer_hook_checks_sample_rate():
     with pytest.raises(ValueError, match="sample_rate"):
         dpax.accountants.PLDAccountant(grid_step=0.1).get_optimizer_hook_fn(-1.0)
 
 
-@pytest.mark.xfail(strict=True, reason="accountants/opacus_style.py: PLDAccountant.load_state_dict(1.0) fails with "
-                                       "\"argument of type 'float' is not iterable\", not naming state_dict")
-def test_known_defect_load_state_dict_type():
+def test_load_state_dict_names_state_dict():
     with pytest.raises(TypeError, match="state_dict"):
         dpax.accountants.PLDAccountant(grid_step=0.1).load_state_dict(1.0)
 
 
-@pytest.mark.xfail(strict=True, reason="accountants/dp_events.py: DpEventAccountant's errors name grid_step and "
-                                       "neighbouring, not its arguments value_discretization_interval and "
-                                       "neighboring_relation")
-def test_known_defect_event_accountant_argument_names():
+def test_event_accountant_names_its_own_arguments():
     with pytest.raises(ValueError, match="value_discretization_interval"):
         dpax.accountants.DpEventAccountant(value_discretization_interval=-1.0)
 
@@ -1675,10 +1664,8 @@ def test_known_defect_safe_gaussian_below_its_closed_form_at_tiny_mu():
     assert dpax.gaussian(10.0, sensitivity=1e-7, grid_step=0.1).advantage() >= erf(mu / (2.0 * np.sqrt(2.0)))
 
 
-@pytest.mark.slow  # imports opacus (2 s); default siblings: the other test_known_defect_* tests
-@pytest.mark.xfail(strict=True, reason="accountants/opacus_style.py: register_with_opacus does not check force "
-                                       "(any value is taken as a boolean)")
-def test_known_defect_register_with_opacus_force():
+@pytest.mark.slow  # imports opacus (2 s); default siblings: the argument checks above
+def test_register_with_opacus_checks_force():
     pytest.importorskip("opacus")
     with pytest.raises(TypeError, match="force"):
         dpax.accountants.register_with_opacus("dpax-fuzz-force", force="no")

@@ -80,19 +80,20 @@ def dp_event_module() -> Any:
     return dp_event
 
 
-def relation(value: Any) -> str:
-    """dpax's name of a neighbouring relation given by name or as dp-accounting's enum.
+def relation(value: Any, name: str = "neighbouring") -> str:
+    """dpax's name of a neighbouring relation given by name or as dp-accounting's enum
+    (``name``: the argument's name in the error).
 
     >>> relation("REPLACE_ONE"), relation("add_remove")
     ('substitution', 'add_remove')
     """
-    name = getattr(value, "name", value)
-    if isinstance(name, str):
-        if name in RELATIONS:
-            return name
-        if name in _BY_DP_ACCOUNTING_NAME:
-            return _BY_DP_ACCOUNTING_NAME[name]
-    raise ValueError(f"neighbouring must be one of {tuple(RELATIONS)} or dp-accounting's NeighboringRelation "
+    given = getattr(value, "name", value)
+    if isinstance(given, str):
+        if given in RELATIONS:
+            return given
+        if given in _BY_DP_ACCOUNTING_NAME:
+            return _BY_DP_ACCOUNTING_NAME[given]
+    raise ValueError(f"{name} must be one of {tuple(RELATIONS)} or dp-accounting's NeighboringRelation "
                      f"({', '.join(RELATIONS.values())}), got {_v.brief(value)}")
 
 

@@ -160,6 +160,8 @@ def enabled() -> bool:
 def clear(memory_only: bool = False) -> int:
     """Drop the executables held in memory and (unless ``memory_only``) delete the files of
     the store in use; returns the number of files deleted."""
+    if not isinstance(memory_only, (bool, np.bool_)):  # "no" would count as true and keep the store
+        raise TypeError(f"memory_only must be True or False, got {type(memory_only).__name__} {memory_only!r:.40}")
     with _lock:
         _table.clear()
         path = _state["dir"]

@@ -48,7 +48,16 @@ def use_devices(devices: Sequence[jax.Device] | None = None) -> None:
     >>> dpax.use_devices(jax.devices()[:1])   # one device: no sharding
     >>> dpax.use_devices()                    # back to every device
     """
-    _state["devices"] = None if devices is None else list(devices)
+    if devices is not None:
+        if isinstance(devices, (str, bytes)) or not isinstance(devices, Sequence) and not hasattr(devices, "__iter__"):
+            raise TypeError(f"devices must be None or a sequence of jax devices, got {type(devices).__name__}")
+        devices = list(devices)
+        known = set(jax.local_devices())
+        stray = [d for d in devices if d not in known]
+        if stray:
+            raise TypeError(f"devices must be None or a sequence of this process's jax devices "
+                            f"(jax.local_devices()), got {stray[0]!r:.60}")
+    _state["devices"] = devices
     _mesh.cache_clear()
 
 

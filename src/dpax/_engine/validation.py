@@ -364,11 +364,13 @@ def positive_int_array(name: str, value: ArrayLike, *, minimum: int = 1) -> np.n
     return arr.astype(np.int64)
 
 
-def grid_step(value: ArrayLike) -> float:
+def grid_step(value: ArrayLike, name: str = "grid_step") -> float:
     """A single positive, finite discretisation interval in [1e-7, 1].
 
     Args:
         value: one number (a 0-d array is accepted); a batch shares one grid step.
+        name: the argument's name in error messages (e.g. dp-accounting's
+            ``value_discretization_interval``).
 
     Returns:
         The step as a Python float.
@@ -386,10 +388,10 @@ def grid_step(value: ArrayLike) -> float:
     except Exception:  # ragged nested lists
         ndim = 1
     if ndim != 0:
-        raise TypeError(f"grid_step must be one number shared by the batch, got {brief(value)}")
-    v = float(real_array("grid_step", value, low=0.0, high=1.0, low_open=True))
+        raise TypeError(f"{name} must be one number shared by the batch, got {brief(value)}")
+    v = float(real_array(name, value, low=0.0, high=1.0, low_open=True))
     if v < 1e-7:
-        raise ValueError(f"grid_step must be >= 1e-7 (finer grids exceed float64 resolution), got {v:g}")
+        raise ValueError(f"{name} must be >= 1e-7 (finer grids exceed float64 resolution), got {v:g}")
     return v
 
 

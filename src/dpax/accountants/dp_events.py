@@ -66,11 +66,12 @@ class DpEventAccounting:
                  value_discretization_interval: float = DEFAULT_GRID_STEP) -> None:
         from dp_accounting.privacy_accountant import NeighboringRelation
 
-        rel = "add_remove" if neighboring_relation is None else relation(neighboring_relation)
+        rel = ("add_remove" if neighboring_relation is None
+               else relation(neighboring_relation, "neighboring_relation"))
         super().__init__(NeighboringRelation[RELATIONS[rel]])
         self._relation = rel
         #: the loss grid's step of every query that does not pass its own ``grid_step``
-        self.grid_step = _v.grid_step(value_discretization_interval)
+        self.grid_step = _v.grid_step(value_discretization_interval, "value_discretization_interval")
         self._counts: dict = {}
         self._non_private = False
         self._memo: dict = {}

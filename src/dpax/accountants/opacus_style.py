@@ -80,6 +80,8 @@ class PLDAccountant:
         optimizer step, with the sample rate scaled by ``optim.accumulated_iterations``
         (as Opacus' own accountants do)."""
 
+        sample_rate = _v.one_number("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
+
         def hook_fn(optim):
             self.step(noise_multiplier=optim.noise_multiplier,
                       sample_rate=sample_rate * optim.accumulated_iterations)
@@ -97,6 +99,8 @@ class PLDAccountant:
 
     def load_state_dict(self, state_dict) -> None:
         """Restore a state saved by :meth:`state_dict` (checked: keys, mechanism, history)."""
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"state_dict must be a dict saved by state_dict(), got {type(state_dict).__name__}")
         if not state_dict:
             raise ValueError("state_dict is None or empty and cannot be loaded into the accountant")
         for key in ("history", "mechanism"):
@@ -249,13 +253,14 @@ def register_with_opacus(name: str = OPACUS_NAME, *, grid_step: float = DEFAULT_
     accountant (``"rdp"``, ``"prv"``, ...) is replaced only with ``force=True``. Needs
     opacus >= 1.6 (``opacus.accountants.register_accountant``).
     """
+    force = _v.flag("force", force)
     cls = opacus_accountant(name, grid_step=grid_step)
     try:
         from opacus.accountants import register_accountant
     except ImportError as exc:
         raise ImportError("dpax.accountants.register_with_opacus needs opacus >= 1.6 "
                           "(opacus.accountants.register_accountant); with an older Opacus assign "
-                          "`engine.accountant = dpax.accountants.PLDAccountant()` instead") from exc
+                          "`engine.accountant = dpax.accountants.PLDAccountant()` before make_private instead") from exc
     from opacus.accountants import registry
 
     current = getattr(registry, "_ACCOUNTANTS", {}).get(name)
