@@ -49,7 +49,7 @@ def use_devices(devices: Sequence[jax.Device] | None = None) -> None:
     >>> dpax.use_devices()                    # back to every device
     """
     if devices is not None:
-        if isinstance(devices, (str, bytes)) or not isinstance(devices, Sequence) and not hasattr(devices, "__iter__"):
+        if isinstance(devices, (str, bytes)) or not (isinstance(devices, Sequence) or hasattr(devices, "__iter__")):
             raise TypeError(f"devices must be None or a sequence of jax devices, got {type(devices).__name__}")
         devices = list(devices)
         known = set(jax.local_devices())
