@@ -60,3 +60,13 @@ def test_probabilities():
         v.probabilities("alpha", 1.01)
     with pytest.raises(ValueError, match=r"delta must lie in \(0, 1\]"):
         v.probabilities("delta", 0.0, low_open=True)
+
+
+def test_real_array_takes_the_infinities_its_interval_allows():
+    np.testing.assert_array_equal(v.real_array("s", [0.5, np.inf], low=0.0, infinite_ok=True), [0.5, np.inf])
+    np.testing.assert_array_equal(v.real_array("x", [-np.inf, np.inf], infinite_ok=True), [-np.inf, np.inf])
+    for bad in ([-np.inf], [np.nan]):  # below the interval's finite end; NaN never
+        with pytest.raises(ValueError, match="s must"):
+            v.real_array("s", bad, low=0.0, infinite_ok=True)
+    with pytest.raises(ValueError, match="x must"):
+        v.real_array("x", [np.inf])  # infinities only when asked for

@@ -456,3 +456,11 @@ def test_cli_gdp(capsys):
     assert cli.main(["gdp", "--noise-multiplier", "2", "--no-cache"]) == 2  # incomplete mechanism
     assert cli.main(["gdp", "--epsilon", "1", "--delta", "0", "--no-cache"]) == 2
     assert "delta" in capsys.readouterr().err
+
+
+
+def test_a_gdp_curves_tangent_at_infinite_slope_is_its_vertical_end():
+    from dpax.gdp.curves import GDPCurve
+
+    u, value = GDPCurve(1.0).tangent_u(np.array([1.0, np.inf]))
+    assert np.all(np.isfinite(u)) and u[1] == -1.0  # slope -inf: the point (0, 1), u = alpha - beta = -1

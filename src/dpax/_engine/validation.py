@@ -115,6 +115,7 @@ def real_array(
     high: float | None = None,
     low_open: bool = False,
     high_open: bool = False,
+    infinite_ok: bool = False,
 ) -> np.ndarray:
     """``value`` as a float64 array, every entry finite and inside the stated interval.
 
@@ -126,6 +127,8 @@ def real_array(
         high: upper end of the allowed interval (``None``: unbounded above).
         low_open: exclude ``low`` itself (the interval is ``(low, ...``).
         high_open: exclude ``high`` itself (the interval is ``..., high)``).
+        infinite_ok: also allow +inf where the interval is unbounded above and -inf where
+            it is unbounded below (limits, e.g. of a density's argument).
 
     Returns:
         A float64 array of the shape of ``value``.
@@ -142,11 +145,24 @@ def real_array(
     Traceback (most recent call last):
     ...
     ValueError: noise_multiplier must lie in (0, inf), got 0
+    >>> real_array("s", [0.5, float("inf")], low=0.0, infinite_ok=True)
+    array([0.5, inf])
     >>> real_array("noise_multiplier", True)
     Traceback (most recent call last):
     ...
     TypeError: noise_multiplier must be a real number or an array of real numbers, not a boolean; got True
     """
+    if infinite_ok:  # the allowed infinities checked as a number inside the interval
+        try:
+            raw = np.asarray(value)
+        except Exception:  # noqa: BLE001 - ragged lists: the check below names them
+            raw = None
+        if raw is not None and raw.dtype.kind == "f":
+            inside = low + 1.0 if low is not None else (high - 1.0 if high is not None else 0.0)
+            allowed = ((raw == np.inf) & (high is None)) | ((raw == -np.inf) & (low is None))
+            real_array(name, np.where(allowed, inside, raw), low=low, high=high, low_open=low_open,
+                       high_open=high_open)
+            return raw.astype(np.float64)
     with np.errstate(over="ignore"):
         arr = _as_array(name, value, np.float64)
     return _interval(name, arr, low, high, low_open, high_open)

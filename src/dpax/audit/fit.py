@@ -79,7 +79,7 @@ class GaussianMixture:
         >>> round(float(gm.logpdf(0.0)), 4)
         -0.9189
         """
-        x = _points("x", x)[..., None]
+        x = _v.real_array("x", x, infinite_ok=True)[..., None]
         return special.logsumexp(np.log(self.weights) + _log_normal(x, self.means, self.stds), axis=-1)
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
@@ -97,7 +97,7 @@ class GaussianMixture:
         >>> round(float(gm.cdf(0.0)), 4)
         0.5
         """
-        x = _points("x", x)[..., None]
+        x = _v.real_array("x", x, infinite_ok=True)[..., None]
         return np.sum(self.weights * special.ndtr((x - self.means) / self.stds), axis=-1)
 
     def sample(self, size: int, rng: int | np.random.Generator | None) -> np.ndarray:
@@ -237,20 +237,6 @@ def _check_seed(seed, name: str = "seed") -> None:
         raise TypeError(f"{name} must be None, a non-negative integer or a numpy.random.Generator, got {_v.brief(seed)}")
     if seed < 0:
         raise ValueError(f"{name} must be a non-negative integer, got {int(seed)}")
-
-
-def _points(name: str, x: ArrayLike) -> np.ndarray:
-    """``x`` as float64: real numbers, +-inf allowed (the density and CDF have limits there),
-    NaN and non-numbers refused, named."""
-    checked = x
-    try:
-        raw = np.asarray(x)
-    except Exception:  # ragged lists: real_array names them
-        raw = None
-    if raw is not None and raw.dtype.kind == "f":
-        checked = np.where(np.isinf(raw), 0.0, raw)
-    _v.real_array(name, checked)
-    return np.asarray(x, dtype=np.float64)
 
 
 def goodness_of_fit(train_losses: ArrayLike, test_losses: ArrayLike, max_components: int = 5,

@@ -43,19 +43,6 @@ def _lower_hull(alpha, beta):
     return a[hull], b[hull]
 
 
-def _positive_or_inf(name, value):
-    """``value`` as float64, numbers >= 0 or +inf (anything else refused, named)."""
-    checked = value
-    try:
-        raw = np.asarray(value)
-    except Exception:  # ragged lists: real_array names them
-        raw = None
-    if raw is not None and raw.dtype.kind == "f":
-        checked = np.where(raw == np.inf, 1.0, raw)
-    _v.real_array(name, checked, low=0.0)
-    return np.asarray(value, np.float64)
-
-
 class TradeoffCurve:
     """A trade-off curve beta = f(alpha) with its rotated form V(u) (see module docstring)."""
 
@@ -148,7 +135,7 @@ class GDPCurve(TradeoffCurve):
     def tangent_u(self, s):
         """(u, V) of the point of f_mu whose slope is -s (z = log(s) / mu + mu / 2); s >= 0
         (+inf: the vertical end)."""
-        s = _positive_or_inf("s", s)
+        s = _v.real_array("s", s, low=0.0, infinite_ok=True)
         mu = max(self.gdp_mu, 1e-300)
         with np.errstate(divide="ignore"):
             z = np.log(s) / mu + mu / 2.0
