@@ -124,3 +124,27 @@ def test_measure_reports_cold_and_warm():
 def test_cli_rejects_two_modes(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--quick", "--full"])
+
+
+def test_device_script_records_the_card_and_each_workload(tmp_path, monkeypatch, capsys):
+    """benchmarks/bench_device.py: a card line, then one line per workload (an answer, or the
+    error that stopped it while the others still run), appended as each is measured."""
+    from benchmarks import bench_device
+
+    def build(name):
+        if name == "mu":
+            def fails():
+                raise RuntimeError("no kernel")
+            return fails
+        return lambda: [1.0, 2.0]
+
+    monkeypatch.setattr(bench_device, "build", build)
+    out = tmp_path / "device.jsonl"
+    assert bench_device.main(["--workloads", "beta4096", "mu", "--repeat", "2", "--out", str(out)]) == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["kind"] for r in lines] == ["card", "workload", "workload"]
+    assert lines[0]["backend"] in ("cpu", "gpu", "tpu") and lines[0]["jax"]
+    assert lines[1]["answer"] == [1.0, 2.0] and len(lines[1]["times"]) == 2 and lines[1]["warm_s"] >= 0
+    assert lines[2]["error"] == "RuntimeError: no kernel"
+    table = capsys.readouterr().out
+    assert "| beta4096 |" in table and "| mu | RuntimeError: no kernel |" in table
