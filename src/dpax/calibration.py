@@ -262,7 +262,11 @@ class _Evaluator:
         else:
             with np.errstate(all="ignore"):
                 keys = _batching.width_class(np.asarray(self.cost(params, rows), float))
-        for g in reversed(_batching.merge_groups(keys)):  # widest first: narrower groups may reuse its shapes
+        # a repeated workload (the same width classes asked again): small groups, each at
+        # its own width (their shapes are compiled once, on the second call)
+        repeated = _grid.recurring(("groups", self.step, tuple(zip(*np.unique(keys, return_counts=True)))))
+        groups = _batching.merge_groups(keys, _batching.REPEATED_GROUP_MIN_ROWS if repeated else None)
+        for g in reversed(groups):  # widest first: narrower groups may reuse its shapes
             sel = np.flatnonzero(np.isin(keys, g))
             out[sel] = self._run_group(params[sel], rows[sel], int(g[0]))
         if self.seen is not None:
@@ -322,10 +326,12 @@ def _search(build_at, target, guess, bounds, phases, what, cost=None, anchor=Non
     lengths = _grid.lengths_in_use()  # all rounds share compiled kernel shapes
     # many configurations: rounds share less (see grid.BATCH_SHARED_PADDING)
     padding = _grid.BATCH_SHARED_PADDING if guess.size >= _batching.GROUP_MIN_ROWS else None
-    for i, (step, tol, k, _) in enumerate(phases):
-        if i:
-            state.reopen(phases[i - 1][3], tol, bounds, anchor)
-        state.run(_Evaluator(build_at(step), target, what, cost, lengths, step, padding=padding), tol, k, bounds, what)
+    with _grid.shared_lengths(lengths):  # one search: its sizes recur only in a later one
+        for i, (step, tol, k, _) in enumerate(phases):
+            if i:
+                state.reopen(phases[i - 1][3], tol, bounds, anchor)
+            state.run(_Evaluator(build_at(step), target, what, cost, lengths, step, padding=padding), tol, k, bounds,
+                      what)
     return state.hi, state.lo, state.evaluations, state.infeasible
 
 

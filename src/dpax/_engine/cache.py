@@ -53,6 +53,8 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
+from . import grid as _grid
+
 #: Version of the file format; part of every key.
 FORMAT = "dpax-kernel-2"
 _MAGIC = b"DPAXKERNEL1\n"
@@ -159,12 +161,15 @@ def enabled() -> bool:
 
 def clear(memory_only: bool = False) -> int:
     """Drop the executables held in memory and (unless ``memory_only``) delete the files of
-    the store in use; returns the number of files deleted."""
+    the store in use; returns the number of files deleted. The sizes of earlier searches
+    are forgotten too (:func:`dpax._engine.grid.forget_recurring`): the next calibration
+    shares shapes as a first call does."""
     if not isinstance(memory_only, (bool, np.bool_)):  # "no" would count as true and keep the store
         raise TypeError(f"memory_only must be True or False, got {type(memory_only).__name__} {memory_only!r:.40}")
     with _lock:
         _table.clear()
         path = _state["dir"]
+    _grid.forget_recurring()
     if memory_only or path is None:
         return 0
     removed = 0

@@ -4,6 +4,10 @@ A batch shares one grid step and one padded support length. Lengths are rounded 
 small set of FFT-friendly sizes (2^k times 1, 5/4, 3/2 or 7/4) so that calls with slightly
 different supports reuse compiled kernels, and a search shares longer lengths across its
 rounds (:func:`shared_lengths`): every new shape is a compilation (a fraction of a second).
+
+Sharing is for the first call. A size a search asks for again in a later search of the same
+process (:func:`recurring`: the workload repeats) gets its own length: the later call
+compiles the shapes it lacks once, and every call after it does no padded work.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import threading
 
 import jax.numpy as jnp
 import numpy as np
@@ -36,7 +41,8 @@ BYTES_PER_POINT = 160
 #: start's command (grid 1e-4, with the standard comparison; 2-core CPU): 8 compiles 28
 #: kernels (first run 9.7 s) and runs 1.68 s warm; sharing compositions only up to 2x
 #: compiled 36 (11.7 s) for 1.29 s warm, and 1.5 everywhere 57 (16.6 s) for 0.90 s: each
-#: warm gain cost the first run more, so the first run's count decides.
+#: warm gain cost the first run more, so the first run's count decides. A repeated workload
+#: (:func:`recurring`) pads nothing: its sizes are compiled once, on its second call.
 SHARED_PADDING = 8
 #: The most any site shares in a search over many configurations (at least
 #: :data:`dpax._engine.batching.GROUP_MIN_ROWS`): there each round's groups already run at
@@ -69,6 +75,57 @@ def _ladder(n: int) -> int:
 
 _used: contextvars.ContextVar[dict | None] = contextvars.ContextVar("dpax_used_lengths", default=None)
 _padding: contextvars.ContextVar[float | None] = contextvars.ContextVar("dpax_shared_padding", default=None)
+#: the keys asked for (:func:`recurring`) within the outermost :func:`shared_lengths` block
+_asked: contextvars.ContextVar[set | None] = contextvars.ContextVar("dpax_asked_sizes", default=None)
+
+#: Keys asked for by the searches that have ended in this process (site and size, or a
+#: batch's grouping): a search asking one again is a repeated workload (see :func:`recurring`)
+_RECURRING: set = set()
+#: at most this many keys are remembered (a few bytes each; past it, new keys are not)
+RECURRING_MAX = 100_000
+_recurring_lock = threading.Lock()
+
+
+def recurring(key) -> bool:
+    """Whether ``key`` (hashable) was asked for by a search that ended earlier in this
+    process; records it for the searches after this one. Outside :func:`shared_lengths`:
+    False, nothing recorded.
+
+    The first call of a workload pads to shapes its earlier rounds compiled (few
+    compilations: the fastest first answer); a repeated call gives every recurring size its
+    own shape (compiled once, on the second call; then no padded work). Which call a size
+    first recurs in depends only on the calls made before in the process, so answers are
+    reproducible from the process's history; they differ from the first call's by the
+    padding's effect on round-off (see :func:`shared_lengths`) and never in safety.
+
+    >>> forget_recurring()
+    >>> with shared_lengths():
+    ...     recurring(("demo", 1))
+    False
+    >>> with shared_lengths():
+    ...     recurring(("demo", 1))
+    True
+    """
+    asked = _asked.get()
+    if asked is None:
+        return False
+    asked.add(key)
+    return key in _RECURRING
+
+
+def forget_recurring() -> None:
+    """Forget the keys of earlier searches: the next call of any workload shares shapes as
+    a first call does (used by :func:`dpax.clear_kernel_cache`, and by tests that pin the
+    work of a first call)."""
+    with _recurring_lock:
+        _RECURRING.clear()
+
+
+def _remember(asked: set) -> None:
+    with _recurring_lock:
+        room = RECURRING_MAX - len(_RECURRING)
+        if room > 0:
+            _RECURRING.update(list(asked - _RECURRING)[:room])
 
 
 def padded_length(n: int, site: str | None = None) -> int:
@@ -89,6 +146,9 @@ def shared_size(size: int, site=None, factor: float | None = None) -> int:
     ``SHARED_PADDING``; recorded)."""
     used = _used.get()
     if site is None or used is None:
+        return size
+    if recurring(("size", site, size)):  # a repeated workload: its own size
+        used.setdefault(site, set()).add(size)
         return size
     if factor is None:
         factor = SHARED_PADDING if _padding.get() is None else min(SHARED_PADDING, _padding.get())
@@ -135,6 +195,7 @@ def shared_lengths(used: dict | None = None, padding: float | None = None):
     (mass below ``SINGLE_STEP_TAIL`` per step, which the shorter array would book on its end
     point and infinite atom), and the FFT with zeros: results change by round-off only.
 
+    >>> forget_recurring()  # a first call
     >>> used = {}
     >>> with shared_lengths(used):
     ...     padded_length(3000, "construct"), padded_length(1500, "construct"), padded_length(300, "construct")
@@ -145,12 +206,17 @@ def shared_lengths(used: dict | None = None, padding: float | None = None):
     """
     if used is None:  # join the enclosing one, if any
         used = lengths_in_use()
+    outermost = _asked.get() is None
+    token_asked = _asked.set(set()) if outermost else None
     token, token_padding = _used.set(used), _padding.set(padding if padding is not None else _padding.get())
     try:
         yield used
     finally:
         _padding.reset(token_padding)
         _used.reset(token)
+        if outermost:
+            _remember(_asked.get())
+            _asked.reset(token_asked)
 
 
 def loss_grid(offset, n: int, grid_step: float):
