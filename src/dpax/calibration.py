@@ -12,6 +12,7 @@ target and the CLT approximation of DP-SGD (Bu et al.); it is widened until it b
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -741,7 +742,9 @@ def calibrate_dpsgd(
     unique, inverse = _distinct_rows(p_rows, t_rows, tgt_rows) if mode == "mark" else (None, None)
     if unique is not None:
         p_rows, t_rows, tgt_rows = p_rows[unique], t_rows[unique], tgt_rows.take(unique)
-    with _grid.shared_lengths(), _progress.task("dpax calibrate_dpsgd", progress):  # few kernel shapes
+    workload = _workload_key(p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds, standard_delta,
+                             compare_standard, mode, accuracy)
+    with _grid.shared_lengths(workload=workload), _progress.task("dpax calibrate_dpsgd", progress):  # few kernel shapes
         fields = _calibrate_dpsgd_all(p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds, standard_delta,
                                       compare_standard, mode, shape, accuracy)
     if unique is not None:
@@ -770,6 +773,22 @@ def _target_columns(target) -> list[np.ndarray] | None:
                 return None
             columns.append(column)
     return columns
+
+
+def _workload_key(p_rows, t_rows, tgt_rows, *settings) -> tuple | None:
+    """A digest of a calibrate_dpsgd call (its rows, target and settings): the same call
+    repeated has the same key, under which its kernel sizes recur
+    (:func:`dpax._engine.grid.recurring`); None where a target field is not numeric (then
+    every call shares shapes as a first call). Two calls with the same digest but different
+    arguments would only share kernel shapes, never answers."""
+    columns = _target_columns(tgt_rows)
+    if columns is None:
+        return None
+    parts = tgt_rows.parts if isinstance(tgt_rows, _targets.All) else (tgt_rows,)
+    digest = hashlib.sha256(repr(([type(part).__name__ for part in parts], settings)).encode())
+    for column in (p_rows, t_rows, *columns):
+        digest.update(np.ascontiguousarray(column, float).tobytes())
+    return ("calibrate_dpsgd", digest.hexdigest())
 
 
 def _distinct_rows(p_rows, t_rows, tgt_rows) -> tuple[np.ndarray | None, np.ndarray | None]:

@@ -5,9 +5,10 @@ small set of FFT-friendly sizes (2^k times 1, 5/4, 3/2 or 7/4) so that calls wit
 different supports reuse compiled kernels, and a search shares longer lengths across its
 rounds (:func:`shared_lengths`): every new shape is a compilation (a fraction of a second).
 
-Sharing is for the first call. A size a search asks for again in a later search of the same
-process (:func:`recurring`: the workload repeats) gets its own length: the later call
-compiles the shapes it lacks once, and every call after it does no padded work.
+Sharing is for the first call. A size that a repeated call (the same configurations and
+settings again, in the same process) asks for again gets its own length (:func:`recurring`):
+the second call compiles the shapes it lacks once, and every call after it does no padded
+work.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ _used: contextvars.ContextVar[dict | None] = contextvars.ContextVar("dpax_used_l
 _padding: contextvars.ContextVar[float | None] = contextvars.ContextVar("dpax_shared_padding", default=None)
 #: the keys asked for (:func:`recurring`) within the outermost :func:`shared_lengths` block
 _asked: contextvars.ContextVar[set | None] = contextvars.ContextVar("dpax_asked_sizes", default=None)
+#: the workload of the enclosing :func:`shared_lengths` block (None: sizes never recur)
+_workload: contextvars.ContextVar[object] = contextvars.ContextVar("dpax_workload", default=None)
 
 #: Keys asked for by the searches that have ended in this process (site and size, or a
 #: batch's grouping): a search asking one again is a repeated workload (see :func:`recurring`)
@@ -87,28 +90,33 @@ _recurring_lock = threading.Lock()
 
 
 def recurring(key) -> bool:
-    """Whether ``key`` (hashable) was asked for by a search that ended earlier in this
-    process; records it for the searches after this one. Outside :func:`shared_lengths`:
-    False, nothing recorded.
+    """Whether ``key`` (hashable) was asked for by an earlier call of the same workload (the
+    ``workload`` of the enclosing :func:`shared_lengths`) that ended in this process; records
+    it for the calls after this one. Without a workload: False, nothing recorded.
 
     The first call of a workload pads to shapes its earlier rounds compiled (few
-    compilations: the fastest first answer); a repeated call gives every recurring size its
-    own shape (compiled once, on the second call; then no padded work). Which call a size
-    first recurs in depends only on the calls made before in the process, so answers are
-    reproducible from the process's history; they differ from the first call's by the
-    padding's effect on round-off (see :func:`shared_lengths`) and never in safety.
+    compilations: the fastest first answer); a repeated call (the same configurations
+    again) gives every recurring size its own shape (compiled once, on the second call; then
+    no padded work). A loop over different configurations is a first call each time. Which
+    call a size first recurs in depends only on the calls made before in the process, so
+    answers are reproducible from the process's history; they differ from the first call's
+    by the padding's effect on round-off (see :func:`shared_lengths`) and never in safety.
 
     >>> forget_recurring()
-    >>> with shared_lengths():
-    ...     recurring(("demo", 1))
+    >>> with shared_lengths(workload="demo"):
+    ...     recurring(("size", 1))
     False
-    >>> with shared_lengths():
-    ...     recurring(("demo", 1))
+    >>> with shared_lengths(workload="demo"):
+    ...     recurring(("size", 1))
     True
+    >>> with shared_lengths(workload="another"):
+    ...     recurring(("size", 1))
+    False
     """
-    asked = _asked.get()
-    if asked is None:
+    asked, workload = _asked.get(), _workload.get()
+    if asked is None or workload is None:
         return False
+    key = (workload, key)
     asked.add(key)
     return key in _RECURRING
 
@@ -182,12 +190,14 @@ def lengths_in_use() -> dict:
 
 
 @contextlib.contextmanager
-def shared_lengths(used: dict | None = None, padding: float | None = None):
+def shared_lengths(used: dict | None = None, padding: float | None = None, workload=None):
     """Within the body, each site (construct, compose) reuses the shortest length it used
     before, up to ``SHARED_PADDING`` times its own, under
     the same ``used`` dict (which records them; None: the enclosing block's, or a new one).
     ``padding``: at most this factor at every site within the body (see
-    :data:`BATCH_SHARED_PADDING`).
+    :data:`BATCH_SHARED_PADDING`). ``workload``: a hashable identity of the call (its
+    configurations and settings) under which sizes recur (:func:`recurring`; None: the
+    enclosing block's, if any).
 
     A search evaluates rounds of candidates whose supports differ a little; sharing lengths
     makes later rounds reuse the compiled kernels of earlier ones instead of compiling new
@@ -209,9 +219,11 @@ def shared_lengths(used: dict | None = None, padding: float | None = None):
     outermost = _asked.get() is None
     token_asked = _asked.set(set()) if outermost else None
     token, token_padding = _used.set(used), _padding.set(padding if padding is not None else _padding.get())
+    token_workload = _workload.set(workload if workload is not None else _workload.get())
     try:
         yield used
     finally:
+        _workload.reset(token_workload)
         _padding.reset(token_padding)
         _used.reset(token)
         if outermost:
