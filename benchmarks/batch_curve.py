@@ -9,9 +9,9 @@ Two kinds of rows:
   keeping those with sample rate 3e-4..0.05, steps 100..5000 and a target that needs noise
   (benchmarks/workloads.py, ``unlike_rows``); the N rows are the first N of one list.
 
-One row alone: the mean warm time of single-row calls (scalar arguments; each row called twice
-untimed first) over the first few rows of the kind. Per N: two untimed calls (a repeated search
-compiles its own sizes on its second call: dpax._engine.grid.recurring), then the median of
+One row alone: the mean warm time of single-row calls (scalar arguments; each row called three
+times untimed first) over the first few rows of the kind. Per N: three untimed calls (a repeated
+search compiles its own sizes on its third call: dpax._engine.grid.repeated), then the median of
 ``--repeat`` timed calls (one timed call when N >= 256). Prints a Markdown table per kind and the
 verdicts of benchmarks/goals.toml; writes ``benchmarks/results/batch-curve.json``.
 """
@@ -30,7 +30,7 @@ OUT = os.path.join(HERE, "results", "batch-curve.json")
 DEFAULT_SIZES = tuple(2**k for k in range(11))  # 1, 2, 4, ..., 1024
 KINDS = ("alike", "unlike")
 GRID = 1e-3
-#: at or above this N each size is timed once (after two untimed calls)
+#: at or above this N each size is timed once (after three untimed calls)
 ONCE_FROM = 256
 
 
@@ -79,7 +79,7 @@ def single_row_cost(kind: str, count: int = 4, grid: float = GRID) -> dict:
         i = 0 if kind == "alike" else k
         call = lambda: _call(float(p[i]), int(t[i]), float(a[i]), float(b[i]), grid)  # noqa: E731
         if kind != "alike" or k == 0:
-            call(), call()  # untimed: compilation / cache load, then the repeated call's own sizes
+            call(), call(), call()  # untimed: compilation / cache load, then the repeated call's own sizes
         times.append(_timed(call)[0])
     return dict(kind=kind, rows=int(len(p)), calls=count, times=times, mean_s=statistics.fmean(times))
 
@@ -102,7 +102,8 @@ def curve(sizes=DEFAULT_SIZES, kinds=KINDS, repeat=3, singles=4, grid=GRID) -> d
         for n in sizes:
             p, t, a, b = rows(kind, n)
             first, _ = _timed(lambda: _call(p, t, a, b, grid))
-            second, _ = _timed(lambda: _call(p, t, a, b, grid))
+            _call(p, t, a, b, grid)
+            third, _ = _timed(lambda: _call(p, t, a, b, grid))
             k = 1 if n >= ONCE_FROM else repeat
             times, res = [], None
             for _ in range(k):
@@ -110,7 +111,7 @@ def curve(sizes=DEFAULT_SIZES, kinds=KINDS, repeat=3, singles=4, grid=GRID) -> d
                 times.append(dt)
             total = statistics.median(times)
             status = np.asarray(getattr(res, "status", np.array(["?"] * n)), dtype=str)
-            pt = dict(kind=kind, n=n, first_s=first, second_s=second, times=times, warm_s=total, per_row_s=total / n,
+            pt = dict(kind=kind, n=n, first_s=first, third_s=third, times=times, warm_s=total, per_row_s=total / n,
                       ratio=(total / n) / single["mean_s"], evaluations=getattr(res, "evaluations", None),
                       statuses={s: int(c) for s, c in zip(*np.unique(status, return_counts=True))})
             result["points"].append(pt)
@@ -139,16 +140,16 @@ def markdown(result: dict) -> str:
     lines = [f"# dpax batch-cost curve: calibrate_dpsgd, grid {m['grid_step']:g}", "",
              f"Run {m['started_utc']} on {m['cpu_count']} CPU cores in {m['duration_s']:.0f} s; load average "
              f"{m['load_average_start']} at the start, {m['load_average_end']} at the end. Warm = median of "
-             f"{m['repeat']} timed calls after two untimed calls (one timed call from N = {m['once_from']}). "
+             f"{m['repeat']} timed calls after three untimed calls (one timed call from N = {m['once_from']}). "
              "Ratio = seconds per row / seconds of one row alone (< 1: batching pays).", ""]
     for kind, single in result["single"].items():
         lines += [f"## {kind} rows (one row alone: {single['mean_s']:.4f} s, mean of {single['calls']} warm calls)", "",
-                  "| N | first call (s) | second call (s) | total warm (s) | s per row | per row / one row | statuses |",
+                  "| N | first call (s) | third call (s) | total warm (s) | s per row | per row / one row | statuses |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for pt in result["points"]:
             if pt["kind"] == kind:
                 st = ", ".join(f"{k} {v}" for k, v in pt["statuses"].items())
-                lines.append(f"| {pt['n']} | {pt['first_s']:.3f} | {pt.get('second_s', float('nan')):.3f} | {pt['warm_s']:.4f} | {pt['per_row_s']:.5f} | "
+                lines.append(f"| {pt['n']} | {pt['first_s']:.3f} | {pt.get('third_s', float('nan')):.3f} | {pt['warm_s']:.4f} | {pt['per_row_s']:.5f} | "
                              f"{pt['ratio']:.3f} | {st} |")
         lines.append("")
     lines.append(goals.markdown(result["goals"]))

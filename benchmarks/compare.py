@@ -10,7 +10,7 @@ directory private to its side (mode 0700). The workload code is this checkout's 
 
 Per workload and side:
 
-* warm: one child; two untimed calls, then the median of ``--repeat`` timed calls;
+* warm: one child; three untimed calls, then the median of ``--repeat`` timed calls;
 * cold empty: a fresh child with an empty kernel cache; seconds from the parent's timestamp
   taken just before it starts the child to the first answer (interpreter start and imports
   included);
@@ -179,7 +179,7 @@ def markdown(result: dict) -> str:
         f"{m['cpu_count']} CPU cores, python {m['python']}; load average at the start {m['load_average_start']}, "
         f"at the end {m['load_average_end']}; {m['duration_s']:.0f} s.",
         "",
-        "Each side in its own processes, alternating REF, HEAD. warm: median of the timed calls after two "
+        "Each side in its own processes, alternating REF, HEAD. warm: median of the timed calls after three "
         "untimed calls (then median over rounds); cold empty: first answer of a fresh process with an empty "
         "kernel cache, import included; cold second: a fresh process on the cache the first left. "
         "Ratio REF / HEAD > 1: HEAD faster. Answers: max relative difference between the sides' answers.",

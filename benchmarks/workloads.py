@@ -9,7 +9,7 @@ floats (converted inside the call, so a timing includes waiting for the result).
 Run one workload in this process and print one JSON line (what ``compare`` runs in a child
 process with ``PYTHONPATH=<tree>/src``)::
 
-    python -m benchmarks.workloads beta --repeat 5          # warm: two calls, then the median of 5
+    python -m benchmarks.workloads beta --repeat 5          # warm: three calls, then the median of 5
     python -m benchmarks.workloads beta --cold --t0 <time.time() of the parent>
     python -m benchmarks.workloads epsilon --smoke          # tiny grid: a seconds-long check
     python -m benchmarks.workloads --list
@@ -248,8 +248,8 @@ def unlike_rows(n, seed=2, margin=0.95):
 
 
 def run_warm(name, repeat=5, smoke=False) -> dict:
-    """Two calls (timed, not counted as warm: a repeated search compiles its own sizes on
-    its second call, see dpax._engine.grid.recurring), then ``repeat`` timed calls: their
+    """Three calls (timed, not counted as warm: a repeated search compiles its own sizes on
+    its third call, see dpax._engine.grid.repeated), then ``repeat`` timed calls: their
     times, median and the answer."""
     t_import = time.perf_counter()
     import dpax
@@ -262,13 +262,16 @@ def run_warm(name, repeat=5, smoke=False) -> dict:
     t0 = time.perf_counter()
     answer = fn()
     second = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    answer = fn()
+    third = time.perf_counter() - t0
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         answer = fn()
         times.append(time.perf_counter() - t0)
     return dict(workload=name, mode="warm", smoke=smoke, repeat=repeat, import_s=import_s, first_call_s=first,
-                second_call_s=second, times=times, median=statistics.median(times) if times else None, answer=answer,
+                second_call_s=second, third_call_s=third, times=times, median=statistics.median(times) if times else None, answer=answer,
                 dpax_file=dpax.__file__)
 
 

@@ -263,10 +263,9 @@ class _Evaluator:
         else:
             with np.errstate(all="ignore"):
                 keys = _batching.width_class(np.asarray(self.cost(params, rows), float))
-        # a repeated workload (the same width classes asked again): small groups, each at
-        # its own width (their shapes are compiled once, on the second call)
-        repeated = _grid.recurring(("groups", self.step, tuple(zip(*np.unique(keys, return_counts=True)))))
-        groups = _batching.merge_groups(keys, _batching.REPEATED_GROUP_MIN_ROWS if repeated else None)
+        # a repeated workload: small groups, each at its own width (their shapes are compiled
+        # once, on the third call)
+        groups = _batching.merge_groups(keys, _batching.REPEATED_GROUP_MIN_ROWS if _grid.repeated() else None)
         for g in reversed(groups):  # widest first: narrower groups may reuse its shapes
             sel = np.flatnonzero(np.isin(keys, g))
             out[sel] = self._run_group(params[sel], rows[sel], int(g[0]))
@@ -777,8 +776,8 @@ def _target_columns(target) -> list[np.ndarray] | None:
 
 def _workload_key(p_rows, t_rows, tgt_rows, *settings) -> tuple | None:
     """A digest of a calibrate_dpsgd call (its rows, target and settings): the same call
-    repeated has the same key, under which its kernel sizes recur
-    (:func:`dpax._engine.grid.recurring`); None where a target field is not numeric (then
+    repeated has the same key, whose repeated calls pad nothing
+    (:func:`dpax._engine.grid.repeated`); None where a target field is not numeric (then
     every call shares shapes as a first call). Two calls with the same digest but different
     arguments would only share kernel shapes, never answers."""
     columns = _target_columns(tgt_rows)

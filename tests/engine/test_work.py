@@ -8,9 +8,9 @@ each number counts): ``calls`` (kernel executions), ``kernels`` (distinct compil
 ``points`` (elements of the floating arrays of two or more dimensions the kernels read:
 padded grid points x rows), ``out_points`` (the same for what they return) and, for a
 calibration, ``evaluations``. A calibration is pinned twice: as a first call (its rounds
-share kernel shapes, padding their work) and as the third call of a repeated workload (every
-size its own: a third of the points, for the shapes the second call compiled; see
-:func:`dpax._engine.grid.recurring`). Each measured number must stay within
+share kernel shapes, padding their work) and as the fourth call of a repeated workload (every
+size its own: a third of the points, for the shapes the third call compiled; see
+:func:`dpax._engine.grid.repeated`). Each measured number must stay within
 [pinned / 4, pinned * 1.25]: above, the operation got slower; below, by more than a factor
 of four, the counter (or the operation) is probably broken. Faster is good: update the pins.
 
@@ -52,9 +52,9 @@ PINNED = {
         "calls": 30, "kernels": 10, "points": 1702929, "out_points": 1545233, "evaluations": 14},
     "calibrate_dpsgd(4 unlike rows), grid 1e-2": {
         "calls": 33, "kernels": 13, "points": 2911394, "out_points": 2584994, "evaluations": 25},
-    "calibrate_dpsgd(1e-3, 10_000, ErrRates(0.1, 0.5)), grid 1e-2, third call": {
+    "calibrate_dpsgd(1e-3, 10_000, ErrRates(0.1, 0.5)), grid 1e-2, fourth call": {
         "calls": 35, "kernels": 23, "points": 685072, "out_points": 605200, "evaluations": 14},
-    "calibrate_dpsgd(4 unlike rows), grid 1e-2, third call": {
+    "calibrate_dpsgd(4 unlike rows), grid 1e-2, fourth call": {
         "calls": 43, "kernels": 43, "points": 976797, "out_points": 841373, "evaluations": 25},
 }
 
@@ -76,10 +76,10 @@ def _table_rows():
     return p[rows], t[rows], ErrRates.from_tpr(alpha[rows], tpr[rows])
 
 
-#: the operations measured as a repeated workload's third call: the first shares kernel
-#: shapes, the second compiles its own sizes, the third pads nothing (grid.recurring)
-REPEATED = ("calibrate_dpsgd(1e-3, 10_000, ErrRates(0.1, 0.5)), grid 1e-2, third call",
-            "calibrate_dpsgd(4 unlike rows), grid 1e-2, third call")
+#: the operations measured as a repeated workload's fourth call: the first two share kernel
+#: shapes, the third compiles its own sizes, the fourth pads nothing (grid.repeated)
+REPEATED = ("calibrate_dpsgd(1e-3, 10_000, ErrRates(0.1, 0.5)), grid 1e-2, fourth call",
+            "calibrate_dpsgd(4 unlike rows), grid 1e-2, fourth call")
 
 
 def _operations():
@@ -122,9 +122,9 @@ def measure() -> dict:
     """The current work of every operation in PINNED, as a table like PINNED."""
     table = {}
     for name, run in _operations():
-        grid.forget_recurring()  # a first call, whatever ran before in this process
+        grid.forget_repeats()  # a first call, whatever ran before in this process
         if name in REPEATED:
-            run(), run()
+            run(), run(), run()
         with count_work() as work:
             result = run()
         table[name] = _counts(work, result)
@@ -261,3 +261,44 @@ def test_the_stats_deltas():
 
 if __name__ == "__main__":
     print(_literal(measure()))
+
+
+# -- repeated workloads ---------------------------------------------------------------
+
+
+def test_sizes_recur_only_for_the_same_workload(monkeypatch):
+    """The third call of a workload gives every size its own length; another workload, or a
+    block without one, shares as a first call; clear_kernel_cache forgets."""
+    grid.forget_repeats()
+
+    def lengths(**kw):
+        with grid.shared_lengths(**kw):
+            return grid.padded_length(3000, "construct"), grid.padded_length(1500, "construct")
+
+    first = lengths(workload="a")
+    assert first == (3072, 3072)  # the second size shares the first's kernel shape
+    assert lengths(workload="a") == first  # a second call: the same shapes, nothing new
+    assert lengths(workload="a") == (3072, 1536)  # a third: its own
+    assert lengths(workload="b") == first and lengths() == first
+    monkeypatch.setattr(cache, "_table", type(cache._table)())  # clear only an empty table
+    cache.clear(memory_only=True)
+    assert lengths(workload="a") == first and lengths(workload="a") == first
+
+
+def test_a_repeated_calibration_gives_the_same_answer_with_less_work():
+    """The fourth call of the same calibration pads nothing and answers the same numbers
+    (the second compiles nothing, the third its own sizes); a different configuration after
+    it is a first call (shares shapes as the first did)."""
+    grid.forget_repeats()
+    call = functools.partial(dpax.calibrate_dpsgd, sample_rate=1e-3, target=ErrRates(0.1, 0.5), grid_step=1e-2,
+                             compare_standard=False)
+    works, answers = [], []
+    for steps in (10_000, 10_000, 10_000, 10_000, 10_001):
+        with count_work() as work:
+            r = call(num_steps=steps)
+        works.append(work)
+        answers.append((r.noise_multiplier, r.noise_multiplier_failing, r.achieved["beta"]))
+    assert answers[1] == answers[0] and answers[2] == answers[0] and answers[3] == answers[0]
+    assert works[1].points == works[0].points and works[1].compiled == works[1].loaded == 0
+    assert works[3].points < 0.6 * works[0].points and works[3].compiled == works[3].loaded == 0
+    assert works[4].points > 0.9 * works[0].points  # not a repeat: shared, padded shapes

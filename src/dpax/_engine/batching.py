@@ -17,7 +17,7 @@ from .pair import Pair
 
 #: fewest rows worth a kernel call of their own (see :func:`merge_groups`)
 GROUP_MIN_ROWS = 32
-#: the same in a repeated workload (:func:`dpax._engine.grid.recurring`), whose group shapes
+#: the same in a repeated workload (:func:`dpax._engine.grid.repeated`), whose group shapes
 #: are compiled once: narrower groups, less padding to the widest row
 REPEATED_GROUP_MIN_ROWS = 4
 

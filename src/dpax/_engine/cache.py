@@ -161,15 +161,15 @@ def enabled() -> bool:
 
 def clear(memory_only: bool = False) -> int:
     """Drop the executables held in memory and (unless ``memory_only``) delete the files of
-    the store in use; returns the number of files deleted. The sizes of earlier searches
-    are forgotten too (:func:`dpax._engine.grid.forget_recurring`): the next calibration
-    shares shapes as a first call does."""
+    the store in use; returns the number of files deleted. The calls of earlier
+    workloads are forgotten too (:func:`dpax._engine.grid.forget_repeats`): the next
+    calibration shares shapes as a first call does."""
     if not isinstance(memory_only, (bool, np.bool_)):  # "no" would count as true and keep the store
         raise TypeError(f"memory_only must be True or False, got {type(memory_only).__name__} {memory_only!r:.40}")
     with _lock:
         _table.clear()
         path = _state["dir"]
-    _grid.forget_recurring()
+    _grid.forget_repeats()
     if memory_only or path is None:
         return 0
     removed = 0

@@ -5,10 +5,10 @@ small set of FFT-friendly sizes (2^k times 1, 5/4, 3/2 or 7/4) so that calls wit
 different supports reuse compiled kernels, and a search shares longer lengths across its
 rounds (:func:`shared_lengths`): every new shape is a compilation (a fraction of a second).
 
-Sharing is for the first call. A size that a repeated call (the same configurations and
-settings again, in the same process) asks for again gets its own length (:func:`recurring`):
-the second call compiles the shapes it lacks once, and every call after it does no padded
-work.
+Sharing is for the first calls. A call repeated a third time (the same configurations and
+settings, in the same process) gives every size its own length (:func:`repeated`): the third
+call compiles the shapes it lacks once, and every call after it does no padded work. A second
+call still compiles nothing.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ BYTES_PER_POINT = 160
 #: kernels (first run 9.7 s) and runs 1.68 s warm; sharing compositions only up to 2x
 #: compiled 36 (11.7 s) for 1.29 s warm, and 1.5 everywhere 57 (16.6 s) for 0.90 s: each
 #: warm gain cost the first run more, so the first run's count decides. A repeated workload
-#: (:func:`recurring`) pads nothing: its sizes are compiled once, on its second call.
+#: (:func:`repeated`) pads nothing: its sizes are compiled once, on its third call.
 SHARED_PADDING = 8
 #: The most any site shares in a search over many configurations (at least
 #: :data:`dpax._engine.batching.GROUP_MIN_ROWS`): there each round's groups already run at
@@ -76,64 +76,61 @@ def _ladder(n: int) -> int:
 
 _used: contextvars.ContextVar[dict | None] = contextvars.ContextVar("dpax_used_lengths", default=None)
 _padding: contextvars.ContextVar[float | None] = contextvars.ContextVar("dpax_shared_padding", default=None)
-#: the keys asked for (:func:`recurring`) within the outermost :func:`shared_lengths` block
-_asked: contextvars.ContextVar[set | None] = contextvars.ContextVar("dpax_asked_sizes", default=None)
-#: the workload of the enclosing :func:`shared_lengths` block (None: sizes never recur)
+#: the workload of the enclosing :func:`shared_lengths` block (None: never repeated)
 _workload: contextvars.ContextVar[object] = contextvars.ContextVar("dpax_workload", default=None)
 
-#: Keys asked for by the searches that have ended in this process (site and size, or a
-#: batch's grouping): a search asking one again is a repeated workload (see :func:`recurring`)
-_RECURRING: set = set()
-#: at most this many keys are remembered (a few bytes each; past it, new keys are not)
-RECURRING_MAX = 100_000
-_recurring_lock = threading.Lock()
+#: workload -> how many of its calls (outermost :func:`shared_lengths` blocks) have ended in
+#: this process (see :func:`repeated`)
+_RUNS: dict = {}
+#: Calls of a workload that share shapes before the next pads nothing: two, so that a second
+#: call compiles nothing (a script run twice, a test repeating a call), and a loop repeating
+#: the call pays its own shapes' compilations once, on its third call
+REPEATS_BEFORE_OWN = 2
+#: at most this many workloads are counted (a few bytes each; past it, new ones are not)
+RUNS_MAX = 100_000
+_runs_lock = threading.Lock()
 
 
-def recurring(key) -> bool:
-    """Whether ``key`` (hashable) was asked for by an earlier call of the same workload (the
-    ``workload`` of the enclosing :func:`shared_lengths`) that ended in this process; records
-    it for the calls after this one. Without a workload: False, nothing recorded.
+def repeated() -> bool:
+    """Whether the workload of the enclosing :func:`shared_lengths` block (a hashable
+    identity of the call: its configurations and settings) has run
+    :data:`REPEATS_BEFORE_OWN` times before in this process. Without a workload: False.
 
-    The first call of a workload pads to shapes its earlier rounds compiled (few
-    compilations: the fastest first answer); a repeated call (the same configurations
-    again) gives every recurring size its own shape (compiled once, on the second call; then
-    no padded work). A loop over different configurations is a first call each time. Which
-    call a size first recurs in depends only on the calls made before in the process, so
-    answers are reproducible from the process's history; they differ from the first call's
-    by the padding's effect on round-off (see :func:`shared_lengths`) and never in safety.
+    The first calls of a workload pad to shapes their earlier rounds compiled (few
+    compilations: the fastest first answer, and nothing new on a second call); a repeated
+    call gives every size its own shape (compiled once, on the third call; then no padded
+    work). A loop over different configurations is a first call each time. Whether a call
+    is repeated depends only on the calls made before it in the process, so answers are
+    reproducible from the process's history; they differ from a first call's by the
+    padding's effect on round-off (see :func:`shared_lengths`) and never in safety.
 
-    >>> forget_recurring()
-    >>> with shared_lengths(workload="demo"):
-    ...     recurring(("size", 1))
+    >>> forget_repeats()
+    >>> for _ in range(3):
+    ...     with shared_lengths(workload="demo"):
+    ...         print(repeated())
     False
-    >>> with shared_lengths(workload="demo"):
-    ...     recurring(("size", 1))
+    False
     True
     >>> with shared_lengths(workload="another"):
-    ...     recurring(("size", 1))
+    ...     repeated()
     False
     """
-    asked, workload = _asked.get(), _workload.get()
-    if asked is None or workload is None:
-        return False
-    key = (workload, key)
-    asked.add(key)
-    return key in _RECURRING
+    workload = _workload.get()
+    return workload is not None and _RUNS.get(workload, 0) >= REPEATS_BEFORE_OWN
 
 
-def forget_recurring() -> None:
-    """Forget the keys of earlier searches: the next call of any workload shares shapes as
-    a first call does (used by :func:`dpax.clear_kernel_cache`, and by tests that pin the
+def forget_repeats() -> None:
+    """Forget the workloads run so far: the next call of any workload shares shapes as a
+    first call does (used by :func:`dpax.clear_kernel_cache`, and by tests that pin the
     work of a first call)."""
-    with _recurring_lock:
-        _RECURRING.clear()
+    with _runs_lock:
+        _RUNS.clear()
 
 
-def _remember(asked: set) -> None:
-    with _recurring_lock:
-        room = RECURRING_MAX - len(_RECURRING)
-        if room > 0:
-            _RECURRING.update(list(asked - _RECURRING)[:room])
+def _count_run(workload) -> None:
+    with _runs_lock:
+        if workload in _RUNS or len(_RUNS) < RUNS_MAX:
+            _RUNS[workload] = _RUNS.get(workload, 0) + 1
 
 
 def padded_length(n: int, site: str | None = None) -> int:
@@ -155,7 +152,7 @@ def shared_size(size: int, site=None, factor: float | None = None) -> int:
     used = _used.get()
     if site is None or used is None:
         return size
-    if recurring(("size", site, size)):  # a repeated workload: its own size
+    if repeated():  # a repeated workload: its own size
         used.setdefault(site, set()).add(size)
         return size
     if factor is None:
@@ -196,8 +193,8 @@ def shared_lengths(used: dict | None = None, padding: float | None = None, workl
     the same ``used`` dict (which records them; None: the enclosing block's, or a new one).
     ``padding``: at most this factor at every site within the body (see
     :data:`BATCH_SHARED_PADDING`). ``workload``: a hashable identity of the call (its
-    configurations and settings) under which sizes recur (:func:`recurring`; None: the
-    enclosing block's, if any).
+    configurations and settings) whose repeated calls pad nothing (:func:`repeated`; None:
+    the enclosing block's, if any).
 
     A search evaluates rounds of candidates whose supports differ a little; sharing lengths
     makes later rounds reuse the compiled kernels of earlier ones instead of compiling new
@@ -205,7 +202,7 @@ def shared_lengths(used: dict | None = None, padding: float | None = None, workl
     (mass below ``SINGLE_STEP_TAIL`` per step, which the shorter array would book on its end
     point and infinite atom), and the FFT with zeros: results change by round-off only.
 
-    >>> forget_recurring()  # a first call
+    >>> forget_repeats()  # a first call
     >>> used = {}
     >>> with shared_lengths(used):
     ...     padded_length(3000, "construct"), padded_length(1500, "construct"), padded_length(300, "construct")
@@ -216,8 +213,6 @@ def shared_lengths(used: dict | None = None, padding: float | None = None, workl
     """
     if used is None:  # join the enclosing one, if any
         used = lengths_in_use()
-    outermost = _asked.get() is None
-    token_asked = _asked.set(set()) if outermost else None
     token, token_padding = _used.set(used), _padding.set(padding if padding is not None else _padding.get())
     token_workload = _workload.set(workload if workload is not None else _workload.get())
     try:
@@ -226,9 +221,8 @@ def shared_lengths(used: dict | None = None, padding: float | None = None, workl
         _workload.reset(token_workload)
         _padding.reset(token_padding)
         _used.reset(token)
-        if outermost:
-            _remember(_asked.get())
-            _asked.reset(token_asked)
+        if workload is not None:
+            _count_run(workload)
 
 
 def loss_grid(offset, n: int, grid_step: float):
