@@ -7,7 +7,7 @@ Counted with :func:`dpax._engine.work.count_work` (its module docstring says exa
 each number counts): ``calls`` (kernel executions), ``kernels`` (distinct compiled shapes),
 ``points`` (elements of the floating arrays of two or more dimensions the kernels read:
 padded grid points x rows), ``out_points`` (the same for what they return) and, for a
-calibration, ``evaluations``. A calibration is pinned twice: as a first call (its rounds
+calibration, ``evaluations``. The single calibration is pinned twice: as a first call (its rounds
 share kernel shapes, padding their work) and as the fourth call of a repeated workload (every
 size its own: a third of the points, for the shapes the third call compiled; see
 :func:`dpax._engine.grid.repeated`). Each measured number must stay within
@@ -54,8 +54,6 @@ PINNED = {
         "calls": 33, "kernels": 13, "points": 2911394, "out_points": 2584994, "evaluations": 25},
     "calibrate_dpsgd(1e-3, 10_000, ErrRates(0.1, 0.5)), grid 1e-2, fourth call": {
         "calls": 35, "kernels": 23, "points": 685072, "out_points": 605200, "evaluations": 14},
-    "calibrate_dpsgd(4 unlike rows), grid 1e-2, fourth call": {
-        "calls": 43, "kernels": 43, "points": 976797, "out_points": 841373, "evaluations": 25},
 }
 
 #: a measured number may exceed its pin by this factor (more is a regression) ...
@@ -78,8 +76,7 @@ def _table_rows():
 
 #: the operations measured as a repeated workload's fourth call: the first two share kernel
 #: shapes, the third compiles its own sizes, the fourth pads nothing (grid.repeated)
-REPEATED = ("calibrate_dpsgd(1e-3, 10_000, ErrRates(0.1, 0.5)), grid 1e-2, fourth call",
-            "calibrate_dpsgd(4 unlike rows), grid 1e-2, fourth call")
+REPEATED = ("calibrate_dpsgd(1e-3, 10_000, ErrRates(0.1, 0.5)), grid 1e-2, fourth call",)
 
 
 def _operations():
@@ -107,7 +104,6 @@ def _operations():
         ("calibrate_dpsgd(4 unlike rows), grid 1e-2", batch),
         (REPEATED[0], lambda: dpax.calibrate_dpsgd(sample_rate=1e-3, num_steps=10_000, target=ErrRates(0.1, 0.5),
                                                    grid_step=1e-2, compare_standard=False)),
-        (REPEATED[1], batch),
     ]
 
 
