@@ -17,7 +17,7 @@ what it measured. Prints a Markdown table last.
 
 Run here (CPU) and on a GPU machine with the same command::
 
-    python -m benchmarks.bench_device --out results/device.jsonl
+    python -m benchmarks.bench_device --out benchmarks/results/device.jsonl
 """
 
 from __future__ import annotations
@@ -108,6 +108,9 @@ def main(argv=None) -> int:
     import dpax  # noqa: F401
 
     head = dict(kind="card", import_s=time.time() - t_import, **card())
+
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
 
     def emit(rec):
         print(json.dumps({k: v for k, v in rec.items() if k != "answer"}), file=sys.stderr, flush=True)
