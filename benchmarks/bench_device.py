@@ -10,8 +10,8 @@ Workloads (parameters from benchmarks/workloads.py and the suite's batch series)
   calibration at grid 1e-3; the 64-row calibration table in one call).
 
 Per workload: the first call (compilation included, with an empty kernel cache unless
-``DPAX_CACHE_DIR`` points at a filled one) and the median of ``--repeat`` warm calls, and the
-answer, so that a run on a GPU can be checked against a run on the CPU (both float64). Each
+``DPAX_CACHE_DIR`` points at a filled one), the second and third, the median of ``--repeat``
+warm calls after them (benchmarks.workloads.time_calls), and the answer, so that a run on a GPU can be checked against a run on the CPU (both float64). Each
 workload's line is appended to ``--out`` as soon as it is measured, so a run cut short keeps
 what it measured. Prints a Markdown table last.
 
@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import time
@@ -83,16 +82,11 @@ def build(name: str):
 
 
 def measure(name: str, repeat: int) -> dict:
-    fn = build(name)
-    t0 = time.perf_counter()
-    answer = fn()
-    first = time.perf_counter() - t0
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        answer = fn()
-        times.append(time.perf_counter() - t0)
-    return dict(workload=name, first_call_s=first, warm_s=statistics.median(times), times=times, answer=answer)
+    """benchmarks.workloads.time_calls of the workload (warm: after its first calls)."""
+    from benchmarks.workloads import time_calls
+
+    timed = time_calls(build(name), repeat)
+    return dict(workload=name, warm_s=timed.pop("median"), **timed)
 
 
 def main(argv=None) -> int:

@@ -247,31 +247,36 @@ def unlike_rows(n, seed=2, margin=0.95):
 # -- running one workload ---------------------------------------------------------------------
 
 
-def run_warm(name, repeat=5, smoke=False) -> dict:
-    """Three calls (timed, not counted as warm: a repeated search compiles its own sizes on
-    its third call, see dpax._engine.grid.repeated), then ``repeat`` timed calls: their
-    times, median and the answer."""
-    t_import = time.perf_counter()
-    import dpax
+#: calls before the warm ones: a repeated search compiles its own sizes on its third call
+#: (dpax._engine.grid.repeated)
+CALLS_BEFORE_WARM = 3
 
-    import_s = time.perf_counter() - t_import
-    fn = WORKLOADS[name].build(smoke)
-    t0 = time.perf_counter()
-    answer = fn()
-    first = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    answer = fn()
-    second = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    answer = fn()
-    third = time.perf_counter() - t0
+
+def time_calls(fn, repeat) -> dict:
+    """CALLS_BEFORE_WARM calls (timed, not counted as warm), then ``repeat`` timed calls:
+    first_call_s, second_call_s, third_call_s, times, median and the answer."""
+    before, answer = [], None
+    for _ in range(CALLS_BEFORE_WARM):
+        t0 = time.perf_counter()
+        answer = fn()
+        before.append(time.perf_counter() - t0)
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         answer = fn()
         times.append(time.perf_counter() - t0)
-    return dict(workload=name, mode="warm", smoke=smoke, repeat=repeat, import_s=import_s, first_call_s=first,
-                second_call_s=second, third_call_s=third, times=times, median=statistics.median(times) if times else None, answer=answer,
+    return dict(first_call_s=before[0], second_call_s=before[1], third_call_s=before[2], times=times,
+                median=statistics.median(times) if times else None, answer=answer)
+
+
+def run_warm(name, repeat=5, smoke=False) -> dict:
+    """:func:`time_calls` of one workload, with the import's time."""
+    t_import = time.perf_counter()
+    import dpax
+
+    import_s = time.perf_counter() - t_import
+    timed = time_calls(WORKLOADS[name].build(smoke), repeat)
+    return dict(workload=name, mode="warm", smoke=smoke, repeat=repeat, import_s=import_s, **timed,
                 dpax_file=dpax.__file__)
 
 

@@ -326,12 +326,10 @@ def _search(build_at, target, guess, bounds, phases, what, cost=None, anchor=Non
     lengths = _grid.lengths_in_use()  # all rounds share compiled kernel shapes
     # many configurations: rounds share less (see grid.BATCH_SHARED_PADDING)
     padding = _grid.BATCH_SHARED_PADDING if guess.size >= _batching.GROUP_MIN_ROWS else None
-    with _grid.shared_lengths(lengths):  # one search: its sizes recur only in a later one
-        for i, (step, tol, k, _) in enumerate(phases):
-            if i:
-                state.reopen(phases[i - 1][3], tol, bounds, anchor)
-            state.run(_Evaluator(build_at(step), target, what, cost, lengths, step, padding=padding), tol, k, bounds,
-                      what)
+    for i, (step, tol, k, _) in enumerate(phases):
+        if i:
+            state.reopen(phases[i - 1][3], tol, bounds, anchor)
+        state.run(_Evaluator(build_at(step), target, what, cost, lengths, step, padding=padding), tol, k, bounds, what)
     return state.hi, state.lo, state.evaluations, state.infeasible
 
 
