@@ -45,7 +45,12 @@ def _the_runs_kernel_store():
     DPAX_CACHE_DIR once, on first use: a test that points it elsewhere (a monkeypatched
     DPAX_CACHE_DIR read by a first kernel call, ``cache.follow_environment()``, a store of its
     own) would otherwise leave this worker compiling into that test's temporary directory for
-    the rest of the run, sharing nothing with the other worker and the subprocesses."""
+    the rest of the run, sharing nothing with the other worker and the subprocesses.
+    Every test also starts with no repeated calibration behind it (grid.forget_repeats):
+    whatever ran before in this worker, its calls are first calls, as in a fresh process."""
+    from dpax._engine import grid
+
+    grid.forget_repeats()
     _use_the_runs_store()
     yield
     _use_the_runs_store()

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from dpax._engine import grid
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 OPTIONAL = {"dpax.interop": "dp_accounting", "dpax._engine.pld": "dp_accounting", "dpax.plot": "matplotlib",
             "dpax.audit.io": "pyarrow"}
@@ -42,6 +44,7 @@ def run_examples(module: types.ModuleType) -> tuple[int, int, str]:
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     tried = failed = 0
     for test in finder.find(module, module.__name__):
+        grid.forget_repeats()  # each docstring's example is run as a reader runs it: a first call
         result = runner.run(test, out=lines.append, clear_globs=True)
         tried, failed = tried + result.attempted, failed + result.failed
     return tried, failed, "".join(lines)
