@@ -7,6 +7,8 @@ benchmarks.workloads NAME`` run from this repository's root with the same interp
 ``PYTHONPATH=<tree>/src`` in front (which overrides an editable install: each child reports
 ``dpax.__file__`` and is checked to be the tree's), and ``DPAX_CACHE_DIR`` in a temporary
 directory private to its side (mode 0700). The workload code is this checkout's for both sides.
+Both trees' bytecode is written first, as an installed package's is
+(``bench_cold_start.compile_bytecode``).
 
 Per workload and side:
 
@@ -209,7 +211,7 @@ def _raise_interrupt(signum, frame):
 def compare(ref: str, *, repeat=5, rounds=3, workloads=None, cold=True, smoke=False, root=ROOT) -> dict:
     """Measure; returns the result (meta, runs, table, goals). The worktree of ``ref`` and the
     cache directories are removed whatever happens."""
-    from benchmarks import goals
+    from benchmarks import bench_cold_start, goals
     from benchmarks.workloads import DEFAULT, WORKLOADS
 
     names = list(workloads or DEFAULT)
@@ -236,6 +238,8 @@ def compare(ref: str, *, repeat=5, rounds=3, workloads=None, cold=True, smoke=Fa
         _git("worktree", "add", "--detach", tree, ref_sha, cwd=root)
         added = True
         trees = {"REF": tree, "HEAD": root}
+        for side in SIDES:  # as an installed package's (benchmarks/bench_cold_start.py)
+            bench_cold_start.compile_bytecode(os.path.join(trees[side], "src", "dpax"))
         base = {s: _private_dir(os.path.join(tmp, f"cache-{s}")) for s in SIDES}
         warm_cache = {s: _private_dir(os.path.join(base[s], "warm")) for s in SIDES}
         runs = {n: {p: {s: [] for s in SIDES} for p in paths} for n in names}
