@@ -13,8 +13,9 @@ dpax.compat.riskcal, every boolean and enum flag, and every ``dpax`` subcommand 
 process); test_every_public_callable_is_fuzzed lists them and fails for one without a spec.
 The slow variants also draw the ends of documented ranges whose kernels the default run does
 not compile (``Arg.slow_valid``: epsilon 599, grid steps 1 and 1e-7, sample rate 1e-12,
-2**53 steps). Defects found in files this test's authors could not change are single
-``xfail(strict=True)`` tests at the end (test_known_defect_*), each failing until its fix.
+2**53 steps). Defects found in files this test's authors could not change go in as single
+``xfail(strict=True)`` tests at the end (test_known_defect_*), each failing until its fix, which
+moves it beside the fixed code's tests (none is open).
 
 One test per function, ``test_fuzz_<function>``, generated from ``SPECS``; half of its calls
 are valid. Reproducible: ``derandomize=True`` and no example database, so CI draws the same
@@ -1619,7 +1620,7 @@ def test_every_public_callable_is_fuzzed():
     assert resolve("dpax.gdp.delta_divergence") == resolve("dpax.conversions.delta_divergence")  # one re-exported function
 
 
-# -- argument checks the fuzz asked for, and a known defect (xfail until its fix) --------------------
+# -- argument checks the fuzz asked for ------------------------------------------------------------
 
 
 def test_clear_kernel_cache_checks_memory_only(tmp_path):
@@ -1651,17 +1652,6 @@ def test_load_state_dict_names_state_dict():
 def test_event_accountant_names_its_own_arguments():
     with pytest.raises(ValueError, match="value_discretization_interval"):
         dpax.accountants.DpEventAccountant(value_discretization_interval=-1.0)
-
-
-@pytest.mark.xfail(strict=True, reason="_engine/construct.py split_cells_open forms the connect-the-dots mass at a "
-                                       "cell's upper end as a difference of cell masses near 1/2 (~1e-16 of absolute "
-                                       "error): at a tiny mu the safe pair's advantage falls below the truth "
-                                       "(3.9894227921e-09 < 3.9894228040e-09 at mu 1e-8; 0 < 4e-17 at mu 1e-16)")
-def test_known_defect_safe_gaussian_below_its_closed_form_at_tiny_mu():
-    from scipy.special import erf
-
-    mu = 1e-8  # sensitivity 1e-7 over noise 10: advantage erf(mu / (2 sqrt 2)), exact to a few ulps here
-    assert dpax.gaussian(10.0, sensitivity=1e-7, grid_step=0.1).advantage() >= erf(mu / (2.0 * np.sqrt(2.0)))
 
 
 @pytest.mark.slow  # imports opacus (2 s); default siblings: the argument checks above

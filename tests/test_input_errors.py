@@ -250,11 +250,13 @@ def test_huge_noise(noise):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     # as many deltas and alphas as gdp.report's (REPORT_DELTAS, TIER2_ALPHAS): the epsilon and
     # beta kernels of test_gdp_report_of_huge_noise, whose pair has this one's length
-    assert pl.advantage() == 0.0 and np.all(pl.epsilon([1e-5, 1e-6, 1e-9]) == 0.0)
+    # the advantages: above the truth (~1e-155 and below, but not 0) by the few ulps that the
+    # construction adds per pair for the rounding of its cells (4 eps each here)
+    assert 0.0 < pl.advantage() <= 1e-14 and np.all(pl.epsilon([1e-5, 1e-6, 1e-9]) == 0.0)
     assert np.all(np.isfinite(pl.beta([0.0, 1e-10, 1e-6, 1e-3, 0.1, 0.5, 1.0])))
     dp = dpax.dpsgd(noise, 0.1, 5, grid_step=1e-2)
-    assert dp.advantage() == 0.0
-    assert dpax.gaussian(1.0, sensitivity=1e-300, grid_step=1e-2).advantage() == 0.0
+    assert 0.0 < dp.advantage() <= 1e-14
+    assert 0.0 < dpax.gaussian(1.0, sensitivity=1e-300, grid_step=1e-2).advantage() <= 1e-14
 
 
 def test_huge_noise_pairs_unchanged_below_the_cap():
@@ -274,7 +276,9 @@ def test_tiny_noise_is_too_small_under_both_relations(noise, neighbouring):
 
 def test_gdp_report_of_huge_noise():
     r = gdp.report(dpax.dpsgd(1e300, 0.1, 5, grid_step=1e-2))
-    assert r.mu == 0.0 and r.advantage == 0.0 and np.all(np.isfinite(r.beta)) and np.isfinite(r.regret)
+    # the construction's rounding bound (~4e-15 of mass where X = -inf, test_huge_noise) is all
+    # there is to see: mu 7e-6 covers it at the FPR 1e-10 of the tail
+    assert r.mu < 1e-5 and 0.0 < r.advantage <= 1e-14 and np.all(np.isfinite(r.beta)) and np.isfinite(r.regret)
     assert "-" not in r.table().replace("1 - ", "").split()  # no cell printed as "-" (NaN); "1 - q" is a probability near 1
 
 

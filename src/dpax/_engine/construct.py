@@ -109,12 +109,34 @@ def split_cells_open(grid, grid_step, lf_y, ls_y, lf_x, ls_x):
     p_cell = _mass_between(lf_x[:, :-1], lf_x[:, 1:], ls_x[:, :-1], ls_x[:, 1:])
     a = grid[:, :-1]
     # q_hi + q_lo = Q(cell), q_hi e^-b + q_lo e^-a = P(cell). q_hi is a difference of nearly
-    # equal numbers over 1 - e^-h (an absolute error of ~ulp(Q(cell)) / h); q_lo is taken as
-    # the rest, so each cell's Q-mass is kept. Were both solved for separately, their
-    # errors (~1e-13 of a cell at h = 1e-3) would not cancel, and a shortfall, booked on
-    # the +inf atom by close_mass, would grow with every composed step (1e-10 after 2000).
-    # The P-mass moves by only ~ulp(P(cell)) (the error of q_hi times e^-a - e^-b ~ h e^-a).
-    q_hi = jnp.clip((q_cell - jnp.exp(a) * p_cell) / -jnp.expm1(-grid_step), 0.0, q_cell)
+    # equal numbers over 1 - e^-h; q_lo is taken as the rest, so each cell's Q-mass is kept.
+    # Were both solved for separately, their errors (~1e-13 of a cell at h = 1e-3) would not
+    # cancel, and a shortfall, booked on the +inf atom by close_mass, would grow with every
+    # composed step (1e-10 after 2000).
+    # The difference is off by up to 4 eps (Q(cell) + e^a P(cell)) <= 8 eps Q(cell) (each
+    # mass's exp, expm1 and product and the few ulps of its log CDFs near log(1/2), e^a, the
+    # subtraction), so q_hi by up to 8 eps Q(cell) / (1 - e^-h). Where the loss fills the
+    # cell, q_hi ~ Q(cell) / 2 and that is a relative 16 eps / h, the construction's own
+    # precision; where the loss sits at the cell's lower end q_hi cancels and the error is
+    # all of it (a Gaussian at mu = 1e-8 on grid 0.1: Q - P ~ 4e-9 from two masses near 1/2;
+    # at the grid point 0 the split is exact, so this rounding alone decided the side). q_hi
+    # is raised by that bound times (1 - 16 q_hi / Q(cell))_+: by the bound where it
+    # cancels, by nothing once q_hi >= Q(cell) / 16 (every cell of an ordinary law: no mass
+    # moves). It then falls short of the exact q_hi by at most the lesser of the bound and a
+    # relative 128 eps / (1 - e^-h) (3e-10 at h = 1e-4, 3e-13 at 0.1), and so does every
+    # risk, a sum over cells.
+    # Q-mass moved up to b is the pessimistic direction: every delta(eps) =
+    # sum Pr[Y = x] (1 - e^(eps - x))_+ grows, as that factor grows with x. The P-mass
+    # beside it (pmf_x = e^-x pmf_y below) shrinks by e^-a - e^-b per unit moved, and
+    # close_mass books that deficit on X = -inf, which raises each reverse delta by at least
+    # what the cell's own terms lose (min(e^-x, e^eps) does not increase with x). (For the
+    # Laplace laws close_rounding spreads it over the P-masses, as it does their rounding.)
+    # That atom is why the bound is not added to every cell: ~8 eps on X = -inf in every
+    # pair moves gdp.mu_and_regret's mu by ~1e9 times as much (it reads FPRs down to 1e-10).
+    shrink = -jnp.expm1(-grid_step)
+    q_hi = jnp.clip((q_cell - jnp.exp(a) * p_cell) / shrink, 0.0, q_cell)
+    bound = 8.0 * jnp.finfo(q_cell.dtype).eps / shrink
+    q_hi = jnp.minimum(q_hi + bound * jnp.maximum(q_cell - 16.0 * q_hi, 0.0), q_cell)
     q_lo = q_cell - q_hi
     zero = jnp.zeros_like(grid[:, :1])
     pmf_y = jnp.concatenate([q_lo, zero], -1) + jnp.concatenate([zero, q_hi], -1)
