@@ -158,9 +158,13 @@ BAD_INPUTS = [
     ("Epsilon eps<0", lambda: Epsilon(-1.0, 1e-5), ValueError, "epsilon"),
     ("Epsilon delta 0", lambda: Epsilon(1.0, 0.0), ValueError, "delta"),
     ("calibrate target", lambda: dpax.calibrate_dpsgd(sample_rate=0.01, num_steps=10, target=0.5), TypeError, "target"),
-    ("calibrate rate", lambda: dpax.calibrate_dpsgd(sample_rate=2.0, num_steps=10, target=Advantage(0.1)), ValueError, "sample_rate"),
-    ("calibrate steps", lambda: dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=0, target=Advantage(0.1)), ValueError, "num_steps"),
-    ("calibrate grid", lambda: dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=Advantage(0.1), grid_step=-1.0), ValueError, "grid_step"),
+    ("calibrate rate", lambda: dpax.calibrate_dpsgd(sample_rate=2.0, num_steps=10, target=Advantage(0.1)),
+     ValueError, "sample_rate"),
+    ("calibrate steps", lambda: dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=0, target=Advantage(0.1)),
+     ValueError, "num_steps"),
+    ("calibrate grid",
+     lambda: dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=Advantage(0.1), grid_step=-1.0),
+     ValueError, "grid_step"),
 ]
 
 
@@ -273,7 +277,8 @@ def test_pmfs_are_probability_vectors():
 
 def test_repr_is_informative():
     r = repr(dpax.dpsgd(1.0, 0.01, 100, grid_step=1e-3))
-    for word in ("PrivacyLoss", "dpsgd", "noise_multiplier=1", "sample_rate=0.01", "num_steps=100", "grid_step=0.001", "support_length"):
+    for word in ("PrivacyLoss", "dpsgd", "noise_multiplier=1", "sample_rate=0.01", "num_steps=100", "grid_step=0.001",
+                 "support_length"):
         assert word in r, (word, r)
     rb = repr(dpax.dpsgd(1.0, 0.01, [10, 100], grid_step=1e-3))  # test_privacy_loss_is_a_pytree's batch
     assert "batch_shape=(2,)" in rb
@@ -288,7 +293,8 @@ def test_repr_is_informative():
 # tests/cli/test_cli.py::test_calibrate_err_rates_meets_target (no comparison: standard noise NaN -> null)
 @pytest.mark.slow
 def test_calibration_result_fields():
-    res = dpax.calibrate_dpsgd(sample_rate=0.01, num_steps=100, target=ErrRates(alpha=0.1, beta=0.5), grid_step=1e-2, compare_standard=False)
+    res = dpax.calibrate_dpsgd(sample_rate=0.01, num_steps=100, target=ErrRates(alpha=0.1, beta=0.5), grid_step=1e-2,
+                               compare_standard=False)
     assert isinstance(res.noise_multiplier, float)
     assert set(res.achieved) >= {"beta", "advantage", "epsilon"}
     assert res.status == "calibrated"

@@ -80,12 +80,14 @@ def test_gaussian_rows_against_the_closed_form(smoke):
     sigma, steps, _ = suite.MODES["smoke"]["gauss"]
     mu = np.sqrt(steps) / sigma
     exact = norm.cdf(norm.isf(suite.ALPHAS) - mu)
-    row = next(r for r in result["rows"] if r["engine"] == "dpax" and r["workload"].startswith("Gaussian") and "beta" in r["workload"])
+    row = next(r for r in result["rows"]
+               if r["engine"] == "dpax" and r["workload"].startswith("Gaussian") and "beta" in r["workload"])
     beta = np.array(row["value"])
     assert np.all(beta <= exact + 1e-12)  # pessimistic
     assert np.max(exact - beta) < 1e-4  # and tight at grid 1e-3
     assert row["error"] == pytest.approx(np.max(np.abs(beta - exact)), rel=1e-9)
-    eps_row = next(r for r in result["rows"] if r["engine"] == "dpax" and r["workload"].startswith("Gaussian") and "epsilon" in r["workload"])
+    eps_row = next(r for r in result["rows"]
+                   if r["engine"] == "dpax" and r["workload"].startswith("Gaussian") and "epsilon" in r["workload"])
     # exact epsilon of mu-GDP at delta = 1e-5 (Dong et al. Cor. 2.13), by bisection here
     lo, hi = 0.0, 50.0
     for _ in range(200):

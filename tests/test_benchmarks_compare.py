@@ -50,7 +50,8 @@ def test_goals_file_errors_are_named(tmp_path, text, error):
 
 
 def _goal(**kw):
-    return dict(dict(id="g", section="warm", workload="beta", metric="anchor_speedup_warm", anchor="x", tolerance=1.0), **kw)
+    return dict(dict(id="g", section="warm", workload="beta", metric="anchor_speedup_warm", anchor="x", tolerance=1.0),
+                **kw)
 
 
 def test_a_ratio_short_of_its_goal_fails():
@@ -85,15 +86,19 @@ def test_suite_lookup_uses_the_shared_rows_and_says_not_measured_for_the_rest():
     result = dict(rows=[
         dict(workload=w.suite_row, engine="dpax", grid_step=1e-4, cold_s=2.0, warm_s=0.01),
         dict(workload=w.suite_row, engine="dp-accounting + riskcal", grid_step=1e-4, cold_s=0.2, warm_s=0.1),
-        dict(workload=workloads.WORKLOADS["calibrate"].suite_row, engine="dpax", grid_step=1e-3, cold_s=7.0, warm_s=0.1),
-        dict(workload=workloads.WORKLOADS["calibrate"].suite_row, engine="riskcal", grid_step=1e-3, cold_s=15.0, warm_s=None),
+        dict(workload=workloads.WORKLOADS["calibrate"].suite_row, engine="dpax", grid_step=1e-3, cold_s=7.0,
+             warm_s=0.1),
+        dict(workload=workloads.WORKLOADS["calibrate"].suite_row, engine="riskcal", grid_step=1e-3, cold_s=15.0,
+             warm_s=None),
     ], cold_start={"dpax, empty cache": [3.0, 2.5], "dpax, warm cache": [0.7], "anchor, fresh process": [1.0]})
     verdicts = {v["id"]: v for v in goals.evaluate(goals.load(), goals.suite_lookup(result))}
     assert verdicts["warm.beta"]["value"] == pytest.approx(10.0) and verdicts["warm.beta"]["status"] == "FAIL"
     # riskcal runs once (nothing to compile): its one call against dpax's warm time
     assert verdicts["warm.calibrate"]["value"] == pytest.approx(150.0)
-    assert verdicts["cold.beta.second"]["value"] == pytest.approx(0.7) and verdicts["cold.beta.second"]["status"] == "ok"
-    assert verdicts["cold.beta.empty"]["value"] == pytest.approx(2.5) and verdicts["cold.beta.empty"]["status"] == "FAIL"
+    assert (verdicts["cold.beta.second"]["value"] == pytest.approx(0.7)
+            and verdicts["cold.beta.second"]["status"] == "ok")
+    assert (verdicts["cold.beta.empty"]["value"] == pytest.approx(2.5)
+            and verdicts["cold.beta.empty"]["status"] == "FAIL")
     for gid in ("warm.mu", "warm.table64", "warm.batch11", "cold.mu.empty", "batch.per_row", "compare.warm"):
         assert verdicts[gid]["status"] == "not measured", gid
 

@@ -82,7 +82,8 @@ SLOW = pytest.mark.slow
 #: the default cases compose 4 steps, the shapes of the file's other composed Gaussians (mu, swap,
 #: pytree, refine), and the 16-step cases are slow (the default 4-step ones keep both grids)
 GAUSS = [pytest.param(1.0, 1, 1e-2, marks=SLOW), (1.0, 4, 1e-2), (1.0, 4, 1e-3),
-         pytest.param(1.0, 16, 1e-2, marks=SLOW), pytest.param(1.0, 16, 1e-3, marks=SLOW), pytest.param(1.0, 1, 1e-3, marks=SLOW),
+         pytest.param(1.0, 16, 1e-2, marks=SLOW), pytest.param(1.0, 16, 1e-3, marks=SLOW),
+         pytest.param(1.0, 1, 1e-3, marks=SLOW),
          pytest.param(2.0, 10, 1e-2, marks=SLOW), pytest.param(2.0, 10, 1e-3, marks=SLOW),
          pytest.param(0.7, 3, 1e-2, marks=SLOW), pytest.param(0.7, 3, 1e-3, marks=SLOW)]
 
@@ -448,7 +449,8 @@ def test_refine_checks_what_build_returns():
             return one
         return dpax.PrivacyLoss(np.full((2, 2), 0.5), np.full((2, 2), 0.5), [0, 0], [0.0, 0.0], [0.0, 0.0], h)
 
-    with pytest.raises(ValueError, match=r"build\(grid_step=.*\) returned a batch of shape \(2,\), the first round's was \(\)"):
+    with pytest.raises(ValueError,
+                       match=r"build\(grid_step=.*\) returned a batch of shape \(2,\), the first round's was \(\)"):
         dpax.refine(build, evaluate, 1e-15, max_rounds=2)
 
 

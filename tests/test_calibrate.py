@@ -62,7 +62,8 @@ def test_err_rates_answer_is_tight(err_rates_1e3):
     assert beta >= 0.5
     assert res.achieved["beta"] == pytest.approx(beta, abs=1e-12)
     # ... and by the oracle (accurate at this grid to ~2e-6)
-    assert _riskcal(get_beta_for_dpsgd, noise_multiplier=s, sample_rate=P, num_steps=T, alpha=0.1, grid_step=1e-3) >= 0.5 - 1e-4
+    assert _riskcal(get_beta_for_dpsgd, noise_multiplier=s, sample_rate=P, num_steps=T, alpha=0.1,
+                    grid_step=1e-3) >= 0.5 - 1e-4
     # 0.5% less noise does not meet it
     assert dpax.dpsgd(0.995 * s, P, T, grid_step=1e-3).beta(0.1) < 0.5
     # the reported failing end of the bracket fails, within rtol
@@ -92,7 +93,8 @@ def test_err_rates_matches_riskcal_grid_1e4():
     grid (see test_oracles), so its noise can only be lower; still within 0.5%."""
     from riskcal.calibration.dpsgd import find_noise_multiplier_for_err_rates
 
-    res = dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=ErrRates(alpha=0.1, beta=0.5), grid_step=1e-4, compare_standard=False)
+    res = dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=ErrRates(alpha=0.1, beta=0.5), grid_step=1e-4,
+                               compare_standard=False)
     ref = _riskcal(find_noise_multiplier_for_err_rates, alpha=0.1, beta=0.5, sample_rate=P, num_steps=T, grid_step=1e-4)
     assert res.noise_multiplier == pytest.approx(ref, rel=5e-3)
     assert dpax.dpsgd(res.noise_multiplier, P, T, grid_step=1e-4).beta(0.1) >= 0.5
@@ -168,13 +170,15 @@ def test_epsilon_target_agrees_with_dp_accounting():
 def test_met_without_noise():
     """p=1e-4, T=10: a record is used at all with probability q = 1 - (1 - p)^10 ~ 1e-3, so
     without noise beta(0.1) = (1 - q) * 0.9 > 0.5."""
-    res = dpax.calibrate_dpsgd(sample_rate=1e-4, num_steps=10, target=ErrRates(alpha=0.1, beta=0.5), grid_step=1e-3, compare_standard=False)
+    res = dpax.calibrate_dpsgd(sample_rate=1e-4, num_steps=10, target=ErrRates(alpha=0.1, beta=0.5), grid_step=1e-3,
+                               compare_standard=False)
     assert res.status == "met_without_noise"
     assert res.noise_multiplier == 0.0
     q = 1 - (1 - 1e-4) ** 10
     assert res.achieved["beta"] == pytest.approx((1 - q) * 0.9, rel=1e-12)
 
-    res = dpax.calibrate_dpsgd(sample_rate=1e-4, num_steps=10, target=Advantage(0.01), grid_step=1e-3, compare_standard=False)
+    res = dpax.calibrate_dpsgd(sample_rate=1e-4, num_steps=10, target=Advantage(0.01), grid_step=1e-3,
+                               compare_standard=False)
     assert res.status == "met_without_noise" and res.noise_multiplier == 0.0
     assert res.achieved["advantage"] == pytest.approx(q, rel=1e-12)
     # Proposition 2.6: the standard epsilon of an advantage target (at the default delta 1e-5)
@@ -196,7 +200,8 @@ def test_batch_mixes_statuses():
     assert list(res.status) == ["met_without_noise", "calibrated"]
     assert np.shape(res.noise_multiplier) == (2,)
     assert res.noise_multiplier[0] == 0.0
-    single = dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=ErrRates(alpha=0.1, beta=0.5), grid_step=1e-3, compare_standard=False)
+    single = dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=ErrRates(alpha=0.1, beta=0.5), grid_step=1e-3,
+                                  compare_standard=False)
     assert res.noise_multiplier[1] == pytest.approx(single.noise_multiplier, rel=2e-4)
     s = res.noise_multiplier[1]
     assert dpax.dpsgd(s, P, T, grid_step=1e-3).beta(0.1) >= 0.5

@@ -16,7 +16,7 @@ import pytest
 
 import dpax
 from dpax._engine import grid as _grid
-from dpax.targets import Advantage, Epsilon, ErrRates, GDP
+from dpax.targets import GDP, Advantage, Epsilon, ErrRates
 
 RTOL = 1e-5
 P, T = 0.05, 50

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dpax
-from dpax.targets import PPV, Accuracy, Advantage, Epsilon, ErrRates, GDP
+from dpax.targets import GDP, PPV, Accuracy, Advantage, Epsilon, ErrRates
 
 STEP = 1e-2
 
@@ -44,7 +44,8 @@ def _riskcal_noise(alpha, beta, p, t, step):
 def _calibrated_table(rows):
     """``rows``: the table's row indices."""
     p, t, alpha, tpr = (a[list(rows)] for a in dpsgd_table())
-    res = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=ErrRates.from_tpr(alpha, tpr), grid_step=STEP, compare_standard=False)
+    res = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=ErrRates.from_tpr(alpha, tpr), grid_step=STEP,
+                               compare_standard=False)
     return p, t, alpha, tpr, res
 
 
@@ -121,20 +122,22 @@ def test_all_64_rows_match_riskcal():
         assert res.noise_multiplier[i] == pytest.approx(ref, rel=5e-3), i
 
 
-@pytest.mark.slow  # riskcal's advantage search (~7 s); default siblings: test_calibrate.py::test_advantage_target_is_tight
-# (advantage calibration meets the target, 0.5% less noise does not), test_targets.py::
-# test_target_on_gaussian_matches_closed_form_and_is_tight[acc] (the Accuracy target's beta*), and riskcal's
-# dpax's advantage against riskcal's in tests/compat/test_compat.py::test_dpsgd_beta_and_advantage[cfg0]
+@pytest.mark.slow  # riskcal's advantage search (~7 s); default siblings:
+# test_calibrate.py::test_advantage_target_is_tight (advantage calibration meets the target, 0.5% less noise does not),
+# test_targets.py::test_target_on_gaussian_matches_closed_form_and_is_tight[acc] (the Accuracy target's beta*), and
+# riskcal's dpax's advantage against riskcal's in tests/compat/test_compat.py::test_dpsgd_beta_and_advantage[cfg0]
 def test_riskcal_advantage_and_accuracy_targets_in_one_batch():
     """Advantage and Accuracy (Table 1) rows of one configuration, against riskcal's
     advantage and err-rates calibrations at the same grid."""
     from riskcal.calibration.dpsgd import find_noise_multiplier_for_advantage
 
     p, t = 0.01, 500
-    res = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=[Advantage(0.2)], grid_step=STEP, compare_standard=False)
+    res = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=[Advantage(0.2)], grid_step=STEP,
+                               compare_standard=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ref = find_noise_multiplier_for_advantage(advantage=0.2, sample_rate=p, num_steps=t, grid_step=STEP, advantage_tol=1e-4)
+        ref = find_noise_multiplier_for_advantage(advantage=0.2, sample_rate=p, num_steps=t, grid_step=STEP,
+                                                  advantage_tol=1e-4)
     assert res.noise_multiplier == pytest.approx(ref, rel=5e-3)
     # beta* = 2 (1 - 0.545) - 0.05 = 0.86: about the advantage row's noise (0.718, beta(0.05) 0.8597 there),
     # so the advantage search's kernels serve
@@ -149,10 +152,12 @@ def test_mixed_targets_statuses_and_infeasible_rows():
     with its reason while the others are answered, and alone it raises naming the reason."""
     targets = [ErrRates(0.1, 0.5), Advantage(0.1), Epsilon(2.0, 1e-5), PPV(0.05, 0.6), GDP(0.5)]
     p, t = 0.02, 200
-    res = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=[targets[0], targets[1]], grid_step=STEP, compare_standard=False)
-    singles = [dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=x, grid_step=STEP, compare_standard=False).noise_multiplier for x in targets]
+    res = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=[targets[0], targets[1]], grid_step=STEP,
+                               compare_standard=False)
+    singles = [dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=x, grid_step=STEP,
+                                    compare_standard=False).noise_multiplier for x in targets]
     assert res.noise_multiplier == pytest.approx(max(singles[:2]), rel=2e-4)
-    for x, s in zip(targets, singles):
+    for _x, s in zip(targets, singles):
         assert s > 0.1
     # GDP target: the DP-SGD curve at the answer lies above G_mu
     from scipy.stats import norm
@@ -175,19 +180,23 @@ def test_mixed_targets_statuses_and_infeasible_rows():
         dpax.calibrate_dpsgd(sample_rate=[0.02, 0.02], num_steps=[200, 200], target=Advantage([0.1, 0.001]),
                              grid_step=STEP, noise_bounds=(0.1, 3.0), compare_standard=False, on_infeasible="raise")
     with pytest.raises(ValueError, match="not met even at noise 3"):
-        dpax.calibrate_dpsgd(sample_rate=0.02, num_steps=200, target=Advantage(0.001), grid_step=STEP, noise_bounds=(0.1, 3.0))
+        dpax.calibrate_dpsgd(sample_rate=0.02, num_steps=200, target=Advantage(0.001), grid_step=STEP,
+                             noise_bounds=(0.1, 3.0))
 
 
 @pytest.mark.slow  # 22 s; generic calibrate is also tested in test_targets
 def test_generic_calibrate_matches_calibrate_dpsgd():
     """calibrate() with configuration args on the DP-SGD family gives calibrate_dpsgd's answer."""
-    p = np.array([0.01, 0.003]); t = np.array([300, 2000])
+    p = np.array([0.01, 0.003])
+    t = np.array([300, 2000])
     fam = lambda s, p_, t_: dpax.dpsgd(s, p_, t_, grid_step=STEP)
     got = dpax.calibrate(fam, ErrRates(0.05, 0.6), args=(p, t), bounds=(0.05, 100))
-    ref = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=ErrRates(0.05, 0.6), grid_step=STEP, compare_standard=False)
+    ref = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=ErrRates(0.05, 0.6), grid_step=STEP,
+                               compare_standard=False)
     np.testing.assert_allclose(got, ref.noise_multiplier, rtol=2e-4)
     # the number of steps as the calibrated parameter (less private as it grows)
     steps = dpax.calibrate(lambda T: dpax.dpsgd(1.0, 0.01, np.floor(T), grid_step=STEP), ErrRates(0.1, 0.6),
                            bounds=(1, 1e5), privacy="decreasing", rtol=1e-4)
     T = int(np.floor(steps))
-    assert dpax.dpsgd(1.0, 0.01, T, grid_step=STEP).beta(0.1) >= 0.6 > dpax.dpsgd(1.0, 0.01, T + 2, grid_step=STEP).beta(0.1)
+    assert (dpax.dpsgd(1.0, 0.01, T, grid_step=STEP).beta(0.1) >= 0.6
+            > dpax.dpsgd(1.0, 0.01, T + 2, grid_step=STEP).beta(0.1))

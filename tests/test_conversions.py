@@ -28,7 +28,8 @@ def test_table_3_reproduced():
     mu = cv.mu_from_epsilon_delta(np.array(TABLE3_EPS)[:, None], np.array(TABLE3_DELTA))
     assert np.max(np.abs(mu - np.array(TABLE3))) <= 0.005
     # and it is the inverse of mu-GDP's delta(epsilon)
-    np.testing.assert_allclose(gdp.delta(np.array(TABLE3_EPS)[:, None], mu), np.broadcast_to(TABLE3_DELTA, mu.shape), rtol=1e-8)
+    np.testing.assert_allclose(gdp.delta(np.array(TABLE3_EPS)[:, None], mu), np.broadcast_to(TABLE3_DELTA, mu.shape),
+                               rtol=1e-8)
 
 
 def test_proposition_6_1():

@@ -50,7 +50,7 @@ WORKER = textwrap.dedent("""
         dpax.distributed.evaluate(lambda s: dpax.gaussian(s, grid_step=1e-2).epsilon(1e-5), [0.8, 1.0, 1.5])
     except dpax.distributed.DistributedError as exc:
         open(f"{out}.left.txt", "w").write(str(exc))
-""" % HEARTBEAT)
+""" % HEARTBEAT)  # noqa: UP031 -- the template is Python source with f-string braces of its own
 
 
 def _free_port() -> int:
@@ -131,7 +131,8 @@ def test_the_heartbeat_has_stopped_before_the_exit_disconnects(monkeypatch):
     monkeypatch.setattr(distributed, "wait_for_all", lambda tag: {0: "ok", 1: "ok"})
     monkeypatch.setattr(jax, "process_index", lambda: 0)
     monkeypatch.setattr(jax, "process_count", lambda: 2)
-    monkeypatch.setattr(jax.distributed, "shutdown", lambda: alive_at_shutdown.append(distributed._state["beat"].is_alive()))
+    monkeypatch.setattr(jax.distributed, "shutdown",
+                        lambda: alive_at_shutdown.append(distributed._state["beat"].is_alive()))
     monkeypatch.setitem(distributed._state, "beat", None)
     monkeypatch.setitem(distributed._state, "stop_beat", None)
     distributed._start_heartbeat()
@@ -146,7 +147,7 @@ def test_the_heartbeat_has_stopped_before_the_exit_disconnects(monkeypatch):
 
 def test_a_process_that_never_joins_is_named_within_the_wait(tmp_path):
     t0 = time.monotonic()
-    code = "import dpax; dpax.distributed.initialize('127.0.0.1:%d', 2, 0, join_timeout=3)" % _free_port()
+    code = f"import dpax; dpax.distributed.initialize('127.0.0.1:{_free_port()}', 2, 0, join_timeout=3)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=_env())
     assert r.returncode == distributed.JOIN_EXIT_STATUS, r.stderr[-2000:]
     assert "process 0 waited 3 s" in r.stderr and "process 1 of 2 never joined" in r.stderr

@@ -216,7 +216,8 @@ def test_calibrate_tpr_example_agrees_with_the_sweep(sweep_results, tmp_path, ca
 
 def test_epsilon_star_examples(tmp_path, capsys):
     train, test = make_losses.make_losses()
-    expected = {m: dpax.audit.epsilon_star(train, test, delta=1e-5, method=m).value for m in ("parametric", "empirical")}
+    expected = {m: dpax.audit.epsilon_star(train, test, delta=1e-5, method=m).value
+                for m in ("parametric", "empirical")}
     commands = [c for c in DPAX_COMMANDS if c.startswith("dpax epsilon-star")]
     assert len(commands) == 2
     for command in commands:
@@ -227,7 +228,8 @@ def test_epsilon_star_examples(tmp_path, capsys):
         for m, value in expected.items():
             assert res[m]["epsilon_star"] == pytest.approx(value, rel=1e-12)
         # the README's numbers; the empirical estimate is the conservative, lower one
-        assert round(res["parametric"]["epsilon_star"], 2) == 4.85 and round(res["empirical"]["epsilon_star"], 2) == 2.53
+        assert (round(res["parametric"]["epsilon_star"], 2) == 4.85
+                and round(res["empirical"]["epsilon_star"], 2) == 2.53)
         if "--goodness-of-fit" in args:
             g = out["goodness_of_fit"]
             assert g["components"] == [1, 2, 3] and len(g["train_pvalues"]) == len(g["test_pvalues"]) == 3

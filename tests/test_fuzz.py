@@ -46,7 +46,8 @@ import os
 import re
 import shutil
 import tempfile
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -232,7 +233,7 @@ def pls() -> dict[str, dpax.PrivacyLoss]:
     return _pls(_rows[0])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _pls(rows: int) -> dict[str, dpax.PrivacyLoss]:
     return {
         "one": dpax.gaussian(2.0, grid_step=0.1),
@@ -252,7 +253,8 @@ RATE = real(1e-300, 1.0, 1.0, log=True)
 BAD_RATE = bad(0.0, below(0.0), above(1.0))
 
 
-def mechanism(fn: Callable[..., Any], *args: Arg, examples: int = DEFAULT_EXAMPLES, relation: str | None = None) -> Spec:
+def mechanism(fn: Callable[..., Any], *args: Arg, examples: int = DEFAULT_EXAMPLES,
+              relation: str | None = None) -> Spec:
     """A mechanism's spec; ``relation``: "gaussian" (its closed form, exactly mu-GDP) or
     "bracket" (its advantage bracket ordered) for the valid calls (see the checks below)."""
     check = {None: None, "gaussian": lambda pl, kw: gaussian_is_exact(pl, kw),
@@ -274,15 +276,16 @@ MECHANISMS = [
               Arg("grid_step", GRID, BAD_GRID, slow_valid=one_of(1.0)),
               Arg("neighbouring", NEIGHBOURING, BAD_NEIGHBOURING), relation="bracket (slow)"),
     mechanism(dpax.laplace, Arg("scale", real(1.0, 1e300, log=True), BAD_POSITIVE),
-              Arg("sensitivity", real(1e-300, 1.0, 1.0, log=True, pair=False), BAD_POSITIVE), Arg("grid_step", GRID, BAD_GRID),
-              Arg("neighbouring", NEIGHBOURING, BAD_NEIGHBOURING)),
+              Arg("sensitivity", real(1e-300, 1.0, 1.0, log=True, pair=False), BAD_POSITIVE),
+              Arg("grid_step", GRID, BAD_GRID), Arg("neighbouring", NEIGHBOURING, BAD_NEIGHBOURING)),
     mechanism(dpax.subsampled_laplace, Arg("scale", real(1.0, 1e300, log=True, pair=False), BAD_POSITIVE),
-              Arg("sample_rate", RATE, BAD_RATE), Arg("sensitivity", real(1e-300, 2.0, log=True, pair=False), BAD_POSITIVE),
+              Arg("sample_rate", RATE, BAD_RATE),
+              Arg("sensitivity", real(1e-300, 2.0, log=True, pair=False), BAD_POSITIVE),
               Arg("grid_step", GRID, BAD_GRID)),
     mechanism(dpax.randomized_response, Arg("epsilon", real(0.0, 3.0, 0.0), bad(below(0.0), above(600.0)),
                                             slow_valid=one_of(599.0, 600.0)),
-              Arg("k", counts(2, 2**50), bad(1, 0, st.integers(max_value=1), NOT_WHOLE, 2**60)), Arg("grid_step", GRID, BAD_GRID),
-              Arg("neighbouring", NEIGHBOURING, BAD_NEIGHBOURING)),
+              Arg("k", counts(2, 2**50), bad(1, 0, st.integers(max_value=1), NOT_WHOLE, 2**60)),
+              Arg("grid_step", GRID, BAD_GRID), Arg("neighbouring", NEIGHBOURING, BAD_NEIGHBOURING)),
     mechanism(dpax.approximate_dp, Arg("epsilon", real(0.0, 3.0, 0.0), bad(below(0.0), above(600.0)),
                                        slow_valid=one_of(599.0, 600.0)),
               Arg("delta", DELTA, BAD_PROB), Arg("grid_step", GRID, BAD_GRID)),
@@ -343,8 +346,9 @@ METHODS = [
     Spec("dpax.compose", _compose, (
         Arg("first", COMPOSE_ITEM, BAD_COMPOSE_ITEM, "compose argument 0"),
         Arg("second", COMPOSE_ITEM, BAD_COMPOSE_ITEM, "compose argument 1"),
-        Arg("grid_step", one_of(None, "coarsest", 0.1), st.one_of(bad(0.0, below(0.0), above(1.0), scalar=True, none_ok=True),
-                                                                  one_of("fine", "0.5", "")), "grid_step"),
+        Arg("grid_step", one_of(None, "coarsest", 0.1),
+            st.one_of(bad(0.0, below(0.0), above(1.0), scalar=True, none_ok=True), one_of("fine", "0.5", "")),
+            "grid_step"),
     ), a_privacy_loss),
 ]
 
@@ -358,7 +362,8 @@ CONVERSIONS = [
                                                                bad(below(0.0), scalar=True)),),
          a_curve),
     Spec("conversions.epsilon_delta_tradeoff", conversions.epsilon_delta_tradeoff,
-         (Arg("epsilon", EPS, bad(below(0.0))), Arg("delta", DELTA, BAD_PROB), Arg("alpha", ALPHA, BAD_PROB)), probability),
+         (Arg("epsilon", EPS, bad(below(0.0))), Arg("delta", DELTA, BAD_PROB), Arg("alpha", ALPHA, BAD_PROB)),
+         probability),
     Spec("conversions.epsilon_delta_curve", conversions.epsilon_delta_curve,
          (Arg("epsilon", real(1e-300, 1e300, 0.0, 800.0, log=True, pair=False), bad(below(0.0), scalar=True)),
           Arg("delta", real(0.0, 1.0, 0.0, 1.0, pair=False), bad(below(0.0), above(1.0), scalar=True))), a_curve),
@@ -383,8 +388,8 @@ CONVERSIONS = [
          a_curve),
     Spec("conversions.delta_divergence", conversions.delta_divergence,
          (Arg("f", one_of(conversions.gdp_curve(1.0), conversions.epsilon_delta_curve(1.0, 1e-5)), BAD_PL, "f must"),
-          Arg("g", one_of(conversions.gdp_curve(0.5), conversions.tabulated_curve([0.0, 0.5, 1.0], [1.0, 0.2, 0.0])), BAD_PL,
-              "g must")),
+          Arg("g", one_of(conversions.gdp_curve(0.5), conversions.tabulated_curve([0.0, 0.5, 1.0], [1.0, 0.2, 0.0])),
+              BAD_PL, "g must")),
          finite, examples=FEW_EXAMPLES),
 ]
 
@@ -394,7 +399,8 @@ GDP = [
     Spec("gdp.delta", gdp.delta, (Arg("epsilon", st.one_of(EPS, real(-1e300, 1e300)), ANY_BAD),
                                   Arg("mu", MU, bad(below(0.0)))), probability),
     Spec("gdp.epsilon", lambda delta, mu: gdp.epsilon(delta, mu),
-         (Arg("delta", real(1e-300, 1.0, 1.0, log=True), bad(0.0, below(0.0), above(1.0))), Arg("mu", MU, bad(below(0.0)))),
+         (Arg("delta", real(1e-300, 1.0, 1.0, log=True), bad(0.0, below(0.0), above(1.0))),
+          Arg("mu", MU, bad(below(0.0)))),
          functools.partial(finite, allow_inf=True)),  # inf for a mu beyond ~1e154 (epsilon beyond float64)
     Spec("gdp.compose", lambda first, second: gdp.compose(first, second),
          (Arg("first", MU, bad(below(0.0)), "mu 0"), Arg("second", MU, bad(below(0.0)), "mu 1")),
@@ -411,24 +417,28 @@ GDP = [
          finite),
     Spec("gdp.mu_and_regret", gdp.mu_and_regret,
          (Arg("pl", one_of("one").map(lambda k: pls()[k]), BAD_PL),
-          Arg("tail", real(1e-300, 0.4999, 0.0, 1e-10, log=True, pair=False), bad(0.5, below(0.0), above(0.5), scalar=True))),
+          Arg("tail", real(1e-300, 0.4999, 0.0, 1e-10, log=True, pair=False),
+              bad(0.5, below(0.0), above(0.5), scalar=True))),
          functools.partial(finite, allow_inf=True)),  # tail 0 with an infinite atom: mu = inf (documented)
     Spec("gdp.report", gdp.report,
          (Arg("pl", one_of("one").map(lambda k: pls()[k]), BAD_PL),
           Arg("deltas", st.one_of(st.tuples(DELTA), st.tuples(DELTA, DELTA, DELTA).map(np.hstack)), BAD_PROB),
-          Arg("tail", real(1e-300, 0.4999, 1e-10, log=True, pair=False), bad(0.5, below(0.0), above(0.5), scalar=True))),
+          Arg("tail", real(1e-300, 0.4999, 1e-10, log=True, pair=False),
+              bad(0.5, below(0.0), above(0.5), scalar=True))),
          lambda r: finite([r.mu, r.regret, r.advantage, *np.ravel(r.beta)]), examples=FEW_EXAMPLES),
 ]
 
 TARGET = one_of(targets.Advantage(0.2), targets.ErrRates(0.1, 0.5), [targets.Advantage(0.2), targets.GDP(1.0)])
 BAD_TARGET = one_of(None, 0.2, "advantage", [], [None], (targets.Advantage, 0.2), {"advantage": 0.2})
 BAD_RTOL = bad(0.0, below(1e-8), above(0.1), scalar=True)
-BAD_BOUNDS = st.one_of(NOT_NUMBERS, NOT_FINITE, one_of((1.0, 0.5), (0.0, 1.0), (1.0,), (0.1, 1.0, 10.0), (-1.0, 1.0), (2.0, 2.0)))
+BAD_BOUNDS = st.one_of(NOT_NUMBERS, NOT_FINITE,
+                       one_of((1.0, 0.5), (0.0, 1.0), (1.0,), (0.1, 1.0, 10.0), (-1.0, 1.0), (2.0, 2.0)))
 BAD_CANDIDATES = one_of(1, 0, 2000, 2.5, 3.0, True, "3", None, np.array([3]))
 
 
 def _calibrate(mechanism, target, bounds, rtol, candidates, privacy, guess):
-    return dpax.calibrate(mechanism, target, bounds=bounds, rtol=rtol, candidates=candidates, privacy=privacy, guess=guess)
+    return dpax.calibrate(mechanism, target, bounds=bounds, rtol=rtol, candidates=candidates, privacy=privacy,
+                          guess=guess)
 
 
 CALIBRATION = [
@@ -449,7 +459,8 @@ CALIBRATION = [
         Arg("progress", one_of(None), one_of("yes", 1, 0.5)),
     ), None),
     Spec("dpax.calibrate", _calibrate, (
-        Arg("mechanism", one_of(lambda s: dpax.gaussian(s, grid_step=0.1)), one_of(None, 1.0, "gaussian", [dpax.gaussian])),
+        Arg("mechanism", one_of(lambda s: dpax.gaussian(s, grid_step=0.1)),
+            one_of(None, 1.0, "gaussian", [dpax.gaussian])),
         Arg("target", TARGET, BAD_TARGET),
         Arg("bounds", one_of((0.5, 50.0)), BAD_BOUNDS),
         Arg("rtol", one_of(1e-3), BAD_RTOL),
@@ -472,14 +483,16 @@ TARGETS = [
     Spec("targets.Epsilon", targets.Epsilon, (Arg("epsilon", real(1e-300, 1e300, log=True), bad(0.0, below(0.0))),
                                               Arg("delta", real(1e-300, 0.999, log=True), PROB_OPEN)),
          lambda t: finite(t.gdp_mu())),
-    Spec("targets.Accuracy", targets.Accuracy, (Arg("alpha", real(1e-3, 0.5), PROB_OPEN),
-                                                Arg("accuracy", real(0.55, 0.7), bad(0.5, below(0.5), st.floats(0.9996, 1.0)))),
+    Spec("targets.Accuracy", targets.Accuracy,
+         (Arg("alpha", real(1e-3, 0.5), PROB_OPEN),
+          Arg("accuracy", real(0.55, 0.7), bad(0.5, below(0.5), st.floats(0.9996, 1.0)))),
          lambda t: finite(t.gdp_mu())),
     Spec("targets.PPV", targets.PPV, (Arg("alpha", real(1e-3, 0.5), PROB_OPEN),
                                       Arg("ppv", real(0.55, 0.65), bad(0.5, below(0.5), st.floats(0.9991, 1.0)))),
          lambda t: finite(t.gdp_mu())),
-    Spec("targets.Reconstruction", targets.Reconstruction, (Arg("baseline", real(1e-3, 0.3), PROB_OPEN),
-                                                            Arg("success", real(0.35, 0.99), bad(below(9e-4), above(1.0, inclusive=True)))),
+    Spec("targets.Reconstruction", targets.Reconstruction,
+         (Arg("baseline", real(1e-3, 0.3), PROB_OPEN),
+          Arg("success", real(0.35, 0.99), bad(below(9e-4), above(1.0, inclusive=True)))),
          lambda t: finite(t.gdp_mu())),
     Spec("targets.GDP", targets.GDP, (Arg("mu", real(1e-300, 1e300, log=True), bad(0.0, below(0.0))),),
          lambda t: finite(t.gdp_mu())),
@@ -520,9 +533,11 @@ AUDIT = [
          (Arg("false_positives", FP, BAD_K), Arg("negatives", NEG, BAD_N), Arg("false_negatives", FN, BAD_K),
           Arg("positives", POS, BAD_N), Arg("confidence", CONF, BAD_CONF)), functools.partial(finite, allow_inf=True)),
     Spec("audit.audit", lambda **kw: audit.audit(**kw),
-         (Arg("false_positives", counts(0, 10, pair=False), bad(st.integers(max_value=-1), NOT_WHOLE, st.integers(11, 10**6), [1, 2])),
+         (Arg("false_positives", counts(0, 10, pair=False),
+              bad(st.integers(max_value=-1), NOT_WHOLE, st.integers(11, 10**6), [1, 2])),
           Arg("negatives", one_of(10), BAD_N),
-          Arg("false_negatives", counts(0, 10, pair=False), bad(st.integers(max_value=-1), NOT_WHOLE, st.integers(11, 10**6), [1, 2])),
+          Arg("false_negatives", counts(0, 10, pair=False),
+              bad(st.integers(max_value=-1), NOT_WHOLE, st.integers(11, 10**6), [1, 2])),
           Arg("positives", one_of(10), BAD_N),
           Arg("confidence", real(1e-6, 1.0 - 1e-12, pair=False), bad(0.0, 1.0, below(0.0), above(1.0), scalar=True)),
           Arg("claim_mu", st.one_of(st.none(), real(1e-300, 1e300, 0.0, log=True, pair=False)),
@@ -530,7 +545,8 @@ AUDIT = [
          lambda r: finite([r.epsilon_lower, r.mu_lower], allow_inf=True)),
     Spec("audit.epsilon_star", lambda **kw: audit.epsilon_star(**kw),
          (Arg("train_losses", LOSSES, BAD_LOSSES), Arg("test_losses", LOSSES, BAD_LOSSES),
-          Arg("delta", real(1e-300, 0.5, 1e-5, log=True, pair=False), bad(0.0, 1.0, below(0.0), above(1.0), scalar=True)),
+          Arg("delta", real(1e-300, 0.5, 1e-5, log=True, pair=False),
+              bad(0.0, 1.0, below(0.0), above(1.0), scalar=True)),
           Arg("method", one_of("parametric"), one_of("Parametric", None, 1, "")),
           Arg("grid_points", counts(3, 301, pair=False), bad(2, st.integers(max_value=2), NOT_WHOLE))),
          lambda r: finite(float(r))),
@@ -549,10 +565,12 @@ AUDIT = [
     Spec("audit.mechanism_bound", audit.mechanism_bound,
          (Arg("epsilon_stars", real(1e-300, 1e300, 0.0, log=True), bad(below(0.0))),), finite),
     Spec("audit.loss_transform", audit.loss_transform,
-         (Arg("train_losses", LOSSES, BAD_LOSSES), Arg("test_losses", LOSSES, BAD_LOSSES)), lambda r: finite(np.concatenate(r[:2]))),
+         (Arg("train_losses", LOSSES, BAD_LOSSES), Arg("test_losses", LOSSES, BAD_LOSSES)),
+         lambda r: finite(np.concatenate(r[:2]))),
     Spec("audit.fit_gaussian_mixture", lambda **kw: audit.fit_gaussian_mixture(**kw),
          (Arg("x", _losses(10, 40), st.one_of(ANY_BAD, one_of(np.ones(20), [1.0]))),
-          Arg("n_components", counts(1, 2, pair=False), bad(0, st.integers(max_value=0), NOT_WHOLE, st.integers(100, 10**6))),
+          Arg("n_components", counts(1, 2, pair=False),
+              bad(0, st.integers(max_value=0), NOT_WHOLE, st.integers(100, 10**6))),
           Arg("max_iter", counts(1, 50, pair=False), bad(0, NOT_WHOLE)),
           Arg("tol", real(0.0, 1.0, 0.0, 1e-8, pair=False), bad(below(0.0), scalar=True))),
          lambda gm: finite([*gm.means, *gm.stds, *gm.weights])),
@@ -560,8 +578,10 @@ AUDIT = [
          (Arg("x", _losses(25, 40), st.one_of(ANY_BAD, one_of(np.arange(5.0)))),
           Arg("max_components", counts(1, 2, pair=False), bad(0, NOT_WHOLE)),
           Arg("n_samples", counts(10, 15, pair=False), bad(9, st.integers(max_value=9), NOT_WHOLE)),
-          Arg("seed", st.one_of(st.none(), st.integers(0, 2**64), st.lists(st.integers(0, 2**32), min_size=1, max_size=3)),
-              st.one_of(st.integers(max_value=-1), one_of(1.5, nan, "seed", b"1", True, [1.5], [-1], [[1], [1, 2]], {"a": 1})))),
+          Arg("seed",
+              st.one_of(st.none(), st.integers(0, 2**64), st.lists(st.integers(0, 2**32), min_size=1, max_size=3)),
+              st.one_of(st.integers(max_value=-1),
+                        one_of(1.5, nan, "seed", b"1", True, [1.5], [-1], [[1], [1, 2]], {"a": 1})))),
          probability),
 ]
 
@@ -569,7 +589,7 @@ AUDIT = [
 # -- loss files -----------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def loss_files() -> str:
     """A directory of good and bad loss files (made once, removed at exit)."""
     d = tempfile.mkdtemp(prefix="dpax-fuzz-")
@@ -672,7 +692,8 @@ def a_bracket_or_probability(x: Any) -> None:
 def gaussian_truth(kwargs: dict[str, Any]) -> float:
     factor = 2.0 if kwargs.get("neighbouring") == "substitution" else 1.0
     with np.errstate(all="ignore"):
-        return np.asarray(kwargs.get("sensitivity", 1.0), np.float64) * factor / np.asarray(kwargs["noise_multiplier"], np.float64)
+        return (np.asarray(kwargs.get("sensitivity", 1.0), np.float64) * factor
+                / np.asarray(kwargs["noise_multiplier"], np.float64))
 
 
 def in_slow_run() -> bool:
@@ -901,7 +922,8 @@ TOP = [
         relation=lambda w, kw: around(1.0 / np.asarray(w), targets.Advantage(0.2).gdp_mu(), False, 2e-2)),
     Spec("dpax.from_dp_event", lambda event, grid_step, neighbouring: dpax.from_dp_event(
         event, grid_step=grid_step, neighbouring=neighbouring), (
-        Arg("event", one_of("gaussian", "sampled", "composed").map(_event), one_of(None, 1.0, "event", [None]), "event"),
+        Arg("event", one_of("gaussian", "sampled", "composed").map(_event), one_of(None, 1.0, "event", [None]),
+            "event"),
         Arg("grid_step", GRID, BAD_GRID),
         Arg("neighbouring", one_of("add_remove"), BAD_NEIGHBOURING),
     ), a_privacy_loss, FEW, relation=bracket_of_advantage),
@@ -917,7 +939,8 @@ TOP = [
     ), lambda pl: (a_privacy_loss(pl), around(pl.advantage(), gdp_advantage(GAUSS_MU), True)), FEW,
         covers=("dpax.interop.to_dp_accounting",)),
     Spec("dpax.to_dp_accounting", dpax.to_dp_accounting, (
-        Arg("pl", one_of("one").map(lambda k: pls()[k]), BAD_PL),), lambda pld: finite(pld.get_epsilon_for_delta(1e-5)), 4),
+        Arg("pl", one_of("one").map(lambda k: pls()[k]), BAD_PL),),
+        lambda pld: finite(pld.get_epsilon_for_delta(1e-5)), 4),
     # global switches of the kernel cache and the devices: the argument checks (a valid call
     # would change the test run's store or devices); kernel_cache_dir takes no argument
     Spec("dpax.enable_kernel_cache", lambda path: dpax.enable_kernel_cache(path), (
@@ -1007,12 +1030,14 @@ CONVERSIONS_MORE = [
         Arg("s", st.one_of(real(0.0, 1e300, 0.0, 1.0), one_of(np.inf, [1.0, np.inf])),
             st.one_of(NOT_NUMBERS, one_of(np.nan, -1.0, None, [1.0, np.nan]))),
     ), lambda r: finite(np.concatenate([np.ravel(r[0]), np.ravel(r[1])])), FEW),
-    Spec("conversions.PrivacyLossCurve", lambda pl, alpha, u: _curve_methods(conversions.PrivacyLossCurve(pl), alpha, u), (
+    Spec("conversions.PrivacyLossCurve",
+         lambda pl, alpha, u: _curve_methods(conversions.PrivacyLossCurve(pl), alpha, u), (
         Arg("pl", one_of("one").map(lambda k: pls()[k]), one_of(None, 1.0, "pl", conversions.gdp_curve(1.0))),
         Arg("alpha", ALPHA, BAD_PROB),
         Arg("u", real(-1.0, 1.0, 0.0), ANY_BAD),
     ), lambda r: (probability(r[0]), finite(r[1]), probability(r[4])), FEW,
-        covers=tuple(f"dpax.conversions.PrivacyLossCurve.{m}" for m in ("beta", "v", "vertices_u", "slopes", "advantage"))),
+        covers=tuple(f"dpax.conversions.PrivacyLossCurve.{m}"
+                     for m in ("beta", "v", "vertices_u", "slopes", "advantage"))),
 ]
 
 # -- audit: the rest ------------------------------------------------------------------------------
@@ -1080,7 +1105,8 @@ TARGETS_MORE = [
     Spec("targets.err_rates", lambda t: t.err_rates(), (
         Arg("t", one_of(targets.Accuracy(0.1, 0.6), targets.PPV(0.1, 0.6), targets.Reconstruction(0.1, 0.5)), None),),
         lambda e: finite(e.gdp_mu()), 3,
-        covers=("dpax.targets.Accuracy.err_rates", "dpax.targets.PPV.err_rates", "dpax.targets.Reconstruction.err_rates")),
+        covers=("dpax.targets.Accuracy.err_rates", "dpax.targets.PPV.err_rates",
+                "dpax.targets.Reconstruction.err_rates")),
 ]
 
 # -- accountants ------------------------------------------------------------------------------------
@@ -1149,7 +1175,8 @@ ACCOUNTANTS = [
         # invalid rates: test_optimizer_hook_checks_sample_rate
         Arg("sample_rate", real(1e-300, 1.0, 1.0, log=True, pair=False), None),), callable, 2),
     Spec("accountants.opacus_accountant", lambda name, grid_step: (
-        _acc.opacus_accountant(name, grid_step=grid_step), _acc.register_with_opacus(name, grid_step=grid_step, force=True))[0], (
+        _acc.opacus_accountant(name, grid_step=grid_step),
+        _acc.register_with_opacus(name, grid_step=grid_step, force=True))[0], (
         Arg("name", one_of("dpax-fuzz"), one_of(None, 1, b"x")), Arg("grid_step", GRID, BAD_GRID)),
         lambda cls: None if isinstance(cls, type) else pytest.fail("not a class"), FEW, valid_default=False,
         covers=("dpax.accountants.register_with_opacus",)),
@@ -1157,7 +1184,8 @@ ACCOUNTANTS = [
 
 # -- compat: gdpnum and riskcal ---------------------------------------------------------------------
 
-from dpax.compat import gdpnum as _gn, riskcal as _rc  # noqa: E402
+from dpax.compat import gdpnum as _gn  # noqa: E402
+from dpax.compat import riskcal as _rc  # noqa: E402
 
 GN_CURVE_A, GN_CURVE_B = [0.0, 0.2, 1.0], [1.0, 0.3, 0.0]
 
@@ -1185,7 +1213,8 @@ COMPAT = [
     Spec("compat.gdpnum.get_mu_and_regret_for_dpsgd", lambda noise_multiplier, sample_rate, num_steps, err:
          _gn.get_mu_and_regret_for_dpsgd(noise_multiplier, sample_rate, num_steps, grid_step=0.1, err=err), (
         Arg("noise_multiplier", NOISE, BAD_POSITIVE), Arg("sample_rate", RATE, BAD_RATE),
-        Arg("num_steps", counts(1, 3), BAD_COUNT), Arg("err", one_of(1e-10, 0.0), bad(0.5, below(0.0), scalar=True), "tail")),
+        Arg("num_steps", counts(1, 3), BAD_COUNT),
+        Arg("err", one_of(1e-10, 0.0), bad(0.5, below(0.0), scalar=True), "tail")),
         lambda r: finite(r, allow_inf=True), FEW),
     Spec("compat.gdpnum.PLDConverter", lambda pl, alphas, err: (
         lambda c: (c.tradeoff_function(alphas), c.inverse_tradeoff_function(alphas), c.get_advantage(), c.get_beta(),
@@ -1195,7 +1224,8 @@ COMPAT = [
         Arg("err", one_of(1e-10), bad(0.5, below(0.0), scalar=True), "tail"),
     ), lambda r: (probability(r[0]), probability(r[1]), probability(r[2])), FEW,
         covers=tuple(f"dpax.compat.gdpnum.PLDConverter.{m}" for m in (
-            "tradeoff_function", "inverse_tradeoff_function", "get_advantage", "get_beta", "get_mu", "get_mu_and_regret")),
+            "tradeoff_function", "inverse_tradeoff_function", "get_advantage", "get_beta", "get_mu",
+            "get_mu_and_regret")),
         relation=lambda r, kw: around(r[0], gdp_beta(np.asarray(kw["alphas"], np.float64), GAUSS_MU), False, 1e-9)),
     Spec("compat.CTDAccountant", _ctd, (
         Arg("cls", one_of(_gn.CTDAccountant, _rc.CTDAccountant), None),
@@ -1211,26 +1241,31 @@ COMPAT = [
     Spec("compat.riskcal.adp", lambda epsilon, delta, alpha: (_rc.get_advantage_from_adp(epsilon, delta),
                                                              _rc.get_beta_from_adp(epsilon, delta, alpha)), (
         Arg("epsilon", EPS, bad(below(0.0))), Arg("delta", DELTA, BAD_PROB), Arg("alpha", ALPHA, BAD_PROB)),
-        each(probability), FEW, covers=("dpax.compat.riskcal.get_advantage_from_adp", "dpax.compat.riskcal.get_beta_from_adp")),
-    Spec("compat.riskcal.gdp", lambda mu, alpha, prior: (_rc.get_advantage_from_gdp(mu), _rc.get_beta_from_gdp(mu, alpha),
+        each(probability), FEW,
+        covers=("dpax.compat.riskcal.get_advantage_from_adp", "dpax.compat.riskcal.get_beta_from_adp")),
+    Spec("compat.riskcal.gdp", lambda mu, alpha, prior: (_rc.get_advantage_from_gdp(mu),
+                                                        _rc.get_beta_from_gdp(mu, alpha),
                                                         _rc.get_bayes_risk_from_gdp(mu, prior)), (
         # get_bayes_risk_from_gdp takes one mu (riskcal's signature)
         Arg("mu", real(1e-300, 1e300, 0.0, 1.0, log=True, pair=False), bad(below(0.0))), Arg("alpha", ALPHA, BAD_PROB),
         Arg("prior", real(0.0, 1.0, 0.0, 0.5, 1.0), BAD_PROB)),
-        each(probability), FEW, covers=("dpax.compat.riskcal.get_advantage_from_gdp", "dpax.compat.riskcal.get_beta_from_gdp",
-                                        "dpax.compat.riskcal.get_bayes_risk_from_gdp"),
+        each(probability), FEW,
+        covers=("dpax.compat.riskcal.get_advantage_from_gdp", "dpax.compat.riskcal.get_beta_from_gdp",
+                "dpax.compat.riskcal.get_bayes_risk_from_gdp"),
         relation=lambda r, kw: around(r[0], gdp_advantage(np.asarray(kw["mu"], np.float64)), True, 1e-12)),
     Spec("compat.riskcal.get_bayes_risk_from_pld", lambda pld, prior: _rc.get_bayes_risk_from_pld(pld, prior), (
         Arg("pld", one_of("one").map(lambda k: pls()[k]), one_of(None, 1.0, "pld")),
         Arg("prior", real(0.0, 1.0, 0.0, 0.5, 1.0), BAD_PROB)), probability, FEW),
-    Spec("compat.riskcal.pld", lambda pld, alpha: (_rc.get_advantage_from_pld(pld), _rc.get_beta_from_pld(pld, alpha=alpha)), (
+    Spec("compat.riskcal.pld", lambda pld, alpha: (_rc.get_advantage_from_pld(pld),
+                                                   _rc.get_beta_from_pld(pld, alpha=alpha)), (
         Arg("pld", one_of("one").map(lambda k: pls()[k]), one_of(None, 1.0, "pld")),
         Arg("alpha", ALPHA, BAD_PROB)), each(probability), FEW,
         covers=("dpax.compat.riskcal.get_advantage_from_pld", "dpax.compat.riskcal.get_beta_from_pld")),
     Spec("compat.riskcal.get_beta_from_rdp", lambda epsilon, alpha, order, tol: _rc.get_beta_from_rdp(
         epsilon, alpha, order, tol=tol), (
         Arg("epsilon", real(0.0, 50.0, 0.0, pair=False), bad(below(0.0), scalar=True)),
-        Arg("alpha", ALPHA, BAD_PROB), Arg("order", real(0.1, 100.0, 0.5, 1.0, pair=False), bad(0.0, below(0.0), scalar=True)),
+        Arg("alpha", ALPHA, BAD_PROB),
+        Arg("order", real(0.1, 100.0, 0.5, 1.0, pair=False), bad(0.0, below(0.0), scalar=True)),
         Arg("tol", one_of(1e-7), bad(0.0, below(0.0), above(0.5), scalar=True))), probability, FEW),
     Spec("compat.riskcal.get_beta_from_zcdp", lambda rho, alpha, grid_size: _rc.get_beta_from_zcdp(
         rho, alpha, grid_size=grid_size), (
@@ -1244,7 +1279,8 @@ COMPAT = [
         _rc.get_beta_for_dpsgd(noise_multiplier, sample_rate, num_steps, alpha, grid_step=0.1)), (
         Arg("noise_multiplier", NOISE, BAD_POSITIVE), Arg("sample_rate", RATE, BAD_RATE),
         Arg("num_steps", counts(1, 3), BAD_COUNT), Arg("alpha", ALPHA.filter(lambda a: np.ndim(a) == 0), BAD_PROB)),
-        each(probability), FEW, covers=("dpax.compat.riskcal.get_advantage_for_dpsgd", "dpax.compat.riskcal.get_beta_for_dpsgd")),
+        each(probability), FEW,
+        covers=("dpax.compat.riskcal.get_advantage_for_dpsgd", "dpax.compat.riskcal.get_beta_for_dpsgd")),
     Spec("compat.riskcal.find_noise_multiplier", lambda advantage, sample_rate, num_steps, noise_min: (
         _rc.find_noise_multiplier_for_advantage(advantage, sample_rate, num_steps, grid_step=0.1, noise_min=noise_min),
         _rc.find_noise_multiplier_for_err_rates(0.1, 1.0 - 0.1 - advantage, sample_rate, num_steps, grid_step=0.1,
@@ -1317,7 +1353,8 @@ CLI_DPSGD = (
 )
 
 CLI = [
-    Spec("dpax curve", lambda **kw: _cli(["curve"], kw), CLI_DPSGD, no_nan, 4, valid_default=False, covers=("cli.curve",)),
+    Spec("dpax curve", lambda **kw: _cli(["curve"], kw), CLI_DPSGD, no_nan, 4, valid_default=False,
+         covers=("cli.curve",)),
     # the report options are checked once the pair is built (kernels): slow only; default
     # sibling: "dpax curve" above (the same subcommand, its other options)
     Spec("dpax curve (report options)", lambda **kw: _cli(["curve"], kw), CLI_DPSGD + (
@@ -1358,7 +1395,8 @@ CLI = [
         Arg("advantage", one_of("0.2"), one_of("0", "1", "1.5", "abc"), "advantage"),
         Arg("grid_step", one_of("0.1"), one_of("0", "2", "abc"), "grid-step"),
     ), no_nan, 4, valid_default=False, covers=("cli.calibrate",)),
-    Spec("dpax sweep", lambda config, output: run_cli(["sweep", config, "--output", output, "--overwrite", "--no-cache"]), (
+    Spec("dpax sweep",
+         lambda config, output: run_cli(["sweep", config, "--output", output, "--overwrite", "--no-cache"]), (
         Arg("config", one_of("sweep.csv").map(lambda f: os.path.join(loss_files(), f)),
             one_of("missing.csv", "empty.csv").map(lambda f: os.path.join(loss_files(), f)),  # (bad rows are skipped:
             lambda v: os.path.basename(v)),                                                   # --on-error skip)
@@ -1366,8 +1404,8 @@ CLI = [
     ), None, 3, covers=("cli.sweep",)),
     Spec("dpax plot", lambda kind, **kw: _cli(["plot", kind], kw), (
         Arg("kind", one_of("tradeoff"), one_of("nonsense", ""), "KIND"),
-        Arg("output", one_of(os.path.join(tempfile.gettempdir(), "dpax-fuzz-plot.png")), one_of("/nonexistent-dir/x.png"),
-            lambda v: v),
+        Arg("output", one_of(os.path.join(tempfile.gettempdir(), "dpax-fuzz-plot.png")),
+            one_of("/nonexistent-dir/x.png"), lambda v: v),
         Arg("noise_multiplier", one_of("4"), one_of("-1", "nan", "abc"), "noise-multiplier"),
         Arg("sample_rate", one_of("0.1"), one_of("0", "1.5"), "sample-rate"),
         Arg("num_steps", one_of("2"), one_of("0", "2.5"), "num-steps"),
@@ -1418,8 +1456,10 @@ NAMESPACES = ("dpax", "dpax.gdp", "dpax.audit", "dpax.targets", "dpax.conversion
               "dpax.compat.gdpnum", "dpax.compat.riskcal")
 #: Public callables the fuzz does not call, and why.
 NOT_FUZZED = {
-    "dpax.PrivacyLoss.tree_flatten": "JAX's pytree protocol (JAX calls it, not users); round trips in tests/test_api.py",
-    "dpax.PrivacyLoss.tree_unflatten": "JAX's pytree protocol (JAX calls it, not users); round trips in tests/test_api.py",
+    "dpax.PrivacyLoss.tree_flatten": ("JAX's pytree protocol (JAX calls it, not users); "
+                                      "round trips in tests/test_api.py"),
+    "dpax.PrivacyLoss.tree_unflatten": ("JAX's pytree protocol (JAX calls it, not users); "
+                                        "round trips in tests/test_api.py"),
 }
 
 
@@ -1476,7 +1516,8 @@ def public_callables() -> dict[tuple[str, ...], str]:
             out.setdefault(callable_key(obj), f"{ns}.{n}")
             if inspect.isclass(obj):
                 for m, attr in vars(obj).items():
-                    if not m.startswith("_") and (inspect.isfunction(attr) or isinstance(attr, (classmethod, staticmethod))):
+                    if not m.startswith("_") and (inspect.isfunction(attr)
+                                                  or isinstance(attr, (classmethod, staticmethod))):
                         out.setdefault(callable_key(obj, m), f"{ns}.{n}.{m}")
     sub = next(a for a in build_parser()._actions if getattr(a, "choices", None) and isinstance(a.choices, dict))
     for name in sub.choices:
@@ -1507,8 +1548,9 @@ HEAVY = {"dpax curve", "dpax gdp", "dpax mechanism", "dpax calibrate", "dpax plo
          "dpax.calibrate_dpsgd (valid)", "dpax.calibrate (valid)", "compat.riskcal.find_noise_multiplier",
          "dpax.calibrate_blackbox", "dpax.refine", "audit.goodness_of_fit", "gdp.mu_and_regret (bounds)",
          "PrivacyLoss.tradeoff_points", "compat.CTDAccountant", "accountants.DpEventAccountant",
-         "accountants.opacus_accountant", "dpax.mixture_of_gaussians", "PrivacyLoss.compose", "accountants.PLDAccountant",
-         "compat.gdpnum.PLDConverter", "dpax.from_dp_event", "dpax.event_family", "dpax.use_devices",
+         "accountants.opacus_accountant", "dpax.mixture_of_gaussians", "PrivacyLoss.compose",
+         "accountants.PLDAccountant", "compat.gdpnum.PLDConverter", "dpax.from_dp_event", "dpax.event_family",
+         "dpax.use_devices",
          "dpax.clear_kernel_cache", "dpax.dpsgd (finest grid)"}
 for _list in (MECHANISMS_MORE, PRIVACY_LOSS, INTERVAL, TOP, GDP_MORE, CONVERSIONS_MORE, AUDIT_MORE, TARGETS_MORE,
               ACCOUNTANTS, COMPAT, CLI, CALIBRATION_VALID):
@@ -1562,7 +1604,8 @@ def fuzz_once(spec: Spec, wrong: int | None, kwargs: dict[str, Any]) -> None:
             spec.call(**kwargs)
     msg = str(err.value)
     expected = arg.says(kwargs[arg.name])
-    assert expected in msg, f"{spec.name}: the error about {arg.name}={kwargs[arg.name]!r:.80} does not name it: {msg!r}"
+    assert expected in msg, (f"{spec.name}: the error about {arg.name}={kwargs[arg.name]!r:.80} "
+                             f"does not name it: {msg!r}")
     assert len(msg) <= MAX_MESSAGE and "\n" not in msg, f"{spec.name}: a long or multi-line message: {msg[:500]!r}"
     for unhelpful in ("only 0-dimensional arrays", "arg 0 with shape", "Unknown format code", "could not convert"):
         assert unhelpful not in msg, msg
@@ -1617,7 +1660,8 @@ def test_every_public_callable_is_fuzzed():
     # and the check itself: it sees the functions, the classes' methods and the subcommands
     assert {resolve("dpax.gaussian"), resolve("dpax.PrivacyLoss.beta"), resolve("dpax.targets.ErrRates.from_tpr"),
             ("cli", "curve"), ("cli", "mechanism")} <= set(public)
-    assert resolve("dpax.gdp.delta_divergence") == resolve("dpax.conversions.delta_divergence")  # one re-exported function
+    # one re-exported function
+    assert resolve("dpax.gdp.delta_divergence") == resolve("dpax.conversions.delta_divergence")
 
 
 # -- argument checks the fuzz asked for ------------------------------------------------------------

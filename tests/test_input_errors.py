@@ -76,7 +76,8 @@ def test_rdp_and_zcdp_tradeoffs_broadcast():
     out = conversions.zcdp_tradeoff(rho[:, None], alpha, orders=[1.0, 2.0, 4.0])
     for i, r in enumerate(rho):
         np.testing.assert_allclose(out[i], conversions.zcdp_tradeoff(r, alpha, orders=[1.0, 2.0, 4.0]), atol=1e-13)
-    raises(ValueError, lambda: conversions.rdp_tradeoff([1.0, 2.0], [0.1, 0.2, 0.3], 0.1), "order", "epsilon", "(2,)", "(3,)")
+    raises(ValueError, lambda: conversions.rdp_tradeoff([1.0, 2.0], [0.1, 0.2, 0.3], 0.1),
+           "order", "epsilon", "(2,)", "(3,)")
 
 
 # -- 1. shape mismatches name both arguments -----------------------------------------------
@@ -279,7 +280,8 @@ def test_gdp_report_of_huge_noise():
     # the construction's rounding bound (~4e-15 of mass where X = -inf, test_huge_noise) is all
     # there is to see: mu 7e-6 covers it at the FPR 1e-10 of the tail
     assert r.mu < 1e-5 and 0.0 < r.advantage <= 1e-14 and np.all(np.isfinite(r.beta)) and np.isfinite(r.regret)
-    assert "-" not in r.table().replace("1 - ", "").split()  # no cell printed as "-" (NaN); "1 - q" is a probability near 1
+    # no cell printed as "-" (NaN); "1 - q" is a probability near 1
+    assert "-" not in r.table().replace("1 - ", "").split()
 
 
 # default siblings: test_gdp_report_of_huge_noise (the same mechanism's gdp.report, which `dpax gdp`

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as dpa_pld
-from exact_refs import gdp_beta, subsampled_symmetrised_beta
 
 import dpax
+from exact_refs import gdp_beta, subsampled_symmetrised_beta
 
 ALPHAS = np.unique(np.concatenate([np.logspace(-6, np.log10(0.5), 25), np.linspace(0.01, 0.99, 40)]))
 EPSILONS = np.array([0.0, 0.3, 1.0, 2.0, 4.0])
@@ -38,7 +38,8 @@ def test_round_trip_dpax_dp_accounting_dpax_keeps_beta():
 
 
 def test_round_trip_dp_accounting_dpax_dp_accounting():
-    oracle = dpa_pld.from_gaussian_mechanism(1.0, sampling_prob=0.05, value_discretization_interval=1e-3).self_compose(50)
+    oracle = dpa_pld.from_gaussian_mechanism(1.0, sampling_prob=0.05,
+                                             value_discretization_interval=1e-3).self_compose(50)
     pl = dpax.from_dp_accounting(oracle)
     again = pl.to_dp_accounting()
     for e in EPSILONS:
@@ -57,7 +58,8 @@ def test_directions_against_exact_curves():
     assert np.max(np.abs(g.beta(ALPHAS) - gdp_beta(ALPHAS, 0.5))) <= 1e-4
     # asymmetric: the Poisson-subsampled Gaussian's symmetrised curve, and dpax's own pair
     s, p = 1.0, 0.2
-    sub = dpax.from_dp_accounting(dpa_pld.from_gaussian_mechanism(s, sampling_prob=p, value_discretization_interval=1e-4))
+    sub = dpax.from_dp_accounting(dpa_pld.from_gaussian_mechanism(s, sampling_prob=p,
+                                                                  value_discretization_interval=1e-4))
     assert sub.exact_ratio  # its X side totals 1 + 4.7e-12 with SciPy 1.13 to 1.15: round-off
     exact = subsampled_symmetrised_beta(ALPHAS, s, p)
     assert np.max(np.abs(sub.beta(ALPHAS) - exact)) <= 1e-4
@@ -148,7 +150,8 @@ def test_dp_accounting_subsampled_and_laplace_plds_against_native():
     """Asymmetric PMFs (two different ones) and a mechanism with a point mass: against
     dpax's native construction at the same grid, and the Laplace's closed form."""
     s, p = 0.8, 0.05
-    sub = dpax.from_dp_accounting(dpa_pld.from_gaussian_mechanism(s, sampling_prob=p, value_discretization_interval=1e-4))
+    sub = dpax.from_dp_accounting(dpa_pld.from_gaussian_mechanism(s, sampling_prob=p,
+                                                                  value_discretization_interval=1e-4))
     # its Y side totals 1 within round-off (1 + 1.2e-12 with SciPy 1.13 to 1.15, 1 - 1e-12
     # with 1.16 and 1.17): left unscaled, the pair keeps its exact ratio (interop.ROUNDING)
     assert sub.exact_ratio

@@ -133,7 +133,8 @@ def test_subsampled_laplace_exact_profile_and_dp_accounting():
     assert np.max(np.abs(pl.delta(eps) - theirs)) <= 1e-6
     # p = 1 is the plain Laplace mechanism (scale 1, 0.8 until 2026-11-27: the pair and beta
     # kernel of test_laplace_agrees_with_dp_accounting_same_grid and other files, not its own)
-    np.testing.assert_allclose(dpax.subsampled_laplace(1.0, 1.0).beta(ALPHAS), dpax.laplace(1.0).beta(ALPHAS), atol=1e-12)
+    np.testing.assert_allclose(dpax.subsampled_laplace(1.0, 1.0).beta(ALPHAS), dpax.laplace(1.0).beta(ALPHAS),
+                               atol=1e-12)
 
 
 # -- randomized response and the (epsilon, delta) worst case --------------------------------
@@ -177,7 +178,8 @@ def test_k_ary_randomized_response_exact_and_dp_accounting():
 
 # (0, 0.1), (0.5, 1e-3) and (3, 0.2) (supports of their own) are slow; default siblings: (1, 1e-3)
 # (delta > 0, on the support of (1, 0)) and (1, 0)
-@pytest.mark.parametrize("eps,delta", [pytest.param(0.0, 0.1, marks=pytest.mark.slow), pytest.param(0.5, 1e-3, marks=pytest.mark.slow),
+@pytest.mark.parametrize("eps,delta", [pytest.param(0.0, 0.1, marks=pytest.mark.slow),
+                                       pytest.param(0.5, 1e-3, marks=pytest.mark.slow),
                                        (1.0, 1e-3), (1.0, 0.0), pytest.param(3.0, 0.2, marks=pytest.mark.slow)])
 def test_approximate_dp_worst_case_curve(eps, delta):
     pl = dpax.approximate_dp(eps, delta, grid_step=1e-3)  # atoms on the grid: exact
@@ -226,8 +228,8 @@ def test_discrete_laplace_exact_and_dp_accounting(scale, sens):
 
 
 # (0.8, 1) (atoms of its own) is slow too; default sibling: (4, 2) (with the continuous comparison)
-@pytest.mark.parametrize("sigma,sens", [pytest.param(0.8, 1, marks=pytest.mark.slow), pytest.param(1.5, 1, marks=pytest.mark.slow),
-                                        (4.0, 2)])
+@pytest.mark.parametrize("sigma,sens", [pytest.param(0.8, 1, marks=pytest.mark.slow),
+                                        pytest.param(1.5, 1, marks=pytest.mark.slow), (4.0, 2)])
 def test_discrete_gaussian_exact_and_dp_accounting(sigma, sens):
     pl = dpax.discrete_gaussian(sigma, sens)
     p, q = discrete_gaussian_atoms(sigma, sens)
@@ -367,7 +369,8 @@ def test_substitution_without_subsampling_is_the_sensitivity_two_gaussian():
     assert_safe_close(pl.beta(ALPHAS), norm.cdf(norm.isf(ALPHAS) - 1.0), 1e-6, "beta")
     steps = dpax.dpsgd(1.0, 0.05, 100, grid_step=1e-3, neighbouring="substitution")
     oracle = dpa_pld.from_gaussian_mechanism(
-        1.0, sampling_prob=0.05, value_discretization_interval=1e-3, neighboring_relation=dpa_pld.NeighborRel.REPLACE_ONE
+        1.0, sampling_prob=0.05, value_discretization_interval=1e-3,
+        neighboring_relation=dpa_pld.NeighborRel.REPLACE_ONE,
     ).self_compose(100)
     assert steps.epsilon(1e-5) == pytest.approx(oracle.get_epsilon_for_delta(1e-5), rel=1e-6)
     assert "substitution" in repr(steps)
@@ -382,8 +385,8 @@ def test_cli_mechanism_subcommand(capsys):
     from dpax.cli import main
 
     # at ALPHAS: the beta kernel test_approximate_dp_worst_case_curve[1.0-*] compiles for this support
-    assert main(["mechanism", "randomized-response", "--epsilon", "1", "--grid-step", "1e-3", "--alpha", *map(repr, ALPHAS.tolist()),
-                 "--delta", "0", "--json", "--no-cache"]) == 0
+    assert main(["mechanism", "randomized-response", "--epsilon", "1", "--grid-step", "1e-3",
+                 "--alpha", *map(repr, ALPHAS.tolist()), "--delta", "0", "--json", "--no-cache"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["mechanism"] == "randomized-response"
     np.testing.assert_allclose(out["beta"], approx_dp_beta(ALPHAS, 1.0), atol=1e-12)

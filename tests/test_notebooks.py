@@ -50,7 +50,8 @@ def _text(nb):
         for o in cell.get("outputs", []):
             if o.get("output_type") == "error":
                 raise AssertionError(f"error output: {o.get('ename')}: {o.get('evalue')}")
-            out.append(o.get("text", "") if o.get("output_type") == "stream" else str(o.get("data", {}).get("text/plain", "")))
+            out.append(o.get("text", "") if o.get("output_type") == "stream"
+                       else str(o.get("data", {}).get("text/plain", "")))
     return "".join(out)
 
 

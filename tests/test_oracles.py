@@ -185,7 +185,8 @@ PROPERTY_CONFIGS = (
        for s, p in [(0.5, 0.3), (1.0, 0.01), (0.6, 0.9), (2.0, 0.1)]]
     # gauss s0.5-T4 and s10-T1000 (kernels of their own) are slow; default siblings: gauss s1-T1 and the
     # composed dpsgd cases
-    + [pytest.param(("gauss", s, 1.0, t, 1e-3), id=f"gauss-s{s}-T{t}", marks=(pytest.mark.slow,) if (s, t) != (1.0, 1) else ())
+    + [pytest.param(("gauss", s, 1.0, t, 1e-3), id=f"gauss-s{s}-T{t}",
+                    marks=(pytest.mark.slow,) if (s, t) != (1.0, 1) else ())
        for s, t in [(1.0, 1), (0.5, 4), (10.0, 1000)]]
 )
 

@@ -4,7 +4,6 @@ lines, the plotted data equal to dpax's numbers, rendered images not blank)."""
 from __future__ import annotations
 
 import io
-import json
 
 import matplotlib
 
@@ -117,7 +116,8 @@ def test_diagonal_is_labelled_perfect_privacy():
     for fig in (plot.tradeoff_curves(pl), plot.gdp_fit(pl)):
         labels = [line.get_label() for line in fig.axes[0].get_lines()]
         assert labels[-1] == plot.RANDOM_GUESSING == "perfect privacy (random guessing)"
-        np.testing.assert_allclose(fig.axes[0].get_lines()[-1].get_ydata(), 1.0 - fig.axes[0].get_lines()[-1].get_xdata())
+        np.testing.assert_allclose(fig.axes[0].get_lines()[-1].get_ydata(),
+                                   1.0 - fig.axes[0].get_lines()[-1].get_xdata())
         assert not any("no privacy" in lab for lab in labels)
         legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
         assert legend[-1] == plot.RANDOM_GUESSING

@@ -82,7 +82,8 @@ def test_regrid_is_pessimistic_and_the_identity_at_the_same_step():
 
 # 16 steps (an FFT length of its own) and 1 (a beta kernel of its own) are slow; default siblings:
 # 400, and tests/test_gaussian_exact.py::test_self_compose_equals_repeated_compose
-@pytest.mark.parametrize("steps", [pytest.param(1, marks=pytest.mark.slow), pytest.param(16, marks=pytest.mark.slow), 400])
+@pytest.mark.parametrize("steps", [pytest.param(1, marks=pytest.mark.slow), pytest.param(16, marks=pytest.mark.slow),
+                                   400])
 def test_self_compose_matches_the_composed_gaussian(steps):
     sigma, step = 4.0, 1e-3
     pl = dpax.gaussian(sigma, grid_step=step).self_compose(steps)

@@ -61,7 +61,8 @@ def test_records_one_per_configuration_in_c_order():
 def test_text_table_shows_the_comparison():
     r = _result(Advantage(0.1), (2, 2))
     lines = r.table().split("\n")
-    assert lines[0].split() == ["sample", "rate", "steps", "target", "noise", "standard", "noise", "reduction", "status"]
+    assert lines[0].split() == ["sample", "rate", "steps", "target", "noise", "standard", "noise", "reduction",
+                                "status"]
     assert len(lines) == 5
     assert lines[1].split() == ["0.01", "100", "advantage", "<=", "0.1", "1", "2", "50.0%", "calibrated"]
     assert lines[4].split() == ["0.02", "1,000", "advantage", "<=", "0.1", "-", "2.3", "-", "infeasible"]

@@ -47,7 +47,8 @@ def test_arguments_broadcast():
     ((100.5, 20, 1), ValueError, r"dataset_size must be a whole number"),
     ((100, 20, True), TypeError, r"epochs must be a real number .* not a boolean"),
     (("100", 20, 1), TypeError, r"dataset_size .* not a string"),
-    ((100, [10, 20], [1, 2, 3]), ValueError, r"batch_size \(shape \(2,\)\) and epochs \(shape \(3,\)\) do not broadcast"),
+    ((100, [10, 20], [1, 2, 3]), ValueError,
+     r"batch_size \(shape \(2,\)\) and epochs \(shape \(3,\)\) do not broadcast"),
     ((2**40, 1, 2**20), ValueError, r"the number of steps\) must be at most 2\*\*53"),
 ])
 def test_bad_input_names_the_argument(args, error, message):

@@ -43,8 +43,8 @@ CONFIGS = [(0.5, 0.3), (1.0, 0.01), (1.0, 0.5), (2.0, 0.1), (0.8, 1.0), (5.0, 0.
 #: (1, 0.5) at 1e-3 and (5, 0.001) at 1e-4 are slow (supports of their own); p from 0.001
 #: to 1 stays in the default run, (5, 0.001) at 1e-3. (2, 0.1) at 1e-3 (kernels of its own in
 #: four tests) is slow in this file; default siblings: the other configurations here (and
-#: test_symmetrised_curve_passes_through_both_ends_of_the_line[2.0-0.1], the same pair at 1e-4). (1, 0.01) at 1e-4 (a support of its own) is slow; default
-#: siblings: (1, 0.01) at 1e-3 and (0.5, 0.3) at 1e-4 and 1e-5
+#: test_symmetrised_curve_passes_through_both_ends_of_the_line[2.0-0.1], the same pair at 1e-4). (1, 0.01) at 1e-4
+#: (a support of its own) is slow; default siblings: (1, 0.01) at 1e-3 and (0.5, 0.3) at 1e-4 and 1e-5
 DEFAULT = {1e-3: [c for c in CONFIGS if c not in ((1.0, 0.5), (2.0, 0.1))], 1e-4: [(0.5, 0.3)], 1e-5: [(0.5, 0.3)]}
 SLOW_1E3 = {(1.0, 0.5), (2.0, 0.1)}
 
@@ -132,8 +132,8 @@ def test_one_direction_breakpoints_lie_on_f(sigma, p):
 
 # (2, 0.1) slow (see SLOW_1E3), (0.5, 0.3) too (a kernel of its own); default siblings: p = 0.001,
 # 0.01 and 1 here
-@pytest.mark.parametrize("sigma, p", [_param(0.5, 0.3, slow=True), _param(1.0, 0.01), _param(2.0, 0.1), _param(0.8, 1.0),
-                                      _param(5.0, 0.001)])
+@pytest.mark.parametrize("sigma, p", [_param(0.5, 0.3, slow=True), _param(1.0, 0.01), _param(2.0, 0.1),
+                                      _param(0.8, 1.0), _param(5.0, 0.001)])
 def test_advantage_closed_form(sigma, p):
     """Advantage = TV(P, Q) = p (2 Phi(1/(2 s)) - 1) = 1 - x* - f_p(x*)."""
     pl = dpax.subsampled_gaussian(sigma, p, grid_step=1e-3)

@@ -14,7 +14,7 @@ from scipy.stats import norm
 
 import dpax
 from dpax.targets import GDP, PPV, Accuracy, Advantage, All, Epsilon, ErrRates, Reconstruction
-from exact_refs import gdp_advantage, gdp_beta, gdp_delta
+from exact_refs import gdp_beta, gdp_delta
 
 STEP = 1e-3
 RTOL = 1e-4
@@ -133,7 +133,8 @@ def test_batched_targets_and_configuration_args():
     sens = np.array([[1.0], [2.0]])
     # bounds (0.05, 50), the closed-form tests' (answers 0.95..2.08): at (0.05, 100) the search's
     # first rounds took 3 kernel shapes more
-    got = dpax.calibrate(lambda s, c: dpax.gaussian(s, sensitivity=c, grid_step=STEP), Advantage(adv), args=(sens,), bounds=(0.05, 50))
+    got = dpax.calibrate(lambda s, c: dpax.gaussian(s, sensitivity=c, grid_step=STEP), Advantage(adv), args=(sens,),
+                         bounds=(0.05, 50))
     assert got.shape == (2, 3)
     exact = sens / (2 * norm.ppf((1 + adv) / 2))
     assert np.all(got >= exact * (1 - 1e-9)) and np.all(got <= exact * (1 + 2e-3))
@@ -211,7 +212,8 @@ def _delta_acct(s, eps):  # the Gaussian mechanism's exact privacy profile (Eq. 
 
 def _eps_acct(s, deltas):
     mu = 1.0 / s
-    return np.array([brentq(lambda e: gdp_delta(e, mu) - d, 0.0, 200.0) if gdp_delta(0.0, mu) > d else 0.0 for d in deltas])
+    return np.array([brentq(lambda e, d=d: gdp_delta(e, mu) - d, 0.0, 200.0) if gdp_delta(0.0, mu) > d else 0.0
+                     for d in deltas])
 
 
 def test_blackbox_advantage_is_exact_from_delta_at_zero():

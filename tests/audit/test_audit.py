@@ -63,7 +63,8 @@ def test_tramer_audit_example_is_contradicted():
     assert A.clopper_pearson(fn, n_pos, 1 - 1e-10, "upper")[1] == pytest.approx(0.9550138, abs=1e-7)
     assert A.clopper_pearson(fp, n_neg, 1 - 1e-10, "upper")[1] == pytest.approx(0.0027259, abs=1e-7)
     # a weaker claim survives the same counts
-    assert A.audit(fp, n_neg, fn, n_pos, confidence=1 - 1e-10, claim_epsilon=3.0, claim_delta=1e-5).contradicted is False
+    assert A.audit(fp, n_neg, fn, n_pos, confidence=1 - 1e-10, claim_epsilon=3.0,
+                   claim_delta=1e-5).contradicted is False
 
 
 def _smallest_epsilon_not_contradicted(fpr_hi, fnr_hi, delta):

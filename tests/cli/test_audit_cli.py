@@ -15,8 +15,8 @@ from dpax.cli import main
 
 # the counts of the audit in Tramèr et al. (2022)
 TRAMER_AUDIT = ["audit", "--false-positives", "174", "--negatives", "100000", "--false-negatives", "95078",
-                "--positives", "1e5", "--confidence", "0.9999999999", "--claim-epsilon", "0.21", "--claim-delta", "1e-5",
-                "--no-cache"]
+                "--positives", "1e5", "--confidence", "0.9999999999", "--claim-epsilon", "0.21",
+                "--claim-delta", "1e-5", "--no-cache"]
 
 
 def run_json(argv, capsys):
@@ -58,7 +58,8 @@ def test_audit_mu_claim_and_no_claim(capsys):
 
 
 @pytest.mark.parametrize("extra, match", [
-    (["--false-positives", "11", "--negatives", "10", "--false-negatives", "1", "--positives", "10"], "false_positives"),
+    (["--false-positives", "11", "--negatives", "10", "--false-negatives", "1", "--positives", "10"],
+     "false_positives"),
     (["--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10",
       "--confidence", "1.5"], "confidence"),
     (["--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10",
@@ -137,18 +138,30 @@ def test_bad_loss_files(tmp_path, losses, capsys):
     good = tmp_path / "good.npy"
     np.save(good, train)
     cases = {}
-    np.save(tmp_path / "empty.npy", np.zeros(0)); cases["empty.npy"] = "no losses"
-    np.save(tmp_path / "nan.npy", np.array([1.0, np.nan, 2.0])); cases["nan.npy"] = "NaN or infinite"
-    np.save(tmp_path / "inf.npy", np.array([1.0, 2.0, np.inf])); cases["inf.npy"] = "NaN or infinite"
-    np.save(tmp_path / "matrix.npy", np.ones((3, 4))); cases["matrix.npy"] = "1-D"
-    np.save(tmp_path / "text.npy", np.array(["a", "b"])); cases["text.npy"] = "numbers"
-    np.savez(tmp_path / "two.npz", a=train, b=test); cases["two.npz"] = "several arrays"
-    (tmp_path / "gap.csv").write_text("loss\n1.0\n2.0,3.0\n"); cases["gap.csv"] = "fields"
-    (tmp_path / "hole.csv").write_text("a,b\n1.0,2.0\n3.0,\n"); cases["hole.csv"] = "NaN or infinite"
-    (tmp_path / "word.csv").write_text("1.0\nabc\n"); cases["word.csv"] = "not a number"
-    (tmp_path / "blank.csv").write_text("\n\n"); cases["blank.csv"] = "empty"
-    (tmp_path / "wide.csv").write_text("1.0,2.0\n3.0,4.0\n"); cases["wide.csv"] = "--column"
-    (tmp_path / "losses.txt").write_text("1.0\n"); cases["losses.txt"] = "unknown loss file type"
+    np.save(tmp_path / "empty.npy", np.zeros(0))
+    cases["empty.npy"] = "no losses"
+    np.save(tmp_path / "nan.npy", np.array([1.0, np.nan, 2.0]))
+    cases["nan.npy"] = "NaN or infinite"
+    np.save(tmp_path / "inf.npy", np.array([1.0, 2.0, np.inf]))
+    cases["inf.npy"] = "NaN or infinite"
+    np.save(tmp_path / "matrix.npy", np.ones((3, 4)))
+    cases["matrix.npy"] = "1-D"
+    np.save(tmp_path / "text.npy", np.array(["a", "b"]))
+    cases["text.npy"] = "numbers"
+    np.savez(tmp_path / "two.npz", a=train, b=test)
+    cases["two.npz"] = "several arrays"
+    (tmp_path / "gap.csv").write_text("loss\n1.0\n2.0,3.0\n")
+    cases["gap.csv"] = "fields"
+    (tmp_path / "hole.csv").write_text("a,b\n1.0,2.0\n3.0,\n")
+    cases["hole.csv"] = "NaN or infinite"
+    (tmp_path / "word.csv").write_text("1.0\nabc\n")
+    cases["word.csv"] = "not a number"
+    (tmp_path / "blank.csv").write_text("\n\n")
+    cases["blank.csv"] = "empty"
+    (tmp_path / "wide.csv").write_text("1.0,2.0\n3.0,4.0\n")
+    cases["wide.csv"] = "--column"
+    (tmp_path / "losses.txt").write_text("1.0\n")
+    cases["losses.txt"] = "unknown loss file type"
     cases["missing.npy"] = "no such file"
     for name, match in cases.items():
         extra = ["--column", "b"] if name == "hole.csv" else []

@@ -132,7 +132,8 @@ def test_accuracy_usage_errors(capsys, args, message):
 
 
 def test_help_documents_brackets_and_accuracy(capsys):
-    for command, applies in (("curve", "every number reported"), ("gdp", "every number of the report (mu and the regret"),
+    for command, applies in (("curve", "every number reported"),
+                             ("gdp", "every number of the report (mu and the regret"),
                              ("calibrate", "the target's quantity at the calibrated noise")):
         assert cli.main([command, "--help"]) == 0
         text = " ".join(capsys.readouterr().out.split())
@@ -164,7 +165,8 @@ def test_gdp_brackets_hold_the_gaussian_truth(capsys):
     tpr = cli.common.probability(1 - out["beta"][0], complement=out["beta"][0])
     assert first.split()[1:4] == ["1", "-", tpr] and first.split()[4] == tpr
     assert first.split()[5:8] == ["1", "-", cli.common.fmt(1 - out["beta_optimistic"][0])]
-    assert "(max advantage)" in next(line for line in rows if line.strip().startswith(cli.common.fmt(out["alpha"][-1], 4)))
+    assert "(max advantage)" in next(
+        line for line in rows if line.strip().startswith(cli.common.fmt(out["alpha"][-1], 4)))
     assert "alpha*" not in text
     # the (epsilon, delta) -> mu conversion is a closed form: no bracket
     conv = run(capsys, ["gdp", "--epsilon", "1", "--delta", "1e-5"])
@@ -220,5 +222,6 @@ def test_calibrate_accuracy_prints_the_noise_interval(capsys):
     text = cli.render_calibrate(out)
     assert f"chosen by --accuracy {acc:g}" in text and "noise, optimistic" in text and "optimistic " in text
     # without --accuracy nothing of it is printed
-    plain = {k: v for k, v in out.items() if k not in ("accuracy", "noise_multiplier_optimistic", "achieved_optimistic")}
+    plain = {k: v for k, v in out.items()
+             if k not in ("accuracy", "noise_multiplier_optimistic", "achieved_optimistic")}
     assert "optimistic" not in cli.render_calibrate(plain) and "--accuracy" not in cli.render_calibrate(plain)

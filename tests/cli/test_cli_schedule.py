@@ -12,7 +12,8 @@ import pytest
 from dpax.cli import main
 from dpax.cli.main import build_parser
 
-CALIBRATE = ["calibrate", "--advantage", "0.3", "--grid-step", "1e-2", "--no-compare-standard"]  # the kernel cache: shared
+# the kernel cache: shared
+CALIBRATE = ["calibrate", "--advantage", "0.3", "--grid-step", "1e-2", "--no-compare-standard"]
 
 
 def _fail(argv, capsys) -> str:
@@ -53,7 +54,8 @@ def test_the_two_ways_are_exclusive_and_complete(options, message, capsys):
 
 @pytest.mark.parametrize("options, message", [
     (["--dataset-size", "1000", "--batch-size", "2000", "--epochs", "3"], "batch_size must lie in [1, dataset_size]"),
-    (["--dataset-size", "1000", "--batch-size", "100", "--epochs", "2.5"], "epochs must be a whole number >= 1, got 2.5"),
+    (["--dataset-size", "1000", "--batch-size", "100", "--epochs", "2.5"],
+     "epochs must be a whole number >= 1, got 2.5"),
     (["--sample-rate", "0.0042", "--num-steps", "14062.5"],
      "num_steps (--num-steps) must be a whole number >= 1, got 14062.5; to train for a number of epochs, give "
      "--dataset-size N --batch-size B --epochs E in place of --sample-rate and --num-steps"),

@@ -56,8 +56,8 @@ def test_pld_functions_on_the_same_pld():
     # PLD, cfg0's, the advantages differ by 6e-9)
     pld = _pld(0.9, 0.25, 15)
     # the same PMFs: dpax and riskcal evaluate Algorithm 1 / 3 on identical input
-    np.testing.assert_allclose(dr.get_beta_from_pld(pld, alpha=ALPHAS), rc_analysis.get_beta_from_pld(pld, alpha=ALPHAS),
-                               atol=1e-7)
+    np.testing.assert_allclose(dr.get_beta_from_pld(pld, alpha=ALPHAS),
+                               rc_analysis.get_beta_from_pld(pld, alpha=ALPHAS), atol=1e-7)
     assert dr.get_beta_from_pld(pld, 0.1) == pytest.approx(rc_analysis.get_beta_from_pld(pld, 0.1), abs=1e-7)
     assert dr.get_advantage_from_pld(pld) == pytest.approx(rc_analysis.get_advantage_from_pld(pld), abs=1e-9)
     prior = np.array([0.1, 0.3, 0.5, 0.8])
@@ -79,9 +79,10 @@ def test_closed_forms():
     prior = np.array([0.1, 0.5, 0.9])
     np.testing.assert_allclose(dr.get_bayes_risk_from_gdp(mu, prior), rc_analysis.get_bayes_risk_from_gdp(mu, prior),
                                atol=1e-12)
-    np.testing.assert_allclose(dr.get_beta_from_adp(1.0, 1e-3, ALPHAS), rc_analysis.get_beta_from_adp(1.0, 1e-3, ALPHAS),
-                               atol=1e-12)
-    assert dr.get_advantage_from_adp(0.5, 1e-3) == pytest.approx(rc_analysis.get_advantage_from_adp(0.5, 1e-3), abs=1e-12)
+    np.testing.assert_allclose(dr.get_beta_from_adp(1.0, 1e-3, ALPHAS),
+                               rc_analysis.get_beta_from_adp(1.0, 1e-3, ALPHAS), atol=1e-12)
+    assert dr.get_advantage_from_adp(0.5, 1e-3) == pytest.approx(rc_analysis.get_advantage_from_adp(0.5, 1e-3),
+                                                                 abs=1e-12)
     for d, a, b in [(1e-3, 1e-3, 0.8), (1e-5, 0.1, 0.5), (0.0, 0.3, 0.3)]:
         assert dr.get_epsilon_from_err_rates(d, a, b) == pytest.approx(rc_analysis.get_epsilon_from_err_rates(d, a, b),
                                                                        abs=1e-12)
@@ -125,7 +126,8 @@ def test_riskcal_ctd_accountant():
             acct.step(noise_multiplier=9.4, sample_rate=16384 / 50000)
     assert ours.history == ref.history and len(ours) == len(ref) == 2000
     # at ALPHAS (0.1 among them): the beta kernel of test_dpsgd_beta_and_advantage[cfg0]
-    assert ours.get_beta(alpha=ALPHAS, grid_step=STEP) == pytest.approx(ref.get_beta(alpha=ALPHAS, grid_step=STEP), abs=5e-5)
+    assert ours.get_beta(alpha=ALPHAS, grid_step=STEP) == pytest.approx(ref.get_beta(alpha=ALPHAS, grid_step=STEP),
+                                                                        abs=5e-5)
     assert ours.get_epsilon(delta=1e-5, grid_step=STEP) == pytest.approx(ref.get_epsilon(delta=1e-5, grid_step=STEP),
                                                                          rel=1e-3)
     assert ours.get_advantage(grid_step=STEP) == pytest.approx(ref.get_advantage(grid_step=STEP), abs=1e-5)

@@ -56,7 +56,8 @@ def test_dpsgd_rows_of_very_different_width_answer_as_alone():
     _assert_rows_as_alone(batch, alone)
 
 
-@pytest.mark.slow  # ~9 s; the construction tests below and test_composition's narrow-row test keep the guarantee in the default run
+@pytest.mark.slow  # ~9 s; the construction tests below and test_composition's narrow-row test keep the guarantee
+# in the default run
 def test_heterogeneous_composition_and_constructions_answer_as_alone():
     g = dpax.gaussian([1.0, 8.0], grid_step=1e-2)
     lap = dpax.laplace(2.0, grid_step=1e-2)

@@ -62,7 +62,8 @@ def seeds(tmp_path_factory):
             counts = {k: cache.stats[k] - before.get(k, 0) for k in cache.stats}
         finally:
             cache.follow_environment()
-        assert counts.get("loaded", 0) == 0 and counts["compiled"] >= 3 and counts.get("stored", 0) == counts["compiled"]
+        assert (counts.get("loaded", 0) == 0 and counts["compiled"] >= 3
+                and counts.get("stored", 0) == counts["compiled"])
         out[name] = (path, numbers)
     return out
 

@@ -115,7 +115,8 @@ def test_tilt_rates_aim_at_the_tail():
     # kernels compiled by the compositions above and below (a Python float is another key)
     step, span = np.float64(1e-2), np.array([10.0])
     with jax.enable_x64(True):
-        rates = [np.asarray(composition.tilt_rates((one.pair,), (np.array([t]),), step, span)[0]) for t in (1, 100, 10_000)]
+        rates = [np.asarray(composition.tilt_rates((one.pair,), (np.array([t]),), step, span)[0])
+                 for t in (1, 100, 10_000)]
     assert all(r.shape == (1, 4) and np.all(r >= 1.0) for r in rates)
     g = dpax.gaussian(1.0, grid_step=1e-2).bounds()
     with jax.enable_x64(True):

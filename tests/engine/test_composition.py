@@ -13,9 +13,9 @@ import warnings
 import numpy as np
 import pytest
 from dp_accounting.pld import privacy_loss_distribution as dpa_pld
-from exact_refs import gdp_beta, gdp_delta
 
 import dpax
+from exact_refs import gdp_beta, gdp_delta
 
 ALPHAS = np.unique(np.concatenate([np.logspace(-6, np.log10(0.5), 25), np.linspace(0.01, 0.99, 40)]))
 

@@ -57,4 +57,5 @@ def test_padded_length_and_memory_budget(monkeypatch):
     with pytest.raises(grid.MemoryBudgetError) as err:
         grid.check_memory(1000, 10**6, "composition")
     assert isinstance(err.value, ValueError)
-    assert "composition" in str(err.value) and "149.0 GiB" in str(err.value) and "DPAX_MEMORY_LIMIT_GB" in str(err.value)
+    assert ("composition" in str(err.value) and "149.0 GiB" in str(err.value)
+            and "DPAX_MEMORY_LIMIT_GB" in str(err.value))

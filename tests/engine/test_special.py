@@ -7,7 +7,8 @@ import scipy.special as sp
 
 from dpax._engine import special as _special
 
-X = np.concatenate([np.linspace(-60.0, 40.0, 200_001), -np.logspace(-6, 8, 500), np.logspace(-6, 2, 500), [0.0, -np.inf, np.inf]])
+X = np.concatenate([np.linspace(-60.0, 40.0, 200_001), -np.logspace(-6, 8, 500), np.logspace(-6, 2, 500),
+                    [0.0, -np.inf, np.inf]])
 
 
 def _rel(got, ref):

@@ -157,7 +157,8 @@ def measured():
 
 def test_work_of_public_operations_is_pinned(measured):
     problems = check(measured, PINNED)
-    assert not problems, "\n".join(problems) + "\n\nmeasured now (paste over PINNED if intended):\n" + _literal(measured)
+    assert not problems, (
+        "\n".join(problems) + "\n\nmeasured now (paste over PINNED if intended):\n" + _literal(measured))
 
 
 def test_a_second_run_counts_the_same_work_and_compiles_nothing(measured):
@@ -199,7 +200,8 @@ def test_doubled_work_is_caught(measured, monkeypatch):
     assert check(table, measured) == []
     table["calibrate_dpsgd(4 unlike rows), grid 1e-2"]["points"] *= 2
     assert check(table, measured) == [
-        f"calibrate_dpsgd(4 unlike rows), grid 1e-2: points {table['calibrate_dpsgd(4 unlike rows), grid 1e-2']['points']}, "
+        f"calibrate_dpsgd(4 unlike rows), grid 1e-2: points "
+        f"{table['calibrate_dpsgd(4 unlike rows), grid 1e-2']['points']}, "
         f"over {SLOWER} x the pinned {measured['calibrate_dpsgd(4 unlike rows), grid 1e-2']['points']} (more work)"]
     table["  .beta([1e-3, 1e-2, 0.1])"]["points"] = 0  # a counter that stopped counting
     assert any("under" in p for p in check(table, measured))

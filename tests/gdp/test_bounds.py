@@ -29,7 +29,7 @@ def dpsgd_corner():
     return dpax.dpsgd(2.0, 0.1, 400, grid_step=1e-4)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _dpsgd_corner_rows():
     """The slow cases' DP-SGD batch at grid 1e-4 (the default run's fixture before, ~10 kernels
     of its own): De et al.'s CIFAR-10 configuration and three more, the fixture's among them."""
@@ -106,9 +106,9 @@ def test_eq29_block_bounds_hold_and_are_tight(which, dpsgd_corner):
             ends = [np.take_along_axis(t, q, -1) for t in (cx, 1 - cx, cy, 1 - cy)]
             zx, ex = (np.asarray(v) for v in probit(jnp.asarray(ends[0]), jnp.asarray(ends[1]), err))
             zy, ey = (np.asarray(v) for v in probit(jnp.asarray(ends[2]), jnp.asarray(ends[3]), err))
-            upper = np.asarray(jax.jit(gdp_bounds.eq29_block_bounds)(jnp.asarray(px), jnp.asarray(py), jnp.asarray(py) / jnp.asarray(px),
-                                                     [jnp.asarray(e) for e in ends],
-                                                     zx, ex, zy, ey, jnp.asarray(first), jnp.asarray(last)))
+            upper = np.asarray(jax.jit(gdp_bounds.eq29_block_bounds)(
+                jnp.asarray(px), jnp.asarray(py), jnp.asarray(py) / jnp.asarray(px), [jnp.asarray(e) for e in ends],
+                zx, ex, zy, ey, jnp.asarray(first), jnp.asarray(last)))
             za, ea = (np.asarray(v) for v in probit(jnp.asarray(cx), jnp.asarray(1 - cx), err))
             zb, eb = (np.asarray(v) for v in probit(jnp.asarray(cy), jnp.asarray(1 - cy), err))
             k = np.arange(n1)
@@ -122,7 +122,8 @@ def test_eq29_block_bounds_hold_and_are_tight(which, dpsgd_corner):
                 held = (block_max > -np.inf) & (starts[:-1] <= last[r]) & (starts[1:] > first[r])  # the kernel's blocks
                 assert np.all(upper[r][held] >= block_max[held]), (case, r)
                 if which.startswith("dpsgd"):
-                    best = np.max(np.where(held, np.maximum(zx[r, :-1] + zy[r, :-1] + ex[r, :-1] + ey[r, :-1], -np.inf), -np.inf))
+                    best = np.max(np.where(
+                        held, np.maximum(zx[r, :-1] + zy[r, :-1] + ex[r, :-1] + ey[r, :-1], -np.inf), -np.inf))
                     assert np.sum(upper[r][held] >= best - 2 * gdp_bounds.BOUND_SLACK) <= 8, r
 
 
@@ -220,7 +221,8 @@ def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch, which):
         cases = [dpax.compose(dpax.dpsgd(np.array([0.8, 2.0, 9.4, 1.0]), np.array([0.01, 0.3, 0.3, 0.05]),
                                          np.array([300, 300, 300, 1000]), grid_step=1e-3))]
         cases += [
-            dpax.compose(dpax.gaussian(1.5, grid_step=1e-3).self_compose(20), dpax.randomized_response(1.0, grid_step=1e-3)),
+            dpax.compose(dpax.gaussian(1.5, grid_step=1e-3).self_compose(20),
+                         dpax.randomized_response(1.0, grid_step=1e-3)),
             dpax.laplace(np.array([0.5, 2.0, 1.0]), grid_step=1e-3),
             dpax.PrivacyLoss([0.6, 0.0, 0.4], [0.4, 0.0, 0.6], -2, 0.0, 0.0, 0.2),  # shorter than a block
         ]

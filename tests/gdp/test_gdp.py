@@ -20,13 +20,13 @@ from dpax import gdp
 from exact_refs import gdp_advantage, gdp_beta, gdp_delta
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _dpsgd(sigma, p, steps, grid_step=1e-3):
     """DP-SGD losses shared by the tests (each distinct configuration is built and compiled once)."""
     return dpax.dpsgd(sigma, p, steps, grid_step=grid_step)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _gaussian():
     """The Gaussian mechanism with sigma 1 (exactly 1-GDP) at grid 2.5e-4: its support, 81920
     points, is that of _dpsgd(1.0, 0.3, 100), so its mu, beta, epsilon, advantage and
@@ -34,13 +34,13 @@ def _gaussian():
     return dpax.gaussian(1.0, grid_step=2.5e-4)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _batch():
     """A 2 x 2 batch: noise multipliers (1, 2) by sample rates (0.1, 0.3), 100 steps."""
     return dpax.dpsgd(np.array([[1.0], [2.0]]), np.array([0.1, 0.3]), 100, grid_step=1e-3)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rows():
     """A 2 x 2 batch of distinct rows that cost no construction kernels of their own: DP-SGD
     (1, 0.3, 100) (the curve of the tests above) and randomized response with epsilon 1, 0.5
@@ -193,7 +193,8 @@ GDPNUM_CONFIGS = [
 ]
 
 
-@pytest.mark.parametrize("cfg", GDPNUM_CONFIGS, ids=lambda c: "s{:g}-p{:.3g}-T{}-h{:g}".format(*c) if isinstance(c, tuple) else None)
+@pytest.mark.parametrize("cfg", GDPNUM_CONFIGS,
+                         ids=lambda c: "s{:g}-p{:.3g}-T{}-h{:g}".format(*c) if isinstance(c, tuple) else None)
 def test_dpsgd_matches_gdpnum(cfg):
     from gdpnum.dpsgd import get_mu_and_regret_for_dpsgd
 
@@ -445,7 +446,8 @@ def test_cli_gdp(capsys):
 
     assert cli.main(["gdp", "--noise-multiplier", "1", "--sample-rate", "0.3", "--num-steps", "100",
                      "--grid-step", "1e-3", "--json", "--no-cache", "--no-bounds"]) == 0
-    # (--no-bounds: the plumbing here; the brackets: tests/cli/test_cli_bounds.py::test_gdp_brackets_hold_the_gaussian_truth)
+    # (--no-bounds: the plumbing here; the brackets:
+    # tests/cli/test_cli_bounds.py::test_gdp_brackets_hold_the_gaussian_truth)
     out = json.loads(capsys.readouterr().out)
     mu, regret = gdp.mu_and_regret(_dpsgd(1.0, 0.3, 100))
     assert out["mu"] == pytest.approx(mu) and out["regret"] == pytest.approx(regret)

@@ -53,7 +53,8 @@ def test_parse_formats_and_line_numbers(tmp_path):
     with pytest.raises(sweep.SweepConfigError):  # the safe loader refuses Python tags: nothing is evaluated
         sweep.read_config(_write(tmp_path / "c.yaml", yaml_text))
     rows_yaml = sweep.read_config(_write(tmp_path / "d.yaml", yaml_text.rsplit("  - !!", 1)[0]))
-    assert [(r.line, r.mode, r.params["grid_step"]) for r in rows_yaml] == [(5, "analyse", 0.01), (6, "calibrate", 0.01)]
+    assert [(r.line, r.mode, r.params["grid_step"]) for r in rows_yaml] == [(5, "analyse", 0.01),
+                                                                            (6, "calibrate", 0.01)]
 
     bom = tmp_path / "bom.csv"  # Excel writes a byte-order mark before the header
     bom.write_bytes("\ufeffnoise_multiplier,sample_rate,num_steps\n1,0.1,5\n".encode())

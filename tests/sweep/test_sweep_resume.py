@@ -93,7 +93,8 @@ def _insert(at, text):
 
 CSV_CASES = {
     # foreign row numbers
-    "row 999": (_csv_edit(2, "2,4,", "999,4,"), 4, r"column 'row' holds '999', not a row number of the config \(1 to 5\)"),
+    "row 999": (_csv_edit(2, "2,4,", "999,4,"), 4,
+                r"column 'row' holds '999', not a row number of the config \(1 to 5\)"),
     "row -5": (_csv_edit(2, "2,4,", "-5,4,"), 4, r"column 'row' holds '-5'"),
     "row nan": (_csv_edit(2, "2,4,", "nan,4,"), 4, r"column 'row' holds 'nan'"),
     "row 0": (_csv_edit(2, "2,4,", "0,4,"), 4, r"column 'row' holds '0'"),
@@ -101,10 +102,12 @@ CSV_CASES = {
     # duplicates and order
     "duplicate row": (_append_copy(1, CSV_LINE), 7, r"row 1 is already on line 3"),
     "rows swapped": (_swap(2, 3, CSV_LINE), 5, r"row 2 comes after row 3 of the same kind of work"),
-    "row of another line": (_csv_edit(2, "2,4,", "2,9,"), 4, r"row 2 starts on line 4 of the config, the results say line '9'"),
+    "row of another line": (_csv_edit(2, "2,4,", "2,9,"), 4,
+                            r"row 2 starts on line 4 of the config, the results say line '9'"),
     # control characters
     "escape in an input": (_csv_edit(2, ",r1,", ",r1\x1b[31m,"), 4, r"column 'tag' holds the control character 0x1b"),
-    "escape in reason": (_csv_edit(2, "analysed,,", "analysed,\x1b]0;x\x07,"), 4, r"column 'reason' holds the control character 0x1b"),
+    "escape in reason": (_csv_edit(2, "analysed,,", "analysed,\x1b]0;x\x07,"), 4,
+                         r"column 'reason' holds the control character 0x1b"),
     "NUL byte": (_csv_edit(3, ",r2,", ",r2\x00,"), 5, r"the control character 0x00"),
     "carriage return": (_csv_edit(1, ",r0,", ",r0\r,"), 3, r"the control character 0x0d"),
     "bidi override": (_csv_edit(4, ",r3,", ",\u202er3,"), 6, r"column 'tag' holds the control character 0x202e"),
@@ -119,14 +122,18 @@ CSV_CASES = {
     "answer not a number": (_csv_edit(2, ",1e-05,", ",1e-05x,"), 4, r"column 'out_delta' holds '1e-05x', not a number"),
     "answer nan text": (_csv_edit(2, ",1e-05,", ",nan,"), 4, r"column 'out_delta' holds 'nan', not a number"),
     "answer not the writer's repr": (_csv_edit(2, ",1e-05,", ",0.00001,"), 4, r"column 'out_delta' holds '0.00001'"),
-    "meets_target not a bool": (lambda ls: ls.__setitem__(3, ls[3] + "yes"), 4, r"column 'out_meets_target' holds 'yes'"),
+    "meets_target not a bool": (lambda ls: ls.__setitem__(3, ls[3] + "yes"), 4,
+                                r"column 'out_meets_target' holds 'yes'"),
     "status of another mode": (_csv_edit(2, "analyse,analysed,", "analyse,calibrated,"), 4,
-                               r"row 2 has mode 'analyse' and status 'calibrated', but row 2 of the config is a row to analyse"),
+                               r"row 2 has mode 'analyse' and status 'calibrated', "
+                               r"but row 2 of the config is a row to analyse"),
     "malformed row made valid": (_csv_edit(5, ",invalid,", ",analysed,"), 2, r"row 5 of the config is malformed"),
     "reason of a malformed row": (_csv_edit(5, "got 'x'", "got 'y'"), 2, r"column 'reason' is .*got 'y'"),
-    "answer in a malformed row": (_csv_edit(5, '",,', '",4.0,'), 2, r"has status 'invalid' but an answer in 'out_noise_multiplier'"),
+    "answer in a malformed row": (_csv_edit(5, '",,', '",4.0,'), 2,
+                                  r"has status 'invalid' but an answer in 'out_noise_multiplier'"),
     "other grid step": (_csv_edit(2, ",4.004,0.01,", ",4.004,0.001,"), 4, r"grid step 0\.001, this sweep's is 0\.01"),
-    "answer noise differs": (_csv_edit(2, ",analysed,,4.004,", ",analysed,,4.5,"), 4, r"'out_noise_multiplier' is 4\.5"),
+    "answer noise differs": (_csv_edit(2, ",analysed,,4.004,", ",analysed,,4.5,"), 4,
+                             r"'out_noise_multiplier' is 4\.5"),
     # the writer's form
     "needless quotes": (_csv_edit(2, ",r1,", ',"r1",'), 4, r"not written the way dpax writes CSV"),
     "empty line": (_insert(4, ""), 4, r"is empty"),
@@ -191,8 +198,10 @@ JSON_CASES = {
     "other spacing": (_json_text(2, '"row": 2, ', '"row":2, '), 3, r"not written the way dpax writes JSON lines"),
     "a repeated key": (_json_text(2, '"tag": "r1"', '"tag": "x", "tag": "r1"'), 3,
                        r"not written the way dpax writes JSON lines"),
-    "an answer as text": (_json_edit(2, lambda r: r.update(out_mu="0.024")), 3, r"column 'out_mu' holds '0.024', not a number"),
-    "an answer as an integer": (_json_edit(2, lambda r: r.update(out_mu=1)), 3, r"column 'out_mu' holds 1, not a number"),
+    "an answer as text": (_json_edit(2, lambda r: r.update(out_mu="0.024")), 3,
+                          r"column 'out_mu' holds '0.024', not a number"),
+    "an answer as an integer": (_json_edit(2, lambda r: r.update(out_mu=1)), 3,
+                                r"column 'out_mu' holds 1, not a number"),
     "Infinity": (_json_text(2, '"out_mu": 0.', '"out_mu": Infinity, "x": 0.'), 3, r"NaN or Infinity"),
     "meets_target 1": (_json_edit(2, lambda r: r.update(out_meets_target=1)), 3, r"'out_meets_target' holds 1"),
     "status missing": (_json_edit(2, lambda r: r.pop("status")), 3, r"row 2 has mode 'analyse' and status ''"),
@@ -368,7 +377,8 @@ def test_sweep_progress_is_plain_lines_in_a_log(tmp_path, monkeypatch):
     log = io.StringIO()
     sweep.run_sweep(cfg, str(tmp_path / "a.csv"), log=log)  # progress=None, log not a terminal
     lines = [s for s in log.getvalue().splitlines() if s.startswith("dpax sweep: ") and "elapsed" in s]
-    assert lines == ["dpax sweep: 3/3 rows (100%), 0:00:00 elapsed", "dpax sweep: done, 3/3 rows (100%), 0:00:00 elapsed"]
+    assert lines == ["dpax sweep: 3/3 rows (100%), 0:00:00 elapsed",
+                     "dpax sweep: done, 3/3 rows (100%), 0:00:00 elapsed"]
     assert "\r" not in log.getvalue()
     monkeypatch.setattr(progress, "INTERVAL", 30.0)
     log = io.StringIO()

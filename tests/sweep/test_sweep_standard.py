@@ -31,7 +31,8 @@ def test_the_columns_are_answers():
     assert all(c in sweep.OUTPUT_COLUMNS for c in cols)
     assert all(c in sweep.results.NUMBER_COLUMNS for c in cols)
     assert sweep.OUTPUT_COLUMNS[-1] == "out_meets_target"
-    assert build_parser().parse_args(["sweep", "c.csv", "-o", "r.csv", "--no-compare-standard"]).compare_standard is False
+    args = build_parser().parse_args(["sweep", "c.csv", "-o", "r.csv", "--no-compare-standard"])
+    assert args.compare_standard is False
     assert build_parser().parse_args(["sweep", "c.csv", "-o", "r.csv"]).compare_standard is True
 
 
@@ -45,7 +46,8 @@ def test_standard_comparison_is_one_batched_calibration(tmp_path, monkeypatch):
 
     def fake(**kw):
         seen.update(kw)
-        return types.SimpleNamespace(noise_multiplier=np.array([2.0, 4.0]), status=np.array(["calibrated", "infeasible"]))
+        return types.SimpleNamespace(noise_multiplier=np.array([2.0, 4.0]),
+                                     status=np.array(["calibrated", "infeasible"]))
 
     monkeypatch.setattr(run, "calibrate_dpsgd", fake)
     got = run._standard(rows, target, np.array([0.5, 1.0]), 0.01, 1e-3)

@@ -21,13 +21,10 @@ Checks that a class derived from `PrivacyAccountant` has the correct behavior
 for standard `DpEvent` classes.
 """
 
-from typing import Collection
+from collections.abc import Collection
 
-from absl.testing import absltest
-from absl.testing import parameterized
-
-from dp_accounting import dp_event
-from dp_accounting import privacy_accountant
+from absl.testing import absltest, parameterized
+from dp_accounting import dp_event, privacy_accountant
 
 
 class UnknownDpEvent(dp_event.DpEvent):

@@ -19,12 +19,9 @@
 
 import math
 
-from absl.testing import absltest
-from absl.testing import parameterized
-
-from dp_accounting import dp_event
-from dp_accounting import privacy_accountant
 import privacy_accountant_base as privacy_accountant_test
+from absl.testing import absltest, parameterized
+from dp_accounting import dp_event, privacy_accountant
 from dp_accounting.pld import pld_privacy_accountant
 
 from dpax.accountants import DpEventAccountant

@@ -6,19 +6,16 @@
 # the upstream test suite overwrites it).
 import numpy as np
 import pytest
-
-SLOW = pytest.mark.slow
-
-from scipy import stats
-
-from dpax.compat.gdpnum import PLDConverter
-
 from dp_accounting.pld.privacy_loss_distribution import (
     from_gaussian_mechanism,
     from_laplace_mechanism,
     from_randomized_response,
 )
+from scipy import stats
 
+from dpax.compat.gdpnum import PLDConverter
+
+SLOW = pytest.mark.slow
 TOL = 1e-4
 
 

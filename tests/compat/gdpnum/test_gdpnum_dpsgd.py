@@ -1,12 +1,9 @@
 # Adapted from gdpnum 0.1.2, tests/test_dpsgd.py (https://github.com/Felipe-Gomez/gdp-numeric),
 # MIT License, Copyright (c) 2025 Felipe-Gomez. Only the import lines are changed: the suite
 # runs against dpax.compat.gdpnum exactly as gdpnum's users would call it.
-import numpy as np
 import pytest
 
 import dpax.compat.gdpnum as gdpnum
-from scipy.stats import norm
-
 
 grid_step = 1e-3
 noise_multiplier = 9.4
@@ -36,7 +33,7 @@ def test_get_mu_and_regret_for_dpsgd():
 
 def test_accountant():
     acct = gdpnum.dpsgd.CTDAccountant()
-    for i in range(num_steps):
+    for _ in range(num_steps):
         acct.step(noise_multiplier=noise_multiplier, sample_rate=sample_rate)
 
     mu, regret = acct.get_mu_and_regret(grid_step=grid_step)

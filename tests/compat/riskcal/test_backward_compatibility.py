@@ -9,12 +9,11 @@ or its own function, with riskcal's assertions.
 
 Tests for backward compatibility and deprecation warnings."""
 
-import pytest
-import numpy as np
 import sys
-import importlib
-from dp_accounting.pld.privacy_loss_distribution import from_gaussian_mechanism
 
+import numpy as np
+import pytest
+from dp_accounting.pld.privacy_loss_distribution import from_gaussian_mechanism
 
 # Global tolerances for test assertions
 REL_TOLERANCE = 1e-4
@@ -244,7 +243,7 @@ def test_get_bayes_risk_for_mu_alias_works():
 
 def test_plrvs_from_pld_alias_works():
     """Test that plrvs_from_pld is an alias for pld_to_plrvs."""
-    from dpax.compat.riskcal.analysis import plrvs_from_pld, pld_to_plrvs
+    from dpax.compat.riskcal.analysis import pld_to_plrvs, plrvs_from_pld
 
     pld = from_gaussian_mechanism(1.0)  # dpax: riskcal 1e-3; the PLD of test_riskcal_readme.py's block 1
 
@@ -361,12 +360,12 @@ def test_legacy_CTDAccountant_works():
 # by default in test_riskcal_dpax_checks.py::test_calibrate_parameter_err_rates_meets_target
 def test_calibration_result_noise_multiplier_property():
     """Test that CalibrationResult.noise_multiplier property works."""
-    from dpax.compat.riskcal.calibration.dpsgd import create_dpsgd_evaluator
     from dpax.compat.riskcal.calibration.core import (
-        CalibrationTarget,
         CalibrationConfig,
+        CalibrationTarget,
         calibrate_parameter,
     )
+    from dpax.compat.riskcal.calibration.dpsgd import create_dpsgd_evaluator
 
     evaluator = create_dpsgd_evaluator(sample_rate=1, num_steps=1)
     target = CalibrationTarget(kind="advantage", advantage=0.5)

@@ -5,13 +5,13 @@ are changed (``riskcal`` -> ``dpax.compat.riskcal``; Opacus is imported through
 dpax.compat.riskcal exactly as riskcal's users would call it."""
 import numpy as np
 import pytest
+from scipy.optimize import root_scalar
+from scipy.stats import norm
 
 import dpax.compat.riskcal as riskcal
 
 opacus = pytest.importorskip("opacus")
 from opacus import accountants  # noqa: E402
-from scipy.stats import norm
-from scipy.optimize import root_scalar
 
 
 @pytest.fixture(params=[accountants.rdp.RDPAccountant])
@@ -77,7 +77,6 @@ def test_err_rates_calibration_correctness(
     accountant, beta, sample_rate, num_steps, method
 ):
     alpha = 0.01
-    classical_delta = 1e-5
     delta_error = 0.001
     eps_error = 0.01
     rdp_alphas = np.linspace(1 + 1e-2, 17, 31)
@@ -156,7 +155,7 @@ def test_err_rates_calibration_improvement(accountant, epsilon, sample_rate, num
 
     # Check that alpha beta guarantees are correct.
     acct_obj = accountant()
-    for step in range(num_steps):
+    for _step in range(num_steps):
         acct_obj.step(noise_multiplier=calibrated_mu, sample_rate=sample_rate)
     obtained_epsilon = acct_obj.get_epsilon(delta=calibrated_delta, alphas=rdp_alphas)
 

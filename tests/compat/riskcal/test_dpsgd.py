@@ -2,23 +2,21 @@
 MIT License, Copyright (c) 2025 Bogdan Kulynych, Juan Felipe Gomez. Only the import lines
 are changed (``riskcal`` -> ``dpax.compat.riskcal``): the suite runs against
 dpax.compat.riskcal exactly as riskcal's users would call it."""
-import numpy as np
 import pytest
 
+from dpax.compat.riskcal.accountants import CTDAccountant
+from dpax.compat.riskcal.calibration.blackbox import (
+    find_noise_multiplier_for_advantage as blackbox_find_noise_multiplier_for_advantage,
+)
+from dpax.compat.riskcal.calibration.blackbox import (
+    find_noise_multiplier_for_err_rates as blackbox_find_noise_multiplier_for_err_rates,
+)
 from dpax.compat.riskcal.calibration.dpsgd import (
     find_noise_multiplier_for_advantage,
     find_noise_multiplier_for_err_rates,
     get_advantage_for_dpsgd,
     get_beta_for_dpsgd,
 )
-from dpax.compat.riskcal.accountants import CTDAccountant
-from dpax.compat.riskcal.calibration.blackbox import (
-    find_noise_multiplier_for_advantage as blackbox_find_noise_multiplier_for_advantage,
-    find_noise_multiplier_for_err_rates as blackbox_find_noise_multiplier_for_err_rates,
-)
-from scipy.stats import norm
-from scipy.optimize import root_scalar
-
 
 grid_step = 1e-2
 sample_rate = 0.01

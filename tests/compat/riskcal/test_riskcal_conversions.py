@@ -4,12 +4,11 @@ are changed (``riskcal`` -> ``dpax.compat.riskcal``): the suite runs against
 dpax.compat.riskcal exactly as riskcal's users would call it.
 
 (Named test_riskcal_conversions.py here: tests/test_conversions.py holds dpax's own.)"""
-import pytest
-import numpy as np
-import math
 
-from scipy.optimize import minimize_scalar
+import numpy as np
+import pytest
 from dp_accounting.pld.privacy_loss_distribution import from_gaussian_mechanism
+from scipy.optimize import minimize_scalar
 
 import dpax.compat.riskcal as riskcal
 
@@ -22,7 +21,7 @@ def _get_bayes_risk_from_kaissis_definition(pld, prior):
     bayes_risk = []
     for prior_val in prior:
         result = minimize_scalar(
-            lambda x: prior_val * x
+            lambda x, prior_val=prior_val: prior_val * x
             + (1 - prior_val) * riskcal.analysis.get_beta_from_pld(pld, alpha=x),
             bounds=(0, 1),
             method="bounded",

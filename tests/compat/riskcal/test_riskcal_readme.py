@@ -22,8 +22,9 @@ DPSGD_TRUTH = np.array([0.839455, 0.648970, 0.521568])
 
 
 def test_block_01_minimal_example(capsys):
-    from dpax.compat.riskcal import analysis
     from dp_accounting.pld.privacy_loss_distribution import from_gaussian_mechanism
+
+    from dpax.compat.riskcal import analysis
 
     # Create a Gaussian mechanism with noise scale 1.0
     pld = from_gaussian_mechanism(1.0)
@@ -44,9 +45,10 @@ def test_block_01_minimal_example(capsys):
 
 
 def test_block_02_dpsgd_tradeoff_curve():
-    from dpax.compat.riskcal.analysis import get_beta_from_pld
-    from dp_accounting.pld import privacy_loss_distribution as pld_module
     import numpy as np
+    from dp_accounting.pld import privacy_loss_distribution as pld_module
+
+    from dpax.compat.riskcal.analysis import get_beta_from_pld
 
     # DP-SGD parameters
     noise_multiplier = 0.5
@@ -77,8 +79,9 @@ def test_block_02_dpsgd_tradeoff_curve():
 # the direct calibration) and tests/compat/test_compat.py::test_riskcal_ctd_accountant (dpax's CTDAccountant against
 # riskcal's: beta, epsilon, advantage)
 def test_block_03_accountant():
-    from dpax.compat.riskcal.accountants import CTDAccountant
     import numpy as np
+
+    from dpax.compat.riskcal.accountants import CTDAccountant
 
     # Track privacy over training
     acct = CTDAccountant()
@@ -104,8 +107,9 @@ def test_block_03_accountant():
 
 
 def test_block_04_composition():
-    from dpax.compat.riskcal.analysis import get_beta_from_pld, get_advantage_from_pld
     from dp_accounting.pld.privacy_loss_distribution import from_gaussian_mechanism, from_laplace_mechanism
+
+    from dpax.compat.riskcal.analysis import get_advantage_from_pld, get_beta_from_pld
 
     # Compose multiple mechanisms
     pld = from_gaussian_mechanism(1.0).compose(from_laplace_mechanism(0.5))
@@ -127,8 +131,9 @@ def test_block_04_composition():
 
 
 def test_block_05_gdp():
-    from dpax.compat.riskcal.analysis import get_advantage_from_gdp, get_beta_from_gdp
     import numpy as np
+
+    from dpax.compat.riskcal.analysis import get_advantage_from_gdp, get_beta_from_gdp
 
     mu = 2.0  # GDP parameter
 
@@ -145,8 +150,9 @@ def test_block_05_gdp():
 
 
 def test_block_06_zcdp():
-    from dpax.compat.riskcal.analysis import get_advantage_from_zcdp, get_beta_from_zcdp
     import numpy as np
+
+    from dpax.compat.riskcal.analysis import get_advantage_from_zcdp, get_beta_from_zcdp
 
     rho = 0.5  # zCDP parameter
 
@@ -168,8 +174,9 @@ def test_block_06_zcdp():
 
 
 def test_block_07_rdp():
-    from dpax.compat.riskcal.analysis import get_beta_from_rdp
     import numpy as np
+
+    from dpax.compat.riskcal.analysis import get_beta_from_rdp
 
     epsilon = 1.0  # Renyi divergence parameter
     order = 2.0    # Renyi divergence order (alpha in Renyi DP literature)
@@ -189,9 +196,10 @@ def test_block_07_rdp():
 
 
 def test_block_08_bayes_risk():
-    from dpax.compat.riskcal.analysis import get_bayes_risk_from_pld
-    from dp_accounting.pld.privacy_loss_distribution import from_laplace_mechanism
     import numpy as np
+    from dp_accounting.pld.privacy_loss_distribution import from_laplace_mechanism
+
+    from dpax.compat.riskcal.analysis import get_bayes_risk_from_pld
 
     pld = from_laplace_mechanism(1.0)
 
@@ -255,15 +263,16 @@ def test_block_10_calibrate_err_rates():
 # to an advantage target, increasing=False: the answer meets it), test_block_04_composition and test_block_08_bayes_risk
 # (get_advantage_from_pld / get_beta_from_pld / Bayes risk on dp-accounting's Laplace PLDs)
 def test_block_11_generic_calibration():
-    from dpax.compat.riskcal.calibration.core import (
-        calibrate_parameter,
-        PrivacyEvaluator,
-        PrivacyMetrics,
-        CalibrationTarget,
-        CalibrationConfig,
-    )
-    from dpax.compat.riskcal.analysis import get_advantage_from_pld, get_beta_from_pld
     from dp_accounting.pld.privacy_loss_distribution import from_laplace_mechanism
+
+    from dpax.compat.riskcal.analysis import get_advantage_from_pld, get_beta_from_pld
+    from dpax.compat.riskcal.calibration.core import (
+        CalibrationConfig,
+        CalibrationTarget,
+        PrivacyEvaluator,  # noqa: F401 -- part of the README block, which this test runs as written
+        PrivacyMetrics,
+        calibrate_parameter,
+    )
 
     # Define evaluator for Laplace mechanism
     def evaluate_laplace(scale: float) -> PrivacyMetrics:
