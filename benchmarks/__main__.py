@@ -23,7 +23,8 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the suite and write JSON + Markdown results")
     mode = run.add_mutually_exclusive_group()
-    mode.add_argument("--quick", dest="mode", action="store_const", const="quick", help="the documented quick set (default)")
+    mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
+                      help="the documented quick set (default)")
     mode.add_argument("--full", dest="mode", action="store_const", const="full", help="the full set")
     mode.add_argument("--smoke", dest="mode", action="store_const", const="smoke", help="a seconds-long set (tests)")
     run.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
@@ -31,7 +32,8 @@ def main(argv=None) -> int:
                      help="do not rewrite benchmarks/RESULTS.md and RESULTS.json (a --quick run without --out does)")
     run.set_defaults(mode="quick")
 
-    cmp = sub.add_parser("compare", help="dpax's speed at a git revision against the working tree (benchmarks/compare.py)")
+    cmp = sub.add_parser("compare",
+                         help="dpax's speed at a git revision against the working tree (benchmarks/compare.py)")
     cmp.add_argument("ref", metavar="REF", help="any git revision (checked out in a temporary worktree)")
     cmp.add_argument("--repeat", type=int, default=5, help="timed warm calls per process (default 5)")
     cmp.add_argument("--rounds", type=int, default=3, help="alternating REF, HEAD rounds (default 3)")
@@ -43,9 +45,11 @@ def main(argv=None) -> int:
                      help="the workloads' tiny-grid variants: checks the machinery in a minute; its times mean nothing")
     cmp.add_argument("--strict", action="store_true", help="exit status 1 when a goal of benchmarks/goals.toml FAILs")
 
-    bc = sub.add_parser("batch-curve", help="warm seconds per row of an N-row calibration batch (benchmarks/batch_curve.py)")
+    bc = sub.add_parser("batch-curve",
+                        help="warm seconds per row of an N-row calibration batch (benchmarks/batch_curve.py)")
     bc.add_argument("--sizes", default=None, help="comma-separated batch sizes (default 1,2,4,...,1024)")
-    bc.add_argument("--kind", choices=("alike", "unlike", "both"), default="both", help="rows alike, unlike, or both (default)")
+    bc.add_argument("--kind", choices=("alike", "unlike", "both"), default="both",
+                    help="rows alike, unlike, or both (default)")
     bc.add_argument("--repeat", type=int, default=3, help="timed warm calls per size below 256 rows (default 3)")
     bc.add_argument("--out", default=None, help="JSON path (default benchmarks/results/batch-curve.json)")
     bc.add_argument("--strict", action="store_true", help="exit status 1 when a goal of benchmarks/goals.toml FAILs")

@@ -77,7 +77,7 @@ def single_row_cost(kind: str, count: int = 4, grid: float = GRID) -> dict:
     times = []
     for k in range(count):
         i = 0 if kind == "alike" else k
-        call = lambda: _call(float(p[i]), int(t[i]), float(a[i]), float(b[i]), grid)  # noqa: E731
+        call = lambda i=i: _call(float(p[i]), int(t[i]), float(a[i]), float(b[i]), grid)  # noqa: E731
         if kind != "alike" or k == 0:
             call(), call(), call()  # untimed: compilation / cache load, then the repeated call's own sizes
         times.append(_timed(call)[0])
@@ -89,7 +89,7 @@ def curve(sizes=DEFAULT_SIZES, kinds=KINDS, repeat=3, singles=4, grid=GRID) -> d
 
     import dpax
 
-    result = dict(meta=dict(started_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    result = dict(meta=dict(started_utc=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                             grid_step=grid, repeat=repeat, once_from=ONCE_FROM, cpu_count=os.cpu_count(),
                             python=sys.version.split()[0], dpax_file=dpax.__file__,
                             load_average_start=[round(x, 2) for x in os.getloadavg()]),
@@ -101,13 +101,13 @@ def curve(sizes=DEFAULT_SIZES, kinds=KINDS, repeat=3, singles=4, grid=GRID) -> d
         _log(f"{kind}: one row alone {single['mean_s']:.4f} s (mean of {singles})")
         for n in sizes:
             p, t, a, b = rows(kind, n)
-            first, _ = _timed(lambda: _call(p, t, a, b, grid))
+            first, _ = _timed(lambda p=p, t=t, a=a, b=b: _call(p, t, a, b, grid))
             _call(p, t, a, b, grid)
-            third, _ = _timed(lambda: _call(p, t, a, b, grid))
+            third, _ = _timed(lambda p=p, t=t, a=a, b=b: _call(p, t, a, b, grid))
             k = 1 if n >= ONCE_FROM else repeat
             times, res = [], None
             for _ in range(k):
-                dt, res = _timed(lambda: _call(p, t, a, b, grid))
+                dt, res = _timed(lambda p=p, t=t, a=a, b=b: _call(p, t, a, b, grid))
                 times.append(dt)
             total = statistics.median(times)
             status = np.asarray(getattr(res, "status", np.array(["?"] * n)), dtype=str)
@@ -149,7 +149,8 @@ def markdown(result: dict) -> str:
         for pt in result["points"]:
             if pt["kind"] == kind:
                 st = ", ".join(f"{k} {v}" for k, v in pt["statuses"].items())
-                lines.append(f"| {pt['n']} | {pt['first_s']:.3f} | {pt.get('third_s', float('nan')):.3f} | {pt['warm_s']:.4f} | {pt['per_row_s']:.5f} | "
+                lines.append(f"| {pt['n']} | {pt['first_s']:.3f} | {pt.get('third_s', float('nan')):.3f} | "
+                             f"{pt['warm_s']:.4f} | {pt['per_row_s']:.5f} | "
                              f"{pt['ratio']:.3f} | {st} |")
         lines.append("")
     lines.append(goals.markdown(result["goals"]))

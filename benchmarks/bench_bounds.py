@@ -87,7 +87,7 @@ def _calibration_rows(repeat, fresh):
             code = CALIBRATE.format(extra=extra)
             with tempfile.TemporaryDirectory(prefix="dpax-bench-") as tmp:
                 empty, _ = _fresh(code, tmp)
-                cached, (_, out) = _best(lambda: _fresh(code, tmp), repeat)
+                cached, (_, out) = _best(lambda code=code: _fresh(code, tmp), repeat)
             cold[name] = (empty, cached, out)
     print("\nCalibration, the README quick start (p 0.001, T 10,000, ErrRates(0.1, 0.5), standard comparison on)")
     print("| row | warm (s) | fresh, kernel cache empty (s) | fresh, kernel cache warm (s) | noise | grid |")
@@ -120,8 +120,9 @@ def main(argv=None) -> int:
         return 0
     fill = dict(s=SIGMA, p=P, t=T, h=args.grid_step, d=DELTA, a=ALPHA)
 
-    import dpax
     from prv_accountant.dpsgd import DPSGDAccountant
+
+    import dpax
 
     dpax.disable_kernel_cache()
 

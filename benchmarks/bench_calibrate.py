@@ -55,9 +55,11 @@ def _timed(fn):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grid", type=float, default=1e-3, help="grid step for both libraries (default 1e-3)")
-    parser.add_argument("--riskcal-rows", type=int, default=4, help="table rows riskcal is timed on (the rest is estimated)")
+    parser.add_argument("--riskcal-rows", type=int, default=4,
+                        help="table rows riskcal is timed on (the rest is estimated)")
     parser.add_argument("--sizes", default="1,8,64,512", help="batch sizes for the scaling table")
-    parser.add_argument("--scaling-grid", type=float, default=None, help="grid step of the scaling table (default: --grid)")
+    parser.add_argument("--scaling-grid", type=float, default=None,
+                        help="grid step of the scaling table (default: --grid)")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "calibrate.json"))
     args = parser.parse_args(argv)
     import dpax as _dpax
@@ -65,15 +67,17 @@ def main(argv=None):
     _dpax.disable_kernel_cache()  # "cold" = compilation included (bench_cold_start.py measures the cache)
 
     import jax
+    from riskcal.calibration.dpsgd import find_noise_multiplier_for_err_rates
 
     import dpax
     from dpax.targets import ErrRates
-    from riskcal.calibration.dpsgd import find_noise_multiplier_for_err_rates
 
     step = args.grid
-    cal = lambda p, t, target: dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=target, grid_step=step, compare_standard=False)
+    cal = lambda p, t, target: dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=target, grid_step=step,
+                                                    compare_standard=False)
     riskcal = lambda a, b, p, t: find_noise_multiplier_for_err_rates(
-        alpha=float(a), beta=float(b), sample_rate=float(p), num_steps=int(t), grid_step=step, beta_tol=1e-4, noise_max=200.0
+        alpha=float(a), beta=float(b), sample_rate=float(p), num_steps=int(t), grid_step=step, beta_tol=1e-4,
+        noise_max=200.0,
     )
     result = {"grid_step": step, "jax": jax.__version__, "devices": [str(d) for d in jax.devices()],
               "cpu_count": os.cpu_count(), "platform": platform.platform()}
@@ -98,19 +102,21 @@ def main(argv=None):
     subset = calibrated[np.linspace(0, calibrated.size - 1, min(args.riskcal_rows, calibrated.size)).astype(int)]
     times, diffs = [], []
     for i in subset:
-        dt, ref = _timed(lambda: riskcal(alpha[i], 1 - tpr[i], p[i], t[i]))
+        dt, ref = _timed(lambda i=i: riskcal(alpha[i], 1 - tpr[i], p[i], t[i]))
         times.append(dt)
         diffs.append(res.noise_multiplier[i] / ref - 1)
         print(f"  riskcal row {i}: {dt:.1f} s, dpax {res.noise_multiplier[i]:.5f} vs riskcal {ref:.5f}")
     est = float(np.mean(times)) * calibrated.size
     measured_all = len(subset) == calibrated.size
-    result["table64"] = dict(dpax_cold_s=cold, dpax_warm_s=warm, riskcal_rows_timed=subset.tolist(), riskcal_row_s=times,
-                             riskcal_total_s=est, riskcal_total_estimated=not measured_all, riskcal_rows_in_total=int(calibrated.size), max_rel_diff=float(np.max(np.abs(diffs))),
+    result["table64"] = dict(dpax_cold_s=cold, dpax_warm_s=warm, riskcal_rows_timed=subset.tolist(),
+                             riskcal_row_s=times, riskcal_total_s=est, riskcal_total_estimated=not measured_all,
+                             riskcal_rows_in_total=int(calibrated.size), max_rel_diff=float(np.max(np.abs(diffs))),
                              statuses={s: int(np.sum(res.status == s)) for s in np.unique(res.status)},
                              speedup_warm=est / warm, speedup_cold=est / cold)
     print(f"\n## 64-row table in one call (grid {step:g})\n")
     print("| | dpax cold | dpax warm | riskcal loop | speed-up warm (cold) |\n|---|---|---|---|---|")
-    label = "measured" if measured_all else f"estimated: {len(subset)} rows timed, mean {np.mean(times):.1f} s x {calibrated.size}"
+    label = ("measured" if measured_all
+             else f"estimated: {len(subset)} rows timed, mean {np.mean(times):.1f} s x {calibrated.size}")
     print(f"| time (s) | {cold:.1f} | {warm:.1f} | {est:.0f} ({label}) | {est / warm:.0f}x ({est / cold:.0f}x) |")
     print(f"| max rel. noise diff on timed rows | {np.max(np.abs(diffs)):.2e} | | | |")
     print(f"\n{calibrated.size} of 64 rows calibrated; the other {64 - calibrated.size} need no noise "
@@ -120,15 +126,17 @@ def main(argv=None):
     step = args.scaling_grid or step
     result["scaling_grid_step"] = step
     print(f"\n## cost against batch size (grid {step:g}; rows from the same generator, seed 1)\n")
-    print("| rows | dpax first call (s) | dpax repeat (s) | s per row (repeat) | kernel evaluations |\n|---|---|---|---|---|")
+    print("| rows | dpax first call (s) | dpax repeat (s) | s per row (repeat) | kernel evaluations |\n"
+          "|---|---|---|---|---|")
     result["scaling"] = []
     for n in [int(x) for x in args.sizes.split(",")]:
         p, t, alpha, tpr = dpsgd_table(n, seed=1)
         target = ErrRates.from_tpr(alpha, tpr)
-        first, res = _timed(lambda: cal(p, t, target))
-        again, res = _timed(lambda: cal(p, t, target)) if n <= 64 else (float("nan"), res)
+        first, res = _timed(lambda p=p, t=t, target=target: cal(p, t, target))
+        again, res = _timed(lambda p=p, t=t, target=target: cal(p, t, target)) if n <= 64 else (float("nan"), res)
         per = (again if np.isfinite(again) else first) / n
-        result["scaling"].append(dict(rows=n, first_s=first, repeat_s=again, per_row_s=per, evaluations=res.evaluations))
+        result["scaling"].append(dict(rows=n, first_s=first, repeat_s=again, per_row_s=per,
+                                      evaluations=res.evaluations))
         print(f"| {n} | {first:.2f} | {again:.2f} | {per:.3f} | {res.evaluations} |")
 
     os.makedirs(os.path.dirname(args.out), exist_ok=True)

@@ -11,9 +11,10 @@ Workloads (parameters from benchmarks/workloads.py and the suite's batch series)
 
 Per workload: the first call (compilation included, with an empty kernel cache unless
 ``DPAX_CACHE_DIR`` points at a filled one), the second and third, the median of ``--repeat``
-warm calls after them (benchmarks.workloads.time_calls), and the answer, so that a run on a GPU can be checked against a run on the CPU (both float64). Each
-workload's line is appended to ``--out`` as soon as it is measured, so a run cut short keeps
-what it measured. Prints a Markdown table last.
+warm calls after them (benchmarks.workloads.time_calls), and the answer, so that a run on a
+GPU can be checked against a run on the CPU (both float64). Each workload's line is appended
+to ``--out`` as soon as it is measured, so a run cut short keeps what it measured. Prints a
+Markdown table last.
 
 Run here (CPU) and on a GPU machine with the same command::
 

@@ -46,11 +46,11 @@ def main(argv=None):
     _dpax.disable_kernel_cache()  # "cold" = compilation included (bench_cold_start.py measures the cache)
 
     import jax
-
-    import dpax
     from dp_accounting.pld import privacy_loss_distribution as pld_module
     from riskcal.analysis import get_beta_from_pld
     from riskcal.calibration.dpsgd import find_noise_multiplier_for_advantage, find_noise_multiplier_for_err_rates
+
+    import dpax
 
     p, steps, sigma = 0.001, 10_000, 1.0
     alphas = np.array([0.01, 0.05, 0.1])
@@ -70,34 +70,39 @@ def main(argv=None):
 
     # 1. beta at three alphas for DP-SGD
     for grid in (1e-4,):
-        cold, b = _time(lambda: dpax.dpsgd(sigma, p, steps, grid_step=grid).beta(alphas))
-        warm, b = _time(lambda: dpax.dpsgd(sigma, p, steps, grid_step=grid).beta(alphas), args.repeat)
+        cold, b = _time(lambda grid=grid: dpax.dpsgd(sigma, p, steps, grid_step=grid).beta(alphas))
+        warm, b = _time(lambda grid=grid: dpax.dpsgd(sigma, p, steps, grid_step=grid).beta(alphas), args.repeat)
 
-        def anchor_beta():
+        def anchor_beta(grid=grid):
             pld = pld_module.from_gaussian_mechanism(
                 standard_deviation=sigma, sampling_prob=p, use_connect_dots=True, value_discretization_interval=grid
             ).self_compose(steps)
             return get_beta_from_pld(pld, alpha=alphas)
 
         anchor, rb = _time(anchor_beta)
-        record("beta(3 alphas), DP-SGD p=0.001 T=10k sigma=1", grid, cold, warm, anchor, list(map(float, rb)), list(map(float, b)))
+        record("beta(3 alphas), DP-SGD p=0.001 T=10k sigma=1", grid, cold, warm, anchor, list(map(float, rb)),
+               list(map(float, b)))
 
     # 2. calibration to (alpha, beta) = (0.1, 0.5)
     target = dpax.targets.ErrRates(alpha=0.1, beta=0.5)
     grids = (1e-3,) if args.quick else (1e-3, 1e-4)
     for grid in grids:
-        run = lambda: dpax.calibrate_dpsgd(sample_rate=p, num_steps=steps, target=target, grid_step=grid, compare_standard=False)
+        run = lambda grid=grid: dpax.calibrate_dpsgd(sample_rate=p, num_steps=steps, target=target, grid_step=grid,
+                                                     compare_standard=False)
         cold, r = _time(run)
         warm, r = _time(run, args.repeat)
-        anchor, rs = _time(lambda: find_noise_multiplier_for_err_rates(alpha=0.1, beta=0.5, sample_rate=p, num_steps=steps, grid_step=grid))
+        anchor, rs = _time(lambda grid=grid: find_noise_multiplier_for_err_rates(alpha=0.1, beta=0.5, sample_rate=p,
+                                                                                 num_steps=steps, grid_step=grid))
         record("calibrate to alpha=0.1, beta=0.5", grid, cold, warm, anchor, float(rs), float(r.noise_multiplier))
 
     # 3. calibration to advantage 0.1 (riskcal's default grid 1e-4 for the anchor)
     grid = 1e-4
-    run = lambda: dpax.calibrate_dpsgd(sample_rate=p, num_steps=steps, target=dpax.targets.Advantage(0.1), grid_step=grid, compare_standard=False)
+    run = lambda: dpax.calibrate_dpsgd(sample_rate=p, num_steps=steps, target=dpax.targets.Advantage(0.1),
+                                       grid_step=grid, compare_standard=False)
     cold, r = _time(run)
     warm, r = _time(run, args.repeat)
-    anchor, rs = _time(lambda: find_noise_multiplier_for_advantage(advantage=0.1, sample_rate=p, num_steps=steps, grid_step=grid))
+    anchor, rs = _time(lambda: find_noise_multiplier_for_advantage(advantage=0.1, sample_rate=p, num_steps=steps,
+                                                                   grid_step=grid))
     record("calibrate to advantage 0.1", grid, cold, warm, anchor, float(rs), float(r.noise_multiplier))
 
     # 4. the FFT floor on this machine

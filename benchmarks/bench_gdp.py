@@ -42,10 +42,11 @@ def _time(fn, repeat):
 
 
 def paper_config(repeat):
-    import dpax
     from dp_accounting.pld.privacy_loss_distribution import from_gaussian_mechanism
     from gdpnum import PLDConverter
     from gdpnum.dpsgd import get_mu_and_regret_for_dpsgd
+
+    import dpax
 
     def dpax_full():
         return dpax.gdp.mu_and_regret(dpax.dpsgd(SIGMA, P, T, grid_step=GRID))
@@ -84,7 +85,8 @@ def sweep(grid_step):
     worst = []
     for flat in np.argsort(np.ravel(regret))[::-1][:6]:
         i, j, k = np.unravel_index(flat, np.shape(regret))
-        m1, r1 = dpax.gdp.mu_and_regret(dpax.dpsgd(SWEEP_SIGMAS[i], SWEEP_RATES[j], SWEEP_STEPS[k], grid_step=grid_step))
+        m1, r1 = dpax.gdp.mu_and_regret(dpax.dpsgd(SWEEP_SIGMAS[i], SWEEP_RATES[j], SWEEP_STEPS[k],
+                                                   grid_step=grid_step))
         worst.append({"noise_multiplier": float(SWEEP_SIGMAS[i]), "sample_rate": float(SWEEP_RATES[j]),
                       "num_steps": int(SWEEP_STEPS[k]), "batch_mu": float(np.ravel(mu)[flat]),
                       "batch_regret": float(np.ravel(regret)[flat]), "alone_mu": m1, "alone_regret": r1})
@@ -120,7 +122,8 @@ def main(argv=None):
     pc = result["paper_config"]
     print("| workload | dpax | gdpnum | speed-up |\n| --- | --- | --- | --- |")
     print(f"| mu, regret: sigma=9.4, p=16384/50000, T=2000, grid 1e-4 (full pipeline) | "
-          f"{1e3 * pc['dpax']['seconds_warm']:.1f} ms | {1e3 * pc['gdpnum']['seconds']:.1f} ms | {pc['speedup_full']:.1f}x |")
+          f"{1e3 * pc['dpax']['seconds_warm']:.1f} ms | {1e3 * pc['gdpnum']['seconds']:.1f} ms | "
+          f"{pc['speedup_full']:.1f}x |")
     print(f"| same, conversion only (composed loss given) | {1e3 * pc['dpax']['conversion_seconds']:.1f} ms | "
           f"{1e3 * pc['gdpnum']['conversion_seconds']:.1f} ms | {pc['speedup_conversion']:.1f}x |")
     print(f"\nmu: dpax {pc['dpax']['mu']:.6f}, gdpnum {pc['gdpnum']['mu']:.6f}; "
@@ -138,7 +141,8 @@ def main(argv=None):
                   f"batch mu {w['batch_mu']:.4f} regret {w['batch_regret']:.4f} | alone mu {w['alone_mu']:.4f} "
                   f"regret {w['alone_regret']:.4f}")
         os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-        for path in (os.path.join(HERE, "results", "gdp_regret_sweep.json"), os.path.join(HERE, "gdp_regret_sweep.json")):
+        for path in (os.path.join(HERE, "results", "gdp_regret_sweep.json"),
+                     os.path.join(HERE, "gdp_regret_sweep.json")):
             with open(path, "w") as fh:
                 json.dump(sw, fh, indent=1)
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)

@@ -136,7 +136,8 @@ def summarise(runs: dict) -> list[dict]:
             ratio = med["REF"] / med["HEAD"] if med["REF"] and med["HEAD"] else None
             rows.append(dict(workload=name, path=path, ref_s=med["REF"], head_s=med["HEAD"], ratio=ratio,
                              answer_max_rel_diff=answer_diff(answers["REF"], answers["HEAD"]),
-                             ref_times=[_seconds(r) for r in recs["REF"]], head_times=[_seconds(r) for r in recs["HEAD"]],
+                             ref_times=[_seconds(r) for r in recs["REF"]],
+                             head_times=[_seconds(r) for r in recs["HEAD"]],
                              errors={s: e for s, e in errors.items() if e}))
     return rows
 
@@ -226,7 +227,7 @@ def compare(ref: str, *, repeat=5, rounds=3, workloads=None, cold=True, smoke=Fa
     meta = dict(ref=ref, ref_sha=ref_sha, head_sha=head_sha, head_dirty=dirty, rounds=rounds, repeat=repeat,
                 workloads=names, cold=cold, smoke=smoke, python=sys.version.split()[0], executable=sys.executable,
                 cpu_count=os.cpu_count(), machine=platform.machine(),
-                started_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                started_utc=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                 load_average_start=[round(x, 2) for x in os.getloadavg()])
     t_start = time.perf_counter()
     tmp = tempfile.mkdtemp(prefix="dpax-compare-")

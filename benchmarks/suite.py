@@ -446,8 +446,8 @@ def scaling_series(rec: Recorder, cfg):
     g = cfg["steps_grid"]
     for t in cfg["steps_series"]:
         _series_point(rec, f"num_steps (DP-SGD p=0.001 sigma=1, grid {g:g}, beta at 3 alphas)", t,
-                      lambda: dpax.dpsgd(s, p, t, grid_step=g).beta(ALPHAS),
-                      anchor=lambda: _riskcal_beta(_dpacc_pld(s, p, t, g), ALPHAS),
+                      lambda t=t: dpax.dpsgd(s, p, t, grid_step=g).beta(ALPHAS),
+                      anchor=lambda t=t: _riskcal_beta(_dpacc_pld(s, p, t, g), ALPHAS),
                       anchor_note="dp-accounting + riskcal",
                       extra=lambda v: dict(beta=np.asarray(v).tolist()))
     finest = min(cfg["grid_series"])
@@ -455,8 +455,8 @@ def scaling_series(rec: Recorder, cfg):
     values = {}
     for g in sorted(cfg["grid_series"], key=lambda x: x):  # finest first: it is the reference
         v = _series_point(rec, "grid step (DP-SGD p=0.001 sigma=1 T=10k, beta at 3 alphas)", g,
-                          lambda: dpax.dpsgd(s, p, DPSGD["steps"], grid_step=g).beta(ALPHAS),
-                          anchor=lambda: _riskcal_beta(_dpacc_pld(s, p, DPSGD["steps"], g), ALPHAS),
+                          lambda g=g: dpax.dpsgd(s, p, DPSGD["steps"], grid_step=g).beta(ALPHAS),
+                          anchor=lambda g=g: _riskcal_beta(_dpacc_pld(s, p, DPSGD["steps"], g), ALPHAS),
                           anchor_note="dp-accounting + riskcal", repeat=1 if g < 1e-4 else None)
         values[g] = np.asarray(v)
         if ref is None:
@@ -473,7 +473,7 @@ def scaling_series(rec: Recorder, cfg):
                 _riskcal_beta(_dpacc_pld(float(x), p, 1000, gb), np.array([0.1]))
 
         _series_point(rec, f"batch size (DP-SGD noise in [0.8, 3], p=0.001 T=1000, grid {gb:g}, beta at 0.1)", b,
-                      lambda: dpax.dpsgd(sig, p, 1000, grid_step=gb).beta(0.1),
+                      lambda sig=sig: dpax.dpsgd(sig, p, 1000, grid_step=gb).beta(0.1),
                       anchor=anchor, anchor_note=f"dp-accounting + riskcal, loop over {m} configuration(s)")
         pt = rec.series[-1]
         pt["anchor_configs_timed"] = m
@@ -519,7 +519,7 @@ def _run(mode, log):
     t_start = time.perf_counter()
     import dpax  # noqa: F401  (import time is not part of any workload)
 
-    meta = dict(mode=mode, started_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    meta = dict(mode=mode, started_utc=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                 device=device_info(), versions=_versions(),
                 load_average=list(os.getloadavg()) if hasattr(os, "getloadavg") else None)
     log(f"dpax benchmark suite, mode={mode}, device {meta['device']['platform']}:{meta['device']['device_kind']}"
@@ -594,7 +594,8 @@ def markdown(result: dict) -> str:
         "the truth / a certified lower bound, calibrated noise failing its target. Peak = resident "
         "memory of the process while the call ran.",
         "",
-        "| workload | engine | grid | cold (s) | warm (s) | ratio cold | ratio warm | value | error | violations | peak (MiB) |",
+        "| workload | engine | grid | cold (s) | warm (s) | ratio cold | ratio warm | value | error | violations "
+        "| peak (MiB) |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in result["rows"]:
@@ -602,12 +603,14 @@ def markdown(result: dict) -> str:
         val = ", ".join(_f(x, ".4g") for x in val) if isinstance(val, list) else _f(val, ".5g")
         lines.append(
             f"| {r['workload']} | {r['engine']} | {_f(r['grid_step'], 'g')} | {_f(r['cold_s'])} | {_f(r['warm_s'])} | "
-            f"{_f(r.get('ratio_cold'), '.2f')} | {_f(r.get('ratio_warm'), '.1f')} | {val} | {_f(r.get('error'), '.2e')} | "
+            f"{_f(r.get('ratio_cold'), '.2f')} | {_f(r.get('ratio_warm'), '.1f')} | {val} | "
+            f"{_f(r.get('error'), '.2e')} | "
             f"{r.get('violations', '-')} | {r['peak_rss_mib']:.0f} |")
     ref = result.get("dpsgd_reference")
     if ref:
         lines += ["", f"DP-SGD reference: dpax at grid {ref['reference_grid']:g} (beta "
-                      f"{', '.join(_f(x, '.6g') for x in ref['reference_beta'])}, epsilon {ref['reference_epsilon']:.5f}); "
+                      f"{', '.join(_f(x, '.6g') for x in ref['reference_beta'])}, "
+                      f"epsilon {ref['reference_epsilon']:.5f}); "
                       f"beta violations there mean beta above that finest-grid curve; epsilon violations mean epsilon "
                       f"below prv-accountant's certified lower bound {ref['certified_lower_epsilon']:.5f}. "
                       "Opacus' cold time includes importing torch."]
@@ -616,7 +619,8 @@ def markdown(result: dict) -> str:
         by_series.setdefault(pt["series"], []).append(pt)
     for name, pts in by_series.items():
         lines += ["", f"## Scaling: {name}", "",
-                  "| x | dpax cold (s) | dpax warm (s) | anchor, one call (s) | ratio anchor / dpax warm | peak (MiB) | note |",
+                  "| x | dpax cold (s) | dpax warm (s) | anchor, one call (s) | ratio anchor / dpax warm "
+                  "| peak (MiB) | note |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for pt in pts:
             note = []
@@ -628,7 +632,9 @@ def markdown(result: dict) -> str:
             lines.append(f"| {_f(pt['x'], 'g')} | {_f(pt['dpax_cold_s'])} | {_f(pt['dpax_warm_s'])} | {_f(anchor)} | "
                          f"{_f(pt.get('ratio_warm'), '.1f')} | {pt['peak_rss_mib']:.0f} | {'; '.join(note)} |")
     if result.get("cold_start"):
-        lines += ["", "## First answer in a fresh process, import included (beta at 3 alphas, DP-SGD T=10k, grid 1e-4)", "",
+        lines += ["",
+                  "## First answer in a fresh process, import included (beta at 3 alphas, DP-SGD T=10k, grid 1e-4)",
+                  "",
                   "| process | best (s) |", "| --- | --- |"]
         for k, ts in result["cold_start"].items():
             lines.append(f"| {k} | {min(ts):.3f} |")

@@ -7,9 +7,9 @@ Configuration: every public module of the ``dpax`` package; Google-style docstri
 ``Returns:`` and ``Raises:`` become lists; reStructuredText's ``:func:`` / ``:class:``
 cross-references, ``literals`` and ``text::`` literal blocks are understood too); math
 rendered; source shown. Types in signatures appear by the names the code uses: ``ArrayLike``
-stays ``ArrayLike`` instead of NumPy's long ``Union[...]``. A warning from pdoc (an annotation or a name of ``__all__`` it
-cannot resolve) fails the build (exit status 1); ``tests/test_docs.py`` builds the reference and
-checks it.
+stays ``ArrayLike`` instead of NumPy's long ``Union[...]``. A warning from pdoc (an annotation
+or a name of ``__all__`` it cannot resolve) fails the build (exit status 1);
+``tests/test_docs.py`` builds the reference and checks it.
 """
 
 from __future__ import annotations

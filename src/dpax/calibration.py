@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -303,7 +303,8 @@ class _Bracket:
         m = min(margin, ANCHOR_MARGIN)
         new_hi = np.minimum(hi * (1 + 0.1 * m), est * (1 + 1.5 * m))
         new_lo = np.minimum(est * (1 - m), new_hi / (1 + 2 * tol))
-        self.lo, self.hi, self.widen = np.maximum(new_lo, bounds[0]), np.minimum(np.maximum(new_hi, bounds[0]), bounds[1]), 1.25
+        self.lo, self.hi, self.widen = (np.maximum(new_lo, bounds[0]),
+                                        np.minimum(np.maximum(new_hi, bounds[0]), bounds[1]), 1.25)
 
     def run(self, evaluate, tol, k, bounds, what):
         """One phase: the bracket search from the current bracket with ``evaluate``."""
@@ -344,7 +345,7 @@ class _Rows:
     evaluations: int
     grid_step: float
     optimistic: np.ndarray | None = None  #: with accuracy: the noise interval's optimistic end
-    sides: "_Sides | None" = None  #: with accuracy: both sides at ``noise``
+    sides: _Sides | None = None  #: with accuracy: both sides at ``noise``
 
 
 def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candidates, bounds, accuracy=None) -> _Rows:
@@ -352,8 +353,9 @@ def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candi
     q = _leak_probability(sample_rate, num_steps)
     needs_noise = ~np.asarray(target.met_without_noise(q), bool)
     out = _Rows(np.zeros(rows), np.zeros(rows), np.where(needs_noise, "calibrated", "met_without_noise").astype(object),
-                np.where(needs_noise, "", [f"subsampling alone meets the target: a record is used at all with probability "
-                                           f"q = 1 - (1 - p)^T = {v:.3g}" for v in q]).astype(object), 0, grid_step)
+                np.where(needs_noise, "", [f"subsampling alone meets the target: a record is used at all with "
+                                           f"probability q = 1 - (1 - p)^T = {v:.3g}" for v in q]).astype(object),
+                0, grid_step)
     idx = np.flatnonzero(needs_noise)
     if accuracy is not None:
         out.optimistic = np.zeros(rows)
@@ -374,8 +376,9 @@ def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candi
         return 1.0 + mu * (mu + 10.0)
 
     if accuracy is None:
-        hi, lo, out.evaluations, bad = _search(build_at, sub_target, guess, bounds, _phases(grid_step, rtol, candidates),
-                                               "calibrate_dpsgd", cost=width, anchor=anchor)
+        hi, lo, out.evaluations, bad = _search(build_at, sub_target, guess, bounds,
+                                               _phases(grid_step, rtol, candidates), "calibrate_dpsgd", cost=width,
+                                               anchor=anchor)
     else:
         fit = _AccuracyFit(p, t, sub_target, bounds, rtol, candidates, width, anchor, accuracy)
         hi, lo, bad = fit.run(guess)
@@ -432,7 +435,7 @@ class _Sides:
         w = self.widths()
         return float(np.nanmax(w)) if np.any(np.isfinite(w)) else float("nan")
 
-    def fill(self, idx, other: "_Sides") -> None:
+    def fill(self, idx, other: _Sides) -> None:
         """Rows ``idx`` from ``other``."""
         self.margin[idx], self.margin_opt[idx] = other.margin, other.margin_opt
         for k in self.safe:
@@ -914,7 +917,8 @@ def calibrate(
             raise TypeError(f"args[{i}] must be an array-like of configuration values, got {_v.brief(a)}") from None
     g_arr = np.sqrt(lo_b * hi_b) if guess is None else _v.real_array("guess", guess, low=0.0, low_open=True)
     shape = _v.broadcast_shapes(("the target's fields", target.shape()),
-                                *((f"args[{i}]", a.shape) for i, a in enumerate(arg_arrays)), ("guess", np.shape(g_arr)))
+                                *((f"args[{i}]", a.shape) for i, a in enumerate(arg_arrays)),
+                                ("guess", np.shape(g_arr)))
     mode = _on_infeasible(on_infeasible, shape)
     n = int(np.prod(shape, dtype=int))
     arg_rows = [np.broadcast_to(a, shape).reshape(-1) for a in arg_arrays]
@@ -938,7 +942,8 @@ def calibrate(
     reason = np.full(n, "", object)
     at_floor = ~bad & np.isnan(lo)
     status[at_floor] = "met_at_bound"
-    reason[at_floor] = f"{'low' if inc else 'high'} end of bounds ({lo_b if inc else hi_b:g}, the least private) already meets the target"
+    reason[at_floor] = (f"{'low' if inc else 'high'} end of bounds ({lo_b if inc else hi_b:g}, the least private) "
+                        "already meets the target")
     status[bad] = "infeasible"
     reason[bad] = (
         f"the target is not met even at {'the upper' if inc else 'the lower'} end of bounds "
@@ -1033,7 +1038,8 @@ def _blackbox_margin(target, w, eps_fn, delta_fn, deltas, epsilons):
         er = target if isinstance(target, _targets.ErrRates) else target.err_rates()
         eps, dl = profile()
         return _tradeoff_lower_bound(float(er.alpha), eps, dl) - float(er.beta)
-    raise TypeError(f"black-box calibration supports ErrRates, Accuracy, PPV, Reconstruction, Advantage, Epsilon; got {_v.brief(target)}")
+    raise TypeError("black-box calibration supports ErrRates, Accuracy, PPV, Reconstruction, Advantage, Epsilon; "
+                    f"got {_v.brief(target)}")
 
 
 def calibrate_blackbox(
@@ -1069,14 +1075,16 @@ def calibrate_blackbox(
     1.97
     """
     if (epsilon is None) == (delta is None):
-        raise TypeError("calibrate_blackbox needs exactly one of epsilon=(w, deltas) -> eps or delta=(w, epsilons) -> delta")
+        raise TypeError("calibrate_blackbox needs exactly one of epsilon=(w, deltas) -> eps "
+                        "or delta=(w, epsilons) -> delta")
     fn = epsilon if epsilon is not None else delta
     if not callable(fn):
         raise TypeError(f"{'epsilon' if epsilon is not None else 'delta'} (the accountant) must be a callable "
                         f"(w, array) -> array, got {type(fn).__name__}")
     target = _targets.as_target(target)
     rtol, candidates, (lo_b, hi_b) = _search_settings(rtol, candidates, bounds, "bounds")
-    deltas = np.geomspace(1e-12, 0.9, 200) if deltas is None else _v.real_array("deltas", deltas, low=0.0, high=1.0).reshape(-1)
+    deltas = (np.geomspace(1e-12, 0.9, 200) if deltas is None
+              else _v.real_array("deltas", deltas, low=0.0, high=1.0).reshape(-1))
     epsilons = (
         np.concatenate([[0.0], np.geomspace(1e-3, 50.0, 199)]) if epsilons is None
         else _v.real_array("epsilons", epsilons, low=0.0).reshape(-1)
@@ -1089,7 +1097,8 @@ def calibrate_blackbox(
     row_targets = [rows.take(r) for r in range(n)]
 
     def evaluate(params, rows_of):
-        return np.array([_blackbox_margin(row_targets[r], w, epsilon, delta, deltas, epsilons) for w, r in zip(params, rows_of)])
+        return np.array([_blackbox_margin(row_targets[r], w, epsilon, delta, deltas, epsilons)
+                         for w, r in zip(params, rows_of)])
 
     g = np.full(n, np.sqrt(lo_b * hi_b))
     _progress.check(progress)
@@ -1097,7 +1106,8 @@ def calibrate_blackbox(
         hi, lo, _, bad = bracket_search(evaluate, g / 2, g * 2, bounds=(lo_b, hi_b), rtol=rtol, candidates=candidates,
                                         what="calibrate_blackbox")
     status = np.where(bad, "infeasible", "calibrated").astype(object)
-    reason = np.where(bad, f"the target is not met even at {hi_b:g} (the upper end of bounds); widen bounds or relax the target", "").astype(object)
+    reason = np.where(bad, f"the target is not met even at {hi_b:g} (the upper end of bounds); "
+                           "widen bounds or relax the target", "").astype(object)
     if mode == "raise":
         _raise_infeasible("calibrate_blackbox", status, reason, shape)
     return _out(np.where(bad, np.nan, hi).reshape(shape))

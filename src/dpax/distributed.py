@@ -36,7 +36,7 @@ import os
 import sys
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import numpy as np
@@ -45,7 +45,9 @@ from jax.experimental import multihost_utils
 from . import targets as _targets
 from ._engine import validation as _v
 from ._engine.x64 import as_result
-from .calibration import CalibrationResult, calibrate as _calibrate, calibrate_dpsgd as _calibrate_dpsgd
+from .calibration import CalibrationResult
+from .calibration import calibrate as _calibrate
+from .calibration import calibrate_dpsgd as _calibrate_dpsgd
 
 #: Defaults of :func:`initialize` (seconds).
 DEFAULT_JOIN_TIMEOUT = 300.0
@@ -253,9 +255,10 @@ def _never_joined(coordinator, num_processes, process_id, timeout) -> None:
         ids = [i for i in range(num_processes) if i != process_id]
         others = (f"process {ids[0]}" if len(ids) == 1 else f"one or more of processes {_ids(ids)}")
     sys.stderr.write(
-        f"dpax: error: distributed run: {me} waited {timeout:g} s at the coordinator {coordinator or '(from the environment)'} "
-        f"but {others} of {num_processes or '?'} never joined; start every process with the same coordinator "
-        f"and number of processes, each with its own process id (0..N-1). Nothing was computed.\n")
+        f"dpax: error: distributed run: {me} waited {timeout:g} s at the coordinator "
+        f"{coordinator or '(from the environment)'} but {others} of {num_processes or '?'} never joined; "
+        f"start every process with the same coordinator and number of processes, each with its own process id "
+        f"(0..N-1). Nothing was computed.\n")
     sys.stderr.flush()
     os._exit(JOIN_EXIT_STATUS)
 

@@ -54,14 +54,15 @@ optional dependency (the ``test`` extra installs it); it is imported when an eve
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, NamedTuple, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.special import bdtrc
 
+from . import mechanisms as _mech
 from ._engine import validation as _v
 from ._engine.x64 import float64
-from . import mechanisms as _mech
 from .privacy_loss import PrivacyLoss, compose
 
 #: The neighbouring relations, by dpax's name; each maps to dp-accounting's enum name.
@@ -169,7 +170,8 @@ def tally(event: Any, neighbouring: Any = "add_remove", count: int = 1) -> Tally
     def add(leaf: Leaf, k: int) -> None:
         counts[leaf] = counts.get(leaf, 0) + k
         if counts[leaf] > MAX_COUNT:
-            raise ValueError(f"{leaf.kind} runs {counts[leaf]:,} times in all: at most 2**53 compositions are supported")
+            raise ValueError(f"{leaf.kind} runs {counts[leaf]:,} times in all: "
+                             "at most 2**53 compositions are supported")
 
     def walk(e: Any, k: int) -> None:
         nonlocal non_private
@@ -229,7 +231,8 @@ def tally(event: Any, neighbouring: Any = "add_remove", count: int = 1) -> Tally
                 if s == 0.0:
                     non_private = True
                 else:
-                    add(Leaf("subsampled_gaussian", (s, q, "substitution" if rel == "substitution" else "add_remove")), k)
+                    add(Leaf("subsampled_gaussian",
+                             (s, q, "substitution" if rel == "substitution" else "add_remove")), k)
             elif isinstance(inner, dp_event.LaplaceDpEvent):
                 _need(e, ("add_remove", "replace_special"), rel, "`PoissonSampledDpEvent` of a `LaplaceDpEvent`")
                 b = _field(inner, "noise_multiplier", inner.noise_multiplier)
@@ -439,8 +442,8 @@ def _build_rows(tallies: list[Tally], step: float, shape: tuple[int, ...]) -> Pr
                 raise
             runs = max(sum(k for leaf, k in t.counts.items() if leaf.kind == "gaussian") for t in tallies)
             raise ValueError(f"the Gaussian mechanisms composed (up to {runs:,} runs, count included) reach "
-                             f"mu = {float(np.sqrt(np.max(mu2))):.6g}: the privacy loss exceeds 600 nats, beyond float64 "
-                             "range; compose fewer (a smaller count) or with more noise") from None
+                             f"mu = {float(np.sqrt(np.max(mu2))):.6g}: the privacy loss exceeds 600 nats, beyond "
+                             "float64 range; compose fewer (a smaller count) or with more noise") from None
     # the other leaves: every row has the same groups, each row's leaves in a fixed order
     ordered = [sorted(((leaf, k) for leaf, k in t.counts.items() if leaf.kind != "gaussian"),
                       key=lambda lk: (_group(lk[0]), repr(lk[0].params))) for t in tallies]

@@ -13,7 +13,7 @@ array([0.718, 0.19 ])
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import jax.numpy as jnp
 import numpy as np
@@ -369,7 +369,8 @@ def from_privacy_profile(
 
     if epsilon_max is None:
         probes = 2.0 ** np.arange(10)
-        small = (evaluate(delta, "delta", probes) <= 1e-18) & (evaluate(reverse_delta, "reverse_delta", probes) <= 1e-18)
+        small = ((evaluate(delta, "delta", probes) <= 1e-18)
+                 & (evaluate(reverse_delta, "reverse_delta", probes) <= 1e-18))
         if not small.any():
             raise ValueError("delta(epsilon) stays above 1e-18 up to epsilon=512; pass epsilon_max")
         epsilon_max = probes[np.argmax(small)]
@@ -663,7 +664,8 @@ def approximate_dp(epsilon: ArrayLike, delta: ArrayLike = 0.0, grid_step: float 
     desc = _describe("approximate_dp", epsilon=epsilon, delta=delta)
     pl = from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
     return pl._with_companion(reason="approximate_dp is the worst case of every (epsilon, delta)-DP mechanism, not "
-                                     "one mechanism's law: the truth it stands for is unknown, so it has a safe side only")
+                                     "one mechanism's law: the truth it stands for is unknown, so it has a safe "
+                                     "side only")
 
 
 def _int_sensitivity(sensitivity: ArrayLike, neighbouring: str) -> np.ndarray:
@@ -760,7 +762,8 @@ def discrete_gaussian(sigma: ArrayLike, sensitivity: ArrayLike = 1, grid_step: f
     half = np.ceil(_DG_WIDTH * ss + 1).astype(np.int64)
     if np.max(2 * half + dd) > _MAX_INTEGER_SUPPORT:
         raise ValueError(f"sigma (at most about 5e4) and sensitivity together give an integer support of "
-                         f"{int(np.max(2 * half + dd)):,} points, over {_MAX_INTEGER_SUPPORT:,}: it would not fit in memory")
+                         f"{int(np.max(2 * half + dd)):,} points, over {_MAX_INTEGER_SUPPORT:,}: "
+                         "it would not fit in memory")
     lo_o = -half
     m = int(np.max(2 * half + dd)) + 1
     o = (lo_o[:, None] + np.arange(m)[None, :]).astype(np.float64)

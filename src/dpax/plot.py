@@ -209,7 +209,7 @@ def calibration_comparison(sample_rate, num_steps=None, *, target: str = "advant
     Traceback (most recent call last):
     ...
     ValueError: tprs: every target TPR must exceed every FPR in alphas (random guessing has TPR = FPR, so no finite noise keeps an attack below it); got TPR 0.1 at FPR 0.1
-    """
+    """  # noqa: E501 (a doctest's expected exception message, kept verbatim on one line)
     if isinstance(sample_rate, CalibrationResult):
         if num_steps is not None:
             raise TypeError("calibration_comparison(result) takes no num_steps: the result holds its configurations")

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import operator
 import warnings
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -46,8 +47,8 @@ _DELTA_EPSILON_MAX = 709.78
 #: Why a pair has no optimistic companion, unless its constructor says more.
 NO_COMPANION = ("it was not built by a dpax mechanism with a closed-form loss law (gaussian, subsampled_gaussian, "
                 "dpsgd, laplace, subsampled_laplace, randomized_response, discrete_laplace, discrete_gaussian, "
-                "mixture_of_gaussians, or compositions of these); a pair built from arrays, from a privacy profile, from atoms, "
-                "approximate_dp or imported from dp-accounting is bounded from the safe side only")
+                "mixture_of_gaussians, or compositions of these); a pair built from arrays, from a privacy profile, "
+                "from atoms, approximate_dp or imported from dp-accounting is bounded from the safe side only")
 
 
 #: A law given to :class:`PrivacyLoss` by hand must have a total mass (its infinite atom
@@ -65,15 +66,18 @@ def _checked_arrays(pmf_x: ArrayLike, pmf_y: ArrayLike, offset: ArrayLike, inf_m
     px, py = _v.real_array("pmf_x", pmf_x, low=0.0), _v.real_array("pmf_y", pmf_y, low=0.0)
     for name, a in (("pmf_x", px), ("pmf_y", py)):
         if a.ndim == 0:
-            raise ValueError(f"{name} must be an array of masses over the grid (shape batch_shape + (n,)), got one number")
+            raise ValueError(f"{name} must be an array of masses over the grid (shape batch_shape + (n,)), "
+                             "got one number")
     if px.shape != py.shape:
         raise ValueError(f"pmf_x (shape {px.shape}) and pmf_y (shape {py.shape}) must have the same shape")
     batch = px.shape[:-1]
     off = _v.real_array("offset", offset, low=-2.0**53, high=2.0**53)
     if off.shape != batch:
-        raise ValueError(f"offset must have the batch shape of pmf_x, {batch} (one grid index per row), got shape {off.shape}")
+        raise ValueError(f"offset must have the batch shape of pmf_x, {batch} (one grid index per row), "
+                         f"got shape {off.shape}")
     if np.any(off != np.round(off)):
-        raise ValueError(f"offset must hold whole numbers (grid indices), got {float(off[off != np.round(off)].ravel()[0]):g}")
+        raise ValueError("offset must hold whole numbers (grid indices), "
+                         f"got {float(off[off != np.round(off)].ravel()[0]):g}")
     atoms = []
     for name, a in (("inf_mass_y", inf_mass_y), ("neginf_mass_x", neginf_mass_x)):
         arr = _v.probabilities(name, a)
@@ -159,7 +163,7 @@ def _real_or_infinite(name: str, value: ArrayLike) -> np.ndarray:
 CROSSING_ROUNDOFF = 1e-12
 
 
-def _uncrossed(safe: Any, optimistic: Any, safe_is_upper: bool, trivial: Any, what: str) -> "Interval":
+def _uncrossed(safe: Any, optimistic: Any, safe_is_upper: bool, trivial: Any, what: str) -> Interval:
     """``Interval(safe, optimistic)`` that is a certificate: where the companion's number lies
     beyond the safe one by more than round-off (its float64 sums lost the precision a tiny
     risk needs, e.g. a sample rate of 1e-12), the optimistic side is replaced by the bound
@@ -260,7 +264,7 @@ class PrivacyLoss:
 
     @classmethod
     def from_pair(cls, pair: Pair, grid_step: float, description: str, batch_shape: tuple[int, ...],
-                  exact_ratio: bool = False) -> "PrivacyLoss":
+                  exact_ratio: bool = False) -> PrivacyLoss:
         """The PrivacyLoss whose rows are ``pair`` (as the kernels return them).
 
         Args:
@@ -380,7 +384,7 @@ class PrivacyLoss:
                                    self.optimistic, slack, gdp_bound)
 
     @classmethod
-    def tree_unflatten(cls, aux: tuple[Any, ...], children: tuple[Any, ...]) -> "PrivacyLoss":
+    def tree_unflatten(cls, aux: tuple[Any, ...], children: tuple[Any, ...]) -> PrivacyLoss:
         """JAX pytree protocol: the inverse of :meth:`tree_flatten`.
 
         Args:
@@ -405,15 +409,15 @@ class PrivacyLoss:
     # -- the optimistic companion ---------------------------------------------------------
     @classmethod
     def _optimistic_from(cls, built: tuple[Pair, _optimistic.Slack], grid_step: float,
-                         batch_shape: tuple[int, ...]) -> "PrivacyLoss":
+                         batch_shape: tuple[int, ...]) -> PrivacyLoss:
         """The optimistic PrivacyLoss of an engine result ``(pair, slack)``."""
         pair, slack = built
         pl = cls.from_pair(pair, grid_step, "optimistic companion", batch_shape)
         pl.optimistic, pl._slack = True, slack
         return pl
 
-    def _with_companion(self, recipe: Callable[[], "PrivacyLoss"] | None = None,
-                        reason: str | None = None) -> "PrivacyLoss":
+    def _with_companion(self, recipe: Callable[[], PrivacyLoss] | None = None,
+                        reason: str | None = None) -> PrivacyLoss:
         """Set how the companion is built (``recipe``, called on first use) or why there is
         none (``reason``); returns ``self``."""
         self._companion, self._bounds = recipe, None
@@ -421,14 +425,14 @@ class PrivacyLoss:
             self._no_companion = reason
         return self
 
-    def _with_gdp_bound(self, mu: ArrayLike | None) -> "PrivacyLoss":
+    def _with_gdp_bound(self, mu: ArrayLike | None) -> PrivacyLoss:
         """Record that the mechanism is ``mu``-GDP for every attack (its closed form: the
         true curve lies on or above f_mu), ``mu`` broadcast to the batch (None: unknown);
-        returns ``self`` (``mu`` may also be one value per row). Raised by a few ulps, so that the rounding of the closed form
-        stays on the safe side. Read by :func:`dpax.gdp.mu_and_regret`, where the grid
-        cannot certify the corners of the curve (its truncated tails); carried through
-        indexing, broadcasting, regridding and composition (GDP composes exactly:
-        mu = sqrt(sum of mu_i^2))."""
+        returns ``self`` (``mu`` may also be one value per row). Raised by a few ulps, so that
+        the rounding of the closed form stays on the safe side. Read by
+        :func:`dpax.gdp.mu_and_regret`, where the grid cannot certify the corners of the curve
+        (its truncated tails); carried through indexing, broadcasting, regridding and
+        composition (GDP composes exactly: mu = sqrt(sum of mu_i^2))."""
         if mu is None:
             self._gdp_bound = None
             return self
@@ -444,8 +448,8 @@ class PrivacyLoss:
         """The GDP bound of the rows at ``index`` (None where unknown)."""
         return None if self._gdp_bound is None else np.asarray(self._gdp_bound)[np.reshape(index, -1)]
 
-    def _derived(self, new: "PrivacyLoss", make: Callable[["PrivacyLoss"], "PrivacyLoss"],
-                 rows: Any = None) -> "PrivacyLoss":
+    def _derived(self, new: PrivacyLoss, make: Callable[[PrivacyLoss], PrivacyLoss],
+                 rows: Any = None) -> PrivacyLoss:
         """``new``, derived from ``self``, with the companion ``make(self.bounds())`` (lazy);
         an optimistic ``new`` gets the slack of ``rows`` (an index array) instead."""
         if self.optimistic:
@@ -457,7 +461,7 @@ class PrivacyLoss:
             new._no_companion = self._no_companion
         return new
 
-    def bounds(self) -> "PrivacyLoss":
+    def bounds(self) -> PrivacyLoss:
         """The optimistic companion: a pair whose trade-off curve lies on or above the truth.
 
         Built on first use (then kept) by one map of outputs to grid labels applied to both
@@ -502,7 +506,7 @@ class PrivacyLoss:
                              "its arrays?); compose or regrid the PrivacyLoss that bounds() returned instead")
         return self._slack
 
-    def _bracket(self, safe: Any, method: str, *args: Any) -> "Interval":
+    def _bracket(self, safe: Any, method: str, *args: Any) -> Interval:
         """``Interval(safe, companion.method(*args))``, never crossed (:func:`_uncrossed`)."""
         return _uncrossed(safe, getattr(self.bounds(), method)(*args), True, 0.0, method)
 
@@ -558,7 +562,7 @@ class PrivacyLoss:
         )
 
     @float64
-    def broadcast_to(self, shape: tuple[int, ...]) -> "PrivacyLoss":
+    def broadcast_to(self, shape: tuple[int, ...]) -> PrivacyLoss:
         """The same losses repeated over a broadcast batch shape.
 
         Args:
@@ -760,7 +764,7 @@ class PrivacyLoss:
         return alpha.reshape(shape), beta.reshape(shape)
 
     @float64
-    def __getitem__(self, key: Any) -> "PrivacyLoss":
+    def __getitem__(self, key: Any) -> PrivacyLoss:
         """Configurations of the batch selected by NumPy indexing (``pl[0]``, ``pl[1:3]``).
 
         Args:
@@ -815,7 +819,7 @@ class PrivacyLoss:
 
     # -- re-discretisation --------------------------------------------------------------
     @float64
-    def regrid(self, grid_step: float) -> "PrivacyLoss":
+    def regrid(self, grid_step: float) -> PrivacyLoss:
         """The same pair on the grid ``k * grid_step``, by connect-the-dots (pessimistic).
 
         Every grid point of this pair is an atom (loss x, masses Pr[X = x], Pr[Y = x]);
@@ -858,7 +862,7 @@ class PrivacyLoss:
         return self._derived(new, lambda c: c.regrid(step))
 
     # -- composition --------------------------------------------------------------------
-    def compose(self, other: "PrivacyLoss", grid_step: float | str | None = None) -> "PrivacyLoss":
+    def compose(self, other: PrivacyLoss, grid_step: float | str | None = None) -> PrivacyLoss:
         """Adaptive composition with ``other``; batches broadcast (see :func:`compose`).
 
         Args:
@@ -876,7 +880,7 @@ class PrivacyLoss:
         return compose(self, other, grid_step=grid_step)
 
     @float64
-    def self_compose(self, num_steps: ArrayLike) -> "PrivacyLoss":
+    def self_compose(self, num_steps: ArrayLike) -> PrivacyLoss:
         """``num_steps``-fold composition by FFT; ``num_steps`` broadcasts against the batch.
 
         Args:
@@ -896,7 +900,8 @@ class PrivacyLoss:
             return pl
         counts = np.broadcast_to(steps, shape).reshape(-1)
         try:
-            arrays = _compose.compose_arrays((pl.pair,), (counts,), self.grid_step, self.exact_ratio, tilted=self.optimistic)
+            arrays = _compose.compose_arrays((pl.pair,), (counts,), self.grid_step, self.exact_ratio,
+                                             tilted=self.optimistic)
         except _grid.MemoryBudgetError as exc:  # say which argument made it so large
             raise _grid.MemoryBudgetError(f"num_steps up to {int(np.max(counts)):,}: {exc}") from exc
         desc = self.description
@@ -969,7 +974,8 @@ def compose(*losses: PrivacyLoss | tuple[PrivacyLoss, ArrayLike],
         items = regridded
     if len(items) == 1 and np.all(items[0][1] == 1):
         return items[0][0]
-    shape = _v.broadcast_shapes(*((f"the batch of compose argument {i}", pl.batch_shape) for i, (pl, _) in enumerate(items)),
+    shape = _v.broadcast_shapes(*((f"the batch of compose argument {i}", pl.batch_shape)
+                                  for i, (pl, _) in enumerate(items)),
                                 *((f"count of compose argument {i}", c) for i, (_, c) in enumerate(items)))
     rows = [pl.broadcast_to(shape).pair for pl, _ in items]
     counts = [np.broadcast_to(c, shape).reshape(-1) for _, c in items]
@@ -981,7 +987,8 @@ def compose(*losses: PrivacyLoss | tuple[PrivacyLoss, ArrayLike],
     try:
         arrays = _compose.compose_arrays(rows, counts, items[0][0].grid_step, exact, tilted=optimistic == {True})
     except _grid.MemoryBudgetError as exc:  # say which arguments made it so large
-        raise _grid.MemoryBudgetError(f"the counts of compose's arguments (up to {max(int(np.max(c)) for c in counts):,}) "
+        raise _grid.MemoryBudgetError("the counts of compose's arguments (up to "
+                                      f"{max(int(np.max(c)) for c in counts):,}) "
                                       f"at grid_step={items[0][0].grid_step:g}: {exc}") from exc
     parts = [
         pl.description if (c.ndim == 0 and int(c) == 1) else f"{pl.description} x {int(c) if c.ndim == 0 else 'counts'}"

@@ -229,8 +229,8 @@ def records_text(recs: list[dict], max_rows: int | None = None) -> str:
     Returns:
         The table as one string.
 
-    >>> print(records_text([{"target": "advantage <= 0.3", "noise_multiplier": 0.5377, "standard_noise_multiplier": 2.37,
-    ...                      "noise_reduction": 0.773, "status": "calibrated"}]))
+    >>> print(records_text([{"target": "advantage <= 0.3", "noise_multiplier": 0.5377,
+    ...                      "standard_noise_multiplier": 2.37, "noise_reduction": 0.773, "status": "calibrated"}]))
                 target   noise  standard noise  reduction      status
       advantage <= 0.3  0.5377            2.37      77.3%  calibrated
     """

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import operator
-
 from dataclasses import dataclass
 
 import jax
@@ -123,7 +122,7 @@ class Target:
         """
         raise NotImplementedError
 
-    def broadcast(self, shape: tuple[int, ...]) -> "Target":
+    def broadcast(self, shape: tuple[int, ...]) -> Target:
         """The target with every field broadcast to ``shape``.
 
         Args:
@@ -138,7 +137,7 @@ class Target:
         """
         return type(self)(*(np.broadcast_to(getattr(self, f), shape) for f in self.__dataclass_fields__))
 
-    def flat(self, shape: tuple[int, ...]) -> "Target":
+    def flat(self, shape: tuple[int, ...]) -> Target:
         """Broadcast to ``shape`` and flattened to one row per configuration.
 
         Args:
@@ -153,7 +152,7 @@ class Target:
         """
         return type(self)(*(np.broadcast_to(getattr(self, f), shape).reshape(-1) for f in self.__dataclass_fields__))
 
-    def take(self, index: ArrayLike) -> "Target":
+    def take(self, index: ArrayLike) -> Target:
         """Rows ``index`` of a flat target.
 
         Args:
@@ -277,7 +276,7 @@ class ErrRates(Target):
         object.__setattr__(self, "beta", b)
 
     @classmethod
-    def from_tpr(cls, alpha: ArrayLike, tpr: ArrayLike) -> "ErrRates":
+    def from_tpr(cls, alpha: ArrayLike, tpr: ArrayLike) -> ErrRates:
         """Attack TPR at most ``tpr`` at FPR ``alpha``.
 
         Args:
@@ -499,7 +498,8 @@ class Accuracy(_ViaErrRates):
         a = _v.real_array("alpha", self.alpha, low=0.0, high=1.0, low_open=True, high_open=True)
         acc = _v.real_array("accuracy", self.accuracy, low=0.0, high=1.0, low_open=True, high_open=True)
         _v.broadcast_shapes(("alpha", a), ("accuracy", acc))
-        _check_open("accuracy", acc, 0.5, 1.0 - a / 2, "(above 1/2 a coin flip meets it; below 1 - alpha/2 at FPR alpha)")
+        _check_open("accuracy", acc, 0.5, 1.0 - a / 2,
+                    "(above 1/2 a coin flip meets it; below 1 - alpha/2 at FPR alpha)")
         object.__setattr__(self, "alpha", a)
         object.__setattr__(self, "accuracy", acc)
 
@@ -530,7 +530,8 @@ class PPV(_ViaErrRates):
         a = _v.real_array("alpha", self.alpha, low=0.0, high=1.0, low_open=True, high_open=True)
         v = _v.real_array("ppv", self.ppv, low=0.0, high=1.0, low_open=True, high_open=True)
         _v.broadcast_shapes(("alpha", a), ("ppv", v))
-        _check_open("ppv", v, 0.5, 1.0 / (1.0 + a), "(above 1/2 a coin flip meets it; below 1/(1 + alpha) at FPR alpha)")
+        _check_open("ppv", v, 0.5, 1.0 / (1.0 + a),
+                    "(above 1/2 a coin flip meets it; below 1/(1 + alpha) at FPR alpha)")
         object.__setattr__(self, "alpha", a)
         object.__setattr__(self, "ppv", v)
 
@@ -690,15 +691,15 @@ class All(Target):
         """The broadcast shape of every part."""
         return np.broadcast_shapes(*(p.shape() for p in self.parts))
 
-    def broadcast(self, shape: tuple[int, ...]) -> "All":
+    def broadcast(self, shape: tuple[int, ...]) -> All:
         """Every part broadcast to ``shape``."""
         return All(*(p.broadcast(shape) for p in self.parts))
 
-    def flat(self, shape: tuple[int, ...]) -> "All":
+    def flat(self, shape: tuple[int, ...]) -> All:
         """Every part broadcast to ``shape`` and flattened."""
         return All(*(p.flat(shape) for p in self.parts))
 
-    def take(self, index: ArrayLike) -> "All":
+    def take(self, index: ArrayLike) -> All:
         """Rows ``index`` of every (flat) part."""
         return All(*(p.take(index) for p in self.parts))
 
@@ -717,11 +718,13 @@ class All(Target):
 
     def standard_epsilon(self, delta: ArrayLike) -> np.ndarray:
         """The smallest of the parts' standard epsilons."""
-        return np.minimum.reduce(np.broadcast_arrays(*(np.asarray(p.standard_epsilon(delta), float) for p in self.parts)))
+        return np.minimum.reduce(np.broadcast_arrays(*(np.asarray(p.standard_epsilon(delta), float)
+                                                       for p in self.parts)))
 
     def met_without_noise(self, leak_probability: ArrayLike) -> np.ndarray:
         """Whether subsampling alone meets every part."""
-        return np.logical_and.reduce(np.broadcast_arrays(*(np.asarray(p.met_without_noise(leak_probability)) for p in self.parts)))
+        return np.logical_and.reduce(np.broadcast_arrays(*(np.asarray(p.met_without_noise(leak_probability))
+                                                           for p in self.parts)))
 
 
 def as_target(target: Target | list[Target] | tuple[Target, ...]) -> Target:

@@ -28,7 +28,6 @@ from . import cache as _cache
 from . import grid as _grid
 from .pair import Pair
 
-
 #: Block length of :func:`prefix_sum`: the sums run in levels of this many points (floats;
 #: integer counts in levels of PREFIX_BLOCK_INT).
 PREFIX_BLOCK = 16
@@ -463,7 +462,8 @@ def _epsilon_one_direction(cx, ccy, delta):
 
 def _epsilon_from_tables(tables: Curves, delta):
     f, r = tables
-    eps = jnp.maximum(_epsilon_one_direction(f.ccdf_x, f.ccdf_y, delta), _epsilon_one_direction(r.ccdf_x, r.ccdf_y, delta))
+    eps = jnp.maximum(_epsilon_one_direction(f.ccdf_x, f.ccdf_y, delta),
+                      _epsilon_one_direction(r.ccdf_x, r.ccdf_y, delta))
     return jnp.maximum(eps, 0.0)
 
 

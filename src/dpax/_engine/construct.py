@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -145,7 +144,8 @@ def split_cells_open(grid, grid_step, lf_y, ls_y, lf_x, ls_x):
     # The split only moves mass, so the row is rescaled to the cells' own total (a relative
     # change of ~1e-13 at most).
     split_total = jnp.sum(pmf_y, -1, keepdims=True)
-    pmf_y = pmf_y * jnp.where(split_total > 0, jnp.sum(q_cell, -1, keepdims=True) / jnp.where(split_total > 0, split_total, 1.0), 1.0)
+    pmf_y = pmf_y * jnp.where(split_total > 0,
+                              jnp.sum(q_cell, -1, keepdims=True) / jnp.where(split_total > 0, split_total, 1.0), 1.0)
     # tails: below the first point -> (first point, X = -inf); above the last -> (last, Y = +inf)
     g0, g_last = grid[:, 0], grid[:, -1]
     q_low, p_low = jnp.exp(lf_y[:, 0]), jnp.exp(lf_x[:, 0])
@@ -375,9 +375,9 @@ def atoms_log_cdfs(grid, loss, log_p, log_q):
     are taken in log space from the near end, so both tails keep relative precision.
     """
 
-    def one(g, l, lp, lq):
-        m = l.shape[0]
-        k = jnp.searchsorted(l, g, side="right")  # atoms with loss <= g
+    def one(g, loss_row, lp, lq):
+        m = loss_row.shape[0]
+        k = jnp.searchsorted(loss_row, g, side="right")  # atoms with loss <= g
 
         def cdf_sf(lm):
             below = jax.lax.cumlogsumexp(lm)
@@ -408,17 +408,17 @@ def split_atoms(loss, log_p, log_q, offset, grid_step, n):
     h = grid_step
     rows = loss.shape[0]
     finite = jnp.isfinite(loss)
-    l = jnp.where(finite, loss, 0.0)
+    loss_f = jnp.where(finite, loss, 0.0)
     g0 = offset[:, None] * h
     g_last = (offset[:, None] + n - 1) * h
     q = jnp.exp(log_q)
     p = jnp.exp(log_p)
-    pos = l / h
+    pos = loss_f / h
     near = jnp.round(pos)
     on_grid = jnp.abs(pos - near) < 1e-11 * jnp.maximum(1.0, jnp.abs(pos))
     k = jnp.where(on_grid, near, jnp.floor(pos))
     a = k * h
-    frac = l - a  # in [0, h)
+    frac = loss_f - a  # in [0, h)
     q_lo = jnp.where(on_grid, q, jnp.exp(log_q - frac) * -jnp.expm1(frac - h) / -jnp.expm1(-h))
     q_hi = jnp.where(on_grid, 0.0, q * -jnp.expm1(-frac) / -jnp.expm1(-h))
     idx = k.astype(jnp.int64) - offset[:, None]
@@ -433,12 +433,12 @@ def split_atoms(loss, log_p, log_q, offset, grid_step, n):
     pmf_y = pmf_y.at[:, 0].add(jnp.sum(jnp.where(below, q, zero), -1))
     # e^g_last p = q e^(g_last - l) <= q above the grid, e^-g0 q = p e^(l - g0) <= p below it:
     # written as these ratios, no factor overflows (a grid padded past 709 nats would give inf * 0)
-    top_q = jnp.sum(jnp.where(above, q * jnp.exp(jnp.minimum(g_last - l, 0.0)), zero), -1)
+    top_q = jnp.sum(jnp.where(above, q * jnp.exp(jnp.minimum(g_last - loss_f, 0.0)), zero), -1)
     pmf_y = pmf_y.at[:, -1].add(top_q)
     inf_y = jnp.sum(jnp.where(loss == jnp.inf, q, zero), -1) + jnp.maximum(
         jnp.sum(jnp.where(above, q, zero), -1) - top_q, 0.0)
     neginf_x = jnp.sum(jnp.where(loss == -jnp.inf, p, zero), -1) + jnp.maximum(
-        jnp.sum(jnp.where(below, p * -jnp.expm1(jnp.minimum(l - g0, 0.0)), zero), -1), 0.0)
+        jnp.sum(jnp.where(below, p * -jnp.expm1(jnp.minimum(loss_f - g0, 0.0)), zero), -1), 0.0)
     grid = loss_grid(offset, n, h)
     pmf_x = jnp.exp(jnp.log(pmf_y) - grid)
     return pmf_x, pmf_y, inf_y, neginf_x

@@ -142,9 +142,9 @@ from .composition import TAIL_MASS, TILT_RATES
 from .construct import (
     _mass_between,
     inverse_subsampled_loss,
+    laplace_log_cdfs,
     mixture_log_cdfs,
     subsampled_gaussian_substitution_log_cdfs,
-    laplace_log_cdfs,
 )
 from .grid import check_memory, loss_grid
 from .pair import Pair
@@ -179,11 +179,11 @@ class Slack(NamedTuple):
     tilted_q: Any
     steps: Any  #: single steps composed (the FFT's round-off grows with it)
 
-    def take(self, index) -> "Slack":
+    def take(self, index) -> Slack:
         """The rows at ``index``."""
         return Slack(*(np.take(np.asarray(a), index, axis=0) for a in self))
 
-    def widened(self, by: float) -> "Slack":
+    def widened(self, by: float) -> Slack:
         """The slack after every label moved by at most ``by`` (a regrid): e^x changes by at
         most e^by, so the ratio widens by ``by`` and the tilted masses grow by e^by."""
         grow = np.exp(by)
@@ -195,7 +195,7 @@ class Slack(NamedTuple):
         return tuple(tuple(float(v) for v in np.reshape(a, -1)) for a in self)
 
     @classmethod
-    def from_aux(cls, aux) -> "Slack | None":
+    def from_aux(cls, aux) -> Slack | None:
         """The inverse of :meth:`to_aux` (``None`` stays ``None``)."""
         return None if aux is None else cls(*(np.asarray(a, np.float64) for a in aux))
 

@@ -54,13 +54,13 @@ class Pair(NamedTuple):
         """NumPy for host arrays, jax.numpy for device arrays and tracers."""
         return np if isinstance(self.pmf_x, np.ndarray) else jnp
 
-    def reversed(self) -> "Pair":
+    def reversed(self) -> Pair:
         """PLRVs of the swapped pair (Q, P): X' = -Y and Y' = -X on the mirrored grid."""
         n, xp = self.support_length, self._xp()
         return Pair(xp.flip(self.pmf_y, -1), xp.flip(self.pmf_x, -1), -(self.offset + n - 1),
                     self.neginf_x, self.inf_y)
 
-    def take(self, index) -> "Pair":
+    def take(self, index) -> Pair:
         """The rows at ``index`` (an integer array), every array gathered on axis 0."""
         xp = self._xp()
         return Pair(*(xp.take(xp.asarray(a), index, axis=0) for a in self))

@@ -27,7 +27,8 @@ import contextvars
 import datetime
 import sys
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 #: Seconds before a bar appears on a terminal: short calls stay silent.
 DELAY = 2.0

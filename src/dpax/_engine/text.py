@@ -8,7 +8,8 @@ formats its numbers with :func:`fmt` and lays them out with :func:`table` and
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

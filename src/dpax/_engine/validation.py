@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numbers
 import reprlib
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
@@ -303,7 +304,7 @@ def broadcast_shapes(*named: tuple[str, Any]) -> tuple[int, ...]:
     Traceback (most recent call last):
     ...
     ValueError: noise_multiplier (shape (2,)) and sample_rate (shape (3,)) do not broadcast together (NumPy rules: each axis, counted from the last, must have equal lengths or length 1)
-    """
+    """  # noqa: E501 (a doctest's expected exception message, kept verbatim on one line)
     shapes = [(n, tuple(a) if isinstance(a, tuple) else np.shape(a)) for n, a in named]
     try:
         return np.broadcast_shapes(*(s for _, s in shapes))
@@ -363,7 +364,7 @@ def positive_int_array(name: str, value: ArrayLike, *, minimum: int = 1) -> np.n
     Traceback (most recent call last):
     ...
     ValueError: num_steps must be a whole number >= 1, got 14062.5; to train for a number of epochs, dpax.dpsgd_schedule(dataset_size, batch_size, epochs) gives the sample rate and a whole number of steps (epochs * ceil(dataset_size / batch_size))
-    """
+    """  # noqa: E501 (a doctest's expected exception message, kept verbatim on one line)
     with np.errstate(over="ignore"):
         arr = _as_array(name, value, np.float64)
     raw = np.asarray(value)

@@ -8,7 +8,8 @@ context manager instead, so importing dpax leaves the user's own code as it was.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import jax
 import numpy as np

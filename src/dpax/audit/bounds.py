@@ -186,8 +186,10 @@ def _eps_from_limits(fpr_hi: ArrayLike, fnr_hi: ArrayLike, delta: ArrayLike) -> 
     """max(0, log((1 - delta - FNR+) / FPR+), log((1 - delta - FPR+) / FNR+)): the smallest
     epsilon whose (epsilon, delta) curve lies below the point (FPR+, FNR+)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.where(1.0 - delta - fnr_hi > 0, np.log(np.maximum(1.0 - delta - fnr_hi, 1e-300)) - np.log(fpr_hi), -np.inf)
-        b = np.where(1.0 - delta - fpr_hi > 0, np.log(np.maximum(1.0 - delta - fpr_hi, 1e-300)) - np.log(fnr_hi), -np.inf)
+        a = np.where(1.0 - delta - fnr_hi > 0,
+                     np.log(np.maximum(1.0 - delta - fnr_hi, 1e-300)) - np.log(fpr_hi), -np.inf)
+        b = np.where(1.0 - delta - fpr_hi > 0,
+                     np.log(np.maximum(1.0 - delta - fpr_hi, 1e-300)) - np.log(fnr_hi), -np.inf)
     return np.maximum(0.0, np.maximum(a, b))
 
 

@@ -160,7 +160,8 @@ def _log_terms(log_t: np.ndarray, log_1mt: np.ndarray, log_eta: np.ndarray, log_
     """The four fractions of Eq. 7 in log space, shape (4, n); -inf where a numerator is <= 0
     (a 0/0 pair such as t = 0, eta = 1 carries no evidence), +inf for a positive numerator
     over a zero rate."""
-    num = (_log_minus(log_1meta, delta), _log_minus(log_1mt, delta), _log_minus(log_eta, delta), _log_minus(log_t, delta))
+    num = (_log_minus(log_1meta, delta), _log_minus(log_1mt, delta), _log_minus(log_eta, delta),
+           _log_minus(log_t, delta))
     den = (log_t, log_eta, log_1mt, log_1meta)
     out = np.empty((4,) + np.shape(log_t))
     with np.errstate(invalid="ignore"):
@@ -339,7 +340,7 @@ def _parametric(tr: np.ndarray, te: np.ndarray, d: float, grid_points: int) -> E
         if not np.isfinite(terms[k, i]):
             continue
         a, b = c[max(i - 1, 0)], c[min(i + 1, c.size - 1)]
-        res = optimize.minimize_scalar(lambda x: -_log_terms(*(np.atleast_1d(v) for v in logs(x)), d)[k, 0],
+        res = optimize.minimize_scalar(lambda x, k=k: -_log_terms(*(np.atleast_1d(v) for v in logs(x)), d)[k, 0],
                                        bounds=(a, b), method="bounded", options={"xatol": 1e-12 * max(1.0, abs(a))})
         if res.success:
             extra_c.append(float(res.x))

@@ -165,7 +165,7 @@ def fit_gaussian_mixture(x: ArrayLike, n_components: int, *, max_iter: int = 500
     prev = -np.inf
     converged = False
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (its last value, the iterations run, is returned)
         logp = np.log(w) + _log_normal(xs, mu, sd)  # (n, k)
         top = logp.max(axis=1, keepdims=True)
         norm = top + np.log(np.exp(logp - top).sum(axis=1, keepdims=True))
@@ -234,7 +234,8 @@ def _check_seed(seed, name: str = "seed") -> None:
         _v.positive_int_array(name, seed, minimum=0)
         return
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"{name} must be None, a non-negative integer or a numpy.random.Generator, got {_v.brief(seed)}")
+        raise TypeError(f"{name} must be None, a non-negative integer or a numpy.random.Generator, "
+                        f"got {_v.brief(seed)}")
     if seed < 0:
         raise ValueError(f"{name} must be a non-negative integer, got {int(seed)}")
 

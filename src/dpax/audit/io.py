@@ -31,7 +31,8 @@ FORMATS = (".npy", ".npz", ".csv", ".parquet")
 def _pick(path: str, names: list[str], column: str | int | None, what: str) -> str:
     if column is not None:
         if str(column) not in names:
-            raise ValueError(f"{path}: no {what} {_v.brief(column)}; it has {_v.brief(names, 200) if names else 'none'}")
+            raise ValueError(f"{path}: no {what} {_v.brief(column)}; "
+                             f"it has {_v.brief(names, 200) if names else 'none'}")
         return str(column)
     if len(names) == 1:
         return names[0]
@@ -62,7 +63,8 @@ def _read_csv(path: str, column: str | int | None) -> np.ndarray:
         try:
             col = int(column)
         except ValueError:
-            raise ValueError(f"{path}: has no header row, so --column must be a 0-based index, got {_v.brief(column)}") from None
+            raise ValueError(f"{path}: has no header row, so --column must be a 0-based index, "
+                             f"got {_v.brief(column)}") from None
         if not 0 <= col < width:
             raise ValueError(f"{path}: column index {col} outside 0..{width - 1}")
     elif width == 1:
@@ -134,7 +136,8 @@ def read_losses(path: str | os.PathLike[str], column: str | int | None = None) -
     if isinstance(path, bytes):
         path = os.fsdecode(path)
     if column is not None and (isinstance(column, bool) or not isinstance(column, (str, int))):
-        raise TypeError(f"{path}: column must be a name (str), a 0-based index (int) or None, got {type(column).__name__}")
+        raise TypeError(f"{path}: column must be a name (str), a 0-based index (int) or None, "
+                        f"got {type(column).__name__}")
     ext = os.path.splitext(path)[1].lower()
     if ext not in FORMATS:
         raise ValueError(f"{path}: unknown loss file type {ext or '(none)'!r}; use one of {', '.join(FORMATS)}")

@@ -17,7 +17,8 @@ import itertools
 import math
 import re
 import sys
-from typing import Callable, Iterator, NoReturn, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import NoReturn
 
 import numpy as np
 
@@ -315,7 +316,8 @@ def configuration_args(p: argparse.ArgumentParser, group, *, required: bool = Tr
     """
     more = {"nargs": "+"} if several else {}
     each = " (one or more: every combination)" if several else ""
-    group.add_argument("--sample-rate", type=number, metavar="P", help="Poisson sampling rate, in (0, 1]" + each, **more)
+    group.add_argument("--sample-rate", type=number, metavar="P", help="Poisson sampling rate, in (0, 1]" + each,
+                       **more)
     group.add_argument("--num-steps", type=count, metavar="T", help="number of steps (integer >= 1)" + each, **more)
     group.add_argument("--dataset-size", type=count, metavar="N",
                        help="instead of --sample-rate / --num-steps: number of training records" + each, **more)
@@ -371,7 +373,8 @@ def resolve_configuration(args: argparse.Namespace) -> None:
         s = dpsgd_schedule(*values)
         args.sample_rate, args.num_steps = s.sample_rate, s.num_steps
         if args.dpsgd_several:
-            args.sample_rate, args.num_steps = np.atleast_1d(s.sample_rate).tolist(), np.atleast_1d(s.num_steps).tolist()
+            args.sample_rate, args.num_steps = (np.atleast_1d(s.sample_rate).tolist(),
+                                                np.atleast_1d(s.num_steps).tolist())
         args.schedule = {k: (np.asarray(v).tolist()) for k, v in dataclasses.asdict(s).items()}
         return
     if len(rate) == 1:
@@ -383,9 +386,9 @@ def resolve_configuration(args: argparse.Namespace) -> None:
                           "--batch-size and --epochs")
     for t in np.atleast_1d(np.asarray(args.num_steps if rate else [], dtype=object)).tolist():
         if isinstance(t, float) and math.isfinite(t) and t != round(t):
-            raise ValueError(f"num_steps (--num-steps) must be a whole number >= 1, got {t:g}; to train for a number of "
-                             "epochs, give --dataset-size N --batch-size B --epochs E in place of --sample-rate and "
-                             "--num-steps (E * ceil(N / B) steps)")
+            raise ValueError(f"num_steps (--num-steps) must be a whole number >= 1, got {t:g}; to train for a "
+                             "number of epochs, give --dataset-size N --batch-size B --epochs E in place of "
+                             "--sample-rate and --num-steps (E * ceil(N / B) steps)")
     if rate and args.dpsgd_several:
         combos = list(itertools.product(args.sample_rate, args.num_steps))
         args.sample_rate, args.num_steps = [c[0] for c in combos], [c[1] for c in combos]
@@ -404,7 +407,7 @@ def schedule_lines(r: dict) -> list[str]:
     >>> schedule_lines({"schedule": {"sample_rate": 0.1, "num_steps": 20, "steps_per_epoch": 10,
     ...                              "dataset_size": 1000, "batch_size": 100, "epochs": 2}})
     ['from 2 epochs of batches of 100 out of 1,000 records: sample rate 0.1 (= 100 / 1,000), 20 steps (10 per epoch) (dpax.dpsgd_schedule)']
-    """
+    """  # noqa: E501 (a doctest's expected output, kept verbatim on one line)
     s = r.get("schedule")
     if not s:
         return []

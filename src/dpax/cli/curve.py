@@ -14,8 +14,21 @@ import argparse
 
 from .._engine.text import fmt
 from ..mechanisms import dpsgd
-from .common import (Parents, attack_lines, bracket_args, bracket_note, bracket_text, choose_grid, dpsgd_args,
-                     epsilon_lines, grid_lines, joint, options_parser, risk_brackets, risk_summary)
+from .common import (
+    Parents,
+    attack_lines,
+    bracket_args,
+    bracket_note,
+    bracket_text,
+    choose_grid,
+    dpsgd_args,
+    epsilon_lines,
+    grid_lines,
+    joint,
+    options_parser,
+    risk_brackets,
+    risk_summary,
+)
 
 
 def add_parser(subparsers, parents: Parents) -> None:

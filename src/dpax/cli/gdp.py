@@ -21,8 +21,21 @@ from .. import conversions, gdp
 from .._engine.text import fmt, pairs, table
 from ..mechanisms import dpsgd
 from ..privacy_loss import Interval, PrivacyLoss
-from .common import (Parents, bracket_args, bracket_note, bracket_text, choose_grid, dpsgd_args, epsilon_lines,
-                     grid_lines, joint, max_width, number, options_parser, probability)
+from .common import (
+    Parents,
+    bracket_args,
+    bracket_note,
+    bracket_text,
+    choose_grid,
+    dpsgd_args,
+    epsilon_lines,
+    grid_lines,
+    joint,
+    max_width,
+    number,
+    options_parser,
+    probability,
+)
 
 #: What --accuracy applies to in the DP-SGD report (and why not to mu).
 ACCURACY_APPLIES_TO = (

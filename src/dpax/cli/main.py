@@ -43,7 +43,7 @@ import os
 import signal
 import sys
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from .. import __version__
 from .._engine.text import jsonable

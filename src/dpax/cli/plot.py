@@ -31,10 +31,10 @@ def add_parser(subparsers, parents: Parents) -> None:
         description=(
             "KIND: 'tradeoff' (beta against alpha for each --noise-multiplier), 'gdp' (the exact curve and "
             "its tight mu-GDP fit, one --noise-multiplier), 'calibration' (noise from attack-aware vs standard "
-            "calibration: --target advantage as in Figure 3a of Kulynych et al. 2024, --target err_rates as in its Figure 4; "
-            "with several values of --sample-rate / --num-steps, or of --dataset-size / --batch-size / --epochs, "
-            "every combination is a configuration, and the figure shows the noise and the noise reduction of each). "
-            "The figure is written to -o FILE (.png, .svg or .pdf)."
+            "calibration: --target advantage as in Figure 3a of Kulynych et al. 2024, --target err_rates as in its "
+            "Figure 4; with several values of --sample-rate / --num-steps, or of --dataset-size / --batch-size / "
+            "--epochs, every combination is a configuration, and the figure shows the noise and the noise "
+            "reduction of each). The figure is written to -o FILE (.png, .svg or .pdf)."
         ),
     )
     p.set_defaults(func=run_plot, render=render_plot)
@@ -58,7 +58,8 @@ def _options() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=number, nargs="+", metavar="A",
                    help=f"calibration FPRs (err_rates; default: {_fmt(plot.DEFAULT_ALPHAS)})")
     p.add_argument("--tpr", type=number, nargs="+", metavar="X",
-                   help=f"calibration target TPRs, each above every FPR (err_rates; default: {_fmt(plot.DEFAULT_TPRS)})")
+                   help="calibration target TPRs, each above every FPR "
+                        f"(err_rates; default: {_fmt(plot.DEFAULT_TPRS)})")
     p.add_argument("--delta", type=number, default=1e-5, metavar="D",
                    help="delta of the standard calibration (default: %(default)s)")
     p.add_argument("--dpi", type=bounded(*DPI_RANGE), default=150,

@@ -65,11 +65,13 @@ def _options() -> argparse.ArgumentParser:
     d = p.add_argument_group("several processes (jax.distributed)")
     d.add_argument("--distributed", action="store_true",
                    help="run as one process of a jax.distributed job (start one per host or GPU, same arguments): "
-                        "each writes its share to a part file (out.csv: out.part-<i>-of-<n>.csv), process 0 merges them into RESULTS; "
-                        "coordinator, process count and id come from SLURM / TPU / JAX_COORDINATOR_ADDRESS unless given")
+                        "each writes its share to a part file (out.csv: out.part-<i>-of-<n>.csv), process 0 merges "
+                        "them into RESULTS; coordinator, process count and id come from SLURM / TPU / "
+                        "JAX_COORDINATOR_ADDRESS unless given")
     d.add_argument("--coordinator", metavar="HOST:PORT", help="address of process 0 (with --distributed)")
     d.add_argument("--num-processes", type=integer(1), metavar="N", help="number of processes (with --distributed)")
-    d.add_argument("--process-id", type=integer(0), metavar="I", help="this process's id in 0..N-1 (with --distributed)")
+    d.add_argument("--process-id", type=integer(0), metavar="I",
+                   help="this process's id in 0..N-1 (with --distributed)")
     d.add_argument("--join-timeout", type=number, default=_dist.DEFAULT_JOIN_TIMEOUT, metavar="S",
                    help="seconds to wait for every process to join (default: %(default)s)")
     d.add_argument("--heartbeat-timeout", type=number, default=_dist.DEFAULT_HEARTBEAT_TIMEOUT, metavar="S",

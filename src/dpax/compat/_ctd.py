@@ -4,8 +4,8 @@ check of the keyword arguments the originals take and dpax does not need."""
 
 from __future__ import annotations
 
-from ..accountants import PLDAccountant
 from .._engine import validation as _v
+from ..accountants import PLDAccountant
 
 
 def compat_options(method, options):

@@ -25,6 +25,7 @@ min(f, f^-1), see :mod:`dpax._engine.analyse`).
 (0.5, True)
 """
 
+from .bounds import MU_ROUNDING
 from .closed_form import (
     advantage,
     clt_mu,
@@ -36,7 +37,6 @@ from .closed_form import (
     tradeoff,
 )
 from .curves import delta_divergence, symmetric_delta_divergence
-from .bounds import MU_ROUNDING
 from .mu_regret import DEFAULT_TAIL, MuRegret, mu_and_regret, regret_witness
 from .report import REGRET_THRESHOLD, REPORT_DELTAS, TIER2_ALPHAS, GDPReport, report
 

@@ -22,7 +22,6 @@ from .._engine import analyse as _analyse
 from .._engine.special import ndtr
 
 
-
 def level_search(pred, n, shape):
     """Smallest k in [0, n] with ``pred(k)`` (n where none), for a predicate that is False
     then True along k = 0..n-1; elementwise over ``shape``.
@@ -269,8 +268,9 @@ def eq29_block_bounds(pmf_x, pmf_y, ratio, ends, zx, ex, zy, ey, box_first, box_
     t_lo, t_hi = jnp.clip(t - slack, 0.0, s_a), jnp.clip(t + slack, 0.0, s_a)
     s_lo, s_hi = jnp.clip(s - slack, 0.0, s_a), jnp.clip(s + slack, 0.0, s_a)
     z_a, z_b = split_last(upper_probit(jnp.concatenate([a[:, 1:] + s_lo, b[:, :-1] + r_lo * t_lo], -1),
-                                   jnp.concatenate([na[:, :-1] + t_hi, nb[:, 1:] + jnp.where(usable, r_hi, 0.0) * s_hi], -1)),
-                      blocks, blocks)
+                                       jnp.concatenate([na[:, :-1] + t_hi,
+                                                        nb[:, 1:] + jnp.where(usable, r_hi, 0.0) * s_hi], -1)),
+                          blocks, blocks)
     z_p = z_a + z_b
     errors = ex[:, :-1] + ey[:, 1:]
     corner = zx[:, 1:] + zy[:, :-1] + errors
@@ -333,15 +333,18 @@ def _box_and_sides(tables, tail_col):
     a_right, a_left = at(cx, kk), at(cx, kk - 1)
     width = a_left - a_right
     gamma = jnp.clip(jnp.where(width > 0, (sides_a - a_right) / jnp.where(width > 0, width, 1.0), 0.0), 0.0, 1.0)
-    b_at, nb_at = (jnp.where(kf <= 0, start, at(t, kk) - gamma * (at(t, kk) - at(t, kk - 1))) for t, start in ((cy, 0.0), (ny, 1.0)))
+    b_at, nb_at = (jnp.where(kf <= 0, start, at(t, kk) - gamma * (at(t, kk) - at(t, kk - 1)))
+                   for t, start in ((cy, 0.0), (ny, 1.0)))
     # f^-1 at the sides: alpha where f has FNR beta = tail, 1 - tail (beyond the last breakpoint: 0)
     j = jnp.clip(k[:, 3:5], 1, n1 - 1)
     b0 = at(cy, j - 1)
     w = at(cy, j) - b0
     t = jnp.clip(jnp.where(w > 0, (sides_a - b0) / jnp.where(w > 0, w, 1.0), 1.0), 0.0, 1.0)
     beyond = sides_a > cy[:, -1:]
-    a_at, na_at = (jnp.where(beyond, far, at(t_, j - 1) + t * (at(t_, j) - at(t_, j - 1))) for t_, far in ((cx, 0.0), (nx, 1.0)))
-    return (jnp.where(ok, box_first, 0), jnp.where(ok, box_last, -1)), (sides_a, 1.0 - sides_a, b_at, nb_at, a_at, na_at)
+    a_at, na_at = (jnp.where(beyond, far, at(t_, j - 1) + t * (at(t_, j) - at(t_, j - 1)))
+                   for t_, far in ((cx, 0.0), (nx, 1.0)))
+    return ((jnp.where(ok, box_first, 0), jnp.where(ok, box_last, -1)),
+            (sides_a, 1.0 - sides_a, b_at, nb_at, a_at, na_at))
 
 
 def eq29_max(pmf_x, pmf_y, ratio, cx, cy, nx, ny, tail_col):
@@ -381,7 +384,8 @@ def eq29_max(pmf_x, pmf_y, ratio, cx, cy, nx, ny, tail_col):
     starts = jnp.arange(-(-n1 // size) + 1) * size
     q = jnp.clip(starts[None, :], box_first[:, None], jnp.maximum(box_last, box_first)[:, None])
     ends = [at(t)(q) for t in (cx, nx, cy, ny)]
-    z, e = probit_and_error(jnp.concatenate([ends[0], ends[2]], -1), jnp.concatenate([ends[1], ends[3]], -1), table_error)
+    z, e = probit_and_error(jnp.concatenate([ends[0], ends[2]], -1), jnp.concatenate([ends[1], ends[3]], -1),
+                            table_error)
     (zx, zy), (ex, ey) = split_last(z, q.shape[-1], q.shape[-1]), split_last(e, q.shape[-1], q.shape[-1])
     filled = (starts[None, :-1] <= box_last[:, None]) & (starts[None, 1:] > box_first[:, None])
     upper = eq29_block_bounds(pmf_x, pmf_y, ratio, ends, zx, ex, zy, ey, box_first, box_last)
@@ -392,7 +396,8 @@ def eq29_max(pmf_x, pmf_y, ratio, cx, cy, nx, ny, tail_col):
     terms_max, best = bounded_max(box_terms, arrays, upper, lower, size, EQ29_CHUNK)
     if plain:
         best = jnp.minimum(best, n1 - 1)[:, None]
-        best_error = term(at(cx)(best), at(nx)(best), at(cy)(best), at(ny)(best), jnp.ones(best.shape, bool), table_error)[1][:, 0]
+        best_error = term(at(cx)(best), at(nx)(best), at(cy)(best), at(ny)(best), jnp.ones(best.shape, bool),
+                          table_error)[1][:, 0]
     else:
         best_error = jnp.zeros(cx.shape[:1])
     # the sides: alpha = tail and 1 - tail (whose complement 1 - (1 - tail) is exact), and

@@ -18,7 +18,6 @@ from .._engine.x64 import float64
 from ..privacy_loss import PrivacyLoss
 
 
-
 def tradeoff(mu, alpha):
     """f_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu), the trade-off curve of mu-GDP (Eq. 7).
 

@@ -23,6 +23,7 @@ from .._engine import validation as _v
 from ..privacy_loss import PrivacyLoss
 from . import closed_form as _closed
 
+
 def _lower_hull(alpha, beta):
     """Vertices of the lower convex hull of the points plus the corners (0, 1) and (1, 0)
     (the greatest convex minorant, so never above the points: the pessimistic curve)."""
@@ -231,7 +232,7 @@ def delta_divergence(f, g) -> float:
     >>> delta_divergence(gdp_curve(1.0), gdp_curve(0.5))   # 1-GDP is less private than 0.5-GDP
     0.0
     """
-    for c, name in ((f, "f"), (g, "g")):
+    for c, _name in ((f, "f"), (g, "g")):
         if isinstance(c, PrivacyLoss) and c.batch_shape:
             return _batched(delta_divergence, f, g)
     return _divergence(_as_curve(f, "f"), _as_curve(g, "g"))[0]

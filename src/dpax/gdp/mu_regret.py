@@ -18,7 +18,6 @@ exactly at those tangent points, in closed form, not on a fixed grid of FPR valu
 from __future__ import annotations
 
 import functools
-
 from typing import Any, NamedTuple
 
 import jax
@@ -144,7 +143,8 @@ def _regret(pair: Pair, cx, cy, ratio, mu):
     b_top = jnp.where(use_mid, b_mid, b_best)
     u_top = a_top - b_top
     # V_f at u*, at -u* (f^-1's) and at 0, in one search
-    vf, vf_mirror, v0 = _bounds.split_last(_bounds.v_at(cx, cy, jnp.concatenate([u_top, -u_top, jnp.zeros_like(u_top)], -1)), 1, 1, 1)
+    vf, vf_mirror, v0 = _bounds.split_last(
+        _bounds.v_at(cx, cy, jnp.concatenate([u_top, -u_top, jnp.zeros_like(u_top)], -1)), 1, 1, 1)
     v_h = jnp.where(jnp.abs(u_top) < half_width, v_bar, jnp.minimum(vf, vf_mirror))
     regret = jnp.maximum((v_h - (a_top + b_top))[:, 0] / 2.0, 0.0)
     witness = jnp.minimum(a_top, b_top)[:, 0]
@@ -192,7 +192,8 @@ def _by_rows(pl, at_mu, call, outputs: int):
     rows_mu = None if at_mu is None else np.asarray(at_mu, np.float64).reshape(rows)
     out = np.empty((outputs, rows))
     for index, real in _batching.row_chunks(rows, chunk):
-        part = _pair.padded(pair.take(jnp.asarray(index)) if chunk < rows else pair, _batching.group_size(chunk), length)
+        part = _pair.padded(pair.take(jnp.asarray(index)) if chunk < rows else pair, _batching.group_size(chunk),
+                            length)
         # at_mu padded like the rows: the chunk's last one repeated
         m = None if rows_mu is None else np.pad(rows_mu[index], (0, part.pmf_x.shape[0] - index.size), mode="edge")
         values = call(part, m)

@@ -113,7 +113,8 @@ def report(pl, deltas=REPORT_DELTAS, tail=DEFAULT_TAIL) -> GDPReport:
     fixed = np.asarray(TIER2_ALPHAS, dtype=np.float64)
     shape = pl.batch_shape
     beta_fixed = np.asarray(pl.beta(fixed)).reshape(shape + (fixed.size,))
-    b_star = np.asarray(_analyse.beta_kernel(pl.pair, np.asarray(a_star, np.float64).reshape(-1, 1))).reshape(shape + (1,))
+    b_star = np.asarray(
+        _analyse.beta_kernel(pl.pair, np.asarray(a_star, np.float64).reshape(-1, 1))).reshape(shape + (1,))
     eps = np.asarray(pl.epsilon(d)).reshape(shape + (d.size,))
     alpha_col = np.concatenate([np.broadcast_to(fixed, shape + fixed.shape), np.reshape(a_star, shape + (1,))], -1)
     beta = np.concatenate([beta_fixed, b_star], -1)

@@ -261,7 +261,7 @@ def run_sweep(
     if isinstance(batch_size, bool) or not (isinstance(batch_size, int) and batch_size >= 1):
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     compare_standard = _v.flag("compare_standard", compare_standard)
-    fmt = _results.out_format(output)
+    _results.out_format(output)  # validates the output file's extension
     if os.path.exists(output) and os.path.exists(config) and os.path.samefile(config, output):
         raise ValueError(f"output {output!r} is the config file itself: write the results to another file")
     rows = read_config(config, grid_step=grid_step)
@@ -376,7 +376,8 @@ def _run_distributed(config, output, rows, bad, header, batches, *, resume, over
         statuses = _dist.wait_for_all(tag + "/end", f"{'interrupted' if interrupted else 'done'} {written} {n_todo}")
     except _dist.DistributedError as exc:
         raise _dist.DistributedError(f"sweep of {config}: {exc}. The rows written so far are kept in "
-                                     f"{_parts.part_path(output, '*', me.count)}: run the same command again with --resume") from None
+                                     f"{_parts.part_path(output, '*', me.count)}: "
+                                     "run the same command again with --resume") from None
     counts = {i: s.split() for i, s in statuses.items()}
     stopped = sorted(i for i, c in counts.items() if c[0] == "interrupted")
     total_written = sum(int(c[1]) for c in counts.values())

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ... import gdp as _gdp
 from ...mechanisms import dpsgd as _dpsgd
-from .converter import PLDConverter
 from .._ctd import CTDBase, compat_options
+from .converter import PLDConverter
 
 __all__ = ["CTDAccountant", "get_mu_and_regret_for_dpsgd"]
 

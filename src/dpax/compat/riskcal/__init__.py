@@ -30,7 +30,7 @@ get_beta_for_dpsgd``); riskcal itself keeps only the names it deprecates at its 
 import importlib as _importlib
 import warnings as _warnings
 
-from . import accountants, analysis, calibration, utils
+from . import accountants, analysis, calibration, utils  # noqa: F401 (utils: the submodule as an attribute)
 from ._core import DEPRECATED_MODULES as _DEPRECATED_MODULES
 from ._core import CalibrationError
 from .accountants import CTDAccountant

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ...interop import from_dp_accounting
 from ...privacy_loss import PrivacyLoss
-
 
 #: the warning of each deprecated module (riskcal's words, dpax's module names)
 DEPRECATED_MODULES = {

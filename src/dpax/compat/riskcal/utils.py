@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Tuple
+from collections.abc import Callable
 
 import numpy as np
 
@@ -22,7 +22,7 @@ def _ensure_array(x):
 def inverse_monotone_function(
     f: Callable[[float], float],
     f_target: float,
-    bounds: Tuple[float, float],
+    bounds: tuple[float, float],
     func_threshold: float = 1e-3,
     param_threshold: float = 1e-3,
     max_iter: int = 100,

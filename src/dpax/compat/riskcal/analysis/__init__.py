@@ -7,7 +7,7 @@
     riskcal.analysis.get_beta_from_pld(pld, alpha=0.01), riskcal.analysis.get_advantage_from_pld(pld)
 """
 
-from . import conversions
+from . import conversions  # noqa: F401 (the submodule as an attribute, as in riskcal)
 from ._plrv import PLRVs
 from ._plrv import get_beta as get_beta_from_plrvs
 from .conversions import (

@@ -4,7 +4,7 @@ calibration through an accountant class (:mod:`.blackbox`), with riskcal 1.5.1's
 (the DP-SGD and accountant versions of ``find_noise_multiplier_for_*`` under the suffixes
 ``_dpsgd`` / ``_blackbox``, the accountant result as ``BlackboxCalibrationResult``)."""
 
-from . import blackbox, core, dpsgd
+from . import blackbox, core, dpsgd  # noqa: F401 (the submodules as attributes, as in riskcal)
 from .blackbox import CalibrationResult as BlackboxCalibrationResult
 from .blackbox import (
     create_accountant_evaluator,

@@ -28,7 +28,6 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
-
 from .... import conversions as _conv
 from ...._engine import grid as _grid
 from ...._engine import validation as _v

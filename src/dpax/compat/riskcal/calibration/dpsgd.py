@@ -54,8 +54,10 @@ class _DPSGDEvaluator:
         self.sample_rate = _v.one_number("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
         self.num_steps = _v.one_integer("num_steps", num_steps)
         self.grid_step = _v.grid_step(grid_step)
-        self.target_alpha = None if target_alpha is None else _v.one_number("target_alpha", target_alpha, low=0.0, high=1.0)
-        self.target_delta = None if target_delta is None else _v.one_number("target_delta", target_delta, low=0.0, high=1.0)
+        self.target_alpha = (None if target_alpha is None
+                             else _v.one_number("target_alpha", target_alpha, low=0.0, high=1.0))
+        self.target_delta = (None if target_delta is None
+                             else _v.one_number("target_delta", target_delta, low=0.0, high=1.0))
         self.advantage = advantage
 
     def __call__(self, noise_multiplier) -> PrivacyMetrics:
