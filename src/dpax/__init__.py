@@ -32,20 +32,9 @@ process's devices); :mod:`dpax.distributed` divides a batch among the processes 
 (array([0.718, 0.19 ]), array([0.0507, 0.0212]))
 """
 
-# The public API, in sorted import order (no import here depends on another's order):
-# construct and compose (mechanisms, privacy_loss, events, schedule); calibrate (targets,
-# calibration); analyse and use: Gaussian-DP reporting, auditing, dp-accounting interop,
-# Opacus-style accountant, riskcal / gdpnum drop-ins, sweeps, plots (matplotlib is imported
-# on use); the devices a batch is sharded over (use_devices) and the kernel cache.
-from . import accountants, audit, compat, conversions, distributed, events, gdp, plot, sweep, targets
-from ._engine.cache import clear as clear_kernel_cache
-from ._engine.cache import directory as kernel_cache_dir
-from ._engine.cache import disable as disable_kernel_cache
-from ._engine.cache import enable as enable_kernel_cache
-from ._engine.sharding import use_devices
-from .calibration import CalibrationResult, calibrate, calibrate_blackbox, calibrate_dpsgd, calibrate_gaussian
-from .events import event_family, from_dp_event
-from .interop import from_dp_accounting, to_dp_accounting
+# ruff: noqa: I001 - the imports follow the pipeline, section by section
+
+# construct and compose
 from .mechanisms import (
     approximate_dp,
     discrete_gaussian,
@@ -60,7 +49,24 @@ from .mechanisms import (
     subsampled_laplace,
 )
 from .privacy_loss import Interval, PrivacyLoss, Refined, compose, refine
+from .events import event_family, from_dp_event
 from .schedule import DPSGDSchedule, dpsgd_schedule
+
+# calibrate
+from . import targets
+from .calibration import CalibrationResult, calibrate, calibrate_blackbox, calibrate_dpsgd, calibrate_gaussian
+
+# analyse and use: Gaussian-DP reporting, auditing, dp-accounting interop, Opacus-style
+# accountant, riskcal / gdpnum drop-ins, sweeps, plots (matplotlib is imported on use)
+from . import accountants, audit, compat, conversions, distributed, events, gdp, plot, sweep
+from .interop import from_dp_accounting, to_dp_accounting
+
+# devices a batch is sharded over; the kernel cache
+from ._engine.sharding import use_devices
+from ._engine.cache import clear as clear_kernel_cache
+from ._engine.cache import directory as kernel_cache_dir
+from ._engine.cache import disable as disable_kernel_cache
+from ._engine.cache import enable as enable_kernel_cache
 
 __version__ = "0.1.0"
 
