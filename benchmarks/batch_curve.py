@@ -10,7 +10,9 @@ Two kinds of rows:
   (benchmarks/workloads.py, ``unlike_rows``); the N rows are the first N of one list.
 
 One row alone: the mean warm time of single-row calls (scalar arguments; each row called three
-times untimed first) over the first few rows of the kind. Per N: three untimed calls (a repeated
+times untimed first) over the first ``SINGLES`` (16) rows of the kind: the same rows as the
+16-row batch, and for larger N a sample of the distribution its rows are drawn from (a
+cheaper row mix in the baseline than in the batch would flatter the ratio). Per N: three untimed calls (a repeated
 search compiles its own sizes on its third call: dpax._engine.grid.repeated), then the median of
 ``--repeat`` timed calls (one timed call when N >= 256). Prints a Markdown table per kind and the
 verdicts of benchmarks/goals.toml; writes ``benchmarks/results/batch-curve.json``.
@@ -30,6 +32,8 @@ OUT = os.path.join(HERE, "results", "batch-curve.json")
 DEFAULT_SIZES = tuple(2**k for k in range(11))  # 1, 2, 4, ..., 1024
 KINDS = ("alike", "unlike")
 GRID = 1e-3
+#: rows whose single-row calls make the "one row alone" baseline
+SINGLES = 16
 #: at or above this N each size is timed once (after three untimed calls)
 ONCE_FROM = 256
 
@@ -70,7 +74,7 @@ def _timed(fn):
     return time.perf_counter() - t0, value
 
 
-def single_row_cost(kind: str, count: int = 4, grid: float = GRID) -> dict:
+def single_row_cost(kind: str, count: int = SINGLES, grid: float = GRID) -> dict:
     """Mean warm seconds of one row alone over the first ``count`` rows of ``kind`` (one row
     for alike: the same call ``count`` times)."""
     p, t, a, b = rows(kind, 1 if kind == "alike" else count)
@@ -84,7 +88,7 @@ def single_row_cost(kind: str, count: int = 4, grid: float = GRID) -> dict:
     return dict(kind=kind, rows=int(len(p)), calls=count, times=times, mean_s=statistics.fmean(times))
 
 
-def curve(sizes=DEFAULT_SIZES, kinds=KINDS, repeat=3, singles=4, grid=GRID) -> dict:
+def curve(sizes=DEFAULT_SIZES, kinds=KINDS, repeat=3, singles=SINGLES, grid=GRID) -> dict:
     import numpy as np
 
     import dpax
