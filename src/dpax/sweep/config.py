@@ -144,7 +144,7 @@ def _csv_records(path: str, text: str) -> list[tuple[int, object]]:
     """Records of a CSV file: the first non-empty line is the header."""
     reader = csv.reader(io.StringIO(text, newline=""))
     header = None
-    out = []
+    out: list[tuple[int, object]] = []
     line = 1
     try:
         for values in reader:
@@ -178,7 +178,7 @@ def _csv_records(path: str, text: str) -> list[tuple[int, object]]:
 
 def _json_lines_records(path: str, text: str) -> list[tuple[int, object]]:
     """Records of a JSON-lines file, one object a line."""
-    out = []
+    out: list[tuple[int, object]] = []
     for i, line in enumerate(text.splitlines(), 1):
         if line.strip():
             if len(out) >= MAX_ROWS:
@@ -393,7 +393,7 @@ def make_target(params: list[dict]) -> T.Target:
     """The calibration target of rows that share their target kinds (one row's params each):
     ErrRates, Advantage, Epsilon and GDP with array fields, or ``All`` of several."""
     col = lambda k: np.array([p[k] for p in params], float)
-    parts = []
+    parts: list[T.Target] = []
     kinds = _kinds(params[0])
     if "err_rates" in kinds:
         parts.append(T.ErrRates(alpha=col("alpha"), beta=col("beta")))

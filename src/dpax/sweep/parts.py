@@ -29,7 +29,7 @@ SUFFIX = ".part-{index}-of-{count}"
 _PART = re.compile(r"\.part-[0-9]+-of-[0-9]+\.[A-Za-z]+")
 
 
-def part_path(output: str, index: int, count: int) -> str:
+def part_path(output: str, index: int | str, count: int) -> str:
     """Where process ``index`` of ``count`` writes its rows.
 
     >>> part_path("runs/out.csv", 1, 4)

@@ -341,6 +341,7 @@ class _Checker:
     def check_input(self, rec: dict, col: str, r) -> None:
         """The value of an input column is the config row's, as the writer writes it."""
         value = self.get(rec, col)
+        want: object
         if self.fmt == "csv":
             want = _cell(r.raw.get(col))
             ok = value == want

@@ -7,8 +7,10 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from typing import cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import distributed as _dist
 from .. import gdp
@@ -104,7 +106,9 @@ def _standard(rows: list[Row], target, noise: np.ndarray, step: float, rtol: flo
                                   num_steps=np.array([rows[i].params["num_steps"] for i in ok]),
                                   target=Epsilon(eps[ok], delta[ok]), grid_step=step, rtol=rtol,
                                   compare_standard=False, on_infeasible="mark")
-            std[ok] = np.where(np.atleast_1d(res.status) == "infeasible", np.nan, np.atleast_1d(res.noise_multiplier))
+            # per-row arrays here (CalibrationResult types its fields as object: scalars for scalar input)
+            status, noise_ok = cast(ArrayLike, res.status), cast(ArrayLike, res.noise_multiplier)
+            std[ok] = np.where(np.atleast_1d(status) == "infeasible", np.nan, np.atleast_1d(noise_ok))
     with np.errstate(all="ignore"):
         reduction = 1.0 - noise / std
     return {"out_standard_epsilon": eps, "out_standard_noise_multiplier": std, "out_noise_reduction": reduction}
@@ -384,8 +388,12 @@ def _run_distributed(config, output, rows, bad, header, batches, *, resume, over
     remaining = sum(int(c[2]) - int(c[1]) for c in counts.values())
     if not stopped:
         order = [r.row for r in bad] + [r.row for b in batches for r in b]
-        _checked(tag + "/merged", lambda: me.index == 0 and _parts.merge(
-            output, header, order, _parts.existing_parts(output), keep_output=resume))
+
+        def merge() -> None:
+            if me.index == 0:
+                _parts.merge(output, header, order, _parts.existing_parts(output), keep_output=resume)
+
+        _checked(tag + "/merged", merge)
     return {
         "config": config, "output": output, "rows": len(rows), "invalid": len(bad), "already_done": len(done),
         "written": total_written, "batches": len(batches), "interrupted": bool(stopped),
