@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import operator
 from dataclasses import dataclass
+from typing import Any, ClassVar, cast
 
 import jax
 import jax.numpy as jnp
@@ -44,7 +45,7 @@ from ._engine.x64 import float64
 from .conversions import mu_from_epsilon_delta
 
 
-def _shape(shape: object) -> tuple[int, ...]:
+def _shape(shape: Any) -> tuple[int, ...]:
     """``shape`` as a tuple of integers >= 0 (a TypeError / ValueError naming it otherwise)."""
     try:
         if isinstance(shape, (str, bytes)) or any(isinstance(d, (bool, np.bool_)) for d in shape):
@@ -106,6 +107,8 @@ class Target:
 
     #: names of the risk values this target reports as achieved
     reports: tuple[str, ...] = ()
+    # set by @dataclass on the subclasses whose broadcast / flat / take use it (not on All)
+    __dataclass_fields__: ClassVar[dict[str, Any]]
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -165,7 +168,8 @@ class Target:
         >>> ErrRates([0.01, 0.1], 0.5).flat((2,)).take([1]).alpha
         array([0.1])
         """
-        return type(self)(*(np.asarray(getattr(self, f))[index] for f in self.__dataclass_fields__))
+        rows = cast("np.ndarray | slice", index)  # _row_index has checked it (see _CHECKS)
+        return type(self)(*(np.asarray(getattr(self, f))[rows] for f in self.__dataclass_fields__))
 
     def margin(self, pair: Pair) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """How far inside the target each row of ``pair`` is (>= 0: met), and the risk values.
@@ -256,8 +260,9 @@ class ErrRates(Target):
     array([0.4076])
     """
 
-    alpha: ArrayLike
-    beta: ArrayLike
+    # fields: any array-like when passed, a float64 np.ndarray once __post_init__ has run
+    alpha: Any
+    beta: Any
     reports = ("beta",)
 
     def __post_init__(self) -> None:
@@ -317,14 +322,16 @@ class ErrRates(Target):
         """The epsilon whose (epsilon, delta) curve passes above (alpha, beta) (Prop. 2.5)."""
         # (eps, delta)-DP curve max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a)) >= beta
         a, b = self.alpha, self.beta
+        d = cast(np.ndarray, delta)  # a float64 array: checked by _CHECKS["standard_epsilon"]
         with np.errstate(divide="ignore", invalid="ignore"):
-            e1 = np.log((1 - delta - b) / a)
-            e2 = np.log((1 - delta - a) / b)
+            e1 = np.log((1 - d - b) / a)
+            e2 = np.log((1 - d - a) / b)
         return np.maximum(np.maximum(e1, e2), 0.0)
 
     def met_without_noise(self, leak_probability: ArrayLike) -> np.ndarray:
         """(1 - q)(1 - alpha) >= beta."""
-        return (1 - leak_probability) * (1 - self.alpha) >= self.beta
+        q = cast(np.ndarray, leak_probability)  # a float64 array: checked by _CHECKS["met_without_noise"]
+        return (1 - q) * (1 - self.alpha) >= self.beta
 
 
 @dataclass(frozen=True)
@@ -339,7 +346,8 @@ class Advantage(Target):
     0.7706
     """
 
-    advantage: ArrayLike
+    # fields: any array-like when passed, a float64 np.ndarray once __post_init__ has run
+    advantage: Any
     reports = ("advantage",)
 
     def __post_init__(self) -> None:
@@ -364,8 +372,9 @@ class Advantage(Target):
         """epsilon = log((1 + advantage - 2 delta) / (1 - advantage)) (Prop. 2.6), >= 0."""
         # Proposition 2.6: advantage <= (e^eps - 1 + 2 delta) / (e^eps + 1)
         eta = self.advantage
+        d = cast(np.ndarray, delta)  # a float64 array: checked by _CHECKS["standard_epsilon"]
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.maximum(np.log((1 + eta - 2 * delta) / (1 - eta)), 0.0)
+            return np.maximum(np.log((1 + eta - 2 * d) / (1 - eta)), 0.0)
 
     def met_without_noise(self, leak_probability: ArrayLike) -> np.ndarray:
         """q <= advantage (the noiseless curve's advantage is q)."""
@@ -385,8 +394,9 @@ class Epsilon(Target):
     0.2681
     """
 
-    epsilon: ArrayLike
-    delta: ArrayLike
+    # fields: any array-like when passed, a float64 np.ndarray once __post_init__ has run
+    epsilon: Any
+    delta: Any
     reports = ("epsilon",)
 
     def __post_init__(self) -> None:
@@ -491,8 +501,9 @@ class Accuracy(_ViaErrRates):
     0.7
     """
 
-    alpha: ArrayLike
-    accuracy: ArrayLike
+    # fields: any array-like when passed, a float64 np.ndarray once __post_init__ has run
+    alpha: Any
+    accuracy: Any
 
     def __post_init__(self) -> None:
         a = _v.real_array("alpha", self.alpha, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -523,8 +534,9 @@ class PPV(_ViaErrRates):
     0.85
     """
 
-    alpha: ArrayLike
-    ppv: ArrayLike
+    # fields: any array-like when passed, a float64 np.ndarray once __post_init__ has run
+    alpha: Any
+    ppv: Any
 
     def __post_init__(self) -> None:
         a = _v.real_array("alpha", self.alpha, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -556,8 +568,9 @@ class Reconstruction(_ViaErrRates):
     0.7
     """
 
-    baseline: ArrayLike
-    success: ArrayLike
+    # fields: any array-like when passed, a float64 np.ndarray once __post_init__ has run
+    baseline: Any
+    success: Any
 
     def __post_init__(self) -> None:
         k = _v.real_array("baseline", self.baseline, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -587,7 +600,7 @@ class Reconstruction(_ViaErrRates):
 def _gdp_margin_kernel(pair: Pair, mu: jax.Array) -> jax.Array:
     """min over breakpoints (alpha_i, beta_i) of both directions of beta_i - G_mu(alpha_i),
     plus the off-grid mass and GDP_SLACK (see :class:`GDP`)."""
-    worst = jnp.inf
+    worst: float | jax.Array = jnp.inf
     for t in analyse.both_directions(pair):
         g = ndtr(-ndtri(jnp.clip(t.ccdf_x, 0.0, 1.0)) - mu[:, None])
         worst = jnp.minimum(worst, jnp.min(t.cdf_y - g, -1))
@@ -618,7 +631,8 @@ class GDP(Target):
     True
     """
 
-    mu: ArrayLike
+    # fields: any array-like when passed, a float64 np.ndarray once __post_init__ has run
+    mu: Any
     reports = ("gdp_margin",)
 
     def __post_init__(self) -> None:
@@ -670,8 +684,10 @@ class All(Target):
     (array([0.0171]), ['advantage', 'beta'])
     """
 
+    parts: tuple[Target, ...]
+
     def __init__(self, *targets: Target) -> None:
-        parts = []
+        parts: list[Target] = []
         for t in targets:
             if isinstance(t, All):
                 parts.extend(t.parts)
@@ -705,11 +721,13 @@ class All(Target):
 
     def margin(self, pair: Pair) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """The smallest of the parts' margins; achieved values of all parts."""
-        margin, achieved = None, {}
+        margin: np.ndarray | None = None
+        achieved: dict[str, np.ndarray] = {}
         for p in self.parts:
             m, a = p.margin(pair)
             margin = m if margin is None else np.minimum(margin, m)
             achieved.update(a)
+        assert margin is not None  # __init__ refuses an All of no parts
         return margin, achieved
 
     def gdp_mu(self) -> np.ndarray:
