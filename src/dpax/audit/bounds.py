@@ -182,7 +182,7 @@ def gdp_tradeoff(alpha: ArrayLike, mu: ArrayLike) -> float | np.ndarray:
     return _gdp_tradeoff(mu, alpha)
 
 
-def _eps_from_limits(fpr_hi: ArrayLike, fnr_hi: ArrayLike, delta: ArrayLike) -> np.ndarray:
+def _eps_from_limits(fpr_hi: float | np.ndarray, fnr_hi: float | np.ndarray, delta: float | np.ndarray) -> np.ndarray:
     """max(0, log((1 - delta - FNR+) / FPR+), log((1 - delta - FPR+) / FNR+)): the smallest
     epsilon whose (epsilon, delta) curve lies below the point (FPR+, FNR+)."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -354,6 +354,7 @@ def audit(false_positives: int, negatives: int, false_negatives: int, positives:
     label = req_fnr = req_fpr = verdict = None
     if claim_epsilon is not None:
         e = _v.scalar("claim_epsilon", claim_epsilon, low=0.0)
+        assert claim_delta is not None  # checked above: claim_epsilon and claim_delta go together
         cd = _v.scalar("claim_delta", claim_delta, low=0.0, high=1.0)
         label = f"({e:g}, {cd:g})-DP"
         req_fnr = float(epsilon_delta_tradeoff(fpr_hi, e, cd))
@@ -372,6 +373,7 @@ def audit(false_positives: int, negatives: int, false_negatives: int, positives:
         req = np.asarray(claim.beta(np.array([fpr_hi, fnr_hi]))).reshape(-1)
         req_fnr, req_fpr = float(req[0]), float(req[1])
     if label is not None:
+        assert req_fnr is not None and req_fpr is not None  # every claim above sets them with its label
         verdict = bool(fnr_hi < req_fnr or fpr_hi < req_fpr)
     return AuditResult(
         fpr=float(fp) / float(n_neg), fnr=float(fn) / float(n_pos), fpr_upper=float(fpr_hi),

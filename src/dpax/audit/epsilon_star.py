@@ -299,7 +299,7 @@ def _phi_to_loss(phi: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return (x - 1.0) * (hi - lo) + lo
 
 
-def _empirical(tr: np.ndarray, te: np.ndarray, d: float, rate_range: ArrayLike) -> EpsilonStar:
+def _empirical(tr: np.ndarray, te: np.ndarray, d: float, rate_range: tuple[float, float]) -> EpsilonStar:
     thr = np.unique(np.concatenate([tr, te]))
     fpr = np.searchsorted(np.sort(te), thr, side="right") / te.size  # Pr_test[loss <= tau]
     fnr = (tr.size - np.searchsorted(np.sort(tr), thr, side="right")) / tr.size  # Pr_train[loss > tau]
@@ -323,7 +323,7 @@ def _parametric(tr: np.ndarray, te: np.ndarray, d: float, grid_points: int) -> E
     fits = {"train_mean": m_tr, "train_std": s_tr, "test_mean": m_te, "test_std": s_te,
             "loss_range": (lo, hi), "threshold_range_phi": (c_lo, c_hi)}
 
-    def logs(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def logs(c: float | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         zt, zr = (c - m_te) / s_te, (c - m_tr) / s_tr
         return special.log_ndtr(-zt), special.log_ndtr(zt), special.log_ndtr(zr), special.log_ndtr(-zr)
 
@@ -340,8 +340,13 @@ def _parametric(tr: np.ndarray, te: np.ndarray, d: float, grid_points: int) -> E
         if not np.isfinite(terms[k, i]):
             continue
         a, b = c[max(i - 1, 0)], c[min(i + 1, c.size - 1)]
-        res = optimize.minimize_scalar(lambda x, k=k: -_log_terms(*(np.atleast_1d(v) for v in logs(x)), d)[k, 0],
-                                       bounds=(a, b), method="bounded", options={"xatol": 1e-12 * max(1.0, abs(a))})
+
+        def neg_term(x: float, k: int = k) -> float:
+            lt, l1t, le, l1e = (np.atleast_1d(v) for v in logs(x))
+            return -_log_terms(lt, l1t, le, l1e, d)[k, 0]
+
+        res = optimize.minimize_scalar(neg_term, bounds=(a, b), method="bounded",
+                                       options={"xatol": 1e-12 * max(1.0, abs(a))})
         if res.success:
             extra_c.append(float(res.x))
     c = np.sort(np.concatenate([c, extra_c]))
