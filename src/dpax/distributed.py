@@ -37,6 +37,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import NotRequired, TypedDict, cast
 
 import jax
 import numpy as np
@@ -55,7 +56,16 @@ DEFAULT_HEARTBEAT_TIMEOUT = 60.0
 #: Exit status of a process that gave up waiting for the others to join.
 JOIN_EXIT_STATUS = 2
 
-_state = {"heartbeat_timeout": DEFAULT_HEARTBEAT_TIMEOUT, "beat": None, "calls": 0}
+
+class _State(TypedDict):
+    heartbeat_timeout: float
+    beat: threading.Thread | None
+    calls: int
+    stop_beat: NotRequired[threading.Event | None]
+    leave: NotRequired[bool]
+
+
+_state: _State = {"heartbeat_timeout": DEFAULT_HEARTBEAT_TIMEOUT, "beat": None, "calls": 0}
 
 
 class DistributedError(RuntimeError):
@@ -286,9 +296,10 @@ def _start_heartbeat() -> None:
                 return
             stop.wait(period)
 
-    _state["beat"] = threading.Thread(target=beat, name="dpax-heartbeat", daemon=True)
+    thread = threading.Thread(target=beat, name="dpax-heartbeat", daemon=True)
+    _state["beat"] = thread
     _state["stop_beat"] = stop
-    _state["beat"].start()
+    thread.start()
 
 
 def _stop_heartbeat(timeout: float = 10.0) -> None:
@@ -377,7 +388,7 @@ def _gather(local: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
     if process().count < 2:
         return [local]
     buf = io.BytesIO()
-    np.savez(buf, **local)
+    np.savez(buf, **local)  # type: ignore[arg-type]  # numpy stub: mypy matches **dict[str, ...] against allow_pickle
     blob = np.frombuffer(buf.getvalue(), np.uint8)
     if blob.size >= 2**31:
         raise DistributedError(f"one process's answers take {blob.size:,} bytes, more than 2 GiB: divide the batch")
@@ -425,7 +436,9 @@ def _run_shares(fn: Callable[[np.ndarray], dict], n_rows: int, what: str) -> dic
                       f"numbered from 0 within them below): {message}") from error
     parts = [p for p in _gather(local) if p]
     keys = parts[0].keys() if parts else ()
-    return {k: (sum(p[k] for p in parts) if k.startswith("+") else np.concatenate([p[k] for p in parts]))
+    # parts is not empty when there are keys: the sum is an array, never sum()'s start 0
+    return {k: (cast(np.ndarray, sum(p[k] for p in parts)) if k.startswith("+")
+                else np.concatenate([p[k] for p in parts]))
             for k in keys}
 
 
@@ -526,7 +539,7 @@ def calibrate_dpsgd(*, sample_rate, num_steps, target, on_infeasible=None, **opt
     mode = _mode(on_infeasible, shape)
     p_rows, t_rows = (np.broadcast_to(a, shape).reshape(-1) for a in (p, steps))
     tgt_rows = target.flat(shape)
-    meta = {}
+    meta: dict[str, float] = {}
 
     def run(idx):
         r = _calibrate_dpsgd(sample_rate=p_rows[idx], num_steps=t_rows[idx], target=tgt_rows.take(idx),
@@ -575,7 +588,7 @@ def calibrate(mechanism: Callable, target, *, args=(), guess=None, on_infeasible
     arg_rows = [np.broadcast_to(a, shape).reshape(-1) for a in arg_arrays]
     g_rows = None if guess is None else np.broadcast_to(np.asarray(guess, float), shape).reshape(-1)
     tgt_rows = target.flat(shape)
-    meta = {}
+    meta: dict[str, float] = {}
 
     def run(idx):
         r = _calibrate(mechanism, tgt_rows.take(idx), args=tuple(a[idx] for a in arg_rows),
