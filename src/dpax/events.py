@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 from scipy.special import bdtrc
@@ -205,12 +205,12 @@ def tally(event: Any, neighbouring: Any = "add_remove", count: int = 1) -> Tally
                 add(Leaf("laplace", (b,)), k)
         elif isinstance(e, dp_event.DiscreteLaplaceDpEvent):
             a = _field(e, "noise_parameter", e.noise_parameter)
-            sens = _integer(e, "sensitivity", e.sensitivity, minimum=1)
+            sensitivity = _integer(e, "sensitivity", e.sensitivity, minimum=1)
             _need(e, ("add_remove", "replace_special"), rel, "`DiscreteLaplaceDpEvent`")
             if a == 0.0:
                 non_private = True
             else:
-                add(Leaf("discrete_laplace", (a, sens)), k)
+                add(Leaf("discrete_laplace", (a, sensitivity)), k)
         elif isinstance(e, dp_event.RandomizedResponseDpEvent):
             eta = _field(e, "noise_parameter", e.noise_parameter, high=1.0)
             buckets = _integer(e, "num_buckets", e.num_buckets, minimum=1)
@@ -290,7 +290,7 @@ def _aligned(pairs: list) -> tuple[int, list[tuple[np.ndarray, ...]]]:
     """(first grid index, per pair: pmf_x, pmf_y, inf_y, neginf_x on rows of a common grid)."""
     lo = min(int(np.min(np.asarray(p.offset))) for p in pairs)
     hi = max(int(np.max(np.asarray(p.offset))) + p.support_length for p in pairs)
-    out = []
+    out: list[tuple[np.ndarray, ...]] = []
     for p in pairs:
         off = np.asarray(p.offset).reshape(-1)
         rows, n = off.size, p.support_length
@@ -356,7 +356,8 @@ def identity(grid_step: float) -> PrivacyLoss:
 
 def _family(kind: str, params: list[tuple], step: float, shape: tuple[int, ...]) -> PrivacyLoss:
     """One batch (shape ``shape``, one row per entry of ``params``) of one family."""
-    cols = [c if isinstance(c[0], (str, tuple)) else np.array(c).reshape(shape) for c in zip(*params)]
+    # a column is a tuple (of strings or tuples) or an array, as the family's parameters are
+    cols: list[Any] = [c if isinstance(c[0], (str, tuple)) else np.array(c).reshape(shape) for c in zip(*params)]
     if kind == "gaussian":
         return _mech.gaussian(1.0 / cols[0], grid_step=step)
     if kind == "laplace":
@@ -480,7 +481,7 @@ def from_tallies(tallies: Sequence[Tally], grid_step: float, shape: tuple[int, .
         built = _build_rows([tallies[r] for r in members], step, (len(members),))
         for i, r in enumerate(members):
             rows[r] = built[i]
-    return _stack(rows, "events", (len(tallies),))
+    return _stack(cast(list[PrivacyLoss], rows), "events", (len(tallies),))  # every row is in one group
 
 
 @float64
