@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 import textwrap
+from typing import cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import gdp, targets
 from ._engine import validation as _v
@@ -225,12 +227,13 @@ def calibration_comparison(sample_rate, num_steps=None, *, target: str = "advant
                               num_steps=np.broadcast_to(t, shape).reshape(-1, 1), target=tgt, grid_step=grid_step,
                               standard_delta=delta, on_infeasible="mark", progress=progress)
         return _configurations_figure(res, ax, title)
-    p, t = float(p.reshape(-1)[0]), int(t.reshape(-1)[0])
+    rate, steps = float(p.reshape(-1)[0]), int(t.reshape(-1)[0])
     tgt, series, x, xlabel = _comparison_targets(target, advantages, alphas, tprs, None)
-    res = calibrate_dpsgd(sample_rate=p, num_steps=t, target=tgt, grid_step=grid_step, standard_delta=delta,
+    res = calibrate_dpsgd(sample_rate=rate, num_steps=steps, target=tgt, grid_step=grid_step, standard_delta=delta,
                           on_infeasible="mark", progress=progress)
-    noise = np.atleast_1d(res.noise_multiplier)
-    std = np.atleast_1d(res.standard_noise_multiplier)
+    # CalibrationResult types its fields as object: arrays or scalars
+    noise = np.atleast_1d(cast(ArrayLike, res.noise_multiplier))
+    std = np.atleast_1d(cast(ArrayLike, res.standard_noise_multiplier))
     fig, ax = _figure(ax)
     colors = [f"C{i}" for i in range(len(series))]
     for (name, sl), col in zip(series, colors):
@@ -240,7 +243,7 @@ def calibration_comparison(sample_rate, num_steps=None, *, target: str = "advant
         ax.plot(x, noise[sl], color=col, marker="s", markersize=3, label=f"attack-aware calibration{sep}{name}")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("noise multiplier")
-    _set_title(ax, title or f"DP-SGD, sample rate {p:g}, {t:,} steps", fontsize="small")
+    _set_title(ax, title or f"DP-SGD, sample rate {rate:g}, {steps:,} steps", fontsize="small")
     _legend(ax, fontsize="x-small")
     fig.dpax_result = res  # the calibration behind the figure
     return fig
