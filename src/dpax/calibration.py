@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -383,6 +384,7 @@ def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candi
         fit = _AccuracyFit(p, t, sub_target, bounds, rtol, candidates, width, anchor, accuracy)
         hi, lo, bad = fit.run(guess)
         out.evaluations, out.grid_step = fit.evaluations, fit.step
+        assert out.optimistic is not None and out.sides is not None  # set above: accuracy is given
         out.optimistic[idx] = fit.optimistic
         out.sides.fill(idx, fit.sides)
     out.noise[idx], out.failing[idx] = hi, lo
@@ -623,6 +625,7 @@ def _calibrate_dpsgd_all(p_rows, t_rows, tgt_rows, step, rtol, candidates, bound
                   standard_epsilon=std_eps, standard_noise_multiplier=std_noise, status=res.status.astype(str),
                   grid_step=step, evaluations=evaluations, reason=res.reason.astype(str))
     if accuracy is not None:
+        assert res.sides is not None  # _calibrate_dpsgd_rows sets it when accuracy is given
         fields["noise_interval"] = Interval(noise, res.optimistic)
         exact = _no_noise_quantities(tgt_rows, _leak_probability(p_rows, t_rows))
         zero = noise == 0  # subsampling alone: the curve (1 - q)(1 - alpha) is exact, both sides agree
@@ -642,7 +645,8 @@ def _no_noise_quantities(target, q) -> dict:
         elif isinstance(part, _targets.Epsilon):
             out["epsilon"] = np.where(q <= np.asarray(part.delta).reshape(-1), 0.0, np.inf)
         else:
-            er = part if isinstance(part, _targets.ErrRates) else part.err_rates()
+            # the rest are ErrRates or _ViaErrRates: _accuracy_quantities refused every other kind
+            er = part if isinstance(part, _targets.ErrRates) else cast(_targets._ViaErrRates, part).err_rates()
             out["beta"] = (1 - q) * (1 - np.asarray(er.alpha).reshape(-1))
     return out
 
