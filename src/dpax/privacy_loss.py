@@ -21,7 +21,7 @@ from __future__ import annotations
 import operator
 import warnings
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
@@ -79,8 +79,8 @@ def _checked_arrays(pmf_x: ArrayLike, pmf_y: ArrayLike, offset: ArrayLike, inf_m
         raise ValueError("offset must hold whole numbers (grid indices), "
                          f"got {float(off[off != np.round(off)].ravel()[0]):g}")
     atoms = []
-    for name, a in (("inf_mass_y", inf_mass_y), ("neginf_mass_x", neginf_mass_x)):
-        arr = _v.probabilities(name, a)
+    for name, mass in (("inf_mass_y", inf_mass_y), ("neginf_mass_x", neginf_mass_x)):
+        arr = _v.probabilities(name, mass)
         try:
             atoms.append(np.broadcast_to(arr, batch))
         except ValueError:
@@ -400,8 +400,9 @@ class PrivacyLoss:
         0.3829
         """
         grid_step, description, batch_shape, exact_ratio, optimistic, slack, gdp_bound = aux
-        pl = cls(*children, grid_step, description, batch_shape=batch_shape, exact_ratio=exact_ratio,
-                 optimistic=optimistic)
+        pmf_x, pmf_y, offset, inf_y, neginf_x = children  # the five PLRV arrays of tree_flatten
+        pl = cls(pmf_x, pmf_y, offset, inf_y, neginf_x, grid_step, description, batch_shape=batch_shape,
+                 exact_ratio=exact_ratio, optimistic=optimistic)
         pl._slack = _optimistic.Slack.from_aux(slack)
         pl._gdp_bound = None if gdp_bound is None else np.asarray(gdp_bound, np.float64)
         return pl
@@ -909,9 +910,9 @@ class PrivacyLoss:
             desc = f"{desc} x {int(steps)}"
         else:
             desc = f"{desc} x num_steps"
-        if self.optimistic:
-            return _optimistic_result(arrays, [pl], [counts], self.grid_step, desc, shape)
-        new = PrivacyLoss.from_pair(arrays, self.grid_step, desc, shape, self.exact_ratio)
+        if self.optimistic:  # tilted=True: compose_arrays gave a Tilted
+            return _optimistic_result(cast(_compose.Tilted, arrays), [pl], [counts], self.grid_step, desc, shape)
+        new = PrivacyLoss.from_pair(cast(Pair, arrays), self.grid_step, desc, shape, self.exact_ratio)
         if pl._gdp_bound is not None:
             new._with_gdp_bound(np.sqrt(counts) * pl._gdp_bound)
         return self._derived(new, lambda c: c.self_compose(num_steps))
@@ -946,7 +947,7 @@ def compose(*losses: PrivacyLoss | tuple[PrivacyLoss, ArrayLike],
         raise ValueError("compose needs at least one PrivacyLoss")
     items = []
     for i, item in enumerate(losses):
-        count = 1
+        count: ArrayLike = 1
         if isinstance(item, tuple):
             if len(item) != 2:
                 raise TypeError(f"compose argument {i} must be a PrivacyLoss or a (PrivacyLoss, count) pair, "
@@ -995,17 +996,18 @@ def compose(*losses: PrivacyLoss | tuple[PrivacyLoss, ArrayLike],
         for pl, c in items
     ]
     desc = " + ".join(parts) if len(parts) <= 4 else f"{parts[0]} + ... + {parts[-1]} ({len(parts)} factors)"
-    if optimistic == {True}:
-        return _optimistic_result(arrays, [pl.broadcast_to(shape) for pl, _ in items], counts, items[0][0].grid_step,
-                                  desc, shape)
-    new = PrivacyLoss.from_pair(arrays, items[0][0].grid_step, desc, shape, exact)
+    if optimistic == {True}:  # tilted=True: compose_arrays gave a Tilted
+        return _optimistic_result(cast(_compose.Tilted, arrays), [pl.broadcast_to(shape) for pl, _ in items], counts,
+                                  items[0][0].grid_step, desc, shape)
+    new = PrivacyLoss.from_pair(cast(Pair, arrays), items[0][0].grid_step, desc, shape, exact)
     bounds = [pl.broadcast_to(shape)._gdp_bound for pl, _ in items]
     if all(b is not None for b in bounds):  # GDP composes exactly: sqrt(sum of count mu^2)
-        new._with_gdp_bound(np.sqrt(sum(c * b**2 for c, b in zip(counts, bounds))))
+        mus = cast(list[np.ndarray], bounds)  # none is None (checked just above)
+        new._with_gdp_bound(np.sqrt(sum(c * b**2 for c, b in zip(counts, mus))))
     return _compose_companion(new, losses, grid_step)
 
 
-def _optimistic_result(arrays: Pair, factors: list[PrivacyLoss], counts: list[np.ndarray], grid_step: float,
+def _optimistic_result(arrays: _compose.Tilted, factors: list[PrivacyLoss], counts: list[np.ndarray], grid_step: float,
                        description: str, shape: tuple[int, ...]) -> PrivacyLoss:
     """The composition of optimistic companions: the FFT's result closed on the optimistic
     side, with ratio floors from the composed slack (:func:`dpax._engine.optimistic.reclose`)."""
