@@ -13,6 +13,7 @@ certified interval and the target's quantity with its bracket.
 from __future__ import annotations
 
 import argparse
+from typing import SupportsFloat, cast
 
 from .._engine.text import fmt, pairs
 from ..calibration import calibrate_dpsgd
@@ -77,6 +78,11 @@ def _target(args: argparse.Namespace, parser: argparse.ArgumentParser):
     parser.error(f"give {TARGET_HELP} (got: {got})")
 
 
+def _float(value: object) -> float:
+    """``float(value)`` of a result field: CalibrationResult types them as object, one configuration's are numbers."""
+    return float(cast(SupportsFloat, value))
+
+
 def run_calibrate(args: argparse.Namespace) -> dict:
     """JSON-ready calibration of DP-SGD to the target in ``args``."""
     target, target_json = _target(args, args.parser)
@@ -101,17 +107,18 @@ def run_calibrate(args: argparse.Namespace) -> dict:
         "grid_step": float(res.grid_step),
         "rtol": float(res.rtol),
         "status": str(res.status),
-        "noise_multiplier": float(res.noise_multiplier),
-        "noise_multiplier_failing": float(res.noise_multiplier_failing),
+        "noise_multiplier": _float(res.noise_multiplier),
+        "noise_multiplier_failing": _float(res.noise_multiplier_failing),
         "achieved": {k: float(v) for k, v in res.achieved.items()},
-        "delta": float(res.delta),
+        "delta": _float(res.delta),
         "compare_standard": bool(args.compare_standard),
-        "standard_epsilon": float(res.standard_epsilon),
-        "standard_noise_multiplier": float(res.standard_noise_multiplier),
+        "standard_epsilon": _float(res.standard_epsilon),
+        "standard_noise_multiplier": _float(res.standard_noise_multiplier),
         "noise_reduction": float(res.noise_reduction),
         "evaluations": int(res.evaluations),
     }
     if args.accuracy is not None:
+        assert res.noise_interval is not None and res.achieved_interval is not None  # set when accuracy is given
         out.update(accuracy=float(args.accuracy), noise_multiplier_optimistic=float(res.noise_interval.optimistic),
                    achieved_optimistic={k: float(v.optimistic) for k, v in res.achieved_interval.items()})
     return out

@@ -17,10 +17,11 @@ import itertools
 import math
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from typing import NoReturn
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import NoReturn, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._engine import cache as engine_cache
 from .._engine.text import NEAR_ONE, fmt, probability, table  # noqa: F401 (NEAR_ONE re-exported)
@@ -373,8 +374,9 @@ def resolve_configuration(args: argparse.Namespace) -> None:
         s = dpsgd_schedule(*values)
         args.sample_rate, args.num_steps = s.sample_rate, s.num_steps
         if args.dpsgd_several:
-            args.sample_rate, args.num_steps = (np.atleast_1d(s.sample_rate).tolist(),
-                                                np.atleast_1d(s.num_steps).tolist())
+            # DPSGDSchedule types its fields as object: arrays here (Python numbers for one schedule)
+            args.sample_rate, args.num_steps = (np.atleast_1d(cast(ArrayLike, s.sample_rate)).tolist(),
+                                                np.atleast_1d(cast(ArrayLike, s.num_steps)).tolist())
         args.schedule = {k: (np.asarray(v).tolist()) for k, v in dataclasses.asdict(s).items()}
         return
     if len(rate) == 1:
@@ -458,7 +460,7 @@ def choose_grid(args: argparse.Namespace, build: Callable[[float], PrivacyLoss],
     return r.privacy_loss, {"accuracy": float(accuracy), "grid_steps_tried": [[h, w] for h, w in r.history]}
 
 
-def joint(brackets: Sequence[Interval]) -> Interval:
+def joint(brackets: Iterable[Interval]) -> Interval:
     """One Interval of every value of ``brackets`` (flattened): its widest width is theirs.
 
     >>> joint([Interval(0.5, 0.75), Interval([1.0, 2.0], [1.0, 1.5])]).width.tolist()
@@ -488,7 +490,7 @@ def bracket_note(r: dict) -> list[str]:
 # -- risk summary --------------------------------------------------------------------------
 
 
-def risk_brackets(pl: PrivacyLoss, alpha: Sequence[float], delta: Sequence[float]) -> dict[str, Interval]:
+def risk_brackets(pl: PrivacyLoss, alpha: ArrayLike, delta: ArrayLike) -> dict[str, Interval]:
     """The certified brackets of beta at each ``alpha``, the advantage and epsilon at each ``delta``.
 
     >>> import dpax
@@ -496,14 +498,16 @@ def risk_brackets(pl: PrivacyLoss, alpha: Sequence[float], delta: Sequence[float
     >>> sorted(b), bool(b["beta"].safe[0] <= b["beta"].optimistic[0])
     (['advantage', 'beta', 'epsilon'], True)
     """
-    return {"beta": pl.beta(np.atleast_1d(np.asarray(alpha, dtype=float)), bounds=True),
-            "advantage": pl.advantage(bounds=True),
-            "epsilon": pl.epsilon(np.atleast_1d(np.asarray(delta, dtype=float)), bounds=True)}
+    beta = pl.beta(np.atleast_1d(np.asarray(alpha, dtype=float)), bounds=True)
+    advantage = pl.advantage(bounds=True)
+    epsilon = pl.epsilon(np.atleast_1d(np.asarray(delta, dtype=float)), bounds=True)
+    assert isinstance(beta, Interval) and isinstance(advantage, Interval) and isinstance(epsilon, Interval)  # bounds
+    return {"beta": beta, "advantage": advantage, "epsilon": epsilon}
 
 
 
 
-def risk_summary(pl: PrivacyLoss, alpha: Sequence[float], delta: Sequence[float], bounds: bool = False) -> dict:
+def risk_summary(pl: PrivacyLoss, alpha: ArrayLike, delta: ArrayLike, bounds: bool = False) -> dict:
     """JSON-ready risk of ``pl``: beta and TPR at each FPR ``alpha``, the advantage, epsilon at
     each ``delta``, with the grid step, support length and tail mass.
 
@@ -569,7 +573,7 @@ def attack_lines(r: dict) -> list[str]:
     """Table of the best attack (FPR alpha, FNR beta, TPR) of a :func:`risk_summary`, with the
     optimistic beta and the bracket's width when ``r`` has them; probabilities near 1 as
     "1 - q" (:func:`probability`)."""
-    rows = [(fmt(a), probability(b), probability(t, complement=b))
+    rows: list[tuple[str, ...]] = [(fmt(a), probability(b), probability(t, complement=b))
             for a, b, t in zip(r["alpha"], r["beta"], r["tpr"])]
     if "beta_optimistic" not in r:
         return table(("FPR alpha", "FNR beta", "TPR 1-beta"), rows)

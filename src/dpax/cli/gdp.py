@@ -114,6 +114,7 @@ def _refined_brackets(pl: PrivacyLoss, deltas, tail: float) -> list[Interval]:
     advantage-maximising attack's, (1 - advantage) / 2, included), the advantage, epsilon at ``deltas``."""
     mu, regret = gdp.mu_and_regret(pl, tail, bounds=True)
     adv = pl.advantage(bounds=True)
+    assert isinstance(adv, Interval)  # bounds=True
     alphas = np.append(gdp.TIER2_ALPHAS, 0.5 * (1.0 - adv.safe))
     return [mu, regret, pl.beta(alphas, bounds=True), adv, pl.epsilon(np.asarray(deltas, dtype=float), bounds=True)]
 
@@ -184,8 +185,9 @@ def _tier2_lines(r: dict) -> list[str]:
     :data:`MAX_ADVANTAGE_LABEL`; probabilities within 1e-4 of 1 print as "1 - q"
     (:func:`dpax.cli.common.probability`), so an FNR never reads "1" beside a small TPR."""
     n = len(r["alpha"])
-    rows = [(fmt(a, 4) + (MAX_ADVANTAGE_LABEL if i == n - 1 else ""), probability(b), probability(1 - b, complement=b))
-            for i, (a, b) in enumerate(zip(r["alpha"], r["beta"]))]
+    rows: list[tuple[str, ...]] = [
+        (fmt(a, 4) + (MAX_ADVANTAGE_LABEL if i == n - 1 else ""), probability(b), probability(1 - b, complement=b))
+        for i, (a, b) in enumerate(zip(r["alpha"], r["beta"]))]
     if "beta_optimistic" not in r:
         return table(("FPR alpha", "FNR beta", "TPR"), rows)
     rows = [row + (probability(o), fmt(abs(b - o), 2)) for row, b, o in zip(rows, r["beta"], r["beta_optimistic"])]
