@@ -48,7 +48,7 @@ import sys
 import tempfile
 import threading
 import warnings
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import jax
 import numpy as np
@@ -74,7 +74,7 @@ _lock = threading.RLock()
 _table: collections.OrderedDict[str, Any] = collections.OrderedDict()
 _state: dict[str, Any] = {"dir": None, "resolved": False}
 #: Counters, for tests and benchmarks: compiled, loaded from disk, stored, discarded entries.
-stats = collections.Counter()
+stats: collections.Counter[str] = collections.Counter()
 #: Work recorders (:func:`dpax._engine.work.count_work`): while any is active, every kernel
 #: call reports ``recorder.record(name, key, tree, leaves, static, out)`` to each once it
 #: returned (key None on the plain-jit path). Process-wide; changed under _lock.
@@ -266,7 +266,7 @@ def signature(name, tree, leaves, static) -> dict:
     """The call an executable serves, as JSON: kernel name, argument structure, every
     argument leaf's shape, dtype and weak type, and the static arguments."""
     return {"kernel": str(name), "tree": str(tree), "leaves": [_leaf_signature(x) for x in leaves],
-            "static": repr(sorted(static.items())), "x64": bool(jax.config.jax_enable_x64)}
+            "static": repr(sorted(static.items())), "x64": bool(jax.config.jax_enable_x64)}  # type: ignore[attr-defined]  # jax stubs: Config options are dynamic
 
 
 def _signature_key(call: dict) -> str:
@@ -604,7 +604,7 @@ def kernel(jitted, name: str):
             _report(name, key, tree, leaves, static, out)
         return out
 
-    call.jitted = jitted
+    cast(Any, call).jitted = jitted  # a function attribute functools.wraps's type does not declare
     return call
 
 
@@ -618,7 +618,8 @@ def _jax_cache_in_use() -> bool:
     itself deserialised, and XLA:CPU does not serialise such an executable faithfully (it
     fails to load: "Function ... not found"), so nothing is stored meanwhile."""
     try:
-        return bool(jax.config.jax_enable_compilation_cache and jax.config.jax_compilation_cache_dir)
+        return bool(jax.config.jax_enable_compilation_cache  # type: ignore[attr-defined]  # jax stubs: Config options are dynamic
+                    and jax.config.jax_compilation_cache_dir)  # type: ignore[attr-defined]  # (the same)
     except AttributeError:  # pragma: no cover - options renamed in another JAX
         return True
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
@@ -446,7 +446,9 @@ def compose_arrays(factors, counts, grid_step, exact_ratio=False, tilted=False) 
         per_row = laws * _grid.BYTES_PER_POINT * out_len + _FACTOR_BYTES * sum(sizes)
         if _grid.rows_per_chunk(rows, per_row, 0, "composition", detail) >= rows:
             out = _convolve(factors, counts, plan, np.arange(rows), step, exact_ratio, keys[0], theta, whole=True)
-            return out if theta is None else Tilted(*out, theta, alias, plan.lo, plan.hi, plan.length)
+            # tilted: out is the three composed pairs (pair, tilted, tilted_big)
+            return out if theta is None else Tilted(*cast("tuple[Pair, Pair, Pair]", out), theta, alias, plan.lo,
+                                                    plan.hi, plan.length)
     _grid.check_bytes(_batching.RowAssembly.size(rows, out_len) * (laws // 2), "composition", detail)
     outs = [_batching.RowAssembly(rows, out_len) for _ in range(laws // 2)]  # (before allocating them)
     for key in keys:
@@ -460,7 +462,7 @@ def compose_arrays(factors, counts, grid_step, exact_ratio=False, tilted=False) 
                 out.put(members[index[:real]], p, real)
     if theta is None:
         return outs[0].pair()
-    return Tilted(*(o.pair() for o in outs), theta, alias, plan.lo, plan.hi, plan.length)
+    return Tilted(outs[0].pair(), outs[1].pair(), outs[2].pair(), theta, alias, plan.lo, plan.hi, plan.length)
 
 
 def _convolve(factors, counts, plan: _Plan, index, step, exact_ratio, key, theta=None, whole=False):

@@ -156,7 +156,8 @@ def shared_size(size: int, site=None, factor: float | None = None) -> int:
         used.setdefault(site, set()).add(size)
         return size
     if factor is None:
-        factor = SHARED_PADDING if _padding.get() is None else min(SHARED_PADDING, _padding.get())
+        padding = _padding.get()
+        factor = SHARED_PADDING if padding is None else min(SHARED_PADDING, padding)
     before = [m for m in used.setdefault(site, set()) if size <= m <= factor * size]
     size = min(before, default=size)
     used[site].add(size)

@@ -210,8 +210,8 @@ def composed_slack(slacks, counts) -> Slack:
     total = lambda i: sum(ci * np.asarray(s[i], np.float64) for s, ci in zip(slacks, c))
     ratio = total(0)
     with np.errstate(over="ignore", invalid="ignore"):
-        cross = [np.where(total(i) > 0, 2.0 * np.exp(ratio) * np.expm1(total(i)), 0.0) for i in (1, 2)]
-    return Slack(ratio, *cross, total(3))
+        cross_p, cross_q = [np.where(total(i) > 0, 2.0 * np.exp(ratio) * np.expm1(total(i)), 0.0) for i in (1, 2)]
+    return Slack(ratio, cross_p, cross_q, total(3))
 
 
 #: Round-off model of an FFT composition: raising a spectrum to the power T costs ~T ulps
@@ -367,7 +367,8 @@ def _folded_cells(lf_y, ls_y, lf_x, ls_x, offset) -> tuple[Pair, Any]:
     """:func:`_cells` ended by :func:`fold_top` at the Q-survival of the cells' upper
     boundaries (an unbounded law): (pair, index of its last point)."""
     survival = jnp.concatenate([jnp.exp(ls_y), jnp.zeros_like(ls_y[:, :1])], -1)
-    return fold_top(_cells.__wrapped__(lf_y, ls_y, lf_x, ls_x, offset), survival)
+    # jax stubs: jit sets __wrapped__ (functools.wraps) but its JitWrapped type does not declare it
+    return fold_top(_cells.__wrapped__(lf_y, ls_y, lf_x, ls_x, offset), survival)  # type: ignore[attr-defined]
 
 
 def three_normal_tails(loss, sigma, p):

@@ -82,6 +82,7 @@ def task(description: str, progress: bool | None = None, total: int | None = Non
         return
     how = style(progress, stream)
     stream = sys.stderr if stream is None else stream
+    reporter: Any  # _OFF, a tqdm bar or Lines
     if how is None:
         reporter = _OFF
     elif how == "bar":
@@ -118,6 +119,8 @@ def advance(n: int = 1, **status) -> None:
 
 class Lines:
     """Progress as plain lines on a stream that is not a terminal (see the module docstring)."""
+
+    status: dict[str, Any]  #: name -> value, shown in the next line
 
     def __init__(self, description: str, total: int | None, unit: str, stream, interval: float,
                  last_line: bool = False):

@@ -106,7 +106,7 @@ def _nearest_points(s: Brackets, r: int, w_now: float, rtol: float) -> list:
     root first, within a few bracket widths, and no two closer than 2 rtol (a
     near-coincident pair would make the cubic ill-conditioned)."""
     log_lo, log_hi = np.log(s.lo[r]), np.log(s.hi[r])
-    known = []
+    known: list[tuple[float, float]] = []
     if w_now <= INTERPOLATION_WIDTH:
         near = (x_m for x_m in sorted(s.history[r], key=lambda x_m: abs(x_m[1]))
                 if np.isfinite(x_m[1]) and log_lo - 2 * w_now <= x_m[0] <= log_hi + 2 * w_now)

@@ -20,13 +20,14 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
+from typing import Any
 
 import jax
 import numpy as np
 
 from . import grid as _grid
 
-_state = {"devices": None}
+_state: dict[str, list[Any] | None] = {"devices": None}
 
 
 def use_devices(devices: Sequence[jax.Device] | None = None) -> None:

@@ -208,6 +208,7 @@ def returned(name: str, value: Any, size: int, *, low: float | None = None, high
         what = {"b": "booleans", "U": "strings", "S": "strings", "c": "complex numbers"}.get(
             kind, "Python objects" if kind == "O" else f"values of dtype {getattr(raw, 'dtype', '?')}")
         raise TypeError(f"{name} must return a real number or an array of real numbers, not {what}; got {brief(value)}")
+    assert raw is not None  # None only for booleans and strings, refused just above
     arr = raw.astype(np.float64).reshape(-1)
     if arr.size != size:
         raise ValueError(f"{name} returned {arr.size} value(s) for {size} point(s); it must return one per point")
