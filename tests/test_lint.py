@@ -1,0 +1,31 @@
+"""The code is lint-clean: ``ruff check`` (the configuration in pyproject.toml: line length
+120; pyflakes, pycodestyle, import order, bugbear, pyupgrade) finds nothing in the package,
+the tests, the benchmarks, the docs builder and the examples. The check is tested on a file
+with a known fault, so this test can fail."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECKED = ("src", "tests", "benchmarks", "docs", "examples")
+
+
+def _ruff(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_repository_is_ruff_clean():
+    out = _ruff(*CHECKED)
+    assert out.returncode == 0, f"ruff check {' '.join(CHECKED)}:\n{out.stdout[-4000:]}{out.stderr[-2000:]}"
+
+
+def test_ruff_sees_a_fault(tmp_path):
+    # the project's own configuration, on a file with an unused import and an undefined name
+    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+    (tmp_path / "bad.py").write_text("import os\n\nprint(undefined_name)\n")
+    out = _ruff("bad.py", cwd=tmp_path)
+    assert out.returncode == 1 and "F401" in out.stdout and "F821" in out.stdout
