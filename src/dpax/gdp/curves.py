@@ -16,6 +16,8 @@ GDP; for two smooth curves a dense grid of u gives a lower bound.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 from scipy.special import ndtr
 
@@ -214,7 +216,7 @@ def _divergence(f: TradeoffCurve, g: TradeoffCurve) -> tuple[float, float]:
         s = f.slopes()
         s = s[np.isfinite(s) & (s > 0)]
         if s.size:
-            parts.append(g.tangent_u(np.unique(s))[0])
+            parts.append(cast(GDPCurve, g).tangent_u(np.unique(s))[0])  # only a GDPCurve sets gdp_mu
     u = np.unique(np.clip(np.concatenate(parts), -1.0, 1.0))
     gap = (f.v(u) - g.v(u)) / 2.0
     i = int(np.argmax(gap))

@@ -81,7 +81,7 @@ def _mu_regret_kernel(pair: Pair, tail, at_mu=None) -> MuRegret:
     return MuRegret(mu, regret, witness)
 
 
-def _tables(pair: Pair):
+def _tables(pair: Pair) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     """f's breakpoint tables (cx, cy) = (Pr[X > x], Pr[Y <= x]) and their complements (nx, ny)
     = (Pr[X <= x], Pr[Y > x]), each summed from its own small end (as analyse.breakpoints' tail
     sums), so that every value keeps its relative precision: near 1, 1 - cx and 1 - cy would
@@ -94,7 +94,7 @@ def _tables(pair: Pair):
             neginf_x[:, None] + _analyse.head_sums(pmf_x), _analyse.tail_sums(pmf_y) + inf_y[:, None])
 
 
-def _tight_mu(pair: Pair, tables, ratio, tail):
+def _tight_mu(pair: Pair, tables: tuple[jax.Array, jax.Array, jax.Array, jax.Array], ratio, tail):
     """mu of Eq. 29 per row (rows,), given f's breakpoint tables and their complements
     (:func:`_tables`) and its segment slopes: the max over f's points in the box [tail,
     1 - tail]^2 (by symmetry, h's as well), every probability near 1 read from a complement."""
