@@ -16,7 +16,7 @@ convolutions.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -62,13 +62,17 @@ class DpEventAccounting:
     (0.718, 0.985)
     """
 
+    #: from ``dp_accounting.PrivacyAccountant``, the other base of ``DpEventAccountant``
+    CompositionErrorDetails: Any
+
     def __init__(self, neighboring_relation: Any = None,
                  value_discretization_interval: float = DEFAULT_GRID_STEP) -> None:
         from dp_accounting.privacy_accountant import NeighboringRelation
 
         rel = ("add_remove" if neighboring_relation is None
                else relation(neighboring_relation, "neighboring_relation"))
-        super().__init__(NeighboringRelation[RELATIONS[rel]])
+        # the next class in the MRO is dp_accounting.PrivacyAccountant (see dp_event_accountant_class)
+        cast(Any, super()).__init__(NeighboringRelation[RELATIONS[rel]])
         self._relation = rel
         #: the loss grid's step of every query that does not pass its own ``grid_step``
         self.grid_step = _v.grid_step(value_discretization_interval, "value_discretization_interval")
@@ -163,10 +167,11 @@ class DpEventAccounting:
         finite = pl.delta(e, bounds=bounds)
         at_inf = float(max(np.max(pl.inf_mass_y), np.max(pl.neginf_mass_x)))
         if bounds:
+            bracket = cast(Interval, finite)  # delta(..., bounds=True) is an Interval
             companion = pl.bounds()
             low = float(max(np.max(companion.inf_mass_y), np.max(companion.neginf_mass_x)))
-            return Interval(as_result(np.where(infinite, at_inf, finite.safe)),
-                            as_result(np.where(infinite, low, finite.optimistic)))
+            return Interval(as_result(np.where(infinite, at_inf, bracket.safe)),
+                            as_result(np.where(infinite, low, bracket.optimistic)))
         return as_result(np.where(infinite, at_inf, finite))
 
     def __repr__(self) -> str:
@@ -177,6 +182,7 @@ class DpEventAccounting:
 
 def _epsilons(value: Any) -> tuple[np.ndarray, Any]:
     """(epsilon array with +inf entries set to 0, where they were +inf)."""
+    infinite: np.ndarray | np.bool_
     try:
         infinite = np.isposinf(np.asarray(value, np.float64))
     except (TypeError, ValueError):  # not numeric: real_array says so

@@ -38,7 +38,7 @@ __all__ = [
 class PrivacyEvaluator(Protocol):
     """A function ``parameter_value -> PrivacyMetrics``."""
 
-    def __call__(self, parameter_value: float) -> PrivacyMetrics:
+    def __call__(self, parameter_value: float, /) -> PrivacyMetrics:
         ...
 
 

@@ -14,12 +14,15 @@ at ``noise_max``, or met already at ``noise_min`` beyond that tolerance, raises
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from .... import targets as _targets
 from ...._engine import validation as _v
 from ....calibration import calibrate_dpsgd
 from ....mechanisms import dpsgd as _dpsgd
+from ....privacy_loss import Interval
 from .._core import CalibrationError, scalar_or_array, warn_deprecated_param
 from .core import (
     CalibrationConfig,
@@ -46,6 +49,11 @@ __all__ = [
 ]
 
 
+def _one(value: float | np.ndarray | Interval) -> float:
+    """A single mechanism's risk value, asked without ``bounds`` (so never an Interval), as a float."""
+    return float(cast("float | np.ndarray", value))
+
+
 class _DPSGDEvaluator:
     """noise_multiplier -> PrivacyMetrics of DP-SGD (advantage; beta at ``target_alpha``;
     epsilon at ``target_delta``)."""
@@ -64,11 +72,11 @@ class _DPSGDEvaluator:
         pl = _dpsgd(noise_multiplier, self.sample_rate, self.num_steps, grid_step=self.grid_step)
         metrics = PrivacyMetrics()
         if self.advantage:
-            metrics.advantage = float(pl.advantage())
+            metrics.advantage = _one(pl.advantage())
         if self.target_alpha is not None:
-            metrics.alpha, metrics.beta = self.target_alpha, float(pl.beta(self.target_alpha))
+            metrics.alpha, metrics.beta = self.target_alpha, _one(pl.beta(self.target_alpha))
         if self.target_delta is not None:
-            metrics.epsilon, metrics.delta = float(pl.epsilon(self.target_delta)), self.target_delta
+            metrics.epsilon, metrics.delta = _one(pl.epsilon(self.target_delta)), self.target_delta
         return metrics
 
     def __repr__(self):
