@@ -68,7 +68,7 @@ class _Accountants:
     """``accountant`` composed for ``num_steps`` steps at each noise value asked for
     (the last KEEP kept)."""
 
-    def __init__(self, accountant, sample_rate, num_steps, accountant_kwargs):
+    def __init__(self, accountant, sample_rate, num_steps, accountant_kwargs) -> None:
         if not callable(accountant):
             raise TypeError(f"accountant must be an accountant class (called with no arguments), got {accountant!r}")
         self.accountant = accountant
