@@ -466,3 +466,23 @@ def test_a_gdp_curves_tangent_at_infinite_slope_is_its_vertical_end():
 
     u, value = GDPCurve(1.0).tangent_u(np.array([1.0, np.inf]))
     assert np.all(np.isfinite(u)) and u[1] == -1.0  # slope -inf: the point (0, 1), u = alpha - beta = -1
+
+
+def test_delta_against_a_curve_that_only_claims_a_gdp_mu():
+    # the exact tangent points are a GDPCurve's; another curve that sets gdp_mu (a user's
+    # subclass) is read on the dense grid of u, not asked for a tangent_u it does not have
+    from dpax.gdp import curves
+
+    class Claimed(curves.TradeoffCurve):
+        gdp_mu = 1.0
+
+        def __init__(self):
+            self._exact = cv.gdp_curve(1.0)
+
+        def v(self, u):
+            return self._exact.v(u)
+
+    f = cv.epsilon_delta_curve(1.0, 0.0)
+    exact = cv.delta_divergence(f, cv.gdp_curve(1.0))
+    assert exact > 0.01
+    assert cv.delta_divergence(f, Claimed()) == pytest.approx(exact, rel=1e-6)

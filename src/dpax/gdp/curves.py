@@ -16,8 +16,6 @@ GDP; for two smooth curves a dense grid of u gives a lower bound.
 
 from __future__ import annotations
 
-from typing import cast
-
 import numpy as np
 from scipy.special import ndtr
 
@@ -50,7 +48,8 @@ class TradeoffCurve:
     """A trade-off curve beta = f(alpha) with its rotated form V(u) (see module docstring)."""
 
     description = "trade-off curve"
-    #: mu when the curve is exactly f_mu (enables the exact tangent-point Delta)
+    #: mu when the curve is exactly f_mu (a GDPCurve: Delta against it is taken at its exact
+    #: tangent points; any other curve is read on a dense grid of u and its vertices)
     gdp_mu: float | None = None
 
     def beta(self, alpha):
@@ -212,11 +211,11 @@ _DENSE_U = np.unique(np.concatenate([
 def _divergence(f: TradeoffCurve, g: TradeoffCurve) -> tuple[float, float]:
     """(Delta(f, g), u where the sup is attained)."""
     parts = [_DENSE_U, f.vertices_u(), g.vertices_u()]
-    if g.gdp_mu is not None and f.slopes().size:
+    if isinstance(g, GDPCurve) and f.slopes().size:  # f_mu's tangent points parallel to f's segments
         s = f.slopes()
         s = s[np.isfinite(s) & (s > 0)]
         if s.size:
-            parts.append(cast(GDPCurve, g).tangent_u(np.unique(s))[0])  # only a GDPCurve sets gdp_mu
+            parts.append(g.tangent_u(np.unique(s))[0])
     u = np.unique(np.clip(np.concatenate(parts), -1.0, 1.0))
     gap = (f.v(u) - g.v(u)) / 2.0
     i = int(np.argmax(gap))
