@@ -155,11 +155,12 @@ class Target:
         """
         return type(self)(*(np.broadcast_to(getattr(self, f), shape).reshape(-1) for f in self.__dataclass_fields__))
 
-    def take(self, index: ArrayLike) -> Target:
+    def take(self, index: ArrayLike | slice) -> Target:
         """Rows ``index`` of a flat target.
 
         Args:
-            index: a NumPy index into the rows (as from :meth:`flat`).
+            index: integer row indices, a boolean mask or a slice into the rows (as from
+                :meth:`flat`).
 
         Returns:
             A target of the same type holding the selected rows.
@@ -715,7 +716,7 @@ class All(Target):
         """Every part broadcast to ``shape`` and flattened."""
         return All(*(p.flat(shape) for p in self.parts))
 
-    def take(self, index: ArrayLike) -> All:
+    def take(self, index: ArrayLike | slice) -> All:
         """Rows ``index`` of every (flat) part."""
         return All(*(p.take(index) for p in self.parts))
 
