@@ -70,3 +70,18 @@ def test_real_array_takes_the_infinities_its_interval_allows():
             v.real_array("s", bad, low=0.0, infinite_ok=True)
     with pytest.raises(ValueError, match="x must"):
         v.real_array("x", [np.inf])  # infinities only when asked for
+
+
+@pytest.mark.parametrize("value", [(True, 2.0), [1.0, [2.0, np.bool_(False)]], [[0.5], [True]]])
+def test_a_boolean_inside_a_list_is_refused(value):
+    # mixed with numbers, NumPy reads True as 1.0: a noise_bounds=(True, 2.0) searched from 1
+    with pytest.raises(TypeError, match="noise_bounds .*booleans"):
+        v.real_array("noise_bounds", value, low=0.0, low_open=True)
+
+
+def test_a_boolean_inside_noise_bounds_is_refused_by_calibration():
+    import dpax
+
+    with pytest.raises(TypeError, match="noise_bounds"):
+        dpax.calibrate_dpsgd(sample_rate=0.5, num_steps=2, target=dpax.targets.Advantage(0.3), grid_step=0.1,
+                             noise_bounds=(True, 2.0), compare_standard=False)

@@ -50,6 +50,12 @@ def _refuse(name: str, what: str, value: Any) -> TypeError:
     return TypeError(f"{name} must be a real number or an array of real numbers, not {what}; got {brief(value)}")
 
 
+def _holds_bool(seq: list | tuple) -> bool:
+    """Whether a (nested) list or tuple holds a boolean anywhere: mixed with numbers, NumPy
+    reads it as 0 or 1 without a word."""
+    return any(isinstance(v, (bool, np.bool_)) or (isinstance(v, (list, tuple)) and _holds_bool(v)) for v in seq)
+
+
 def _as_array(name: str, value: ArrayLike, dtype: DTypeLike) -> np.ndarray:
     """``value`` as a finite, non-empty array of ``dtype``; booleans, strings, complex numbers
     and object arrays are refused (TypeError), NaN / infinity / emptiness too (ValueError)."""
@@ -57,6 +63,8 @@ def _as_array(name: str, value: ArrayLike, dtype: DTypeLike) -> np.ndarray:
         raise _refuse(name, "a boolean", value)
     if isinstance(value, (str, bytes)):
         raise _refuse(name, "a string", value)
+    if isinstance(value, (list, tuple)) and _holds_bool(value):  # NumPy would read True as 1.0
+        raise _refuse(name, "booleans", value)
     try:
         raw = np.asarray(value)
     except Exception as exc:  # ragged nested lists, objects NumPy cannot read
