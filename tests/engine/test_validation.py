@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import dpax
 from dpax._engine import validation as v
 
 
@@ -80,8 +81,6 @@ def test_a_boolean_inside_a_list_is_refused(value):
 
 
 def test_a_boolean_inside_noise_bounds_is_refused_by_calibration():
-    import dpax
-
     with pytest.raises(TypeError, match="noise_bounds"):
         dpax.calibrate_dpsgd(sample_rate=0.5, num_steps=2, target=dpax.targets.Advantage(0.3), grid_step=0.1,
                              noise_bounds=(True, 2.0), compare_standard=False)
