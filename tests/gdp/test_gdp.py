@@ -330,6 +330,22 @@ def test_rows_run_in_chunks_within_the_memory_budget(monkeypatch):
         gdp.mu_and_regret(pl)
 
 
+def test_a_curve_under_the_box_corner_gets_the_box_limit():
+    """gaussian(0.07) is 14.3-GDP; its curve passes under the corner (tail, tail) of the box
+    at tail 1e-10 and never enters it. The attack at the corner is achievable and in the box,
+    so mu is the largest the box certifies, 2 Phi^-1(1 - tail), never 0; a smaller tail reaches
+    the mechanism's own mu. Both sides of the bracket agree."""
+    g = dpax.gaussian(0.07, grid_step=0.01)
+    corner = 2.0 * norm.isf(1e-10)
+    mu, regret = gdp.mu_and_regret(g)
+    assert mu == pytest.approx(corner, rel=1e-12) and regret == 0.0
+    bracket = gdp.mu_and_regret(g, bounds=True)[0]
+    assert bracket.safe == pytest.approx(corner, rel=1e-12) and bracket.optimistic == pytest.approx(corner, rel=1e-12)
+    assert gdp.mu_and_regret(g, tail=1e-30)[0] == pytest.approx(1.0 / 0.07, rel=1e-4)
+    # a curve inside the box is unchanged: gaussian(0.2) stays 5-GDP
+    assert gdp.mu_and_regret(dpax.gaussian(0.2, grid_step=0.01))[0] == pytest.approx(5.0, rel=1e-5)
+
+
 def test_tail_zero_and_infinite_atoms():
     """tail=0 asks for every attack. The grid keeps its truncated tails (and the ulps its
     rounding leaves) at +-inf, points below every f_mu, so the grid alone gave mu = inf for

@@ -404,6 +404,11 @@ def eq29_max(pmf_x, pmf_y, ratio, cx, cy, nx, ny, tail_col):
     # beta = the same; f and f^-1 interpolated there (complements from the complement tables)
     a, na = jnp.concatenate([sides_a, a_at], -1), jnp.concatenate([sides_na, na_at], -1)
     b, nb = jnp.concatenate([b_at, sides_a], -1), jnp.concatenate([nb_at, sides_na], -1)
+    # a side point with a coordinate below tail (f passes under the box's corner (tail, tail)
+    # and never enters the box) moves up to tail: the attack there is achievable (it lies above
+    # f) and inside the box, and gives the largest term any point of the box can, 2 Phi^-1(1 - tail)
+    a, na = jnp.where(a < tail_col, tail_col, a), jnp.where(a < tail_col, 1.0 - tail_col, na)
+    b, nb = jnp.where(b < tail_col, tail_col, b), jnp.where(b < tail_col, 1.0 - tail_col, nb)
     edge, edge_error = term(a, na, b, nb, in_box(a, na, b, nb), table_error)
     top = jnp.maximum(terms_max, jnp.max(edge, -1))
     error = jnp.minimum(jnp.where(terms_max >= top, best_error, jnp.inf),

@@ -314,10 +314,13 @@ def mu_and_regret(pl, tail=DEFAULT_TAIL, bounds=False):
     as in the paper's code, gdpnum): it bounds every attack except those with FPR, TPR,
     FNR or TNR below ``tail``; exact for the discrete curve, which lies below the true one, so
     mu is never below the mechanism's. (Probabilities near 1 are read from complementary
-    sums, so mu is the discrete curve's up to float64 rounding.) ``tail=0`` asks for every
-    attack. The grid's truncated tails (its mass at +-inf, 1e-25 for the Gaussian, or the
-    few ulps its rounding leaves) lie below every f_mu, so the grid alone certifies no
-    finite mu there; a mechanism with a closed-form GDP bound for every attack
+    sums, so mu is the discrete curve's up to float64 rounding.) The box's attacks certify
+    no mu above 2 Phi^-1(1 - tail) (12.72 at 1e-10): a curve that passes under the box's
+    corner (tail, tail), such as ``gaussian(0.07)``'s (mu 14.3), gets exactly that value,
+    the attack at the corner being achievable; a smaller ``tail`` or ``tail=0`` reaches
+    further. ``tail=0`` asks for every attack. The grid's truncated tails (its mass at
+    +-inf, 1e-25 for the Gaussian, or the few ulps its rounding leaves) lie below every
+    f_mu, so the grid alone certifies no finite mu there; a mechanism with a closed-form GDP bound for every attack
     (:func:`gdp_bound`: the Gaussian, subsampled Gaussian, DP-SGD, mixture of Gaussians and
     their compositions) gives the smaller of the grid's mu and that bound (the Gaussian's
     exact mu, e.g. 1 for ``gaussian(1.0)``; sqrt(T) / noise for DP-SGD, its exact
