@@ -3,6 +3,7 @@ from XLA; nothing read from disk is trusted (no pickle, checksums bound to the k
 directories only); a bounded table of executables in memory."""
 
 import ast
+import json
 import os
 import pickle
 import random
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 
 import dpax
-from dpax._engine import cache
+from dpax._engine import cache, kernel_store
 
 
 @pytest.fixture
@@ -130,12 +131,14 @@ def test_a_new_process_loads_the_store(tmp_path, monkeypatch):
         assert stat.S_IMODE(os.stat(entry).st_mode) & 0o077 == 0
 
 
-def test_the_cache_module_uses_no_pickle():
-    tree = ast.parse(open(cache.__file__).read())
+@pytest.mark.parametrize("module", [cache, kernel_store], ids=["cache", "kernel_store"])
+def test_the_cache_modules_use_no_pickle(module):
+    source = open(module.__file__).read()
+    tree = ast.parse(source)
     names = {a.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
              for a in node.names} | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert not {"pickle", "cPickle", "dill", "cloudpickle", "marshal", "shelve"} & names
-    source = open(cache.__file__).read()  # JAX's serialize_executable module pickles
+    # JAX's serialize_executable module pickles
     assert "experimental import serialize_executable" not in source and "deserialize_and_load" not in source
 
 
@@ -207,7 +210,7 @@ def test_every_entry_damaged_the_same_way(store, seeds, reference, damage):
 
 def test_an_oversized_entry_is_not_read(store, seeds, monkeypatch):
     reference = _seed(store, seeds)  # the entries compiling _small() stored
-    monkeypatch.setattr(cache, "MAX_ENTRY_BYTES", 1000)
+    monkeypatch.setattr(kernel_store, "MAX_ENTRY_BYTES", 1000)
     with pytest.warns(RuntimeWarning, match="limit"):
         numbers, counts = _fresh_process_numbers(store, _small)
     np.testing.assert_array_equal(numbers, reference)
@@ -216,7 +219,7 @@ def test_an_oversized_entry_is_not_read(store, seeds, monkeypatch):
 
 def test_another_fingerprint_never_loads(store, seeds, monkeypatch):
     reference = _seed(store, seeds)  # the entries compiling _small() stored
-    monkeypatch.setattr(cache, "fingerprint", lambda: "another dpax, jax or device")
+    monkeypatch.setattr(kernel_store, "fingerprint", lambda: "another dpax, jax or device")
     numbers, counts = _fresh_process_numbers(store, _small)
     np.testing.assert_array_equal(numbers, reference)
     assert counts.get("loaded", 0) == 0 and counts["compiled"] >= 3
@@ -355,8 +358,8 @@ def test_a_well_formed_entry_with_a_bad_header_is_refused(store, seeds, outputs)
     name dpax's NamedTuples and must match the executable's outputs."""
     reference = _seed(store, seeds)  # the entries compiling _small() stored
     for entry in _entries(store):
-        header, payload = cache._read(str(entry), entry.stem)
-        cache._write(str(store), entry.stem, dict(header, outputs=outputs), payload)
+        header, payload = kernel_store.read_entry(str(entry), entry.stem)
+        kernel_store.write_entry(str(store), entry.stem, dict(header, outputs=outputs), payload)
     with pytest.warns(RuntimeWarning, match="discarded"):
         numbers, counts = _fresh_process_numbers(store, _small)
     np.testing.assert_array_equal(numbers, reference)
@@ -371,8 +374,8 @@ def test_the_store_is_trimmed_least_recently_used_first(store, seeds, monkeypatc
     for age, entry in enumerate(entries):  # entries[0] the oldest
         os.utime(entry, (1_000_000 + age, 1_000_000 + age))
     budget = sum(sizes.values()) - 1  # one byte over: trim to 3/4 of the budget
-    monkeypatch.setattr(cache, "MAX_STORE_BYTES", budget)
-    cache._trim(str(store))
+    monkeypatch.setattr(kernel_store, "MAX_STORE_BYTES", budget)
+    kernel_store.trim(str(store))
     left = {e.name for e in _entries(store)}
     assert sum(sizes[n] for n in left) <= budget * 3 // 4
     kept_order = [e.name in left for e in entries]
@@ -390,7 +393,7 @@ def _headers(store):
     """{kernel name: (entry, header, payload)} of the entries in ``store``."""
     out = {}
     for entry in _entries(store):
-        header, payload = cache._read(str(entry), entry.stem)
+        header, payload = kernel_store.read_entry(str(entry), entry.stem)
         out.setdefault(header["signature"]["kernel"], (entry, header, payload))
     return out
 
@@ -423,8 +426,8 @@ def test_an_entry_copied_over_another_keys_name_is_rebuilt(store, seeds):
     match this call, so the entry is discarded and rebuilt, and later runs load it."""
     reference = _seed(store, seeds)
     (a, header_a, payload_a), (b, _, _) = _two_entries(store)
-    cache._write(str(store), b.stem, header_a, payload_a)  # a's entry, b's key and a valid checksum
-    assert cache._read(str(b), b.stem)[1] == payload_a
+    kernel_store.write_entry(str(store), b.stem, header_a, payload_a)  # a's entry, b's key and a valid checksum
+    assert kernel_store.read_entry(str(b), b.stem)[1] == payload_a
     _rebuilt_then_clean(store, reference, "another call")
 
 
@@ -434,7 +437,7 @@ def test_an_entry_whose_payload_is_another_calls_is_rebuilt(store, seeds):
     discarded and rebuilt like a damaged one, and later runs load it."""
     reference = _seed(store, seeds)
     (a, _, payload_a), (b, header_b, _) = _two_entries(store)
-    cache._write(str(store), b.stem, header_b, payload_a)
+    kernel_store.write_entry(str(store), b.stem, header_b, payload_a)
     _rebuilt_then_clean(store, reference, "discarded")
 
 
@@ -455,11 +458,11 @@ def test_an_entry_without_the_call_signature_is_stale(store, seeds, old):
     header["dtypes"] = ["float64"] * len(header["kept"])
     if old == "older format":
         header["format"] = "dpax-kernel-1"
-        header_bytes = cache.json.dumps(dict(header, key=b.stem), sort_keys=True, separators=(",", ":")).encode()
-        b.write_bytes(cache._MAGIC + cache._digest(b.stem, header_bytes, payload).encode() + b"\n"
+        header_bytes = json.dumps(dict(header, key=b.stem), sort_keys=True, separators=(",", ":")).encode()
+        b.write_bytes(kernel_store.MAGIC + kernel_store.digest(b.stem, header_bytes, payload).encode() + b"\n"
                       + len(header_bytes).to_bytes(8, "little") + header_bytes + payload)
     else:
-        cache._write(str(store), b.stem, header, payload)
+        kernel_store.write_entry(str(store), b.stem, header, payload)
     _rebuilt_then_clean(store, reference, "stale")
 
 
@@ -468,7 +471,7 @@ def test_an_executable_xla_refuses_is_dropped_from_memory_too(store, seeds):
     the next call in the same process runs the rebuilt kernel."""
     reference = _seed(store, seeds)
     (a, _, payload_a), (b, header_b, _) = _two_entries(store)
-    cache._write(str(store), b.stem, header_b, payload_a)
+    kernel_store.write_entry(str(store), b.stem, header_b, payload_a)
     with pytest.warns(RuntimeWarning, match="discarded"):
         numbers, _ = _fresh_process_numbers(store, _small)
     np.testing.assert_array_equal(numbers, reference)

@@ -57,6 +57,7 @@ import jax
 import numpy as np
 
 from . import cache as _cache
+from . import kernel_store as _store
 
 
 @dataclasses.dataclass
@@ -91,7 +92,7 @@ class Work:
             self.traced += 1
             return
         if key is None:
-            key = "plain-jit:" + _cache._key(name, tree, leaves, static)
+            key = "plain-jit:" + _store.key_of(name, tree, leaves, static)
         points = _points(leaves)
         out_points = _points(jax.tree_util.tree_leaves(out))
         per = self.by_kernel.get(name)
