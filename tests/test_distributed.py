@@ -23,6 +23,7 @@ import pytest
 
 import dpax
 from dpax import distributed
+from dpax.distributed import processes
 from dpax.sweep import parts
 
 HEARTBEAT = 4  # seconds: how soon a dead process is noticed in these tests
@@ -125,20 +126,20 @@ def test_the_heartbeat_has_stopped_before_the_exit_disconnects(monkeypatch):
         def get_live_nodes(self, ids):
             return ids
 
-    monkeypatch.setattr(distributed, "_client", Client)
-    monkeypatch.setattr(distributed, "process", lambda: distributed.Process(0, 2))
-    monkeypatch.setattr(distributed, "initialized", lambda: True)
-    monkeypatch.setattr(distributed, "wait_for_all", lambda tag: {0: "ok", 1: "ok"})
+    monkeypatch.setattr(processes, "_client", Client)
+    monkeypatch.setattr(processes, "process", lambda: processes.Process(0, 2))
+    monkeypatch.setattr(processes, "initialized", lambda: True)
+    monkeypatch.setattr(processes, "wait_for_all", lambda tag: {0: "ok", 1: "ok"})
     monkeypatch.setattr(jax, "process_index", lambda: 0)
     monkeypatch.setattr(jax, "process_count", lambda: 2)
     monkeypatch.setattr(jax.distributed, "shutdown",
-                        lambda: alive_at_shutdown.append(distributed._state["beat"].is_alive()))
-    monkeypatch.setitem(distributed._state, "beat", None)
-    monkeypatch.setitem(distributed._state, "stop_beat", None)
-    distributed._start_heartbeat()
+                        lambda: alive_at_shutdown.append(processes._state["beat"].is_alive()))
+    monkeypatch.setitem(processes._state, "beat", None)
+    monkeypatch.setitem(processes._state, "stop_beat", None)
+    processes._start_heartbeat()
     while len(sets) < 3:
         time.sleep(0.01)
-    distributed._leave()
+    processes._leave()
     assert alive_at_shutdown == [False]
     count = len(sets)
     time.sleep(0.2)
