@@ -317,8 +317,8 @@ def test_rows_run_in_chunks_within_the_memory_budget(monkeypatch):
     assert len(set(np.ravel(whole[0]).tolist())) == 4  # distinct rows: a mix-up of rows shows
     length = _mu_regret.kernel_length(pl.support_length)
     calls = []
-    kernel = _mu_regret._mu_regret_kernel
-    monkeypatch.setattr(_mu_regret, "_mu_regret_kernel",
+    kernel = _mu_regret.mu_regret_kernel
+    monkeypatch.setattr(_mu_regret, "mu_regret_kernel",
                         lambda pair, t, *m: calls.append(pair.pmf_x.shape) or kernel(pair, t, *m))
     monkeypatch.setattr(_grid, "MEMORY_LIMIT_BYTES", 2 * length * _grid.BYTES_PER_POINT)
     chunked = _mu_regret.mu_regret_rows(pl, gdp.DEFAULT_TAIL)

@@ -5,7 +5,7 @@ Implements "(epsilon, delta) considered harmful: report Gaussian DP" (Gomez et a
 * :func:`mu_and_regret` -- the smallest mu such that the mechanism is mu-GDP, from the
   breakpoints of the trade-off curve (Eq. 11 / Appendix B, Eq. 29), and the regret
   Delta(f, f_mu) (Eq. 13 / Theorem B.2), for a batch of privacy losses in one kernel
-  (:mod:`.mu_regret`, with the block bounds of :mod:`.bounds`);
+  (:mod:`.mu_regret`; its kernels and their branch and bound are private, in the engine);
 * :func:`report` -- Tier I (mu, regret, regret < 1e-2) and Tier II (beta at fixed FPRs and at
   the advantage-maximising FPR), with epsilon at common deltas, as a dataclass, table or JSON
   (:mod:`.report`);
@@ -25,7 +25,7 @@ min(f, f^-1), see :mod:`dpax._engine.analyse`).
 (0.5, True)
 """
 
-from .bounds import MU_ROUNDING
+from .._engine.branch_and_bound import MU_ROUNDING
 from .closed_form import (
     advantage,
     clt_mu,

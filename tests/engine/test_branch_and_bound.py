@@ -1,4 +1,4 @@
-"""dpax.gdp.bounds and the mu/regret kernel's branch and bound: every block bound is at or
+"""dpax._engine.branch_and_bound, the mu/regret kernel's branch and bound: every block bound is at or
 above the largest term of its block and tight, the fast Eq. 29 path bounds the exact max,
 and branch and bound returns exactly what evaluating every point returns."""
 
@@ -14,8 +14,8 @@ import pytest
 import dpax
 from dpax import gdp
 from dpax._engine import analyse as _analyse
-from dpax.gdp import bounds as gdp_bounds
-from dpax.gdp import mu_regret as gdp_mu_regret
+from dpax._engine import branch_and_bound as gdp_bounds
+from dpax._engine import mu_regret as engine_mu_regret
 
 
 @pytest.fixture(scope="module")
@@ -227,7 +227,7 @@ def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch, which):
             dpax.PrivacyLoss([0.6, 0.0, 0.4], [0.4, 0.0, 0.6], -2, 0.0, 0.0, 0.2),  # shorter than a block
         ]
         tails = (1e-10, 0.0, 1e-3)
-    raw = gdp_mu_regret._mu_regret_kernel.__wrapped__
+    raw = engine_mu_regret.mu_regret_kernel.__wrapped__
     with jax.enable_x64(True):
         pruned_kernel = jax.jit(lambda *a: raw(*a))
         pruned = [[np.asarray(v) for v in pruned_kernel(pl.pair, jnp.float64(t))] for pl in cases for t in tails]
@@ -281,3 +281,18 @@ def test_level_search_visits_first_trues_keys():
             many = rng.uniform(-0.1, 1.1, (3, 200))  # 600 queries
             got = np.asarray(_level_search(jnp.asarray(table), jnp.asarray(many), n))
             np.testing.assert_array_equal(got, (table[:, None, :] < many[..., None]).sum(-1))
+
+
+def test_the_old_module_name_is_a_deprecated_alias():
+    """dpax.gdp.bounds (this module's name until it became private) still imports, for one
+    release, with a DeprecationWarning, and holds the same functions."""
+    import importlib
+    import sys
+    import warnings
+
+    sys.modules.pop("dpax.gdp.bounds", None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old = importlib.import_module("dpax.gdp.bounds")
+    assert any(issubclass(w.category, DeprecationWarning) and "dpax.gdp.bounds" in str(w.message) for w in caught)
+    assert old.eq29_max is gdp_bounds.eq29_max and old.MU_ROUNDING == gdp.MU_ROUNDING
