@@ -16,7 +16,11 @@ GDP; for two smooth curves a dense grid of u gives a lower bound.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import cast
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import ndtr
 
 from .._engine import validation as _v
@@ -45,41 +49,132 @@ def _lower_hull(alpha, beta) -> tuple[np.ndarray, np.ndarray]:
 
 
 class TradeoffCurve:
-    """A trade-off curve beta = f(alpha) with its rotated form V(u) (see module docstring)."""
+    """Base class: a trade-off curve beta = f(alpha) with its rotated form V(u).
+
+    In u = alpha - beta, v = alpha + beta the curve is v = V(u), V convex on [-1, 1] (see the
+    module docstring). Subclasses implement :meth:`beta` and :meth:`v`; a piecewise-linear
+    one also :meth:`vertices_u` and :meth:`slopes`, which :func:`delta_divergence` reads. The
+    base class is built without arguments; the examples use :class:`PiecewiseLinearCurve`.
+
+    >>> from dpax.gdp.curves import PiecewiseLinearCurve, TradeoffCurve
+    >>> curve = PiecewiseLinearCurve([0.0, 0.2, 1.0], [1.0, 0.3, 0.0])
+    >>> isinstance(curve, TradeoffCurve), curve.beta(0.1)
+    (True, 0.65)
+    """
 
     description = "trade-off curve"
     #: mu when the curve is exactly f_mu (a GDPCurve: Delta against it is taken at its exact
     #: tangent points; any other curve is read on a dense grid of u and its vertices)
     gdp_mu: float | None = None
 
-    def beta(self, alpha):
-        """FNR of the best attack at FPR ``alpha`` (array in, array out)."""
+    def beta(self, alpha: ArrayLike) -> float | np.ndarray:
+        """FNR of the best attack at FPR ``alpha``: f(alpha).
+
+        Args:
+            alpha: false-positive rates in [0, 1] (any shape).
+
+        Returns:
+            beta with the shape of ``alpha`` (a float for one number).
+
+        Raises:
+            NotImplementedError: on the base class (each subclass implements it).
+            ValueError, TypeError: (subclasses) ``alpha`` outside [0, 1] or not real.
+
+        >>> from dpax.gdp.curves import PiecewiseLinearCurve
+        >>> PiecewiseLinearCurve([0.0, 0.2, 1.0], [1.0, 0.3, 0.0]).beta([0.0, 0.1, 0.5])
+        array([1.    , 0.65  , 0.1875])
+        """
         raise NotImplementedError
 
-    def v(self, u) -> np.ndarray:
+    def v(self, u: ArrayLike) -> np.ndarray:
+        """The rotated curve V(u): alpha + beta at the point of the curve where alpha - beta = u.
+
+        Args:
+            u: alpha - beta, finite reals (|u| >= 1 gives V(u) = |u|, the square's edges).
+
+        Returns:
+            V(u), a float64 array with the shape of ``u``.
+
+        Raises:
+            NotImplementedError: on the base class (each subclass implements it).
+            ValueError, TypeError: (subclasses) ``u`` not finite or not real.
+
+        >>> from dpax.gdp.curves import PiecewiseLinearCurve
+        >>> PiecewiseLinearCurve([0.0, 0.2, 1.0], [1.0, 0.3, 0.0]).v([-1.0, -0.1, 1.0])
+        array([1. , 0.5, 1. ])
+        """
         raise NotImplementedError
 
     def vertices_u(self) -> np.ndarray:
-        """u of the curve's vertices (empty for a smooth curve)."""
+        """u = alpha - beta of the curve's vertices (empty for a smooth curve).
+
+        Returns:
+            A float64 array of the vertices' u; the base class (a smooth curve) gives an
+            empty one.
+
+        >>> from dpax.gdp.curves import GDPCurve
+        >>> GDPCurve(1.0).vertices_u()
+        array([], dtype=float64)
+        """
         return np.empty(0)
 
     def slopes(self) -> np.ndarray:
-        """|slope| of each linear piece in (alpha, beta) (empty for a smooth curve)."""
+        """|slope| of each linear piece in (alpha, beta) (empty for a smooth curve).
+
+        Returns:
+            A float64 array of one |d beta / d alpha| per piece; the base class (a smooth
+            curve) gives an empty one.
+
+        >>> from dpax.gdp.curves import GDPCurve
+        >>> GDPCurve(1.0).slopes()
+        array([], dtype=float64)
+        """
         return np.empty(0)
 
     def advantage(self) -> float:
-        """max_alpha 1 - alpha - f(alpha) = 1 - min_u V(u)."""
+        """Largest TPR - FPR of an attack: max_alpha 1 - alpha - f(alpha) = 1 - min_u V(u).
+
+        The base class takes the minimum of V over the curve's vertices and 2001 evenly
+        spaced u in [-1, 1] (exact for a piecewise-linear curve).
+
+        Returns:
+            The advantage, in [0, 1].
+
+        >>> from dpax.gdp.curves import PiecewiseLinearCurve
+        >>> PiecewiseLinearCurve([0.0, 0.2, 1.0], [1.0, 0.3, 0.0]).advantage()
+        0.5
+        """
         u = np.concatenate([self.vertices_u(), np.linspace(-1, 1, 2001)])
         return float(max(0.0, 1.0 - np.min(self.v(u))))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{type(self).__name__}({self.description})"
 
 
 class PiecewiseLinearCurve(TradeoffCurve):
-    """Convex piecewise-linear curve through the lower convex hull of ``(alpha, beta)``."""
+    """Convex piecewise-linear curve through the lower convex hull of ``(alpha, beta)``.
 
-    def __init__(self, alpha, beta, description="piecewise-linear curve"):
+    The corners (0, 1) and (1, 0) join the points, and the curve is their greatest convex
+    minorant: never above the points (the pessimistic curve through them). Outside the hull's
+    range of u, V(u) = |u|. The hull's vertices are kept as ``alpha`` and ``beta_points``.
+
+    Args:
+        alpha: FPRs of the points, in [0, 1] (flattened).
+        beta: FNRs of the points, in [0, 1], as many as ``alpha``.
+        description: a label shown by ``repr``.
+
+    Raises:
+        ValueError: an entry outside [0, 1] or not finite, or ``alpha`` and ``beta`` of
+            different lengths.
+        TypeError: ``alpha`` or ``beta`` not real, or ``description`` not a string.
+
+    >>> from dpax.gdp.curves import PiecewiseLinearCurve
+    >>> curve = PiecewiseLinearCurve([0.2, 0.5], [0.3, 0.4], "two points")
+    >>> curve, curve.alpha, curve.beta_points      # (0.5, 0.4) lies above the hull
+    (PiecewiseLinearCurve(two points), array([0. , 0.2, 1. ]), array([1. , 0.3, 0. ]))
+    """
+
+    def __init__(self, alpha: ArrayLike, beta: ArrayLike, description: str = "piecewise-linear curve") -> None:
         a = _v.probabilities("alpha", alpha).reshape(-1)
         b = _v.probabilities("beta", beta).reshape(-1)
         if not isinstance(description, str):
@@ -91,36 +186,135 @@ class PiecewiseLinearCurve(TradeoffCurve):
         u = self.alpha - self.beta_points
         self._u, self._v = u, self.alpha + self.beta_points  # u ascending along the hull
 
-    def beta(self, alpha):
+    def beta(self, alpha: ArrayLike) -> float | np.ndarray:
+        """FNR at FPR ``alpha``, linear between the hull's vertices.
+
+        Args:
+            alpha: false-positive rates in [0, 1] (any shape).
+
+        Returns:
+            beta with the shape of ``alpha`` (a float for one number).
+
+        Raises:
+            ValueError, TypeError: ``alpha`` outside [0, 1], not finite or not real.
+
+        >>> from dpax.gdp.curves import PiecewiseLinearCurve
+        >>> PiecewiseLinearCurve([0.0, 0.2, 1.0], [1.0, 0.3, 0.0]).beta(0.1)
+        0.65
+        """
         a = _v.probabilities("alpha", alpha)
         out = np.interp(a, self.alpha, self.beta_points)
         return out if out.ndim else float(out)
 
-    def v(self, u):
+    def v(self, u: ArrayLike) -> np.ndarray:
+        """V(u), linear between the vertices' (u, alpha + beta) and |u| outside them.
+
+        Args:
+            u: alpha - beta, finite reals (any shape).
+
+        Returns:
+            V(u), a float64 array with the shape of ``u``.
+
+        Raises:
+            ValueError, TypeError: ``u`` not finite or not real.
+
+        >>> from dpax.gdp.curves import PiecewiseLinearCurve
+        >>> PiecewiseLinearCurve([0.0, 0.2, 1.0], [1.0, 0.3, 0.0]).v([-0.1, 0.0])
+        array([0.5       , 0.54545455])
+        """
         u = _v.real_array("u", u)
         return np.where(u < self._u[0], -u, np.where(u > self._u[-1], u, np.interp(u, self._u, self._v)))
 
-    def vertices_u(self):
+    def vertices_u(self) -> np.ndarray:
+        """u = alpha - beta of the hull's vertices, ascending (the corners included).
+
+        Returns:
+            A float64 array, one entry per vertex.
+
+        >>> from dpax.gdp.curves import PiecewiseLinearCurve
+        >>> PiecewiseLinearCurve([0.0, 0.2, 1.0], [1.0, 0.3, 0.0]).vertices_u()
+        array([-1. , -0.1,  1. ])
+        """
         return self._u
 
-    def slopes(self):
+    def slopes(self) -> np.ndarray:
+        """|slope| -d beta / d alpha of each segment between consecutive vertices.
+
+        Returns:
+            A float64 array, one entry per segment (``inf`` for a vertical one).
+
+        >>> from dpax.gdp.curves import PiecewiseLinearCurve
+        >>> PiecewiseLinearCurve([0.0, 0.2, 1.0], [1.0, 0.3, 0.0]).slopes()
+        array([3.5  , 0.375])
+        """
         da, db = np.diff(self.alpha), -np.diff(self.beta_points)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(da > 0, db / np.where(da > 0, da, 1.0), np.inf)
 
 
 class GDPCurve(TradeoffCurve):
-    """f_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu) (Eq. 7)."""
+    """The trade-off curve of mu-GDP: f_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu).
 
-    def __init__(self, mu):
+    Dong, Roth & Su, "Gaussian differential privacy" (2022); Eq. 7 of Gomez et al. The
+    curve is smooth: no vertices or slopes, and :func:`delta_divergence` against it is taken
+    at its exact tangent points (:meth:`tangent_u`).
+
+    Args:
+        mu: the GDP parameter, one number >= 0.
+
+    Raises:
+        ValueError, TypeError: ``mu`` negative, not finite, not real or not one number.
+
+    >>> from dpax.gdp.curves import GDPCurve
+    >>> curve = GDPCurve(1.0)
+    >>> curve, curve.gdp_mu, round(curve.beta(0.1), 4)
+    (GDPCurve(1-GDP), 1.0, 0.6109)
+    """
+
+    gdp_mu: float
+
+    def __init__(self, mu: float) -> None:
         self.gdp_mu = _v.scalar("mu", mu, low=0.0)
         self.description = f"{self.gdp_mu:g}-GDP"
 
-    def beta(self, alpha):
-        return _closed.tradeoff(self.gdp_mu, alpha)
+    def beta(self, alpha: ArrayLike) -> float | np.ndarray:
+        """f_mu(alpha), by :func:`dpax.gdp.tradeoff`.
 
-    def v(self, u):
-        """V(u): the point of f_mu with alpha - beta = u, by bisection in z (alpha = Phi(-z))."""
+        Args:
+            alpha: false-positive rates in [0, 1] (any shape).
+
+        Returns:
+            beta with the shape of ``alpha`` (a float for one number).
+
+        Raises:
+            ValueError, TypeError: ``alpha`` outside [0, 1] or not real.
+
+        >>> from dpax.gdp.curves import GDPCurve
+        >>> GDPCurve(1.0).beta([0.01, 0.1]).round(4)
+        array([0.9076, 0.6109])
+        """
+        return cast("float | np.ndarray", _closed.tradeoff(self.gdp_mu, alpha))
+
+    def v(self, u: ArrayLike) -> np.ndarray:
+        """V(u): alpha + beta at the point of f_mu with alpha - beta = u.
+
+        Found by 90 steps of bisection in z, where alpha = Phi(-z) and beta = Phi(z - mu)
+        (alpha - beta decreases in z), which brackets z to below float64's resolution;
+        V(u) = |u| for |u| >= 1.
+
+        Args:
+            u: alpha - beta, finite reals (any shape).
+
+        Returns:
+            V(u), a float64 array with the shape of ``u``.
+
+        Raises:
+            ValueError, TypeError: ``u`` not finite or not real.
+
+        >>> from dpax.gdp.curves import GDPCurve
+        >>> GDPCurve(1.0).v([-1.0, 0.0, 1.0]).round(4)
+        array([1.    , 0.6171, 1.    ])
+        """
         u = _v.real_array("u", u)
         mu = self.gdp_mu
         lo = np.full(u.shape, -40.0)
@@ -134,9 +328,28 @@ class GDPCurve(TradeoffCurve):
         out = ndtr(-z) + ndtr(z - mu)
         return np.where(np.abs(u) >= 1.0, np.abs(u), out)
 
-    def tangent_u(self, s):
-        """(u, V) of the point of f_mu whose slope is -s (z = log(s) / mu + mu / 2); s >= 0
-        (+inf: the vertical end)."""
+    def tangent_u(self, s: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        """(u, V(u)) of the point of f_mu whose slope is -s.
+
+        That point has alpha = Phi(-z), beta = Phi(z - mu) with z = log(s) / mu + mu / 2
+        (mu = 0 is read as mu = 1e-300).
+
+        Args:
+            s: slopes' magnitudes, >= 0 (``inf``: the vertical end at alpha = 0).
+
+        Returns:
+            ``(u, v)``: alpha - beta and alpha + beta of the tangent points, each with the
+            shape of ``s``.
+
+        Raises:
+            ValueError, TypeError: ``s`` negative, NaN or not real.
+
+        >>> import numpy as np
+        >>> from dpax.gdp.curves import GDPCurve
+        >>> u, v = GDPCurve(1.0).tangent_u([1.0, np.inf])
+        >>> u.round(4), v.round(4)                 # slope -1 at the symmetric point (u = 0)
+        (array([ 0., -1.]), array([0.6171, 1.    ]))
+        """
         s = _v.real_array("s", s, low=0.0, infinite_ok=True)
         mu = max(self.gdp_mu, 1e-300)
         with np.errstate(divide="ignore"):
@@ -144,14 +357,41 @@ class GDPCurve(TradeoffCurve):
         a, b = ndtr(-z), ndtr(z - mu)
         return a - b, a + b
 
-    def advantage(self):
-        return _closed.advantage(self.gdp_mu)
+    def advantage(self) -> float:
+        """Largest TPR - FPR of an attack on mu-GDP: 2 Phi(mu / 2) - 1 (:func:`dpax.gdp.advantage`).
+
+        Returns:
+            The advantage, in [0, 1).
+
+        >>> from dpax.gdp.curves import GDPCurve
+        >>> round(GDPCurve(1.0).advantage(), 4)
+        0.3829
+        """
+        return float(_closed.advantage(self.gdp_mu))
 
 
 class PrivacyLossCurve(TradeoffCurve):
-    """The symmetrised curve of one configuration of a PrivacyLoss (as ``pl.beta`` reports it)."""
+    """The symmetrised curve of one configuration of a PrivacyLoss (as ``pl.beta`` reports it).
 
-    def __init__(self, pl):
+    Its vertices are those of the one-directional curve (:meth:`dpax.PrivacyLoss.tradeoff_points`),
+    mirrored for the inverse curve, with the flat piece V = const around u = 0 that the
+    convex hull of min(f, f^-1) adds; its slopes are the likelihood ratios of the grid points.
+
+    Args:
+        pl: a :class:`dpax.PrivacyLoss` of one configuration (empty batch shape).
+
+    Raises:
+        TypeError: ``pl`` is not a PrivacyLoss.
+        ValueError: ``pl`` is a batch (index it row by row).
+
+    >>> import dpax
+    >>> from dpax.gdp.curves import PrivacyLossCurve
+    >>> curve = PrivacyLossCurve(dpax.gaussian(1.0, grid_step=1e-2))
+    >>> curve, round(curve.beta(0.1), 4)
+    (PrivacyLossCurve(gaussian(noise_multiplier=1, sensitivity=1)), 0.6109)
+    """
+
+    def __init__(self, pl: PrivacyLoss) -> None:
         if not isinstance(pl, PrivacyLoss):
             raise TypeError(f"pl must be a dpax.PrivacyLoss, got {type(pl).__name__}")
         if pl.batch_shape:
@@ -168,30 +408,97 @@ class PrivacyLossCurve(TradeoffCurve):
         keep = px > 0
         self._slopes = np.concatenate([py[keep] / px[keep], [1.0]])
 
-    def beta(self, alpha):
-        return self.pl.beta(alpha)
+    def beta(self, alpha: ArrayLike) -> float | np.ndarray:
+        """FNR at FPR ``alpha`` of the symmetrised curve: ``pl.beta(alpha)``.
 
-    def _vf(self, u):
+        Args:
+            alpha: false-positive rates in [0, 1] (any shape).
+
+        Returns:
+            beta with the shape of ``alpha`` (a float for one number).
+
+        Raises:
+            ValueError, TypeError: ``alpha`` outside [0, 1] or not real.
+
+        >>> import dpax
+        >>> from dpax.gdp.curves import PrivacyLossCurve
+        >>> PrivacyLossCurve(dpax.gaussian(1.0, grid_step=1e-2)).beta([0.01, 0.1]).round(4)
+        array([0.9076, 0.6109])
+        """
+        return cast("float | np.ndarray", self.pl.beta(alpha))
+
+    def _vf(self, u: np.ndarray) -> np.ndarray:
         return np.where(u < self._u[0], -u, np.where(u > self._u[-1], u, np.interp(u, self._u, self._vv)))
 
-    def v(self, u):
+    def v(self, u: ArrayLike) -> np.ndarray:
+        """V(u) of the symmetrised curve: the smaller of V_f(u) and V_f(-u), flat near u = 0.
+
+        Args:
+            u: alpha - beta, finite reals (any shape).
+
+        Returns:
+            V(u), a float64 array with the shape of ``u``.
+
+        Raises:
+            ValueError, TypeError: ``u`` not finite or not real.
+
+        >>> import dpax
+        >>> from dpax.gdp.curves import PrivacyLossCurve
+        >>> PrivacyLossCurve(dpax.gaussian(1.0, grid_step=1e-2)).v([-1.0, 0.0, 1.0]).round(4)
+        array([1.    , 0.6171, 1.    ])
+        """
         u = _v.real_array("u", u)
         return np.where(np.abs(u) < self._half, self._vbar, np.minimum(self._vf(u), self._vf(-u)))
 
-    def vertices_u(self):
+    def vertices_u(self) -> np.ndarray:
+        """u of the vertices: the one-directional curve's, their mirror images, and the ends
+        of the flat piece around u = 0 (unsorted, possibly repeated).
+
+        Returns:
+            A float64 array of u in [-1, 1].
+
+        >>> import dpax
+        >>> from dpax.gdp.curves import PrivacyLossCurve
+        >>> u = PrivacyLossCurve(dpax.gaussian(1.0, grid_step=1e-2)).vertices_u()
+        >>> round(float(u.min()), 12), round(float(u.max()), 12)
+        (-1.0, 1.0)
+        """
         return np.concatenate([self._u, -self._u, [-self._half, self._half]])
 
-    def slopes(self):
+    def slopes(self) -> np.ndarray:
+        """|slope| of the pieces: Pr[Y = x] / Pr[X = x] at each grid point with Pr[X = x] > 0,
+        then 1, and the reciprocals of all of them (the mirrored curve's).
+
+        Returns:
+            A float64 array of slopes > 0 (``inf`` where Pr[Y = x] > 0 = Pr[X = x] is not
+            possible: such points are left out).
+
+        >>> import dpax
+        >>> from dpax.gdp.curves import PrivacyLossCurve
+        >>> s = PrivacyLossCurve(dpax.gaussian(1.0, grid_step=1e-2)).slopes()
+        >>> bool((s > 0).all()), 1.0 in s
+        (True, True)
+        """
         return np.concatenate([self._slopes, 1.0 / self._slopes])
 
-    def advantage(self):
-        return float(self.pl.advantage())
+    def advantage(self) -> float:
+        """Largest TPR - FPR of an attack: ``pl.advantage()``.
+
+        Returns:
+            The advantage, in [0, 1].
+
+        >>> import dpax
+        >>> from dpax.gdp.curves import PrivacyLossCurve
+        >>> round(PrivacyLossCurve(dpax.gaussian(1.0, grid_step=1e-2)).advantage(), 4)
+        0.3829
+        """
+        return float(cast(float, self.pl.advantage()))
 
 
 # -- Delta-divergence -------------------------------------------------------------------------
 
 
-def _as_curve(c, name):
+def _as_curve(c: object, name: str) -> TradeoffCurve:
     if isinstance(c, TradeoffCurve):
         return c
     if isinstance(c, PrivacyLoss):
@@ -222,16 +529,37 @@ def _divergence(f: TradeoffCurve, g: TradeoffCurve) -> tuple[float, float]:
     return max(0.0, float(gap[i])), float(u[i])
 
 
-def delta_divergence(f, g) -> float:
-    """Delta(f, g) = inf{kappa >= 0 : f(alpha + kappa) - kappa <= g(alpha) for all alpha}
-    (Kaissis et al., Definition 2.10; the paper's Eq. 8): how far f must be shifted down-left
-    to be more private than g. ``f``, ``g``: PrivacyLoss (one configuration; a batch gives an
-    array) or curve objects of this module. Computed as max(0, sup_u (V_f - V_g) / 2),
-    exact between piecewise-linear curves and between a piecewise-linear curve and GDP.
+def delta_divergence(f: PrivacyLoss | TradeoffCurve, g: PrivacyLoss | TradeoffCurve) -> float | np.ndarray:
+    """Delta(f, g) = inf{kappa >= 0 : f(alpha + kappa) - kappa <= g(alpha) for all alpha}.
 
+    Kaissis et al., "Beyond the calibration point: mechanism comparison in differential
+    privacy" (2024), Definition 2.10; Eq. 8 of Gomez et al., "(epsilon, delta) considered
+    harmful: report Gaussian DP" (2025): how far f must be shifted down-left to be more
+    private than g. Computed as max(0, sup_u (V_f(u) - V_g(u)) / 2) over a dense grid of u,
+    both curves' vertices and, against a :class:`GDPCurve`, its tangent points parallel to
+    f's segments: exact between piecewise-linear curves and between a piecewise-linear curve
+    and GDP, a lower bound between two smooth curves.
+
+    Args:
+        f: a :class:`dpax.PrivacyLoss` (its symmetrised curve; a batch is taken row by row,
+            broadcast against ``g``'s) or a curve object of this module.
+        g: the same kinds as ``f``.
+
+    Returns:
+        Delta(f, g) >= 0: a float, or an array of the broadcast batch shape where ``f`` or
+        ``g`` is a batch.
+
+    Raises:
+        TypeError: ``f`` or ``g`` is neither a PrivacyLoss nor a curve object.
+
+    >>> import dpax
     >>> from dpax.conversions import gdp_curve
     >>> delta_divergence(gdp_curve(1.0), gdp_curve(0.5))   # 1-GDP is less private than 0.5-GDP
     0.0
+    >>> round(delta_divergence(gdp_curve(0.5), gdp_curve(1.0)), 4)
+    0.0928
+    >>> delta_divergence(dpax.gaussian([1.0, 2.0], grid_step=1e-2), gdp_curve(1.0)).round(4)
+    array([0.    , 0.0928])
     """
     for c, _name in ((f, "f"), (g, "g")):
         if isinstance(c, PrivacyLoss) and c.batch_shape:
@@ -239,9 +567,25 @@ def delta_divergence(f, g) -> float:
     return _divergence(_as_curve(f, "f"), _as_curve(g, "g"))[0]
 
 
-def symmetric_delta_divergence(f, g) -> float:
-    """max(Delta(f, g), Delta(g, f)) (Eq. 9), a metric on trade-off curves; by Proposition 4.2
-    |advantage(f) - advantage(g)| <= 2 of it.
+def symmetric_delta_divergence(f: PrivacyLoss | TradeoffCurve,
+                               g: PrivacyLoss | TradeoffCurve) -> float | np.ndarray:
+    """max(Delta(f, g), Delta(g, f)), a metric on trade-off curves.
+
+    Eq. 9 of Gomez et al., "(epsilon, delta) considered harmful: report Gaussian DP" (2025);
+    by their Proposition 4.2, |advantage(f) - advantage(g)| <= 2 of it. Each direction is
+    :func:`delta_divergence`.
+
+    Args:
+        f: a :class:`dpax.PrivacyLoss` (a batch is taken row by row, broadcast against
+            ``g``'s) or a curve object of this module.
+        g: the same kinds as ``f``.
+
+    Returns:
+        The symmetric divergence >= 0: a float, or an array of the broadcast batch shape
+        where ``f`` or ``g`` is a batch.
+
+    Raises:
+        TypeError: ``f`` or ``g`` is neither a PrivacyLoss nor a curve object.
 
     >>> from dpax.conversions import gdp_curve
     >>> round(symmetric_delta_divergence(gdp_curve(1.0), gdp_curve(0.5)), 4)
@@ -254,12 +598,13 @@ def symmetric_delta_divergence(f, g) -> float:
     return max(_divergence(cf, cg)[0], _divergence(cg, cf)[0])
 
 
-def _batched(fn, f, g):
+def _batched(fn: Callable[[PrivacyLoss | TradeoffCurve, PrivacyLoss | TradeoffCurve], float | np.ndarray],
+             f: PrivacyLoss | TradeoffCurve, g: PrivacyLoss | TradeoffCurve) -> np.ndarray:
     shapes = [c.batch_shape for c in (f, g) if isinstance(c, PrivacyLoss)]
     shape = np.broadcast_shapes(*shapes)
     out = np.empty(shape)
 
-    def row(c, idx):
+    def row(c: PrivacyLoss | TradeoffCurve, idx: tuple[int, ...]) -> PrivacyLoss | TradeoffCurve:
         if not isinstance(c, PrivacyLoss):
             return c
         return c.broadcast_to(shape)[idx] if shape else c
