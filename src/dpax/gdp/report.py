@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._engine import analyse as _analyse
 from .._engine import text as _text
 from .._engine import validation as _v
 from .._engine.x64 import float64
+from ..privacy_loss import PrivacyLoss
 from .mu_regret import DEFAULT_TAIL, check_loss, mu_regret_rows
 
 #: Regret below which the mu-GDP summary is faithful (Tier I of the paper).
@@ -28,36 +31,82 @@ REPORT_DELTAS = (1e-5, 1e-6, 1e-9)
 
 @dataclasses.dataclass(frozen=True)
 class GDPReport:
-    """Two-tier privacy report (Section 4 of the paper), for one mechanism or a batch.
+    """Two-tier privacy report (Gomez et al., "(epsilon, delta) considered harmful: report
+    Gaussian DP", 2025, Section 4), for one mechanism or a batch; built by :func:`report`.
 
     Tier I: ``mu`` (the tightest mu-GDP guarantee), ``regret`` (Delta of reporting mu-GDP
-    instead of the curve) and ``gdp_ok`` (regret < 1e-2: mu alone is a faithful summary).
-    Tier II: ``beta`` at ``alpha`` (the FPRs 1e-10 ... 1e-1 and alpha*, the FPR of the
-    advantage-maximising attack). Also ``epsilon`` at ``deltas`` for readers who want it.
-    Array fields carry the batch shape in front.
+    instead of the curve) and ``gdp_ok`` (regret < :data:`REGRET_THRESHOLD`: mu alone is a
+    faithful summary). Tier II: ``beta`` at ``alpha`` (the FPRs :data:`TIER2_ALPHAS` and
+    alpha*, the FPR of the advantage-maximising attack). Also ``epsilon`` at ``deltas`` for
+    readers who want it. Per-configuration fields are Python scalars for one mechanism and
+    arrays with the batch shape in front for a batch.
+
+    Args:
+        description: the mechanism's description (:attr:`dpax.PrivacyLoss.description`).
+        grid_step: the privacy loss's grid step.
+        tail: the tail of the curve left out of mu (see :func:`dpax.gdp.mu_and_regret`).
+        mu: the smallest mu such that the mechanism is mu-GDP.
+        regret: Delta(f, f_mu), the cost of reporting mu-GDP instead of the curve.
+        regret_alpha: the FPR where the regret is attained.
+        gdp_ok: regret < :data:`REGRET_THRESHOLD`.
+        advantage: the largest TPR - FPR of any attack.
+        alpha: FPRs of Tier II, shape ``batch_shape + (8,)``: :data:`TIER2_ALPHAS` then alpha*.
+        beta: the FNR at each of ``alpha``, the same shape.
+        alpha_star: (1 - advantage) / 2, the FPR of the advantage-maximising attack.
+        deltas: the deltas at which epsilon is given, shape ``(n,)``.
+        epsilon: epsilon at each of ``deltas``, shape ``batch_shape + (n,)``.
+
+    >>> import dpax
+    >>> r = dpax.gdp.report(dpax.gaussian(2.0, grid_step=1e-2))
+    >>> round(r.mu, 4), r.gdp_ok, r.alpha.shape, r.epsilon.round(2)
+    (0.5, True, (8,), array([1.99, 2.25, 2.91]))
     """
 
     description: str
     grid_step: float
     tail: float
-    mu: object
-    regret: object
-    regret_alpha: object
-    gdp_ok: object
-    advantage: object
+    mu: float | np.ndarray
+    regret: float | np.ndarray
+    regret_alpha: float | np.ndarray
+    gdp_ok: bool | np.ndarray
+    advantage: float | np.ndarray
     alpha: np.ndarray  # batch_shape + (8,): TIER2_ALPHAS then alpha*
     beta: np.ndarray
-    alpha_star: object
+    alpha_star: float | np.ndarray
     deltas: np.ndarray
     epsilon: np.ndarray
 
-    def to_dict(self) -> dict:
-        """JSON-ready dict (plain floats and lists; inf as the string "inf")."""
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-ready dict: plain floats, bools and lists; inf as the string "inf".
+
+        Returns:
+            A dict from each field's name to its value.
+
+        >>> import dpax
+        >>> d = dpax.gdp.report(dpax.gaussian(2.0, grid_step=1e-2)).to_dict()
+        >>> round(d["mu"], 4), d["gdp_ok"], d["deltas"]
+        (0.5, True, [1e-05, 1e-06, 1e-09])
+        """
         return _text.jsonable({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
-    def to_json(self, **kwargs) -> str:
-        """The report as JSON (:meth:`to_dict`); keyword arguments go to ``json.dumps``
-        (``indent``, ``sort_keys``, ...), and one it refuses is named."""
+    def to_json(self, **kwargs: Any) -> str:
+        """The report as JSON (:meth:`to_dict`), with no NaN.
+
+        Args:
+            **kwargs: keyword arguments of ``json.dumps`` (``indent``, ``sort_keys``, ...).
+
+        Returns:
+            The JSON text.
+
+        Raises:
+            TypeError, ValueError: ``json.dumps`` refuses a keyword argument; the message
+                names the arguments given.
+
+        >>> import json, dpax
+        >>> text = dpax.gdp.report(dpax.gaussian(2.0, grid_step=1e-2)).to_json(indent=1)
+        >>> round(json.loads(text)["advantage"], 4)
+        0.1974
+        """
         try:
             return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
         except (TypeError, ValueError) as exc:
@@ -65,12 +114,32 @@ class GDPReport:
             raise type(exc)(f"to_json's keyword arguments ({names}) are json.dumps': {exc}") from None
 
     def table(self) -> str:
-        """Human-readable report (one block per configuration of a batch)."""
+        """Human-readable report: Tier I, the Tier II table and epsilon at each delta.
+
+        Returns:
+            The text, one block per configuration of a batch (the block's head names the
+            configuration's index); ``str(report)`` gives the same.
+
+        >>> import dpax
+        >>> print(dpax.gdp.report(dpax.gaussian(2.0, grid_step=1e-2)).table())
+        gaussian(noise_multiplier=2, sensitivity=1)
+        <BLANKLINE>
+        Tier I: Gaussian DP
+          mu               0.500025
+          regret Delta     4.83e-06  (attained at FPR 0.401)
+          mu-GDP faithful  yes  (regret < 0.01)
+          advantage        0.197413
+        ...
+          delta  epsilon
+          1e-05  1.99319
+          1e-06   2.2542
+          1e-09  2.90975
+        """
         _fmt, _pairs, _table = _text.fmt, _text.pairs, _text.table
         mu = np.asarray(self.mu)
         blocks = []
         for idx in np.ndindex(mu.shape):
-            def at(x, idx=idx):
+            def at(x: ArrayLike, idx: tuple[int, ...] = idx) -> Any:
                 return np.asarray(x)[idx]
 
             head = self.description if not idx else f"{self.description} [{', '.join(map(str, idx))}]"
@@ -99,16 +168,36 @@ class GDPReport:
 
 
 @float64
-def report(pl, deltas=REPORT_DELTAS, tail=DEFAULT_TAIL) -> GDPReport:
-    """Tier I / Tier II report of ``pl`` (a PrivacyLoss, possibly a batch); see :class:`GDPReport`.
+def report(pl: PrivacyLoss, deltas: ArrayLike = REPORT_DELTAS, tail: float = DEFAULT_TAIL) -> GDPReport:
+    """Tier I / Tier II report of ``pl`` (Gomez et al. 2025, Section 4); see :class:`GDPReport`.
 
-    alpha* = (1 - advantage) / 2, the symmetric point of the slope -1 segment, where the
-    attack maximising TPR - FPR operates.
+    mu and the regret are :func:`dpax.gdp.mu_and_regret`'s; beta is read at
+    :data:`TIER2_ALPHAS` and at alpha* = (1 - advantage) / 2, the symmetric point of the
+    slope -1 segment, where the attack maximising TPR - FPR operates.
+
+    Args:
+        pl: the privacy loss, one configuration or a batch.
+        deltas: the deltas at which the report gives epsilon, in [0, 1] (flattened).
+        tail: the tail of the curve left out of mu, in [0, 0.5) (see
+            :func:`dpax.gdp.mu_and_regret`).
+
+    Returns:
+        The report; its per-configuration fields have ``pl``'s batch shape.
+
+    Raises:
+        TypeError: ``pl`` is not a PrivacyLoss.
+        ValueError, TypeError: ``deltas`` or ``tail`` outside its range or not real.
+        ValueError: a NaN in the report (a numerical failure of dpax).
+
+    >>> import dpax
+    >>> r = dpax.gdp.report(dpax.gaussian(2.0, grid_step=1e-2))
+    >>> round(r.mu, 4), round(r.regret, 6), round(r.alpha_star, 4), r.beta.round(3)
+    (0.5, 5e-06, 0.4013, array([1.   , 1.   , 1.   , 0.999, 0.995, 0.966, 0.783, 0.401]))
     """
     check_loss(pl)
     d = _v.probabilities("deltas", deltas).reshape(-1)
     mu, regret, witness = mu_regret_rows(pl, tail)
-    adv = pl.advantage()
+    adv = cast("float | np.ndarray", pl.advantage())
     a_star = 0.5 * (1.0 - np.asarray(adv))
     fixed = np.asarray(TIER2_ALPHAS, dtype=np.float64)
     shape = pl.batch_shape
