@@ -50,7 +50,12 @@ def mu_from_epsilon_dp(epsilon):
 
 def mu_from_epsilon_delta(epsilon, delta):
     """mu of the Gaussian mechanism that is exactly (epsilon, delta)-DP (the paper's Table 3):
-    the root of delta_mu(epsilon) = delta, Dong et al. Cor. 2.13 (bisection to 1e-12).
+    the root of delta_mu(epsilon) = delta, Dong et al. Cor. 2.13, by bisection on mu.
+
+    Never above the root (the mu-GDP mechanism returned is (epsilon, delta)-DP: on the safe
+    side of a calibration) and within about 1e-11 relative of it, for every epsilon >= 0 and
+    delta in (0, 1); always finite (about sqrt(2 epsilon) for a huge epsilon, about 16.7 at
+    epsilon 0 and delta 1 - 2**-53).
 
     >>> round(mu_from_epsilon_delta(1.0, 1e-5), 4)
     0.2681
@@ -58,21 +63,7 @@ def mu_from_epsilon_delta(epsilon, delta):
     e = _v.real_array("epsilon", epsilon, low=0.0)
     d = _v.probabilities("delta", delta, low_open=True, high_open=True)
     e, d = _v.broadcast_arrays(("epsilon", e), ("delta", d))
-    lo = np.zeros(e.shape)
-    hi = np.ones(e.shape)
-    for _ in range(60):  # grow the bracket: delta_mu(eps) increases with mu
-        short = _closed._delta_np(e, hi) < d
-        if not np.any(short):
-            break
-        hi = np.where(short, 2.0 * hi, hi)
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        big = _closed._delta_np(e, mid) >= d
-        hi = np.where(big, mid, hi)
-        lo = np.where(big, lo, mid)
-        if np.all(hi - lo <= 1e-12 * hi):
-            break
-    out = 0.5 * (lo + hi)
+    out = _closed._mu_of_epsilon_delta(np.asarray(e, float), np.asarray(d, float))
     return out if out.ndim else float(out)
 
 

@@ -103,6 +103,82 @@ def test_closed_forms_match_dong_roth_su():
     assert gdp.gaussian_mu(2.0, sensitivity=1.0, num_steps=16) == pytest.approx(2.0)
 
 
+def _delta_exact(eps, mu):
+    """delta(eps) of mu-GDP in arbitrary precision (enough digits for t = eps / mu - mu / 2 where
+    the two cancel): Phi(-t) - e^eps Phi(-s), s = t + mu, or phi(t) (R(t) - R(s)) for t >= 0, R
+    the Mills ratio."""
+    mp = pytest.importorskip("mpmath")
+    scale = max(1.0, abs(float(eps)), float(mu))
+    with mp.workdps(60 + int(max(0.0, -np.log10(max(float(mu), 1e-320)))) + 2 * int(np.log10(scale))):
+        eps, mu = mp.mpf(float(eps)), mp.mpf(float(mu))
+        t = eps / mu - mu / 2
+        s = t + mu
+        if t < 0:  # no cancellation to fear: Phi(-t) >= 1/2
+            return +(mp.ncdf(-t) - mp.exp(eps) * mp.ncdf(-s))
+        mills = mp.ncdf(-s) / mp.npdf(s) if s < 1e8 else 1 / s - 1 / s**3 + 3 / s**5
+        return +(mp.ncdf(-t) - mp.npdf(t) * mills)
+
+
+#: delta from the smallest subnormal to the largest float below 1, mu from tiny to huge
+EXTREME_DELTAS = (5e-324, 1e-310, 2.2250738585072014e-308, 1e-300, 1e-20, 1e-5, 0.5, 0.9, 1 - 1e-12, 1 - 2**-53)
+EXTREME_MUS = (1e-12, 1e-3, 1.0, 10.0, 1e3, 1e6, 1e10, 1e100)
+
+
+@pytest.mark.parametrize("mu", EXTREME_MUS)
+def test_gdp_epsilon_meets_delta_at_the_ends_of_its_range(mu):
+    """epsilon(delta) is never below the truth: delta(epsilon returned) <= delta in exact
+    arithmetic, and 1e-10 less epsilon fails (it was 1.8% low at delta 5e-324, mu 1, where the
+    direct difference underflows, and 8e-9 low at mu 1e100, where eps / mu and mu / 2 cancel)."""
+    got = gdp.epsilon(np.array(EXTREME_DELTAS), mu)
+    for d, e in zip(EXTREME_DELTAS, got):
+        if e == 0.0:
+            assert _delta_exact(0.0, mu) <= d
+            continue
+        assert _delta_exact(e, mu) <= d, (d, e)
+        assert _delta_exact(e * (1 - 1e-10), mu) > d, (d, e)
+    assert gdp.epsilon(5e-324, 1.0) >= 38.8718328324943  # the truth, 38.87183283249431...
+
+
+@pytest.mark.parametrize("mu", (1e-300, *EXTREME_MUS, 1e154))
+def test_gdp_delta_is_never_below_the_truth(mu):
+    """delta(epsilon) within 1e-10 above the truth from delta ~1e-300 up to 1 - 1e-16, at the
+    epsilon of t = eps / mu - mu / 2 in -40..38 (the direct difference read 0 for delta below
+    1e-308, and for mu 1e10 read 0 at t = 0.3 where the truth is 0.38), and below 0 epsilon."""
+    for t in (-40.0, -5.0, -1.0, -0.3, 0.0, 0.3, 1.0, 5.0, 20.0, 37.0, 38.0):
+        eps = mu * (t + mu / 2)
+        truth = _delta_exact(eps, mu)
+        if truth < 1e-300:
+            continue
+        got = gdp.delta(eps, mu)
+        assert truth <= got <= truth * (1 + 1e-10), (t, eps, got, truth)
+    for eps in (-1e5, -1.0, -1e-10):
+        got, truth = gdp.delta(eps, mu), _delta_exact(eps, mu)
+        assert truth <= got <= truth * (1 + 1e-10), (eps, got, truth)
+    assert gdp.delta(-1.0, 0.0) >= -np.expm1(-1.0)  # mu = 0: delta = 1 - e^eps, not 0
+
+
+@pytest.mark.parametrize("eps", (0.0, 1e-300, 1.0, 1e3, 1e40, 1e300, np.finfo(float).max))
+def test_mu_from_epsilon_delta_at_the_ends_of_its_range(eps):
+    """The mu of the Gaussian that is exactly (epsilon, delta)-DP: never above the root (the
+    mechanism returned meets (epsilon, delta)) and 1e-10 more fails; no longer capped at 2**60
+    (it was 1.15e18 at epsilon 1e300, where the root is sqrt(2e300) = 1.41e150)."""
+    for d in (5e-324, 1e-5, 0.5, 1 - 2**-53):
+        mu = cv.mu_from_epsilon_delta(eps, d)
+        assert np.isfinite(mu) and mu > 0
+        assert _delta_exact(eps, mu) <= d, (d, mu)
+        if mu > 1e-300:
+            assert _delta_exact(eps, mu * (1 + 1e-10)) > d, (d, mu)
+    if eps == 1e300:
+        assert cv.mu_from_epsilon_delta(eps, 0.5) == pytest.approx(np.sqrt(2e300), rel=1e-12)
+
+
+def test_gdp_advantage_keeps_its_relative_precision_for_a_tiny_mu():
+    """2 Phi(mu / 2) - 1 read 0 for mu 1e-300 and was 1.8e-4 off at mu 1e-12; now erf, never below."""
+    for mu in (1e-300, 1e-12, 1e-3, 1.0, 40.0):
+        truth = float(pytest.importorskip("mpmath").erf(mu / (2 * np.sqrt(2))))
+        assert truth <= gdp.advantage(mu) <= truth * (1 + 1e-14)
+
+
 def test_clt_approximations():
     # Gaussian: the CLT is exact
     assert gdp.clt_mu(_gaussian(), num_steps=100) == pytest.approx(10.0, rel=1e-3)
