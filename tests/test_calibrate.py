@@ -257,6 +257,16 @@ def test_calibrate_gaussian_closed_form(target, mu, bounds):
         assert gdp_beta(float(target.alpha), m) >= float(target.beta)
 
 
+def test_calibrate_gaussian_refuses_a_noise_outside_float64():
+    """sensitivity / mu* of 0 (underflow) or inf (overflow) is no calibrated noise: a ValueError
+    naming it, where 0 and inf were returned."""
+    with pytest.raises(ValueError, match="calibrate_gaussian: the noise sensitivity / mu.*outside float64"):
+        dpax.calibrate_gaussian(Advantage(0.9), sensitivity=5e-324)  # mu* 3.29
+    with pytest.raises(ValueError, match="outside float64"):
+        dpax.calibrate_gaussian(dpax.targets.GDP(5e-324))
+    assert dpax.calibrate_gaussian(dpax.targets.GDP(1e300)) == 1e-300  # tiny, but a positive float
+
+
 def test_calibrate_rejects_target_out_of_range():
     # Advantage(0.2) needs noise 1.97; every candidate in (0.79, 1.9) has the support length (28672) of the cases above
     with pytest.raises(ValueError, match="upper search bound|bound"):

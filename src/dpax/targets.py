@@ -34,6 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import ndtri
 from numpy.typing import ArrayLike
+from scipy.special import erfinv as _erfinv
 from scipy.special import ndtri as _np_ndtri  # scipy.stats.norm.ppf; isf(q) = -ndtri(q)
 
 from ._engine import analyse
@@ -316,8 +317,24 @@ class ErrRates(Target):
         return b - self.beta.reshape(-1), {"beta": b}
 
     def gdp_mu(self) -> np.ndarray:
-        """mu = Phi^-1(1 - alpha) - Phi^-1(beta): G_mu passes through (alpha, beta)."""
-        return -_np_ndtri(self.alpha) - _np_ndtri(self.beta)
+        """mu = Phi^-1(1 - alpha) - Phi^-1(beta): G_mu passes through (alpha, beta).
+
+        Below 0.01 the difference of the two quantiles cancels (alpha + beta near 1): mu is
+        the integral of 1 / phi(Phi^-1(p)) over p from beta to 1 - alpha instead, whose width
+        is formed exactly (8-point Gauss-Legendre; the integrand varies by under 50% there).
+        """
+        a, b = np.broadcast_arrays(self.alpha, self.beta)
+        mu = -_np_ndtri(a) - _np_ndtri(b)
+        near = mu < 0.01
+        if np.any(near):
+            a, b = a[near], b[near]
+            one_minus_a = 1.0 - a
+            width = (one_minus_a - b) + ((1.0 - one_minus_a) - a)  # (1 - a) - b, the rounding of 1 - a restored
+            nodes, weights = np.polynomial.legendre.leggauss(8)
+            p = b[:, None] + 0.5 * width[:, None] * (1.0 + nodes)
+            mu = np.array(mu, float)
+            mu[near] = 0.5 * width * np.sum(weights * np.sqrt(2.0 * np.pi) * np.exp(0.5 * _np_ndtri(p) ** 2), -1)
+        return mu
 
     def standard_epsilon(self, delta: ArrayLike) -> np.ndarray:
         """The epsilon whose (epsilon, delta) curve passes above (alpha, beta) (Prop. 2.5)."""
@@ -366,8 +383,12 @@ class Advantage(Target):
         return self.advantage.reshape(-1) - adv, {"advantage": adv}
 
     def gdp_mu(self) -> np.ndarray:
-        """mu = 2 Phi^-1((1 + advantage) / 2), the mu-GDP advantage inverted."""
-        return 2 * _np_ndtri((1 + self.advantage) / 2)
+        """mu = 2 Phi^-1((1 + advantage) / 2), the mu-GDP advantage inverted: -2 Phi^-1((1 -
+        advantage) / 2) above 1/2 (1 - advantage is exact there; (1 + advantage) / 2 rounds to 1
+        at advantage 1 - 2**-53), 2 sqrt(2) erfinv(advantage) below (no cancellation for a tiny one)."""
+        a = self.advantage
+        with np.errstate(under="ignore"):
+            return np.where(a > 0.5, -2.0 * _np_ndtri((1.0 - a) / 2.0), 2.0 * np.sqrt(2.0) * _erfinv(a))
 
     def standard_epsilon(self, delta: ArrayLike) -> np.ndarray:
         """epsilon = log((1 + advantage - 2 delta) / (1 - advantage)) (Prop. 2.6), >= 0."""
