@@ -61,7 +61,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dp_events import DpEventAccounting, dp_event_accountant_class
+from .dp_events import DpEventAccounting, _dp_event_accountant_class
 from .opacus_style import (
     DEFAULT_GRID_STEP,
     OPACUS_NAME,
@@ -85,7 +85,7 @@ def __getattr__(name: str) -> Any:
     # DpEventAccountant subclasses dp-accounting's PrivacyAccountant: made (and dp-accounting
     # imported) on first use, so that importing dpax stays free of it
     if name == "DpEventAccountant":
-        return dp_event_accountant_class()
+        return _dp_event_accountant_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

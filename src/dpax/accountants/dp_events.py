@@ -19,6 +19,7 @@ import math
 from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import gdp
 from .._engine import validation as _v
@@ -71,7 +72,7 @@ class DpEventAccounting:
 
         rel = ("add_remove" if neighboring_relation is None
                else relation(neighboring_relation, "neighboring_relation"))
-        # the next class in the MRO is dp_accounting.PrivacyAccountant (see dp_event_accountant_class)
+        # the next class in the MRO is dp_accounting.PrivacyAccountant (see _dp_event_accountant_class)
         cast(Any, super()).__init__(NeighboringRelation[RELATIONS[rel]])
         self._relation = rel
         #: the loss grid's step of every query that does not pass its own ``grid_step``
@@ -109,18 +110,64 @@ class DpEventAccounting:
             self._composed.clear()
         return None
 
-    def get_epsilon(self, target_delta: float, *, bounds: bool = False, grid_step: float | None = None) -> Any:
-        """Smallest epsilon with (epsilon, target_delta)-DP (0 before any event, inf when a
-        non-private event ran)."""
+    def get_epsilon(self, target_delta: ArrayLike, *, bounds: bool = False,
+                    grid_step: float | None = None) -> float | np.ndarray | Interval:
+        """Smallest epsilon such that the composed events are (epsilon, target_delta)-DP.
+
+        Args:
+            target_delta: the guarantee's delta, in [0, 1] (any shape).
+            bounds: also evaluate the optimistic companion and return both sides as an
+                :class:`dpax.Interval`.
+            grid_step: the grid's step, in [1e-7, 1] (default: the accountant's).
+
+        Returns:
+            epsilon >= 0 with the shape of ``target_delta`` (a float for one number): 0
+            before any event, inf once a non-private event ran; an Interval with ``bounds``.
+
+        Raises:
+            ValueError: ``target_delta`` outside [0, 1], or ``bounds=True`` where a composed
+                mechanism has no optimistic companion.
+            TypeError: ``target_delta`` not real or ``bounds`` not a bool.
+
+        >>> from dp_accounting import dp_event
+        >>> from dpax.accountants import DpEventAccountant
+        >>> acct = DpEventAccountant(value_discretization_interval=1e-3)
+        >>> _ = acct.compose(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)), 100)
+        >>> round(acct.get_epsilon(1e-5), 4)
+        0.7181
+        """
         d = _v.probabilities("target_delta", target_delta)
         if self._non_private or not self._counts:
             value = as_result(np.full(d.shape, math.inf if self._non_private else 0.0))
             return Interval(value, value) if bounds else value
         return self.privacy_loss(grid_step).epsilon(d, bounds=bounds)
 
-    def get_delta(self, target_epsilon: float, *, bounds: bool = False, grid_step: float | None = None) -> Any:
-        """delta(target_epsilon) of the composed mechanism (0 before any event, 1 when a
-        non-private event ran); ``target_epsilon`` may be ``inf`` (the mass no epsilon covers)."""
+    def get_delta(self, target_epsilon: ArrayLike, *, bounds: bool = False,
+                  grid_step: float | None = None) -> float | np.ndarray | Interval:
+        """delta(target_epsilon): the smallest delta with (target_epsilon, delta)-DP.
+
+        Args:
+            target_epsilon: reals, or ``inf`` (the mass no epsilon covers), any shape.
+            bounds: also evaluate the optimistic companion and return both sides as an
+                :class:`dpax.Interval`.
+            grid_step: the grid's step, in [1e-7, 1] (default: the accountant's).
+
+        Returns:
+            delta in [0, 1] with the shape of ``target_epsilon`` (a float for one number):
+            0 before any event, 1 once a non-private event ran; an Interval with ``bounds``.
+
+        Raises:
+            ValueError: ``target_epsilon`` NaN or -inf, or ``bounds=True`` where a composed
+                mechanism has no optimistic companion.
+            TypeError: ``target_epsilon`` not real or ``bounds`` not a bool.
+
+        >>> from dp_accounting import dp_event
+        >>> from dpax.accountants import DpEventAccountant
+        >>> acct = DpEventAccountant(value_discretization_interval=1e-3)
+        >>> _ = acct.compose(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)), 100)
+        >>> [f"{d:.3g}" for d in acct.get_delta([1.0, float("inf")])]
+        ['6.68e-07', '7.97e-14']
+        """
         e, infinite = _epsilons(target_epsilon)
         if self._non_private or not self._counts:
             value = as_result(np.full(e.shape, 1.0 if self._non_private else 0.0))
@@ -131,24 +178,114 @@ class DpEventAccounting:
         return pl.delta(e, bounds=bounds)
 
     # -- dpax's answers -------------------------------------------------------------------
-    def get_beta(self, alpha: Any, *, bounds: bool = False, grid_step: float | None = None) -> Any:
-        """False-negative rate of the best membership-inference attack at false-positive
-        rate ``alpha`` (Kulynych, Gomez et al., Algorithm 1), symmetrised curve."""
+    def get_beta(self, alpha: ArrayLike, *, bounds: bool = False,
+                 grid_step: float | None = None) -> float | np.ndarray | Interval:
+        """False-negative rate of the best membership-inference attack at false-positive rate ``alpha``.
+
+        Kulynych, Gomez et al., "Attack-aware noise calibration for differential privacy"
+        (NeurIPS 2024), Algorithm 1, on the symmetrised curve (:meth:`dpax.PrivacyLoss.beta`).
+
+        Args:
+            alpha: false-positive rates in [0, 1] (any shape).
+            bounds: also evaluate the optimistic companion and return both sides as an
+                :class:`dpax.Interval`.
+            grid_step: the grid's step, in [1e-7, 1] (default: the accountant's).
+
+        Returns:
+            beta in [0, 1] with the shape of ``alpha`` (a float for one number); an
+            Interval with ``bounds``.
+
+        Raises:
+            ValueError: ``alpha`` outside [0, 1], or ``bounds=True`` where a composed
+                mechanism has no optimistic companion.
+            TypeError: ``alpha`` not real or ``bounds`` not a bool.
+
+        >>> from dp_accounting import dp_event
+        >>> from dpax.accountants import DpEventAccountant
+        >>> acct = DpEventAccountant(value_discretization_interval=1e-3)
+        >>> _ = acct.compose(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)), 100)
+        >>> acct.get_beta([0.01, 0.1]).round(4)
+        array([0.9849, 0.8729])
+        """
         return self.privacy_loss(grid_step).beta(alpha, bounds=bounds)
 
-    def get_advantage(self, *, bounds: bool = False, grid_step: float | None = None) -> Any:
-        """Largest TPR - FPR of any membership-inference attack."""
-        return self.privacy_loss(grid_step).advantage(bounds=bounds)
+    def get_advantage(self, *, bounds: bool = False, grid_step: float | None = None) -> float | Interval:
+        """Largest TPR - FPR of any membership-inference attack (:meth:`dpax.PrivacyLoss.advantage`).
 
-    def get_mu_and_regret(self, *, grid_step: float | None = None, **kwargs: Any) -> Any:
-        """Tight Gaussian-DP mu of the composed curve and its regret
-        (:func:`dpax.gdp.mu_and_regret`; keyword arguments go there)."""
-        return gdp.mu_and_regret(self.privacy_loss(grid_step), **kwargs)
+        Args:
+            bounds: also evaluate the optimistic companion and return both sides as an
+                :class:`dpax.Interval`.
+            grid_step: the grid's step, in [1e-7, 1] (default: the accountant's).
+
+        Returns:
+            The advantage, in [0, 1]; an Interval with ``bounds``.
+
+        Raises:
+            ValueError: ``bounds=True`` where a composed mechanism has no optimistic companion.
+            TypeError: ``bounds`` not a bool.
+
+        >>> from dp_accounting import dp_event
+        >>> from dpax.accountants import DpEventAccountant
+        >>> acct = DpEventAccountant(value_discretization_interval=1e-3)
+        >>> _ = acct.compose(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)), 100)
+        >>> round(acct.get_advantage(), 4)
+        0.0507
+        """
+        return cast("float | Interval", self.privacy_loss(grid_step).advantage(bounds=bounds))
+
+    def get_mu_and_regret(self, *, grid_step: float | None = None,
+                          **kwargs: Any) -> tuple[float | Interval, float | Interval]:
+        """Tight Gaussian-DP mu of the composed curve and its regret, by :func:`dpax.gdp.mu_and_regret`.
+
+        Gomez et al., "(epsilon, delta) considered harmful: best practices for reporting
+        differential privacy guarantees" (2025), Eq. 11 and 13.
+
+        Args:
+            grid_step: the grid's step, in [1e-7, 1] (default: the accountant's).
+            **kwargs: keyword arguments of :func:`dpax.gdp.mu_and_regret` (``tail``, ``bounds``).
+
+        Returns:
+            ``(mu, regret)``: floats, or two :class:`dpax.Interval` with ``bounds=True``.
+
+        Raises:
+            ValueError, TypeError: ``grid_step`` or a keyword argument outside its range.
+
+        >>> from dp_accounting import dp_event
+        >>> from dpax.accountants import DpEventAccountant
+        >>> acct = DpEventAccountant(value_discretization_interval=1e-3)
+        >>> _ = acct.compose(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)), 100)
+        >>> mu, regret = acct.get_mu_and_regret()
+        >>> round(mu, 4), round(regret, 4)
+        (0.3584, 0.0458)
+        """
+        return cast("tuple[float | Interval, float | Interval]",
+                    gdp.mu_and_regret(self.privacy_loss(grid_step), **kwargs))
 
     def privacy_loss(self, grid_step: float | None = None) -> PrivacyLoss:
-        """The composed :class:`~dpax.PrivacyLoss` of every event so far (kept until the
-        next ``compose``): the identity before any event, dpax's non-private pair after a
-        non-private one."""
+        """The composed :class:`~dpax.PrivacyLoss` of every event so far, kept until the next ``compose``.
+
+        Each distinct mechanism is built once and composed with its count by FFT
+        (:mod:`dpax.events`).
+
+        Args:
+            grid_step: the grid's step, in [1e-7, 1] (default: the accountant's).
+
+        Returns:
+            The composed privacy loss: the identity (no-op) before any event, dpax's
+            non-private pair after a non-private one.
+
+        Raises:
+            ValueError, TypeError: ``grid_step`` outside its range or not a number.
+
+        >>> from dp_accounting import dp_event
+        >>> from dpax.accountants import DpEventAccountant
+        >>> acct = DpEventAccountant(value_discretization_interval=1e-3)
+        >>> acct.privacy_loss().description
+        'no-op'
+        >>> _ = acct.compose(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)), 100)
+        >>> acct.privacy_loss().description
+        'subsampled_gaussian(noise_multiplier=<(1,) array>, sample_rate=<(1,) array>)[0] x 100'
+        """
         step = self.grid_step if grid_step is None else _v.grid_step(grid_step)
         if step not in self._composed:
             if self._non_private:
@@ -195,7 +332,7 @@ def _epsilons(value: Any) -> tuple[np.ndarray, Any]:
 _CLASS: list[type] = []
 
 
-def dp_event_accountant_class() -> type:
+def _dp_event_accountant_class() -> type:
     """``DpEventAccountant``: :class:`DpEventAccounting` as a subclass of
     ``dp_accounting.PrivacyAccountant`` (made once; imports dp-accounting)."""
     if not _CLASS:

@@ -7,14 +7,17 @@ gdpnum backends") show it in use with Opacus.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import gdp
 from .._engine import validation as _v
 from .._engine.x64 import float64
 from ..mechanisms import dpsgd, subsampled_gaussian
-from ..privacy_loss import compose
+from ..privacy_loss import Interval, PrivacyLoss, compose
 
 DEFAULT_GRID_STEP = 1e-4
 #: the name :func:`register_with_opacus` registers dpax under in Opacus' accountant registry
@@ -40,23 +43,51 @@ class PLDAccountant:
     after ``make_private`` never sees a step, and answering 0 would report a trained model as
     perfectly private.
 
-    Example::
+    Args:
+        grid_step: the privacy-loss grid's step of every query that passes none, in
+            [1e-7, 1] (default 1e-4).
 
-        acct = PLDAccountant()
-        for _ in range(1000):
-            acct.step(noise_multiplier=1.0, sample_rate=0.01)
-        acct.get_epsilon(delta=1e-5), acct.get_beta(alpha=0.1), acct.get_advantage()
+    Raises:
+        ValueError, TypeError: ``grid_step`` outside its range or not a number.
+
+    >>> from dpax.accountants import PLDAccountant
+    >>> acct = PLDAccountant(grid_step=1e-3)
+    >>> for _ in range(100):
+    ...     acct.step(noise_multiplier=1.0, sample_rate=0.01)
+    >>> acct
+    PLDAccountant(grid_step=0.001, steps=100, history=[(1.0, 0.01, 100)])
+    >>> round(acct.get_epsilon(delta=1e-5), 3), round(acct.get_beta(alpha=0.1), 3), round(acct.get_advantage(), 4)
+    (0.718, 0.873, 0.0507)
     """
 
-    def __init__(self, grid_step: float = DEFAULT_GRID_STEP):
+    def __init__(self, grid_step: float = DEFAULT_GRID_STEP) -> None:
         self.grid_step = _v.grid_step(grid_step)
         #: list of (noise_multiplier, sample_rate, num_steps); consecutive identical steps grouped
         self.history: list[tuple[float, float, int]] = []
-        self._cache: dict = {}
+        self._cache: dict[tuple[float, tuple[tuple[float, float, int], ...]], PrivacyLoss] = {}
 
     # -- Opacus interface ---------------------------------------------------------------
-    def step(self, *, noise_multiplier, sample_rate) -> None:
-        """Record one DP-SGD step (Poisson sampling with ``sample_rate``)."""
+    def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
+        """Record one DP-SGD step: the subsampled Gaussian mechanism with Poisson sampling.
+
+        A step equal to the last one adds to its count in :attr:`history`; the composed
+        privacy loss is recomputed at the next query.
+
+        Args:
+            noise_multiplier: the Gaussian noise's standard deviation over the clipping norm, > 0.
+            sample_rate: the Poisson sampling rate, in (0, 1].
+
+        Raises:
+            ValueError, TypeError: an argument outside its range or not one number.
+
+        >>> from dpax.accountants import PLDAccountant
+        >>> acct = PLDAccountant()
+        >>> acct.step(noise_multiplier=1.0, sample_rate=0.01)
+        >>> acct.step(noise_multiplier=1.0, sample_rate=0.01)
+        >>> acct.step(noise_multiplier=2.0, sample_rate=0.01)
+        >>> acct.history, len(acct)
+        ([(1.0, 0.01, 2), (2.0, 0.01, 1)], 3)
+        """
         s = _v.one_number("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
         p = _v.one_number("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
         if self.history and self.history[-1][0] == s and self.history[-1][1] == p:
@@ -72,24 +103,65 @@ class PLDAccountant:
 
     @classmethod
     def mechanism(cls) -> str:
-        """Name stored in ``state_dict()['mechanism']``."""
+        """Name stored in ``state_dict()['mechanism']``.
+
+        Returns:
+            ``"dpax_pld"`` (an Opacus-registered subclass returns its registry name).
+
+        >>> from dpax.accountants import PLDAccountant
+        >>> PLDAccountant.mechanism()
+        'dpax_pld'
+        """
         return "dpax_pld"
 
-    def get_optimizer_hook_fn(self, sample_rate: float):
-        """Callback for Opacus' ``DPOptimizer.attach_step_hook``: one :meth:`step` per
-        optimizer step, with the sample rate scaled by ``optim.accumulated_iterations``
-        (as Opacus' own accountants do)."""
+    def get_optimizer_hook_fn(self, sample_rate: float) -> Callable[[Any], None]:
+        """Callback for Opacus' ``DPOptimizer.attach_step_hook``.
+
+        The callback records one :meth:`step` per optimizer step, with the optimizer's
+        ``noise_multiplier`` and the sample rate scaled by its ``accumulated_iterations``
+        (as Opacus' own accountants do).
+
+        Args:
+            sample_rate: the Poisson sampling rate of one batch, in (0, 1].
+
+        Returns:
+            A function of the optimizer that records its step.
+
+        Raises:
+            ValueError, TypeError: ``sample_rate`` outside (0, 1] or not one number.
+
+        >>> from types import SimpleNamespace
+        >>> from dpax.accountants import PLDAccountant
+        >>> acct = PLDAccountant()
+        >>> hook = acct.get_optimizer_hook_fn(sample_rate=0.01)
+        >>> hook(SimpleNamespace(noise_multiplier=1.0, accumulated_iterations=2))  # an optimizer's fields
+        >>> acct.history
+        [(1.0, 0.02, 1)]
+        """
 
         sample_rate = _v.one_number("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
 
-        def hook_fn(optim):
+        def hook_fn(optim: Any) -> None:
             self.step(noise_multiplier=optim.noise_multiplier,
                       sample_rate=sample_rate * optim.accumulated_iterations)
 
         return hook_fn
 
-    def state_dict(self, destination=None) -> dict:
-        """The accountant's state: ``{'history': [...], 'mechanism': ..., 'grid_step': ...}``."""
+    def state_dict(self, destination: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The accountant's state, for :meth:`load_state_dict` (and Opacus' checkpoints).
+
+        Args:
+            destination: a dict to write the state into (default: a new one).
+
+        Returns:
+            ``destination`` with the keys ``history`` (a copy), ``mechanism`` and ``grid_step``.
+
+        >>> from dpax.accountants import PLDAccountant
+        >>> acct = PLDAccountant()
+        >>> acct.step(noise_multiplier=1.0, sample_rate=0.01)
+        >>> acct.state_dict()
+        {'history': [(1.0, 0.01, 1)], 'mechanism': 'dpax_pld', 'grid_step': 0.0001}
+        """
         if destination is None:
             destination = {}
         destination["history"] = copy.deepcopy(self.history)
@@ -97,8 +169,26 @@ class PLDAccountant:
         destination["grid_step"] = self.grid_step
         return destination
 
-    def load_state_dict(self, state_dict) -> None:
-        """Restore a state saved by :meth:`state_dict` (checked: keys, mechanism, history)."""
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore a state saved by :meth:`state_dict`, replacing the history (and the grid
+        step where the state has one).
+
+        Args:
+            state_dict: a dict with the keys ``history`` (``(noise_multiplier, sample_rate,
+                num_steps)`` entries) and ``mechanism`` (this class's :meth:`mechanism`), and
+                optionally ``grid_step``.
+
+        Raises:
+            TypeError: ``state_dict`` is not a dict, or an entry's number is not a number.
+            ValueError: ``state_dict`` empty, a key missing, another mechanism's state, or
+                an entry not a triple or outside its range; the message names the entry.
+
+        >>> from dpax.accountants import PLDAccountant
+        >>> acct = PLDAccountant()
+        >>> acct.load_state_dict({"history": [(1.0, 0.01, 100)], "mechanism": "dpax_pld", "grid_step": 1e-3})
+        >>> acct
+        PLDAccountant(grid_step=0.001, steps=100, history=[(1.0, 0.01, 100)])
+        """
         if not isinstance(state_dict, dict):
             raise TypeError(f"state_dict must be a dict saved by state_dict(), got {type(state_dict).__name__}")
         if not state_dict:
@@ -127,8 +217,30 @@ class PLDAccountant:
 
     # -- the composed privacy loss --------------------------------------------------------
     @float64
-    def privacy_loss(self, grid_step=None):
-        """The composed :class:`~dpax.PrivacyLoss` of the history (None when empty)."""
+    def privacy_loss(self, grid_step: float | None = None) -> PrivacyLoss | None:
+        """The composed :class:`~dpax.PrivacyLoss` of the history, kept until the next step.
+
+        One kind of step is :func:`dpax.dpsgd`; several are built as one batch of
+        :func:`dpax.subsampled_gaussian` and composed with their counts in one FFT
+        (:func:`dpax.compose`).
+
+        Args:
+            grid_step: the grid's step, in [1e-7, 1] (default: the accountant's).
+
+        Returns:
+            The composed privacy loss, or None when no step was recorded.
+
+        Raises:
+            ValueError, TypeError: ``grid_step`` outside its range or not a number.
+
+        >>> from dpax.accountants import PLDAccountant
+        >>> acct = PLDAccountant(grid_step=1e-3)
+        >>> print(acct.privacy_loss())
+        None
+        >>> acct.load_state_dict({"history": [(1.0, 0.01, 100)], "mechanism": "dpax_pld"})
+        >>> acct.privacy_loss().description
+        'dpsgd(noise_multiplier=1, sample_rate=0.01, num_steps=100)'
+        """
         step = self.grid_step if grid_step is None else _v.grid_step(grid_step)
         if not self.history:
             return None
@@ -138,55 +250,157 @@ class PLDAccountant:
                 s, p, t = self.history[0]
                 pl = dpsgd(s, p, t, grid_step=step)
             else:
-                s, p, t = (np.array(c) for c in zip(*self.history))
-                steps = subsampled_gaussian(s, p, grid_step=step)  # one batched construction
-                pl = compose(*[(steps[i], int(t[i])) for i in range(len(t))])
+                noises, rates, counts = (np.array(c) for c in zip(*self.history))
+                steps = subsampled_gaussian(noises, rates, grid_step=step)  # one batched construction
+                pl = compose(*[(steps[i], int(counts[i])) for i in range(len(counts))])
             self._cache.clear()
             self._cache[key] = pl
         return self._cache[key]
 
     # -- queries ------------------------------------------------------------------------
-    def _recorded(self, query: str, grid_step):
+    def _recorded(self, query: str, grid_step: float | None) -> PrivacyLoss:
         """The composed privacy loss for ``query``; a ValueError when no step was recorded."""
         pl = self.privacy_loss(grid_step)
         if pl is None:
             raise ValueError(_NO_STEP.format(cls=type(self).__name__, query=query))
         return pl
 
-    def get_epsilon(self, delta, *, grid_step=None, **kwargs) -> float:
-        """Smallest epsilon with (epsilon, delta)-DP (a ValueError when no step was recorded)."""
+    def get_epsilon(self, delta: ArrayLike, *, grid_step: float | None = None, **kwargs: Any) -> float | np.ndarray:
+        """Smallest epsilon such that the composed steps are (epsilon, delta)-DP.
+
+        Args:
+            delta: the guarantee's delta, in [0, 1] (any shape).
+            grid_step: the grid's step, in [1e-7, 1] (default: the accountant's).
+            **kwargs: ignored (Opacus passes its accountants' options, such as ``eps_error``).
+
+        Returns:
+            epsilon >= 0 with the shape of ``delta`` (a float for one number).
+
+        Raises:
+            ValueError: no step was recorded, or ``delta`` outside [0, 1].
+            TypeError: ``delta`` or ``grid_step`` not real.
+
+                >>> from dpax.accountants import PLDAccountant
+        >>> acct = PLDAccountant(grid_step=1e-3)
+        >>> acct.load_state_dict({"history": [(1.0, 0.01, 100)], "mechanism": "dpax_pld"})
+        >>> round(acct.get_epsilon(1e-5), 4)
+        0.7181
+        """
         d = _v.probabilities("delta", delta)
-        return self._recorded("get_epsilon", grid_step).epsilon(d)
+        return cast("float | np.ndarray", self._recorded("get_epsilon", grid_step).epsilon(d))
 
-    def get_delta(self, epsilon, *, grid_step=None):
-        """delta(epsilon) of the composed mechanism (a ValueError when no step was recorded)."""
+    def get_delta(self, epsilon: ArrayLike, *, grid_step: float | None = None) -> float | np.ndarray:
+        """delta(epsilon) of the composed steps: the smallest delta with (epsilon, delta)-DP.
+
+        Args:
+            epsilon: finite reals (any shape).
+            grid_step: the grid's step, in [1e-7, 1] (default: the accountant's).
+
+        Returns:
+            delta in [0, 1] with the shape of ``epsilon`` (a float for one number).
+
+        Raises:
+            ValueError: no step was recorded, or ``epsilon`` not finite.
+            TypeError: ``epsilon`` or ``grid_step`` not real.
+
+                >>> from dpax.accountants import PLDAccountant
+        >>> acct = PLDAccountant(grid_step=1e-3)
+        >>> acct.load_state_dict({"history": [(1.0, 0.01, 100)], "mechanism": "dpax_pld"})
+        >>> f"{acct.get_delta(1.0):.3g}"
+        '6.68e-07'
+        """
         e = _v.real_array("epsilon", epsilon)
-        return self._recorded("get_delta", grid_step).delta(e)
+        return cast("float | np.ndarray", self._recorded("get_delta", grid_step).delta(e))
 
-    def get_beta(self, alpha, *, grid_step=None, **kwargs):
-        """FNR of the best membership-inference attack at FPR ``alpha`` (Algorithm 1; a
-        ValueError when no step was recorded)."""
+    def get_beta(self, alpha: ArrayLike, *, grid_step: float | None = None, **kwargs: Any) -> float | np.ndarray:
+        """FNR of the best membership-inference attack at FPR ``alpha``.
+
+        Kulynych, Gomez et al., "Attack-aware noise calibration for differential privacy"
+        (NeurIPS 2024), Algorithm 1, on the symmetrised curve.
+
+        Args:
+            alpha: false-positive rates in [0, 1] (any shape).
+            grid_step: the grid's step, in [1e-7, 1] (default: the accountant's).
+            **kwargs: ignored (for Opacus-style callers).
+
+        Returns:
+            beta in [0, 1] with the shape of ``alpha`` (a float for one number).
+
+        Raises:
+            ValueError: no step was recorded, or ``alpha`` outside [0, 1].
+            TypeError: ``alpha`` or ``grid_step`` not real.
+
+                >>> from dpax.accountants import PLDAccountant
+        >>> acct = PLDAccountant(grid_step=1e-3)
+        >>> acct.load_state_dict({"history": [(1.0, 0.01, 100)], "mechanism": "dpax_pld"})
+        >>> acct.get_beta([0.01, 0.1]).round(4)
+        array([0.9849, 0.8729])
+        """
         a = _v.probabilities("alpha", alpha)
-        return self._recorded("get_beta", grid_step).beta(a)
+        return cast("float | np.ndarray", self._recorded("get_beta", grid_step).beta(a))
 
-    def get_advantage(self, *, grid_step=None, **kwargs) -> float:
-        """Largest TPR - FPR of any attack (Algorithm 3; a ValueError when no step was recorded)."""
-        return self._recorded("get_advantage", grid_step).advantage()
+    def get_advantage(self, *, grid_step: float | None = None, **kwargs: Any) -> float:
+        """Largest TPR - FPR of any membership-inference attack.
 
-    def get_mu_and_regret(self, *, grid_step=None, **kwargs) -> tuple[float, float]:
-        """Tight mu-GDP of the curve and its regret (:func:`dpax.gdp.mu_and_regret`; a
-        ValueError when no step was recorded)."""
-        return gdp.mu_and_regret(self._recorded("get_mu_and_regret", grid_step), **kwargs)
+        Kulynych, Gomez et al., "Attack-aware noise calibration for differential privacy"
+        (NeurIPS 2024), Algorithm 3.
+
+        Args:
+            grid_step: the grid's step, in [1e-7, 1] (default: the accountant's).
+            **kwargs: ignored (for Opacus-style callers).
+
+        Returns:
+            The advantage, in [0, 1].
+
+        Raises:
+            ValueError: no step was recorded.
+            ValueError, TypeError: ``grid_step`` outside its range or not a number.
+
+                >>> from dpax.accountants import PLDAccountant
+        >>> acct = PLDAccountant(grid_step=1e-3)
+        >>> acct.load_state_dict({"history": [(1.0, 0.01, 100)], "mechanism": "dpax_pld"})
+        >>> round(acct.get_advantage(), 4)
+        0.0507
+        """
+        return cast(float, self._recorded("get_advantage", grid_step).advantage())
+
+    def get_mu_and_regret(self, *, grid_step: float | None = None,
+                          **kwargs: Any) -> tuple[float | Interval, float | Interval]:
+        """Tight mu-GDP of the composed curve and its regret, by :func:`dpax.gdp.mu_and_regret`.
+
+        Gomez et al., "(epsilon, delta) considered harmful: best practices for reporting
+        differential privacy guarantees" (2025), Eq. 11 and 13.
+
+        Args:
+            grid_step: the grid's step, in [1e-7, 1] (default: the accountant's).
+            **kwargs: keyword arguments of :func:`dpax.gdp.mu_and_regret` (``tail``, ``bounds``).
+
+        Returns:
+            ``(mu, regret)``: floats, or two :class:`dpax.Interval` with ``bounds=True``.
+
+        Raises:
+            ValueError: no step was recorded.
+            ValueError, TypeError: ``grid_step`` or a keyword argument outside its range.
+
+                >>> from dpax.accountants import PLDAccountant
+        >>> acct = PLDAccountant(grid_step=1e-3)
+        >>> acct.load_state_dict({"history": [(1.0, 0.01, 100)], "mechanism": "dpax_pld"})
+        >>> mu, regret = acct.get_mu_and_regret()
+        >>> round(mu, 4), round(regret, 4)
+        (0.3584, 0.0458)
+        """
+        return cast("tuple[float | Interval, float | Interval]",
+                    gdp.mu_and_regret(self._recorded("get_mu_and_regret", grid_step), **kwargs))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(grid_step={self.grid_step:g}, steps={len(self)}, history={self.history!r})"
 
 
 # -- Opacus' accountant registry ------------------------------------------------------------
-_OPACUS_CLASSES: dict = {}
+_OPACUS_CLASSES: dict[tuple[str, float], type] = {}
 
 
-def _opacus_name(name) -> str:
+def _opacus_name(name: object) -> str:
     if not isinstance(name, str):
         raise TypeError(f"name must be a str (an Opacus accounting mechanism name), got {type(name).__name__}")
     if not name.strip():
@@ -200,7 +414,32 @@ def opacus_accountant(name: str = OPACUS_NAME, *, grid_step: float = DEFAULT_GRI
     Its ``mechanism()`` is ``name`` (register it under that name: Opacus'
     ``make_private_with_epsilon`` looks the accountant up again by ``mechanism()``) and
     ``OpacusPLDAccountant()`` uses ``grid_step``. One class per ``(name, grid_step)``.
-    Imports opacus (and torch); raises ``ImportError`` when it is not installed.
+    Imports opacus (and torch), after checking the arguments.
+
+    Args:
+        name: the Opacus registry name, a non-empty string (default ``"dpax"``).
+        grid_step: the grid step of the class's accountants, in [1e-7, 1] (default 1e-4).
+
+    Returns:
+        The class (a subclass of :class:`PLDAccountant` and ``opacus.accountants.IAccountant``).
+
+    Raises:
+        TypeError: ``name`` is not a string, or ``grid_step`` not a number.
+        ValueError: ``name`` is empty or ``grid_step`` outside its range.
+        ImportError: opacus is not installed.
+
+    With opacus installed::
+
+        from opacus.accountants import register_accountant
+        register_accountant("dpax-1e-3", opacus_accountant("dpax-1e-3", grid_step=1e-3))
+
+    The arguments are checked before opacus is imported (so this runs without it):
+
+    >>> from dpax.accountants import opacus_accountant
+    >>> opacus_accountant(" ")
+    Traceback (most recent call last):
+        ...
+    ValueError: name must be a non-empty str (an Opacus accounting mechanism name)
     """
     name = _opacus_name(name)
     step = float(_v.grid_step(grid_step))
@@ -221,7 +460,7 @@ def _opacus_class(base: type, name: str, step: float) -> type:
         __doc__ = (f"dpax's :class:`PLDAccountant` as an Opacus ``IAccountant``, registered as {name!r} "
                    f"(grid step {step:g}).")
 
-        def __init__(self, grid_step: float = step):
+        def __init__(self, grid_step: float = step) -> None:
             PLDAccountant.__init__(self, grid_step)
 
         @classmethod
@@ -229,7 +468,7 @@ def _opacus_class(base: type, name: str, step: float) -> type:
             """The Opacus registry name this class was made for."""
             return name
 
-        def __reduce__(self):
+        def __reduce__(self) -> tuple[Any, ...]:
             # the class is made at run time: pickle / deepcopy rebuild it from (name, grid step)
             state = {k: v for k, v in self.__dict__.items() if k != "_cache"}
             return (_new_opacus_accountant, (name, step), state)
@@ -239,7 +478,7 @@ def _opacus_class(base: type, name: str, step: float) -> type:
     return OpacusPLDAccountant
 
 
-def _new_opacus_accountant(name: str, grid_step: float):
+def _new_opacus_accountant(name: str, grid_step: float) -> PLDAccountant:
     return opacus_accountant(name, grid_step=grid_step)()
 
 
@@ -251,7 +490,36 @@ def register_with_opacus(name: str = OPACUS_NAME, *, grid_step: float = DEFAULT_
     ``get_noise_multiplier(..., accountant=name)`` account with dpax. Registering the same
     ``(name, grid_step)`` again does nothing; a name Opacus already holds for another
     accountant (``"rdp"``, ``"prv"``, ...) is replaced only with ``force=True``. Needs
-    opacus >= 1.6 (``opacus.accountants.register_accountant``).
+    opacus >= 1.6 (``opacus.accountants.register_accountant``), imported after the
+    arguments are checked.
+
+    Args:
+        name: the Opacus registry name, a non-empty string (default ``"dpax"``).
+        grid_step: the grid step of the registered accountants, in [1e-7, 1] (default 1e-4).
+        force: replace an accountant Opacus already holds under ``name``.
+
+    Returns:
+        The registered class (:func:`opacus_accountant`'s).
+
+    Raises:
+        TypeError: ``name`` is not a string, ``grid_step`` not a number or ``force`` not a bool.
+        ValueError: ``name`` is empty, ``grid_step`` outside its range, or ``name`` held by
+            another accountant without ``force=True``.
+        ImportError: opacus (>= 1.6) is not installed.
+
+    With opacus installed::
+
+        from opacus import PrivacyEngine
+        register_with_opacus()
+        engine = PrivacyEngine(accountant="dpax")
+
+    The arguments are checked before opacus is imported (so this runs without it):
+
+    >>> from dpax.accountants import register_with_opacus
+    >>> register_with_opacus(force="yes")
+    Traceback (most recent call last):
+        ...
+    TypeError: force must be True or False, got 'yes'
     """
     force = _v.flag("force", force)
     cls = opacus_accountant(name, grid_step=grid_step)
