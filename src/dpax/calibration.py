@@ -189,7 +189,9 @@ def _search_settings(rtol, candidates, bounds, bounds_name: str) -> tuple[float,
 
 
 def _leak_probability(sample_rate, num_steps):
-    return -np.expm1(num_steps * np.log1p(-sample_rate))
+    """q = 1 - (1 - p)^T, the probability that a record is used at all (1 at p = 1)."""
+    with np.errstate(divide="ignore"):  # log1p(-1) = -inf at p = 1: q = 1, as it should
+        return -np.expm1(num_steps * np.log1p(-sample_rate))
 
 
 def _dpsgd_noise_guess(mu, sample_rate, num_steps):
@@ -356,7 +358,7 @@ def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candi
     out = _Rows(np.zeros(rows), np.zeros(rows), np.where(needs_noise, "calibrated", "met_without_noise").astype(object),
                 np.where(needs_noise, "", [f"subsampling alone meets the target: a record is used at all with "
                                            f"probability q = 1 - (1 - p)^T = {v:.3g}" for v in q]).astype(object),
-                0, grid_step)
+                0, COARSE_PHASES[0][0] if grid_step is None else grid_step)  # accuracy, no row searched: coarsest
     idx = np.flatnonzero(needs_noise)
     if accuracy is not None:
         out.optimistic = np.zeros(rows)

@@ -225,3 +225,35 @@ def test_calibrate_accuracy_prints_the_noise_interval(capsys):
     plain = {k: v for k, v in out.items()
              if k not in ("accuracy", "noise_multiplier_optimistic", "achieved_optimistic")}
     assert "optimistic" not in cli.render_calibrate(plain) and "--accuracy" not in cli.render_calibrate(plain)
+
+
+def test_calibrate_accuracy_when_subsampling_alone_meets_the_target(capsys):
+    """No row to search: the grid is the coarsest (1e-2), so the standard comparison has one (it
+    failed with "unsupported operand type(s) for *: 'NoneType' and 'float'"); the advantage is
+    the leak probability 1 - (1 - p)^T exactly, and no noise interval is printed."""
+    p, t = 0.01, 10
+    out = run(capsys, ["calibrate", "--sample-rate", str(p), "--num-steps", str(t), "--advantage", "0.3",
+                       "--accuracy", "0.05", "--rtol", "1e-2"])
+    assert out["status"] == "met_without_noise" and out["noise_multiplier"] == 0.0 and out["grid_step"] == 1e-2
+    q = -np.expm1(t * np.log1p(-p))
+    assert out["achieved"]["advantage"] == pytest.approx(q, rel=1e-15)
+    assert out["achieved_optimistic"]["advantage"] == out["achieved"]["advantage"]
+    assert 0 < out["standard_noise_multiplier"] < np.inf  # the comparison ran, on the grid 1e-2
+    std = dpax.dpsgd(out["standard_noise_multiplier"], p, t, grid_step=1e-2).epsilon(1e-5)
+    assert std <= out["standard_epsilon"]
+    text = cli.render_calibrate(out)
+    assert "subsampling alone meets the target" in text and "noise, optimistic" not in text
+
+
+def test_calibrate_at_sample_rate_one_warns_nothing(capsys):
+    """At p = 1 the leak probability 1 - (1 - p)^T took log(0): NumPy's RuntimeWarning reached
+    the terminal."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        out = run(capsys, ["calibrate", *GDP_GAUSSIAN[2:], "--advantage", "0.3", "--grid-step", "1e-2",
+                           "--rtol", "1e-2", "--no-compare-standard"])
+    # sample rate 1, one step: the Gaussian, whose mu* is 2 Phi^-1(1.3 / 2) (Corollary B.3)
+    assert out["status"] == "calibrated"
+    assert out["noise_multiplier"] >= 1 / (2 * norm.ppf(1.3 / 2))

@@ -151,8 +151,9 @@ def render_calibrate(r: dict) -> str:
     if "accuracy" in r:
         lines.insert(1, f"grid step {fmt(r['grid_step'])} chosen by --accuracy {fmt(r['accuracy'])}")
         low = r["noise_multiplier_optimistic"]
-        items.append(("noise, optimistic", f"{fmt(low)}  (fails the target with the optimistic companion: the "
-                                           f"smallest noise lies in [{fmt(low)}, {fmt(r['noise_multiplier'])}])"))
+        if r["status"] != "met_without_noise":  # no noise needed: 0 is exact, there is no interval
+            items.append(("noise, optimistic", f"{fmt(low)}  (fails the target with the optimistic companion: the "
+                                               f"smallest noise lies in [{fmt(low)}, {fmt(r['noise_multiplier'])}])"))
     if "beta" in a:
         t = r["target"]
         items.append((f"achieved FNR beta at FPR {fmt(t['alpha'])}",
