@@ -84,3 +84,29 @@ def test_a_boolean_inside_noise_bounds_is_refused_by_calibration():
     with pytest.raises(TypeError, match="noise_bounds"):
         dpax.calibrate_dpsgd(sample_rate=0.5, num_steps=2, target=dpax.targets.Advantage(0.3), grid_step=0.1,
                              noise_bounds=(True, 2.0), compare_standard=False)
+
+
+MASKED = [np.ma.masked_array([1.0, -5.0], mask=[False, True]), np.ma.masked_array(2.0), [1.0, np.ma.masked],
+          (0.5, [np.ma.masked_array([1.0])])]
+
+
+@pytest.mark.parametrize("value", MASKED)
+def test_a_masked_array_is_refused(value):
+    # NumPy drops the mask: a masked noise entry of -5 was read (and refused as negative), a
+    # masked 2.0 accepted as 2.0
+    for check in (lambda: v.real_array("noise_multiplier", value, low=0.0, low_open=True),
+                  lambda: v.real_array("noise_multiplier", value, low=0.0, infinite_ok=True),
+                  lambda: v.positive_int_array("noise_multiplier", value),
+                  lambda: v.grid_step(value, "noise_multiplier")):
+        with pytest.raises(TypeError, match="noise_multiplier .*not a masked array"):
+            check()
+    with pytest.raises(TypeError, match="f\\(x\\) must return .*not a masked array"):
+        v.returned("f(x)", value, 2)
+
+
+def test_a_masked_noise_multiplier_is_refused_by_the_mechanisms():
+    noise = np.ma.masked_array([1.0, 2.0], mask=[False, True])
+    with pytest.raises(TypeError, match="noise_multiplier .*masked array.*masked_array\\(\\[1.0 --\\]\\)"):
+        dpax.dpsgd(noise, 0.5, 2, grid_step=0.1)
+    with pytest.raises(TypeError, match="delta .*masked array"):
+        dpax.gdp.epsilon(np.ma.masked_array([1e-5, 0.5], mask=[True, False]), 1.0)

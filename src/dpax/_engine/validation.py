@@ -2,9 +2,9 @@
 
 Each check names the argument and the allowed range in its message; nothing reaches a
 kernel as NaN, infinity, or outside its domain. Only real numbers pass: booleans, strings
-(even numeric ones), complex numbers and arrays of Python objects are refused with a
-``TypeError`` naming the argument, since NumPy would otherwise turn ``True`` into 1,
-``"0.5"`` into 0.5 and drop an imaginary part without a word. Messages quote a value by a
+(even numeric ones), complex numbers, masked arrays and arrays of Python objects are refused
+with a ``TypeError`` naming the argument, since NumPy would otherwise turn ``True`` into 1,
+``"0.5"`` into 0.5, drop an imaginary part and ignore a mask without a word. Messages quote a value by a
 short repr (:func:`brief`), never a whole array.
 """
 
@@ -35,7 +35,10 @@ def brief(value: Any, limit: int = BRIEF_CHARS) -> str:
     'array([1., 1., 1., ..., 1., 1., 1.], shape=(10000,))'
     """
     try:
-        if isinstance(value, np.ndarray) and value.ndim > 0:
+        if isinstance(value, np.ma.MaskedArray):  # its entries, masked ones as --
+            with np.printoptions(threshold=8, edgeitems=3):
+                text = f"masked_array({value})"
+        elif isinstance(value, np.ndarray) and value.ndim > 0:
             body = np.array2string(value, threshold=8, edgeitems=3, separator=", ", max_line_width=10**6)
             text = f"array({body}, shape={value.shape})" if value.size > 8 else f"array({body})"
         else:
@@ -50,6 +53,20 @@ def _refuse(name: str, what: str, value: Any) -> TypeError:
     return TypeError(f"{name} must be a real number or an array of real numbers, not {what}; got {brief(value)}")
 
 
+def _holds_masked(value: Any) -> bool:
+    """Whether ``value`` is a NumPy masked array (``np.ma.masked`` included) or a (nested) list
+    or tuple holding one: NumPy would drop the mask without a word."""
+    if isinstance(value, np.ma.MaskedArray):
+        return True
+    return isinstance(value, (list, tuple)) and any(_holds_masked(v) for v in value)
+
+
+def _refuse_masked(name: str, value: Any) -> None:
+    if _holds_masked(value):
+        raise TypeError(f"{name} must be a real number or an array of real numbers, not a masked array (its mask "
+                        f"would be ignored); pass np.ma.filled(...) or the entries you mean, got {brief(value)}")
+
+
 def _holds_bool(seq: list | tuple) -> bool:
     """Whether a (nested) list or tuple holds a boolean anywhere: mixed with numbers, NumPy
     reads it as 0 or 1 without a word."""
@@ -57,8 +74,10 @@ def _holds_bool(seq: list | tuple) -> bool:
 
 
 def _as_array(name: str, value: ArrayLike, dtype: DTypeLike) -> np.ndarray:
-    """``value`` as a finite, non-empty array of ``dtype``; booleans, strings, complex numbers
-    and object arrays are refused (TypeError), NaN / infinity / emptiness too (ValueError)."""
+    """``value`` as a finite, non-empty array of ``dtype``; booleans, strings, complex numbers,
+    masked arrays and object arrays are refused (TypeError), NaN / infinity / emptiness too
+    (ValueError)."""
+    _refuse_masked(name, value)
     if isinstance(value, (bool, np.bool_)):
         raise _refuse(name, "a boolean", value)
     if isinstance(value, (str, bytes)):
@@ -144,7 +163,7 @@ def real_array(
 
     Raises:
         TypeError: ``value`` is not a real number or array of them (a boolean, a string,
-            complex, an object array, a ragged nested list).
+            complex, a masked array, an object array, a ragged nested list).
         ValueError: ``value`` is empty, not finite, or has an entry outside the interval
             (the message names ``name``, the interval and the first offending entry).
 
@@ -162,6 +181,7 @@ def real_array(
     TypeError: noise_multiplier must be a real number or an array of real numbers, not a boolean; got True
     """
     if infinite_ok:  # the allowed infinities checked as a number inside the interval
+        _refuse_masked(name, value)
         try:
             raw = np.asarray(value)
         except Exception:  # noqa: BLE001 - ragged lists: the check below names them
@@ -194,7 +214,7 @@ def returned(name: str, value: Any, size: int, *, low: float | None = None, high
         The values as a flat float64 array of ``size``.
 
     Raises:
-        TypeError: not real numbers (strings, booleans, complex numbers, objects).
+        TypeError: not real numbers (strings, booleans, complex numbers, masked arrays, objects).
         ValueError: the wrong count, NaN, or a value outside the interval.
 
     >>> returned("delta(epsilon)", [0.0, 0.5], 2, low=0.0, high=1.0)
@@ -204,6 +224,9 @@ def returned(name: str, value: Any, size: int, *, low: float | None = None, high
     ...
     TypeError: delta(epsilon) must return a real number or an array of real numbers, not strings; got ['0.1', '0.2']
     """
+    if _holds_masked(value):
+        raise TypeError(f"{name} must return a real number or an array of real numbers, not a masked array (its "
+                        f"mask would be ignored); got {brief(value)}")
     if isinstance(value, (bool, np.bool_, str, bytes)):
         raw, kind = None, "b" if isinstance(value, (bool, np.bool_)) else "U"
     else:
@@ -409,6 +432,7 @@ def grid_step(value: ArrayLike, name: str = "grid_step") -> float:
     >>> grid_step(1e-3)
     0.001
     """
+    _refuse_masked(name, value)
     try:
         ndim = np.ndim(value)
     except Exception:  # ragged nested lists
