@@ -319,6 +319,52 @@ def test_bad_input_names_the_argument(call, match):
         call()
 
 
+@pytest.mark.parametrize("sigma", [1e-200, 1e-310, 1e-3, 0.028])
+def test_discrete_gaussian_below_its_least_sigma_is_refused_with_the_range(sigma):
+    """The atom at 0 holds half of P's mass and has loss -D^2 / (2 sigma^2): beyond 600 nats the
+    pair leaves float64 range, so sigma >= D / sqrt(1200). Below ~1e-154 sigma^2 underflowed and
+    epsilon read 0, the advantage NaN."""
+    with pytest.raises(ValueError, match=r"sigma=.* is too small for sensitivity 1: .* sigma must be at least "
+                                         r"0\.0289 x the sensitivity"):
+        dpax.discrete_gaussian(sigma, grid_step=0.1)
+    with pytest.raises(ValueError, match=r"sensitivity 3 \(6 under substitution\).*\(here 0\.174\)"):
+        dpax.discrete_gaussian(sigma, 3, grid_step=0.1, neighbouring="substitution")
+
+
+def test_discrete_mechanisms_least_noise_is_exact():
+    least = 1 / np.sqrt(1200)  # the discrete Gaussian's: D^2 / (2 sigma^2) = 600
+    dpax.discrete_gaussian(least * (1 + 1e-9), grid_step=0.1)
+    with pytest.raises(ValueError, match="sigma"):
+        dpax.discrete_gaussian(least * (1 - 1e-9), grid_step=0.1)
+    dpax.discrete_laplace(1 / 600 * (1 + 1e-9), grid_step=0.1)  # the discrete Laplace's: D / scale = 600
+    for scale in (1 / 600 * (1 - 1e-9), 1e-310):  # a subnormal scale was read as the point mass (inf)
+        with pytest.raises(ValueError, match=r"scale=.* is too small .* scale must be at least 0\.00167"):
+            dpax.discrete_laplace(scale, grid_step=0.1)
+
+
+@pytest.mark.parametrize("neighbouring, factor", [("add_remove", 1.0), ("substitution", 2.0)])
+def test_the_least_gaussian_noise_quoted_is_the_true_one(neighbouring, factor):
+    """The loss at the output leaving 1e-20 of the mass beyond is x^2 / 2 + z x (x = sensitivity /
+    noise, z = -Phi^-1(1e-20)): at most 600 nats for noise >= sensitivity / (sqrt(z^2 + 1200) - z)
+    = 0.0376 (0.0752 under substitution, which doubles the sensitivity; the message said 0.05)."""
+    z = -norm.ppf(1e-20)
+    exact = factor / (np.sqrt(z**2 + 1200) - z)
+    with pytest.raises(ValueError) as err:
+        dpax.subsampled_gaussian(exact * (1 - 1e-6), 1.0, grid_step=0.1, neighbouring=neighbouring)
+    quoted = float(str(err.value).split(">= ")[1].split(" ")[0])
+    assert exact <= quoted <= exact * 1.003
+    dpax.subsampled_gaussian(exact * (1 + 1e-6), 1.0, grid_step=0.1, neighbouring=neighbouring)
+    dpax.subsampled_gaussian(quoted, 0.01, grid_step=0.1, neighbouring=neighbouring)  # enough at every rate
+    with pytest.raises(ValueError) as err:
+        dpax.gaussian(exact * (1 - 1e-6) / factor, grid_step=0.1, neighbouring=neighbouring)
+    assert f"{quoted:g} x sensitivity" in str(err.value)
+    with pytest.raises(ValueError) as err:  # all the mass at the largest sensitivity: the Gaussian's bound
+        dpax.mixture_of_gaussians(exact / factor * (1 - 1e-6), [0.0, 1.0], [0.0, 1.0], grid_step=0.1)
+    mixture = float(str(err.value).split("standard_deviation >= ")[1].split(" ")[0])
+    assert exact / factor <= mixture <= exact / factor * 1.003
+    dpax.mixture_of_gaussians(mixture, [0.0, 1.0], [0.0, 1.0], grid_step=0.1)
+
+
 # default sibling: tests/test_privacy_loss.py::test_tradeoff_points_are_monotone_and_on_the_curve
 # (symmetric=True points monotone and on the curve at 1e-9)
 @pytest.mark.slow

@@ -39,6 +39,18 @@ _MAX_LOSS = _grid.MAX_LOSS
 _SIGMA_MAX = 1e154
 #: Largest integer support (points) of the discrete mechanisms.
 _MAX_INTEGER_SUPPORT = 4_000_000
+#: Smallest noise / sensitivity of a Gaussian whose privacy loss stays within MAX_LOSS out to
+#: the outputs that leave SINGLE_STEP_TAIL of the mass beyond: the loss there is x^2 / 2 + z x
+#: (x = sensitivity / noise, z = -Phi^-1(SINGLE_STEP_TAIL) = 9.26), at most MAX_LOSS for
+#: x <= sqrt(z^2 + 2 MAX_LOSS) - z: noise >= 0.0376 sensitivity. Sample rates below 1 and
+#: mixtures only shrink the loss, so it is enough for every one of them.
+_LEAST_NOISE_RATIO = float(1.0 / (np.sqrt(ndtri(SINGLE_STEP_TAIL) ** 2 + 2.0 * _MAX_LOSS) + ndtri(SINGLE_STEP_TAIL)))
+
+
+def _at_least(value: float) -> str:
+    """``value`` rounded up to 3 significant digits, for the 'use ... >= X' of a message (X works)."""
+    digits = 2 - int(np.floor(np.log10(value)))
+    return f"{np.ceil(value * 10.0**digits) / 10.0**digits:.{max(digits, 0)}f}"
 
 
 def _loss_of_output(o: np.ndarray, sigma: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -147,17 +159,21 @@ def gaussian(noise_multiplier: ArrayLike, sensitivity: ArrayLike = 1.0, grid_ste
     sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True) * _substitution_factor(neighbouring)
     _v.broadcast_shapes(("noise_multiplier", sigma), ("sensitivity", sens))
     with np.errstate(over="ignore", under="ignore"):  # sigma / sens beyond float64: the bounds below
-        ratio = np.clip(sigma / sens, np.finfo(np.float64).tiny, _SIGMA_MAX)
+        raw = sigma / sens
+        ratio = np.clip(raw, np.finfo(np.float64).tiny, _SIGMA_MAX)
     try:
         pl = subsampled_gaussian(ratio, 1.0, grid_step)
     except ValueError as exc:  # said in the caller's terms: the ratio is not an argument they passed
         if "is too small" not in str(exc):
             raise
-        worst = np.broadcast_to(ratio, np.broadcast_shapes(sigma.shape, sens.shape)).min()
+        worst = np.broadcast_to(raw, np.broadcast_shapes(sigma.shape, sens.shape)).min()
+        least = f"{_at_least(_LEAST_NOISE_RATIO)} x sensitivity"
+        if neighbouring == "substitution":
+            least = (f"{_at_least(_LEAST_NOISE_RATIO)} x the doubled sensitivity, i.e. "
+                     f"{_at_least(2.0 * _LEAST_NOISE_RATIO)} x sensitivity")
         doubled = " (the sensitivity doubled by substitution)" if neighbouring == "substitution" else ""
         raise ValueError(f"noise_multiplier / sensitivity = {worst:g}{doubled} is too small: the privacy loss "
-                         f"exceeds {_MAX_LOSS:g} nats, beyond float64 range; use noise_multiplier >= 0.05 x "
-                         "sensitivity") from None
+                         f"exceeds {_MAX_LOSS:g} nats, beyond float64 range; use noise_multiplier >= {least}") from None
     pl.description = _describe("gaussian", neighbouring, noise_multiplier=noise_multiplier, sensitivity=sensitivity)
     with np.errstate(over="ignore", divide="ignore"):
         return pl._with_gdp_bound(sens / sigma)  # exactly (sensitivity / noise)-GDP
@@ -258,7 +274,7 @@ def mixture_of_gaussians(standard_deviation: ArrayLike, sensitivities: ArrayLike
         raise ValueError(f"standard_deviation={s[r]:g} is too small for sensitivities up to "
                          f"{np.max(np.where(p[r] > 0, c[r], 0.0)):g}: the "
                          f"privacy loss exceeds {_MAX_LOSS:g} nats, beyond float64 range; use standard_deviation "
-                         ">= 0.05 times the largest sensitivity")
+                         f">= {_at_least(_LEAST_NOISE_RATIO)} times the largest sensitivity")
     offset = np.floor(low / step).astype(np.int64)
     needed = np.ceil(high / step).astype(np.int64) - offset + 1  # each row on its own length
     n = _grid.padded_length(int(np.max(needed)), "construct")
@@ -400,15 +416,17 @@ def _neighbouring(value: object) -> str:
     return value
 
 
-def _check_noise(s: np.ndarray, too_small: np.ndarray) -> None:
+def _check_noise(s: np.ndarray, too_small: np.ndarray, factor: float = 1.0) -> None:
     """A ValueError naming the first noise multiplier whose privacy loss leaves float64 range
     (``too_small``: its bound is above MAX_LOSS, or NaN because the noise is so small that
-    the bound itself overflows)."""
+    the bound itself overflows), and the noise that is enough at every sample rate (``factor``
+    2 under substitution: the sensitivity doubled)."""
     if np.any(too_small):
         worst = s[np.argmax(too_small)]
         raise ValueError(
             f"noise_multiplier={worst:g} is too small: its privacy loss exceeds {_MAX_LOSS:g} nats, "
-            "beyond float64 range; use noise_multiplier >= 0.05"
+            f"beyond float64 range; use noise_multiplier >= {_at_least(factor * _LEAST_NOISE_RATIO)} (enough at "
+            "every sample rate)"
         )
 
 
@@ -591,7 +609,7 @@ def randomized_response(epsilon: ArrayLike, k: ArrayLike = 2, grid_step: float =
     log(k e^eps / (e^eps + k - 1)) on the record's value and log(k / (e^eps + k - 1)) elsewhere.
 
     Args:
-        epsilon: the randomiser's epsilon, >= 0.
+        epsilon: the randomiser's epsilon, in [0, 600] (beyond, its losses leave float64 range).
         k: number of possible values, integers >= 2.
         grid_step: the loss grid's step, in [1e-7, 1].
         neighbouring: ``"add_remove"`` or ``"substitution"`` (the same pair), or
@@ -637,7 +655,7 @@ def approximate_dp(epsilon: ArrayLike, delta: ArrayLike = 0.0, grid_step: float 
     every (epsilon, delta)-DP mechanism's curve lies above.
 
     Args:
-        epsilon: the guarantee's epsilon, >= 0.
+        epsilon: the guarantee's epsilon, in [0, 600] (beyond, its losses leave float64 range).
         delta: the guarantee's delta, in [0, 1].
         grid_step: the loss grid's step, in [1e-7, 1].
 
@@ -668,6 +686,23 @@ def approximate_dp(epsilon: ArrayLike, delta: ArrayLike = 0.0, grid_step: float 
                                      "side only")
 
 
+def _check_integer_noise(name: str, noise: np.ndarray, sens: np.ndarray, loss: np.ndarray, law: str,
+                         least: float, neighbouring: str) -> None:
+    """A ValueError naming the first row whose privacy loss ``loss`` (the loss of the atom at
+    0, which holds at least half of P's mass, so the grid must reach it) leaves float64 range,
+    NaN or inf included (a noise so small that its square underflows): ``law`` says what the
+    loss is, ``least`` the smallest noise per unit of sensitivity."""
+    too_small = ~(loss <= _MAX_LOSS)
+    if np.any(too_small):
+        i = int(np.argmax(too_small))
+        factor = int(_substitution_factor(neighbouring))
+        given = f"{int(sens[i]) // factor} ({int(sens[i])} under substitution)" if factor == 2 else f"{int(sens[i])}"
+        which = "the sensitivity doubled" if factor == 2 else "the sensitivity"
+        raise ValueError(f"{name}={noise[i]:g} is too small for sensitivity {given}: its privacy loss {law} exceeds "
+                         f"{_MAX_LOSS:g} nats, beyond float64 range; {name} must be at least {_at_least(least)} x "
+                         f"{which} (here {_at_least(least * float(sens[i]))})")
+
+
 def _int_sensitivity(sensitivity: ArrayLike, neighbouring: str) -> np.ndarray:
     sens = _v.positive_int_array("sensitivity", sensitivity)
     factor = int(_substitution_factor(neighbouring))
@@ -689,7 +724,8 @@ def discrete_laplace(scale: ArrayLike, sensitivity: ArrayLike = 1, grid_step: fl
     ``neighbouring="substitution"`` doubles the sensitivity.
 
     Args:
-        scale: the noise scale, > 0.
+        scale: the noise scale, at least sensitivity / 600 (a smaller one's loss D / scale
+            leaves float64 range: a ValueError).
         sensitivity: the query's sensitivity D, integers >= 1.
         grid_step: the loss grid's step, in [1e-7, 1].
         neighbouring: ``"add_remove"`` (default) or ``"substitution"``.
@@ -706,6 +742,8 @@ def discrete_laplace(scale: ArrayLike, sensitivity: ArrayLike = 1, grid_step: fl
     step = _v.grid_step(grid_step)
     shape = _v.broadcast_shapes(("scale", t), ("sensitivity", sens))
     tt, dd = _rows(shape, t, sens)
+    with np.errstate(over="ignore"):  # a subnormal scale: D / scale = inf, refused below
+        _check_integer_noise("scale", tt, dd, dd / tt, "sensitivity / scale", 1.0 / _MAX_LOSS, neighbouring)
     m = int(np.max(dd)) + 1
     o = np.arange(m)[None, :].astype(np.float64)  # o = 0 .. D (0 stands for o <= 0, D for o >= D)
     D = dd[:, None].astype(np.float64)
@@ -739,7 +777,9 @@ def discrete_gaussian(sigma: ArrayLike, sensitivity: ArrayLike = 1, grid_step: f
     ``neighbouring="substitution"`` doubles the sensitivity.
 
     Args:
-        sigma: the noise parameter, > 0 (at most about 5e4).
+        sigma: the noise parameter, at least sensitivity / sqrt(1200) (0.0289 sensitivity: below,
+            the loss D^2 / (2 sigma^2) of the atom at 0 leaves float64 range, a ValueError; a large
+            sensitivity needs somewhat more) and at most about 5e4.
         sensitivity: the query's sensitivity D, integers >= 1.
         grid_step: the loss grid's step, in [1e-7, 1].
         neighbouring: ``"add_remove"`` (default) or ``"substitution"``.
@@ -756,6 +796,9 @@ def discrete_gaussian(sigma: ArrayLike, sensitivity: ArrayLike = 1, grid_step: f
     step = _v.grid_step(grid_step)
     shape = _v.broadcast_shapes(("sigma", s), ("sensitivity", sens))
     ss, dd = _rows(shape, s, sens)
+    with np.errstate(over="ignore", under="ignore"):  # sigma^2 underflows below ~1e-154: inf, refused below
+        _check_integer_noise("sigma", ss, dd, 0.5 * (dd / ss) ** 2, "sensitivity^2 / (2 sigma^2)",
+                             1.0 / np.sqrt(2.0 * _MAX_LOSS), neighbouring)
     if np.any(_DG_WIDTH * ss > _MAX_INTEGER_SUPPORT):
         raise ValueError(f"sigma must be at most about 5e4 (the integer support would not fit in memory), "
                          f"got {float(np.max(ss)):g}")
@@ -795,7 +838,7 @@ def _subsampled_gaussian_substitution(sigma: np.ndarray, p: np.ndarray, step: fl
         log_b = np.log(q) - 0.5 / s**2
         high = np.logaddexp(np.log1p(-q), log_b + u) - np.logaddexp(np.log1p(-q), log_b - u)
     # NaN: a noise so small that the bound overflows (inf - inf), as add/remove's inf
-    _check_noise(s, ~(high <= _MAX_LOSS))
+    _check_noise(s, ~(high <= _MAX_LOSS), factor=2.0)
     offset = np.floor(-high / step).astype(np.int64)
     n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1, "construct")
     needed = np.ceil(high / step).astype(np.int64) - offset + 1  # each row on its own length

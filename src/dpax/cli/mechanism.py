@@ -63,7 +63,8 @@ def _options() -> argparse.ArgumentParser:
     p.add_argument("--scale", type=number, metavar="B", help="(discrete) Laplace noise scale")
     p.add_argument("--sensitivity", type=number, metavar="D", help="query sensitivity (default 1)")
     p.add_argument("--sample-rate", type=number, metavar="P", help="Poisson sampling rate, in (0, 1]")
-    p.add_argument("--epsilon", type=number, metavar="E", help="epsilon of randomized response / approximate-dp")
+    p.add_argument("--epsilon", type=number, metavar="E",
+                   help="epsilon of randomized response / approximate-dp, in [0, 600]")
     p.add_argument("--dp-delta", type=number, metavar="D", help="delta of approximate-dp (default 0)")
     p.add_argument("--k", type=count, metavar="K", help="number of randomized-response categories (default 2)")
     p.add_argument("--neighbouring", choices=("add_remove", "substitution"), help="neighbouring relation")
