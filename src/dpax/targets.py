@@ -170,8 +170,10 @@ class Target:
         >>> ErrRates([0.01, 0.1], 0.5).flat((2,)).take([1]).alpha
         array([0.1])
         """
-        rows = cast("np.ndarray | slice", index)  # _row_index has checked it (see _CHECKS)
-        return type(self)(*(np.asarray(getattr(self, f))[rows] for f in self.__dataclass_fields__))
+        shape = self.shape()
+        rows = _v.batch_rows("index", index, shape, "target")  # _row_index has checked its type (see _CHECKS)
+        return type(self)(*(np.broadcast_to(getattr(self, f), shape).reshape(-1)[rows]
+                            for f in self.__dataclass_fields__))
 
     def margin(self, pair: Pair) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """How far inside the target each row of ``pair`` is (>= 0: met), and the risk values.

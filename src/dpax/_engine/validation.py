@@ -413,6 +413,41 @@ def positive_int_array(name: str, value: ArrayLike, *, minimum: int = 1) -> np.n
     return arr.astype(np.int64)
 
 
+def batch_rows(name: str, key: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
+    """The flat row numbers that the NumPy index ``key`` selects from a batch of ``shape`` (an
+    int array of the selection's shape), or an error naming ``name``.
+
+    Args:
+        name: how the message names the index (e.g. ``"index"``).
+        key: a NumPy index: integers, a boolean mask, a slice or a tuple of them.
+        shape: the batch shape indexed.
+        what: what the batch is, for the message (e.g. ``"PrivacyLoss"``).
+
+    Returns:
+        The selected rows' numbers in the flattened batch, with the selection's shape.
+
+    Raises:
+        IndexError: NumPy refuses the index (out of range, float entries, too many indices).
+        ValueError: the index selects no row: an empty batch holds no configuration.
+
+    >>> batch_rows("index", [1], (3,), "target")
+    array([1])
+    >>> batch_rows("index", [], (3,), "target")
+    Traceback (most recent call last):
+    ...
+    ValueError: index [] selects none of the 3 rows of the target; select at least one (an empty batch holds no configuration)
+    """  # noqa: E501 (a doctest's expected exception message, kept verbatim on one line)
+    n = int(np.prod(shape, dtype=int))
+    try:
+        rows = np.arange(n).reshape(shape)[key]
+    except IndexError as exc:
+        raise IndexError(f"{name} {brief(key)} is not an index into a batch of shape {shape}: {exc}") from None
+    if np.size(rows) == 0:
+        raise ValueError(f"{name} {brief(key)} selects none of the {n} rows of the {what}; select at least one (an "
+                         "empty batch holds no configuration)")
+    return np.asarray(rows)
+
+
 def grid_step(value: ArrayLike, name: str = "grid_step") -> float:
     """A single positive, finite discretisation interval in [1e-7, 1].
 
