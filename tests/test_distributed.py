@@ -98,13 +98,13 @@ def test_batches_divide_by_rows_and_part_names(tmp_path):
     rows = [dpax.sweep.parse_row(i, i + 1, {"noise_multiplier": 1, "sample_rate": 0.1, "num_steps": 10}, 1e-2)
             for i in range(1, 11)]
     batches = dpax.sweep.make_batches(rows, 3)  # 3, 3, 3, 1 rows
-    shares = [parts.share_batches(batches, i, 2) for i in range(2)]
+    shares = [parts._share_batches(batches, i, 2) for i in range(2)]
     assert [len(s) for s in shares] == [2, 2] and sum(shares, []) == batches
     out = tmp_path / "out.csv"
-    assert parts.part_path(str(out), 1, 2) == str(tmp_path / "out.part-1-of-2.csv")
+    assert parts._part_path(str(out), 1, 2) == str(tmp_path / "out.part-1-of-2.csv")
     for name in ("out.part-0-of-2.csv", "out.part-1-of-3.csv", "out.part-x-of-2.csv", "other.part-0-of-2.csv"):
         (tmp_path / name).write_text("row\n")
-    assert [os.path.basename(p) for p in parts.existing_parts(str(out))] == ["out.part-0-of-2.csv",
+    assert [os.path.basename(p) for p in parts._existing_parts(str(out))] == ["out.part-0-of-2.csv",
                                                                            "out.part-1-of-3.csv"]
 
 
@@ -242,7 +242,7 @@ def test_two_process_sweep_killed_resumed_equals_one_process(tmp_path):
     assert codes == [0, 0], logs2
     assert not any("experimental" in log for log in [text0, *logs2]), logs2  # JAX's recoverable-mode notice
     assert (tmp_path / "two.csv").read_bytes() == (tmp_path / "one.csv").read_bytes()
-    assert parts.existing_parts(str(tmp_path / "two.csv")) == []
+    assert parts._existing_parts(str(tmp_path / "two.csv")) == []
 
 
 @pytest.mark.parametrize("ext", [".csv", ".jsonl"])
@@ -257,16 +257,16 @@ def test_merge_writes_the_one_process_file(tmp_path, ext):
 
     def write(path, rows):
         with open(path, "w", newline="", encoding="utf-8") as fh:
-            results.ResultsWriter(fh, results.out_format(str(path)), header, True).emit(
+            results._ResultsWriter(fh, results._out_format(str(path)), header, True).emit(
                 [recs[r - 1] for r in rows])
 
     write(tmp_path / f"one{ext}", order)
     out = tmp_path / f"out{ext}"
     write(out, [4, 1])  # a resumed sweep's output
-    write(parts.part_path(str(out), 0, 2), [2, 3])
-    write(parts.part_path(str(out), 1, 2), [6, 5])
-    parts.merge(str(out), header, order, parts.existing_parts(str(out)), keep_output=True)
+    write(parts._part_path(str(out), 0, 2), [2, 3])
+    write(parts._part_path(str(out), 1, 2), [6, 5])
+    parts._merge(str(out), header, order, parts._existing_parts(str(out)), keep_output=True)
     assert out.read_bytes() == (tmp_path / f"one{ext}").read_bytes()
-    assert parts.existing_parts(str(out)) == []
+    assert parts._existing_parts(str(out)) == []
     with pytest.raises(ValueError, match=r"rows \[7\] are in no part file"):
-        parts.merge(str(out), header, order + [7], [], keep_output=True)
+        parts._merge(str(out), header, order + [7], [], keep_output=True)

@@ -294,7 +294,7 @@ def test_the_writer_escapes_control_characters_in_reason(tmp_path):
     for ext in ("csv", "jsonl"):
         path = tmp_path / f"w.{ext}"
         with open(path, "w", newline="", encoding="utf-8") as fh:
-            results.ResultsWriter(fh, results.out_format(str(path)), header, True).emit(
+            results._ResultsWriter(fh, results._out_format(str(path)), header, True).emit(
                 [{"row": 1, "line": 2, "status": "error", "reason": "bad\nvalue \x1b[31m\u202e"}])
         text = path.read_text()
         assert "\x1b" not in text and "\u202e" not in text and "\\u202e" in text
@@ -311,7 +311,7 @@ def test_part_files_are_checked_like_the_results(clean, tmp_path, ext):
     rows = sweep.read_config(cfg)
     header = _lines(data["csv"])[0].split(",")  # the same columns in both formats
     out = tmp_path / f"out.{ext}"
-    p0, p1 = parts.part_path(str(out), 0, 2), parts.part_path(str(out), 1, 2)
+    p0, p1 = parts._part_path(str(out), 0, 2), parts._part_path(str(out), 1, 2)
     lines = _lines(data[ext])
     first = 1 if ext == "csv" else 0
     head = lines[:1] if ext == "csv" else []
@@ -321,15 +321,15 @@ def test_part_files_are_checked_like_the_results(clean, tmp_path, ext):
 
     write(p0, lines[first:first + 3])  # rows 5, 1, 2
     write(p1, lines[first + 2:])  # rows 2 (the same record: a merge stopped early), 3, 4
-    assert parts.done_rows(str(out), [p0, p1], header, rows, cfg) == {1, 2, 3, 4, 5}
+    assert parts._done_rows(str(out), [p0, p1], header, rows, cfg) == {1, 2, 3, 4, 5}
     changed = lines[first + 2].replace("r1", "r9")
     write(p1, [changed] + lines[first + 3:])
     with pytest.raises(ValueError, match=re.escape(f"results file {p1!r}: line {1 + first}: column 'tag'")):
-        parts.done_rows(str(out), [p0, p1], header, rows, cfg)
+        parts._done_rows(str(out), [p0, p1], header, rows, cfg)
     other = _with_beta(lines[first + 2], header, ext)
     write(p1, [other] + lines[first + 3:])
     with pytest.raises(ValueError, match="both hold row 2, with different values"):
-        parts.done_rows(str(out), [p0, p1], header, rows, cfg)
+        parts._done_rows(str(out), [p0, p1], header, rows, cfg)
 
 
 def _with_beta(line, header, ext):
@@ -349,11 +349,11 @@ def test_a_merge_keeps_the_nulls_of_nan_answers(tmp_path):
     recs = [{"row": 1, "line": 2, "status": "analysed", "out_beta": float("nan"), "out_mu": 0.5},
             {"row": 2, "line": 3, "status": "analysed", "out_beta": 0.25, "out_mu": float("nan")}]
     one, out = tmp_path / "one.jsonl", tmp_path / "out.jsonl"
-    for path, chosen in ((one, recs), (parts.part_path(str(out), 0, 2), recs[:1]),
-                         (parts.part_path(str(out), 1, 2), recs[1:])):
+    for path, chosen in ((one, recs), (parts._part_path(str(out), 0, 2), recs[:1]),
+                         (parts._part_path(str(out), 1, 2), recs[1:])):
         with open(path, "w", newline="", encoding="utf-8") as fh:
-            results.ResultsWriter(fh, "jsonl", header, True).emit(chosen)
-    parts.merge(str(out), header, [1, 2], parts.existing_parts(str(out)), keep_output=False)
+            results._ResultsWriter(fh, "jsonl", header, True).emit(chosen)
+    parts._merge(str(out), header, [1, 2], parts._existing_parts(str(out)), keep_output=False)
     assert '"out_beta": null' in one.read_text() and out.read_bytes() == one.read_bytes()
 
 

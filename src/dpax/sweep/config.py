@@ -23,12 +23,13 @@ import dataclasses
 import io
 import json
 import os
+from typing import Any
 
 import numpy as np
 
 from .. import targets as T
 from .._engine import validation as _v
-from .results import OUTPUT_COLUMNS, brief
+from .results import OUTPUT_COLUMNS, _brief
 
 #: Columns dpax reads; any other column is carried to the results untouched.
 NUMERIC_COLUMNS = ("noise_multiplier", "sample_rate", "num_steps", "grid_step", "alpha", "beta", "advantage",
@@ -55,30 +56,88 @@ def _cap(message: str, limit: int = MAX_ERROR_CHARS) -> str:
 
 
 class SweepConfigError(ValueError):
-    """Malformed rows of a sweep file (raised when ``on_error='reject'``)."""
+    """A sweep file that cannot be read as a whole, or its malformed rows.
+
+    Raised by :func:`read_config` for a file that is unreadable or breaks a limit of this
+    module, and by :func:`dpax.sweep.run_sweep` with ``on_error='reject'`` for malformed rows.
+    A ValueError: ``except ValueError`` catches it too.
+
+    Args:
+        *args: the message (as for ValueError), naming the file, the line and the reason.
+
+    >>> import os, tempfile
+    >>> from dpax.sweep import SweepConfigError, read_config
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "sweep.csv")
+    ...     with open(path, "w") as fh:
+    ...         _ = fh.write("sample_rate,num_steps,status\\n0.01,100,done\\n")
+    ...     try:
+    ...         read_config(path)
+    ...     except SweepConfigError as exc:
+    ...         print(str(exc)[len(path) + 2:])   # the message starts with the file's name
+    line 2: the column 'status' is named like a column of the results (row, line, mode, status,
+    reason, out_*), whose values would replace it: rename it
+    """
 
 
 @dataclasses.dataclass
 class Row:
-    """One configuration: its 1-based ``row`` number (the resume key), the file ``line`` it
-    starts on, the raw values as read, and the parsed numeric parameters."""
+    """One configuration of a sweep file, as :func:`parse_row` reads it.
+
+    Args:
+        row: the 1-based row number (the resume key).
+        line: the file line the row starts on.
+        raw: the values as read (column -> value; empty values left out), carried to the
+            results.
+        params: the parsed numeric parameters (column -> float; ``num_steps`` an int,
+            ``grid_step`` always present); empty for a malformed row.
+        error: why the row is malformed ('' for a well-formed row).
+
+    >>> from dpax.sweep import parse_row
+    >>> r = parse_row(1, 2, {"noise_multiplier": "1.0", "sample_rate": "0.01", "num_steps": "100"}, 1e-3)
+    >>> r.row, r.line, r.mode, r.params
+    (1, 2, 'analyse', {'noise_multiplier': 1.0, 'sample_rate': 0.01, 'num_steps': 100, 'grid_step': 0.001})
+    """
 
     row: int
     line: int
-    raw: dict
-    params: dict = dataclasses.field(default_factory=dict)
+    raw: dict[str, Any]
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)
     error: str = ""
 
     @property
     def mode(self) -> str:
+        """'analyse' for a row with ``noise_multiplier``, else 'calibrate'."""
         return "analyse" if "noise_multiplier" in self.params else "calibrate"
 
-    def batch_key(self) -> tuple:
-        """Rows that can share one batched call have equal keys: same grid step, same work, same
-        target kinds (a well-formed row only)."""
+    def batch_key(self) -> tuple[float, str, tuple[str, ...]]:
+        """The key of the rows that can share one batched call (a well-formed row only).
+
+        Returns:
+            ``(grid_step, mode, target kinds)``; the target kinds (:meth:`target_kinds`) only
+            for a row to calibrate, ``()`` for one to analyse.
+
+        Raises:
+            KeyError: a malformed row (no ``grid_step`` in ``params``).
+
+        >>> from dpax.sweep import parse_row
+        >>> parse_row(1, 2, {"sample_rate": 0.01, "num_steps": 100, "advantage": 0.1}, 1e-3).batch_key()
+        (0.001, 'calibrate', ('advantage',))
+        """
         return (self.params["grid_step"], self.mode, self.target_kinds() if self.mode == "calibrate" else ())
 
     def target_kinds(self) -> tuple[str, ...]:
+        """The kinds of target the row carries, in a fixed order.
+
+        Returns:
+            A tuple of 'err_rates' (``beta``), 'advantage', 'epsilon' and 'gdp' (``mu``),
+            those the row has.
+
+        >>> from dpax.sweep import parse_row
+        >>> parse_row(1, 2, {"sample_rate": 0.01, "num_steps": 100, "mu": 1.0, "alpha": 0.1, "beta": 0.5},
+        ...           1e-3).target_kinds()
+        ('err_rates', 'gdp')
+        """
         p = self.params
         kinds = []
         if "beta" in p:
@@ -155,7 +214,7 @@ def _csv_records(path: str, text: str) -> list[tuple[int, object]]:
                 header = [h.strip() for h in values]
                 if len(set(header)) != len(header) or "" in header:
                     raise SweepConfigError(f"{path}: line {line}: the header must name every column once, "
-                                           f"got {brief(values)}")
+                                           f"got {_brief(values)}")
                 continue
             if not any(v.strip() for v in values):
                 continue
@@ -209,7 +268,7 @@ def _loader_class():
                 if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
                     kind = "alias" if isinstance(event, yaml.AliasEvent) else "anchor"
                     raise yaml.composer.ComposerError(
-                        None, None, f"found the YAML {kind} {brief(event.anchor)}: anchors and aliases are not "
+                        None, None, f"found the YAML {kind} {_brief(event.anchor)}: anchors and aliases are not "
                         "allowed in a sweep file (use 'defaults' for values shared by rows)", event.start_mark)
                 return super().compose_node(parent, index)
 
@@ -273,7 +332,7 @@ def _node_kind(node) -> str:
     import yaml
 
     if isinstance(node, yaml.ScalarNode):
-        return f"the value {brief(node.value)}"
+        return f"the value {_brief(node.value)}"
     return "a mapping" if isinstance(node, yaml.MappingNode) else "something else"
 
 
@@ -289,7 +348,7 @@ def _check_columns(path: str, records: list[tuple[int, object]]) -> None:
             if name not in seen:
                 if name in RESERVED_COLUMNS or name.startswith(OUTPUT_PREFIX):
                     raise SweepConfigError(
-                        f"{path}: line {line}: the column {brief(name)} is named like a column of the results "
+                        f"{path}: line {line}: the column {_brief(name)} is named like a column of the results "
                         f"({', '.join(RESERVED_COLUMNS)}, {OUTPUT_PREFIX}*), whose values would replace it: "
                         "rename it")
                 if len(seen) >= MAX_COLUMNS:
@@ -300,11 +359,11 @@ def _check_columns(path: str, records: list[tuple[int, object]]) -> None:
                                            "characters (dpax.sweep.config.MAX_FIELD_CHARS)")
                 seen[name] = line
             if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
-                raise SweepConfigError(f"{path}: line {line}: the value of {brief(name)} is longer than "
+                raise SweepConfigError(f"{path}: line {line}: the value of {_brief(name)} is longer than "
                                        f"{MAX_FIELD_CHARS:,} characters (dpax.sweep.config.MAX_FIELD_CHARS)")
 
 
-def _number(name, value):
+def _number(name: str, value: object) -> float:
     if isinstance(value, bool):
         raise ValueError(f"{name} must be a number, got {value!r}")
     if isinstance(value, (int, float)):
@@ -313,11 +372,11 @@ def _number(name, value):
         try:
             return float(value)
         except ValueError:
-            raise ValueError(f"{name} must be a number, got {brief(value)}") from None
-    raise ValueError(f"{name} must be a number, got {type(value).__name__} {brief(value)}")
+            raise ValueError(f"{name} must be a number, got {_brief(value)}") from None
+    raise ValueError(f"{name} must be a number, got {type(value).__name__} {_brief(value)}")
 
 
-def _plain(value):
+def _plain(value: object) -> object:
     """A value carried to the results as it is if JSON can hold it, else as its text (a YAML
     date, binary data, a NaN inside a list)."""
     if value is None or isinstance(value, (str, int, float, bool)):
@@ -329,12 +388,35 @@ def _plain(value):
     return value
 
 
-def parse_row(row: int, line: int, record, default_grid_step: float) -> Row:
-    """Check one record: numbers in range (dpax._engine.validation), one target at least for a row
-    to calibrate. Sets ``Row.error`` instead of raising."""
+def parse_row(row: int, line: int, record: object, default_grid_step: float) -> Row:
+    """Parse and check one record of a sweep file.
+
+    Numbers must be in range (``sample_rate`` in (0, 1], ``num_steps`` a whole number >= 1,
+    probabilities in [0, 1], ...), ``mechanism`` (if given) 'dpsgd', ``beta`` needs ``alpha``
+    and ``epsilon`` needs ``delta``, and a row without ``noise_multiplier`` (to calibrate)
+    needs a target that :func:`make_target` accepts. A problem is kept in ``Row.error``
+    instead of raised.
+
+    Args:
+        row: the row's 1-based number.
+        line: the file line the row starts on.
+        record: the row as read: a dict of column -> value (numbers or their text), or the
+            reason the reader could not read it (a string) or anything else (malformed).
+        default_grid_step: the grid step of a row without ``grid_step``.
+
+    Returns:
+        The :class:`Row`; ``error`` says why a row is malformed ('' if it is not).
+
+    >>> from dpax.sweep import parse_row
+    >>> print(parse_row(3, 4, {"sample_rate": 0.01, "num_steps": 100}, 1e-3).error)
+    a row without noise_multiplier is calibrated and needs a target: alpha and beta,
+    advantage, epsilon and delta, or mu
+    >>> parse_row(3, 4, {"sample_rate": 2, "num_steps": 100, "mu": 1}, 1e-3).error
+    'sample_rate must lie in (0, 1], got 2'
+    """
     if not isinstance(record, dict):
         msg = record if isinstance(record, str) else (f"must be a mapping of column -> value, got "
-                                                      f"{type(record).__name__} {brief(record)}")
+                                                      f"{type(record).__name__} {_brief(record)}")
         return Row(row, line, {}, error=_cap(msg))
     raw = {str(k): _plain(v) for k, v in record.items() if v is not None and v != ""}
     r = Row(row, line, raw)
@@ -342,7 +424,7 @@ def parse_row(row: int, line: int, record, default_grid_step: float) -> Row:
         p = {k: _number(k, raw[k]) for k in NUMERIC_COLUMNS if k in raw}
         mech = str(raw.get("mechanism", "dpsgd")).strip().lower()
         if mech not in ("dpsgd", "dp-sgd", "dp_sgd"):
-            raise ValueError(f"mechanism must be 'dpsgd' (the only one a sweep runs), got {brief(raw['mechanism'])}")
+            raise ValueError(f"mechanism must be 'dpsgd' (the only one a sweep runs), got {_brief(raw['mechanism'])}")
         for k in ("sample_rate", "num_steps"):
             if k not in p:
                 raise ValueError(f"missing {k}")
@@ -374,24 +456,67 @@ def parse_row(row: int, line: int, record, default_grid_step: float) -> Row:
     return r
 
 
-def _kinds(p) -> tuple[str, ...]:
+def _kinds(p: dict[str, Any]) -> tuple[str, ...]:
     return Row(0, 0, {}, p).target_kinds()
 
 
 def read_config(path: str, *, grid_step: float = 1e-4) -> list[Row]:
-    """Every row of a sweep file, parsed and checked (bad rows carry ``error``; see
-    :func:`parse_row`). Raises :class:`SweepConfigError` when the file as a whole is unreadable
-    or breaks a limit of this module (its size, rows, columns, a YAML anchor or alias, a
-    column named like an answer), naming the file, the line and the limit."""
+    """Every row of a sweep file, parsed and checked (bad rows carry ``error``; see :func:`parse_row`).
+
+    A CSV file's first non-empty line is its header; a JSON-lines file holds one object a
+    line; a YAML or JSON file holds a list of rows or a mapping with ``rows`` and optional
+    ``defaults`` (values shared by the rows).
+
+    Args:
+        path: the sweep file (.csv, .json, .jsonl, .ndjson, .yaml or .yml).
+        grid_step: the grid step of rows without ``grid_step``, in [1e-7, 1].
+
+    Returns:
+        One :class:`Row` per row of the file, in file order (row numbers from 1).
+
+    Raises:
+        SweepConfigError: the file as a whole is unreadable or breaks a limit of this module
+            (its size, rows, columns, a YAML anchor or alias, a column named like an
+            answer); the message names the file, the line and the limit.
+        ValueError: ``path`` does not exist or has another extension, or ``grid_step`` is
+            out of range.
+
+    >>> import os, tempfile
+    >>> from dpax.sweep import read_config
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "sweep.csv")
+    ...     with open(path, "w") as fh:
+    ...         _ = fh.write("noise_multiplier,sample_rate,num_steps\\n1.0,0.01,100\\n,0.01,100\\n")
+    ...     rows = read_config(path, grid_step=1e-3)
+    >>> [(r.row, r.line, r.mode, bool(r.error)) for r in rows]
+    [(1, 2, 'analyse', False), (2, 3, 'calibrate', True)]
+    """
     step = _v.grid_step(grid_step)
     if not os.path.exists(path):
         raise ValueError(f"config file {path!r} does not exist")
     return [parse_row(i, line, rec, step) for i, (line, rec) in enumerate(_read_records(path), 1)]
 
 
-def make_target(params: list[dict]) -> T.Target:
-    """The calibration target of rows that share their target kinds (one row's params each):
-    ErrRates, Advantage, Epsilon and GDP with array fields, or ``All`` of several."""
+def make_target(params: list[dict[str, Any]]) -> T.Target:
+    """The calibration target of rows that share their target kinds.
+
+    Args:
+        params: one dict of parsed parameters per row (:attr:`Row.params`), all with the
+            target kinds of the first (:meth:`Row.target_kinds`).
+
+    Returns:
+        :class:`dpax.targets.ErrRates`, ``Advantage``, ``Epsilon`` or ``GDP`` with one entry
+        per row, or ``All`` of several.
+
+    Raises:
+        ValueError: a target value outside its range (e.g. alpha + beta >= 1).
+        KeyError: a row lacks a column of the first row's targets.
+        IndexError: ``params`` is empty or the first row has no target.
+
+    >>> from dpax.sweep import make_target
+    >>> make_target([{"advantage": 0.1}, {"advantage": 0.2}])
+    Advantage(advantage=array([0.1, 0.2]))
+    """
     col = lambda k: np.array([p[k] for p in params], float)
     parts: list[T.Target] = []
     kinds = _kinds(params[0])

@@ -29,24 +29,24 @@ SUFFIX = ".part-{index}-of-{count}"
 _PART = re.compile(r"\.part-[0-9]+-of-[0-9]+\.[A-Za-z]+")
 
 
-def part_path(output: str, index: int | str, count: int) -> str:
+def _part_path(output: str, index: int | str, count: int) -> str:
     """Where process ``index`` of ``count`` writes its rows.
 
-    >>> part_path("runs/out.csv", 1, 4)
+    >>> _part_path("runs/out.csv", 1, 4)
     'runs/out.part-1-of-4.csv'
     """
     stem, ext = os.path.splitext(output)
     return stem + SUFFIX.format(index=index, count=count) + ext
 
 
-def existing_parts(output: str) -> list[str]:
+def _existing_parts(output: str) -> list[str]:
     """The part files of ``output`` on disk (of any process count), sorted."""
     stem, ext = os.path.splitext(output)
     found = glob.glob(glob.escape(stem) + ".part-*-of-*" + glob.escape(ext))
     return sorted(p for p in found if os.path.isfile(p) and _PART.fullmatch(p[len(stem):]))
 
 
-def share_batches(batches: list[list[Row]], index: int, count: int) -> list[list[Row]]:
+def _share_batches(batches: list[list[Row]], index: int, count: int) -> list[list[Row]]:
     """Process ``index``'s contiguous share of ``batches``: those whose first row's position in
     the batch order falls in ``[index * rows // count, (index + 1) * rows // count)``."""
     sizes = np.array([len(b) for b in batches], dtype=np.int64)
@@ -56,13 +56,13 @@ def share_batches(batches: list[list[Row]], index: int, count: int) -> list[list
     return [b for b, s in zip(batches, starts) if lo <= s < hi]
 
 
-def done_rows(output: str, parts: list[str], header: list[str], rows: list[Row], config: str) -> set[int]:
+def _done_rows(output: str, parts: list[str], header: list[str], rows: list[Row], config: str) -> set[int]:
     """Rows already in ``output`` (if it exists) or in any of ``parts``, each file checked
-    with :func:`dpax.sweep.results.checked_records`; a row in two files must be the same record
+    with :func:`dpax.sweep.results._checked_records`; a row in two files must be the same record
     in both (a merge stopped before it deleted the parts), else a ValueError names both."""
     done: dict[int, tuple[str, dict]] = {}
     for path in ([output] if os.path.exists(output) and os.path.getsize(output) > 0 else []) + parts:
-        for row, rec in _results.checked_records(path, header, rows, config).items():
+        for row, rec in _results._checked_records(path, header, rows, config).items():
             if row in done and _same(done[row][1]) != _same(rec):
                 raise ValueError(f"results files {done[row][0]!r} and {path!r} both hold row {row}, with different "
                                  "values: not the files a sweep writes, so they cannot be resumed (remove the wrong "
@@ -76,7 +76,7 @@ def _same(rec: dict) -> dict:
     return {k: v for k, v in rec.items() if v is not None}
 
 
-def merge(output: str, header: list[str], order: list[int], parts: list[str], *, keep_output: bool) -> None:
+def _merge(output: str, header: list[str], order: list[int], parts: list[str], *, keep_output: bool) -> None:
     """Write ``output`` from the rows of ``parts`` (and of ``output`` when ``keep_output``) in
     the row order ``order``, atomically (a temporary file, synced, then renamed), then delete
     the parts. Raises ValueError naming the rows that no file holds."""
@@ -95,7 +95,7 @@ def merge(output: str, header: list[str], order: list[int], parts: list[str], *,
                          + (f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""))
     tmp = output + ".merging"
     with open(tmp, "w", newline="", encoding="utf-8") as fh:
-        _results.ResultsWriter(fh, _results.out_format(output), header, write_header=True).emit(
+        _results._ResultsWriter(fh, _results._out_format(output), header, write_header=True).emit(
             [by_row[r] for r in order])
     os.replace(tmp, output)
     for path in parts:

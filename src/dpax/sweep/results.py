@@ -1,8 +1,8 @@
 """Sweep results: a CSV or JSON-lines file written batch by batch, read back, resumed.
 
 Each batch is one write, flushed and synced to disk, so an interrupted sweep leaves a
-consistent file whose last line at most is cut short. Resuming (:func:`prepare`,
-:func:`checked_records`) drops that line and keeps the other rows only when the file is one
+consistent file whose last line at most is cut short. Resuming (:func:`_prepare`,
+:func:`_checked_records`) drops that line and keeps the other rows only when the file is one
 a sweep of the same config writes: CSV quoted and JSON spaced as the writer does, the columns
 of the config, every row a row number of the config (once, rows of one kind of work in
 increasing order), its ``line`` and input values those of that config row, its ``mode``,
@@ -21,7 +21,7 @@ import math
 import os
 import re
 import reprlib
-from typing import IO
+from typing import IO, Any
 
 #: Answer columns appended to every result row (in this order).
 OUTPUT_COLUMNS = ("row", "line", "mode", "status", "reason", "out_noise_multiplier", "out_grid_step", "out_beta",
@@ -41,27 +41,27 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069
 _ROW_NUMBER = re.compile(r"[1-9][0-9]{0,17}")
 
 
-def brief(value) -> str:
+def _brief(value: object) -> str:
     """A short repr of a value read from a file (at most about 80 characters), for messages:
     a row's or a value's whole repr never goes into one.
 
-    >>> brief(list(range(100)))
+    >>> _brief(list(range(100)))
     '[0, 1, 2, 3, ...]'
     """
     text = _REPR.repr(value)
     return text if len(text) <= 80 else text[:76] + " ..."
 
 
-def clean_text(text: str) -> str:
+def _clean_text(text: str) -> str:
     """``text`` with each control character written as its escape (``\\n``, ``\\x1b``).
 
-    >>> clean_text("a\\nb\\x1b")
+    >>> _clean_text("a\\nb\\x1b")
     'a\\\\nb\\\\x1b'
     """
     return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
-def out_format(path: str) -> str:
+def _out_format(path: str) -> str:
     """'csv' or 'jsonl' from the results file's extension."""
     ext = os.path.splitext(path)[1].lower()
     if ext == ".csv":
@@ -71,7 +71,7 @@ def out_format(path: str) -> str:
     raise ValueError(f"results file must end in .csv or .jsonl / .json (JSON lines), got {path!r}")
 
 
-def _cell(value) -> str:
+def _cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -81,17 +81,39 @@ def _cell(value) -> str:
     return str(value)
 
 
-def _json_value(value):
+def _json_value(value: object) -> object:
     if isinstance(value, float) and not math.isfinite(value):
         return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
     return value
 
 
-def read_results(path: str) -> list[dict]:
-    """Rows of a results file (CSV cells as strings, JSON values as written); a last line
-    cut short by a crash is ignored. A file that is not one dpax wrote raises a ValueError
-    naming it. The rows are not checked against a config (see :func:`checked_records`)."""
-    fmt = out_format(path)
+def read_results(path: str) -> list[dict[str, Any]]:
+    """The rows of a results file that :func:`dpax.sweep.run_sweep` wrote.
+
+    A last line cut short by a crash is ignored. The rows are not checked against a config
+    (a resumed sweep checks them, see the module docstring).
+
+    Args:
+        path: the results file (.csv, or .jsonl / .json / .ndjson for JSON lines).
+
+    Returns:
+        One dict per row, column -> value: CSV cells as strings ('' for nothing), JSON
+        values as written (``"inf"`` for an infinite answer, no key for nothing).
+
+    Raises:
+        ValueError: ``path`` has another extension, cannot be read, is not UTF-8, or is
+            not CSV / JSON lines; the message names the file.
+
+    >>> import os, tempfile
+    >>> from dpax.sweep import read_results
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "out.csv")
+    ...     with open(path, "w") as fh:
+    ...         _ = fh.write("row,line,out_mu\\n1,2,0.5\\n2,3,0.")   # the last line cut short
+    ...     read_results(path)
+    [{'row': '1', 'line': '2', 'out_mu': '0.5'}]
+    """
+    fmt = _out_format(path)
     text = _complete_text(path)
     if fmt == "csv":
         try:
@@ -131,10 +153,10 @@ _ABSENT = object()  # a column a JSON line does not hold
 
 
 def _show(value) -> str:
-    return "nothing" if value is _ABSENT else brief(value)
+    return "nothing" if value is _ABSENT else _brief(value)
 
 
-def checked_records(path: str, header: list[str], rows: list, config: str) -> dict[int, dict]:
+def _checked_records(path: str, header: list[str], rows: list, config: str) -> dict[int, dict]:
     """The rows of a results file kept by a resume, by row number (CSV cells as strings, JSON
     values as written), after checking that the file is one a sweep of ``config`` writes (see
     the module docstring); a last line cut short by a crash is ignored.
@@ -149,7 +171,7 @@ def checked_records(path: str, header: list[str], rows: list, config: str) -> di
     Raises:
         ValueError: naming ``path``, the line and the reason, when a line is not the writer's.
     """
-    fmt = out_format(path)
+    fmt = _out_format(path)
     text = _complete_text(path)
     checker = _Checker(fmt, header, rows)
     kept: dict[int, dict] = {}
@@ -219,7 +241,7 @@ def _header_difference(cells: list[str], header: list[str]) -> str:
         return "the header is not written the way dpax writes it"
     for i, (got, want) in enumerate(zip(cells, header)):
         if got != want:
-            return (f"the header's column {i + 1} is {brief(got)}, a sweep of this config writes {brief(want)} "
+            return (f"the header's column {i + 1} is {_brief(got)}, a sweep of this config writes {_brief(want)} "
                     "(not the config's columns)")
     return f"the header has {len(cells)} columns, a sweep of this config writes {len(header)}"
 
@@ -309,7 +331,7 @@ class _Checker:
         if self.fmt == "jsonl":
             for col in rec:
                 if col not in self.position:
-                    raise _Refused(f"has the column {brief(col)}, which a sweep of this config does not write")
+                    raise _Refused(f"has the column {_brief(col)}, which a sweep of this config does not write")
             if [self.position[c] for c in rec] != sorted(self.position[c] for c in rec):
                 raise _Refused("its columns are not in the order dpax writes them")
         for col in OUTPUT_COLUMNS:  # no control characters in what dpax writes itself
@@ -352,7 +374,7 @@ class _Checker:
         if not ok:
             control = _control(value) if isinstance(value, str) else ""
             got = f"holds {control}" if control else f"is {_show(value)}"
-            raise _Refused(f"column {col!r} {got}, row {r.row} of the config has {brief(want)}")
+            raise _Refused(f"column {col!r} {got}, row {r.row} of the config has {_brief(want)}")
 
     def check_answers(self, rec: dict, r) -> None:
         """``mode``, ``status``, ``reason`` and the answers are of the form the writer gives a
@@ -364,11 +386,11 @@ class _Checker:
         if mode != want_mode or status not in STATUSES[want_mode]:
             what = "malformed (mode '', status 'invalid')" if r.error else (
                 f"a row to {r.mode} (status {', '.join(STATUSES[r.mode])})")
-            raise _Refused(f"row {r.row} has mode {brief(mode)} and status {brief(status)}, but row {r.row} of the "
+            raise _Refused(f"row {r.row} has mode {_brief(mode)} and status {_brief(status)}, but row {r.row} of the "
                            f"config is {what}")
-        if r.error and reason != clean_text(r.error):
-            raise _Refused(f"column 'reason' is {brief(reason)}, row {r.row} of the config is malformed because "
-                           f"{brief(clean_text(r.error))}")
+        if r.error and reason != _clean_text(r.error):
+            raise _Refused(f"column 'reason' is {_brief(reason)}, row {r.row} of the config is malformed because "
+                           f"{_brief(_clean_text(r.error))}")
         numbers = {c: self.number(c, self.get(rec, c)) for c in NUMBER_COLUMNS}
         meets = self.get(rec, "out_meets_target")
         if not (self.empty(meets) or (meets in ("true", "false") if self.fmt == "csv" else type(meets) is bool)):
@@ -380,23 +402,23 @@ class _Checker:
                 raise _Refused(f"row {r.row} has status {status!r} but an answer in {filled[0]!r}")
             return
         if numbers["out_grid_step"] != r.params["grid_step"]:
-            raise _Refused(f"row {r.row} was computed at grid step {brief(numbers['out_grid_step'])}, this sweep's "
+            raise _Refused(f"row {r.row} was computed at grid step {_brief(numbers['out_grid_step'])}, this sweep's "
                            f"is {r.params['grid_step']!r} (grid_step / --grid-step)")
         if r.mode == "analyse" and numbers["out_noise_multiplier"] != r.params["noise_multiplier"]:
-            raise _Refused(f"column 'out_noise_multiplier' is {brief(numbers['out_noise_multiplier'])}, row {r.row} "
+            raise _Refused(f"column 'out_noise_multiplier' is {_brief(numbers['out_noise_multiplier'])}, row {r.row} "
                            f"of the config has noise_multiplier {r.params['noise_multiplier']!r}")
 
 
-def prepare(output: str, header: list[str], rows: list, config: str, *, resume: bool,
+def _prepare(output: str, header: list[str], rows: list, config: str, *, resume: bool,
             overwrite: bool) -> tuple[set[int], bool]:
     """Check ``output`` before a sweep of ``config`` writes to it: (rows already done, whether
     to append).
 
     An existing, non-empty file needs ``resume`` (keep it: it must pass
-    :func:`checked_records`, and a last line cut short by a crash is dropped) or ``overwrite``
+    :func:`_checked_records`, and a last line cut short by a crash is dropped) or ``overwrite``
     (start again), not both.
     """
-    out_format(output)
+    _out_format(output)
     if resume and overwrite:
         raise ValueError(_BOTH)
     exists = os.path.exists(output) and os.path.getsize(output) > 0
@@ -405,7 +427,7 @@ def prepare(output: str, header: list[str], rows: list, config: str, *, resume: 
                          "overwrite=True (--overwrite) to start again")
     if not (exists and resume):
         return set(), False
-    done = set(checked_records(output, header, rows, config))
+    done = set(_checked_records(output, header, rows, config))
     with open(output, "rb+") as fh:  # drop a last line cut short by a crash
         data = fh.read()
         if data and not data.endswith(b"\n"):
@@ -418,9 +440,9 @@ _BOTH = ("resume=True (--resume) and overwrite=True (--overwrite) contradict eac
          "results file and continues it, overwrite starts it again; pass one of them")
 
 
-class ResultsWriter:
+class _ResultsWriter:
     """Appends records (dicts) to an open results file, one write and one fsync per call;
-    control characters in ``reason`` are written as escapes (:func:`clean_text`)."""
+    control characters in ``reason`` are written as escapes (:func:`_clean_text`)."""
 
     def __init__(self, fh: IO[str], fmt: str, header: list[str], write_header: bool):
         self.fh, self.fmt, self.header = fh, fmt, header
@@ -445,4 +467,4 @@ class ResultsWriter:
 
 def _value(rec: dict, col: str):
     value = rec.get(col)
-    return clean_text(value) if col == "reason" and isinstance(value, str) else value
+    return _clean_text(value) if col == "reason" and isinstance(value, str) else value

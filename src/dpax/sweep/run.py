@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import cast
+from typing import IO, Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -21,8 +21,8 @@ from ..mechanisms import dpsgd
 from ..targets import Epsilon
 from . import parts as _parts
 from . import results as _results
-from .config import KNOWN_COLUMNS, Row, SweepConfigError, _cap, brief, make_target, read_config
-from .results import OUTPUT_COLUMNS
+from .config import KNOWN_COLUMNS, Row, SweepConfigError, _cap, make_target, read_config
+from .results import OUTPUT_COLUMNS, _brief
 
 #: Malformed rows listed one by one: in the log (on_error='skip') and in the error ('reject').
 MAX_REPORTED_ROWS = 20
@@ -32,15 +32,48 @@ DEFAULT_DELTA = 1e-5
 DEFAULT_BATCH_SIZE = 64
 
 
-def batch_key(r: Row):
-    """Rows that can share one batched call: same grid step, same work, same target kinds."""
+def batch_key(r: Row) -> tuple[float, str, tuple[str, ...]]:
+    """The key of the rows that can share one batched call: :meth:`Row.batch_key`.
+
+    Args:
+        r: a well-formed row.
+
+    Returns:
+        ``(grid_step, mode, target kinds)``: equal keys share a grid step, a kind of work and
+        (for rows to calibrate) their target kinds.
+
+    Raises:
+        KeyError: a malformed row (no ``grid_step`` in ``params``).
+
+    >>> from dpax.sweep import batch_key, parse_row
+    >>> batch_key(parse_row(1, 2, {"noise_multiplier": 1.0, "sample_rate": 0.01, "num_steps": 100}, 1e-3))
+    (0.001, 'analyse', ())
+    """
     return r.batch_key()
 
 
 def make_batches(rows: list[Row], batch_size: int) -> list[list[Row]]:
-    """Valid rows grouped by :func:`batch_key` (in file order) and cut into batches of at most
-    ``batch_size``; ordered by their first row. Depends on the file only, not on what is done."""
-    groups: dict = {}
+    """The well-formed rows grouped by :func:`batch_key` and cut into batches.
+
+    Each group keeps file order and is cut into batches of at most ``batch_size``; the
+    batches are ordered by their first row. They depend on the file only, not on what a
+    resumed sweep has done, so every run (and every process of a distributed one) forms
+    the same batches.
+
+    Args:
+        rows: the rows of a sweep file (:func:`read_config`); malformed ones are left out.
+        batch_size: the most rows of one batch, >= 1.
+
+    Returns:
+        The batches, each a non-empty list of rows.
+
+    >>> from dpax.sweep import make_batches, parse_row
+    >>> rows = [parse_row(i, i + 1, {"noise_multiplier": 1.0, "sample_rate": 0.01, "num_steps": 100,
+    ...                              "grid_step": step}, 1e-3) for i, step in enumerate([1e-3, 1e-2, 1e-3], 1)]
+    >>> [[r.row for r in b] for b in make_batches(rows, batch_size=64)]
+    [[1, 3], [2]]
+    """
+    groups: dict[tuple[float, str, tuple[str, ...]], list[Row]] = {}
     for r in rows:
         if not r.error:
             groups.setdefault(batch_key(r), []).append(r)
@@ -118,10 +151,36 @@ def _standard(rows: list[Row], target, noise: np.ndarray, step: float, rtol: flo
 STANDARD_COLUMNS = ("out_standard_epsilon", "out_standard_noise_multiplier", "out_noise_reduction")
 
 
-def evaluate_batch(rows: list[Row], *, rtol: float = 1e-4, compare_standard: bool = True) -> list[dict]:
-    """Answers for one batch (rows sharing :func:`batch_key`): a list of result dicts.
-    ``compare_standard``: calibrated rows also get the standard comparison (see
-    :func:`run_sweep`)."""
+def evaluate_batch(rows: list[Row], *, rtol: float = 1e-4, compare_standard: bool = True) -> list[dict[str, Any]]:
+    """The answers for one batch: one batched calibration (rows to calibrate) and one
+    batched analysis.
+
+    Rows to calibrate get the least noise that meets their targets
+    (:func:`dpax.calibrate_dpsgd`); every row is then analysed at its noise: beta at its
+    ``alpha`` (Algorithm 1 of Kulynych, Gomez et al., "Attack-aware noise calibration for
+    differential privacy", NeurIPS 2024), the advantage (their Algorithm 3), epsilon at its
+    ``delta`` (default 1e-5), and mu with its regret (:func:`dpax.gdp.mu_and_regret`).
+
+    Args:
+        rows: well-formed rows with one :func:`batch_key` (as :func:`make_batches` forms them).
+        rtol: relative tolerance of the calibrations.
+        compare_standard: calibrated rows also get the standard (epsilon, delta) comparison
+            (see :func:`run_sweep`).
+
+    Returns:
+        One dict per row, in order: ``row``, ``line``, ``mode``, ``status``, ``reason`` and
+        the ``out_*`` answers (NaN or None where a row has none).
+
+    Raises:
+        ValueError, TypeError: a configuration the calibration or the analysis refuses
+            (:func:`run_sweep` then evaluates the batch row by row and marks the row 'error').
+
+    >>> from dpax.sweep import evaluate_batch, parse_row
+    >>> row = parse_row(1, 2, {"noise_multiplier": 1.0, "sample_rate": 0.01, "num_steps": 100, "alpha": 0.1}, 1e-3)
+    >>> (res,) = evaluate_batch([row])
+    >>> res["status"], round(res["out_epsilon"], 4), round(res["out_beta"], 4), round(res["out_mu"], 4)
+    ('analysed', 0.7181, 0.8729, 0.3584)
+    """
     step = rows[0].params["grid_step"]
     n = len(rows)
     status = np.full(n, "analysed", object)
@@ -213,9 +272,9 @@ def run_sweep(
     rtol: float = 1e-4,
     progress: bool | None = None,
     distributed: bool = False,
-    log=None,
+    log: IO[str] | None = None,
     compare_standard: bool = True,
-) -> dict:
+) -> dict[str, Any]:
     """Evaluate every row of ``config`` and append the answers to ``output`` batch by batch.
 
     Args:
@@ -254,7 +313,27 @@ def run_sweep(
 
     Returns:
         A summary dict: config, output, rows, invalid, already_done, written, batches,
-        interrupted, signal, remaining.
+        interrupted, signal, remaining (a distributed sweep adds process, processes and
+        stopped_processes).
+
+    Raises:
+        SweepConfigError: the config file cannot be read as a whole, or has malformed rows
+            with ``on_error='reject'``.
+        ValueError: an argument out of range (``batch_size``, ``on_error``, both ``resume``
+            and ``overwrite``, an extension), ``output`` is the config file, exists without
+            ``resume`` or ``overwrite``, cannot be written, or cannot be resumed.
+        TypeError: ``compare_standard`` or ``progress`` not a bool.
+
+    >>> import os, tempfile
+    >>> from dpax.sweep import read_results, run_sweep
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     config, output = os.path.join(d, "sweep.csv"), os.path.join(d, "out.csv")
+    ...     with open(config, "w") as fh:
+    ...         _ = fh.write("noise_multiplier,sample_rate,num_steps,alpha\\n1.0,0.01,100,0.1\\n")
+    ...     summary = run_sweep(config, output, grid_step=1e-3, progress=False)
+    ...     (result,) = read_results(output)
+    >>> summary["written"], summary["interrupted"], result["status"], round(float(result["out_beta"]), 4)
+    (1, False, 'analysed', 0.8729)
     """
     log = sys.stderr if log is None else log
     _progress.check(progress)
@@ -265,7 +344,7 @@ def run_sweep(
     if isinstance(batch_size, bool) or not (isinstance(batch_size, int) and batch_size >= 1):
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     compare_standard = _v.flag("compare_standard", compare_standard)
-    _results.out_format(output)  # validates the output file's extension
+    _results._out_format(output)  # validates the output file's extension
     if os.path.exists(output) and os.path.exists(config) and os.path.samefile(config, output):
         raise ValueError(f"output {output!r} is the config file itself: write the results to another file")
     rows = read_config(config, grid_step=grid_step)
@@ -275,12 +354,12 @@ def run_sweep(
     if distributed:
         return _run_distributed(config, output, rows, bad, header, batches, resume=resume, overwrite=overwrite,
                                 rtol=rtol, progress=progress, log=log, compare_standard=compare_standard)
-    done, append = _results.prepare(output, header, rows, config, resume=resume, overwrite=overwrite)
+    done, append = _results._prepare(output, header, rows, config, resume=resume, overwrite=overwrite)
     todo = [b for b in batches if any(r.row not in done for r in b)]
     invalid_todo = [r for r in bad if r.row not in done]
     n_todo = sum(len(b) for b in todo) + len(invalid_todo)
     with _progress.task("dpax sweep", progress, total=n_todo, unit="row", stream=log):
-        written, interrupted = write_rows(output, header, append, invalid_todo, todo, done, rtol=rtol,
+        written, interrupted = _write_rows(output, header, append, invalid_todo, todo, done, rtol=rtol,
                                           compare_standard=compare_standard)
     return {
         "config": config, "output": output, "rows": len(rows), "invalid": len(bad), "already_done": len(done),
@@ -289,7 +368,7 @@ def run_sweep(
     }
 
 
-def write_rows(output: str, header: list[str], append: bool, invalid: list[Row], todo: list[list[Row]],
+def _write_rows(output: str, header: list[str], append: bool, invalid: list[Row], todo: list[list[Row]],
                done: set[int], *, rtol: float, compare_standard: bool = True) -> tuple[int, int | None]:
     """Write the ``invalid`` rows, then evaluate and write the batches ``todo`` (rows in ``done``
     skipped), one flushed write per batch (counted as progress of the current task, see
@@ -301,7 +380,7 @@ def write_rows(output: str, header: list[str], append: bool, invalid: list[Row],
     except OSError as exc:
         raise ValueError(f"output: cannot write the results file {output!r}: {exc.strerror or exc}") from None
     with fh, _StopFlag() as stop:
-        writer = _results.ResultsWriter(fh, _results.out_format(output), header, write_header=not append)
+        writer = _results._ResultsWriter(fh, _results._out_format(output), header, write_header=not append)
         if invalid:
             writer.emit([{**r.raw, "row": r.row, "line": r.line, "mode": "", "status": "invalid", "reason": r.error}
                          for r in invalid])
@@ -322,7 +401,7 @@ def _start_parts(config: str, output: str, header: list[str], rows: list[Row], r
                  me) -> tuple[set[int], bool]:
     """Check (and for process 0 clear) the results and part files before any process writes:
     (rows already done, whether this process appends to its part)."""
-    parts = _parts.existing_parts(output)
+    parts = _parts._existing_parts(output)
     exists = (os.path.exists(output) and os.path.getsize(output) > 0) or bool(parts)
     if exists and not (resume or overwrite):
         raise ValueError(f"results file {output!r} (or its part files) exists: pass resume=True (--resume) to "
@@ -333,11 +412,11 @@ def _start_parts(config: str, output: str, header: list[str], rows: list[Row], r
                 os.unlink(path)
         return set(), False
     if me.index == 0 and os.path.exists(output) and os.path.getsize(output) > 0:
-        _results.prepare(output, header, rows, config, resume=True, overwrite=False)  # checked, torn line dropped
-    mine = _parts.part_path(output, me.index, me.count)
+        _results._prepare(output, header, rows, config, resume=True, overwrite=False)  # checked, torn line dropped
+    mine = _parts._part_path(output, me.index, me.count)
     if os.path.exists(mine) and os.path.getsize(mine) > 0:
-        _results.prepare(mine, header, rows, config, resume=True, overwrite=False)  # checked, torn line dropped
-    return (_parts.done_rows(output, parts, header, rows, config),
+        _results._prepare(mine, header, rows, config, resume=True, overwrite=False)  # checked, torn line dropped
+    return (_parts._done_rows(output, parts, header, rows, config),
             os.path.exists(mine) and os.path.getsize(mine) > 0)
 
 
@@ -365,22 +444,22 @@ def _run_distributed(config, output, rows, bad, header, batches, *, resume, over
     tag = f"sweep/{_dist.next_call()}"
     start = lambda: _start_parts(config, output, header, rows, resume, overwrite, me)
     (done, append), _ = _checked(tag + "/start", start)
-    mine = _parts.share_batches(batches, me.index, me.count)
+    mine = _parts._share_batches(batches, me.index, me.count)
     todo = [b for b in mine if any(r.row not in done for r in b)]
     invalid_todo = [r for r in bad if r.row not in done] if me.index == 0 else []
     n_todo = sum(len(b) for b in todo) + len(invalid_todo)
-    part = _parts.part_path(output, me.index, me.count)
+    part = _parts._part_path(output, me.index, me.count)
     written, interrupted = 0, None
     if n_todo or append:
         with _progress.task(f"dpax sweep (process {me.index} of {me.count})", progress, total=n_todo, unit="row",
                             stream=log):
-            written, interrupted = write_rows(part, header, append, invalid_todo, todo, done, rtol=rtol,
+            written, interrupted = _write_rows(part, header, append, invalid_todo, todo, done, rtol=rtol,
                                               compare_standard=compare_standard)
     try:
         statuses = _dist.wait_for_all(tag + "/end", f"{'interrupted' if interrupted else 'done'} {written} {n_todo}")
     except _dist.DistributedError as exc:
         raise _dist.DistributedError(f"sweep of {config}: {exc}. The rows written so far are kept in "
-                                     f"{_parts.part_path(output, '*', me.count)}: "
+                                     f"{_parts._part_path(output, '*', me.count)}: "
                                      "run the same command again with --resume") from None
     counts = {i: s.split() for i, s in statuses.items()}
     stopped = sorted(i for i, c in counts.items() if c[0] == "interrupted")
@@ -391,7 +470,7 @@ def _run_distributed(config, output, rows, bad, header, batches, *, resume, over
 
         def merge() -> None:
             if me.index == 0:
-                _parts.merge(output, header, order, _parts.existing_parts(output), keep_output=resume)
+                _parts._merge(output, header, order, _parts._existing_parts(output), keep_output=resume)
 
         _checked(tag + "/merged", merge)
     return {
@@ -424,7 +503,7 @@ def _header(rows: list[Row], log) -> list[str]:
     columns = list(dict.fromkeys(k for r in rows for k in r.raw))  # none is an answer's (read_config)
     unknown = [c for c in columns if c not in KNOWN_COLUMNS]
     if unknown:
-        shown = ", ".join(brief(c) if len(c) > 40 else c for c in unknown[:20])
+        shown = ", ".join(_brief(c) if len(c) > 40 else c for c in unknown[:20])
         more = f" and {len(unknown) - 20} more" if len(unknown) > 20 else ""
         print(f"dpax sweep: columns not used by dpax (carried to the results): {shown}{more}", file=log)
     return ["row", "line"] + columns + list(OUTPUT_COLUMNS[2:])
