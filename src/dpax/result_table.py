@@ -37,13 +37,18 @@ import csv
 import io
 import math
 import os
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import targets as _targets
 from ._engine import validation as _v
 from ._engine.text import fmt, table
+
+if TYPE_CHECKING:  # for the annotations only: calibration imports this module
+    import pandas
+
+    from .calibration import CalibrationResult
 
 #: The columns of the text table: (heading, record key).
 TEXT_COLUMNS = (("sample rate", "sample_rate"), ("steps", "num_steps"), ("target", "target"),
@@ -56,15 +61,15 @@ def _flat(value: Any, shape: tuple[int, ...]) -> np.ndarray:
     return np.broadcast_to(np.asarray(value), shape).reshape(-1)
 
 
-def _parts(target) -> tuple:
+def _parts(target: _targets.Target) -> tuple[_targets.Target, ...]:
     return target.parts if isinstance(target, _targets.All) else (target,)
 
 
-def _fields(part) -> tuple[str, ...]:
+def _fields(part: _targets.Target) -> tuple[str, ...]:
     return tuple(getattr(part, "__dataclass_fields__", {}))
 
 
-def _describe_part(part, i: int) -> str:
+def _describe_part(part: _targets.Target, i: int) -> str:
     """Row ``i`` of a flat target part, in words."""
     v = {f: fmt(np.asarray(getattr(part, f)).reshape(-1)[i]) for f in _fields(part)}
     if isinstance(part, _targets.ErrRates):
@@ -84,15 +89,21 @@ def _describe_part(part, i: int) -> str:
     return f"{type(part).__name__}({', '.join(f'{k}={x}' for k, x in v.items())})"
 
 
-def describe_targets(target, shape: tuple[int, ...]) -> list[str]:
+def describe_targets(target: _targets.Target | list[_targets.Target] | tuple[_targets.Target, ...],
+                     shape: tuple[int, ...]) -> list[str]:
     """Each row's target in words (several targets joined by ``and``).
 
     Args:
-        target: a :mod:`dpax.targets` target (fields broadcast to ``shape``).
+        target: a :mod:`dpax.targets` target, or a list / tuple of them (all must be met);
+            their fields broadcast to ``shape``.
         shape: the batch shape of the configurations.
 
     Returns:
         One string per row, in C order.
+
+    Raises:
+        TypeError: ``target`` is not a target or a list / tuple of them.
+        ValueError: a target's fields do not broadcast to ``shape``.
 
     >>> from dpax.targets import Advantage, ErrRates
     >>> describe_targets([ErrRates(0.1, [0.5, 0.6]), Advantage(0.2)], (2,))
@@ -103,7 +114,7 @@ def describe_targets(target, shape: tuple[int, ...]) -> list[str]:
     return [" and ".join(_describe_part(p, i) for p in _parts(flat)) for i in range(n)]
 
 
-def _target_columns(target, shape: tuple[int, ...]) -> dict[str, np.ndarray]:
+def _target_columns(target: _targets.Target, shape: tuple[int, ...]) -> dict[str, np.ndarray]:
     """``target_<field>`` -> one value per row, for every field of every part."""
     out: dict[str, np.ndarray] = {}
     for part in _parts(_targets.as_target(target).flat(shape)):
@@ -131,7 +142,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def columns(result) -> dict[str, np.ndarray]:
+def columns(result: CalibrationResult) -> dict[str, np.ndarray]:
     """The result's columns: name -> one value per row (see the module docstring for the names).
 
     Args:
@@ -146,7 +157,7 @@ def columns(result) -> dict[str, np.ndarray]:
     >>> list(columns(r))[:5]
     ['sample_rate', 'num_steps', 'target', 'target_advantage', 'noise_multiplier']
     """
-    shape = np.shape(result.noise_multiplier)
+    shape = np.shape(np.asarray(result.noise_multiplier))
     n = int(np.prod(shape, dtype=int))
     cols: dict[str, np.ndarray] = {}
     sample_rate, num_steps = getattr(result, "sample_rate", None), getattr(result, "num_steps", None)
@@ -163,15 +174,16 @@ def columns(result) -> dict[str, np.ndarray]:
     cols["delta"] = _flat(result.delta, shape).astype(float)
     for k, v in (result.achieved or {}).items():
         cols[f"achieved_{k}"] = _flat(v, shape).astype(float)
-    if getattr(result, "noise_interval", None) is not None:
-        cols["noise_multiplier_optimistic"] = _flat(result.noise_interval.optimistic, shape).astype(float)
+    interval = getattr(result, "noise_interval", None)
+    if interval is not None:
+        cols["noise_multiplier_optimistic"] = _flat(interval.optimistic, shape).astype(float)
     cols["status"] = _flat(result.status, shape).astype(str).astype(object)
     cols["reason"] = _flat(result.reason, shape).astype(str).astype(object)
     cols["grid_step"] = np.full(n, float(result.grid_step))
     return cols
 
 
-def records(result) -> list[dict]:
+def records(result: CalibrationResult) -> list[dict[str, Any]]:
     """One dict per row (Python floats, ints and strings; NaN where a value was not computed).
 
     Args:
@@ -192,11 +204,11 @@ def records(result) -> list[dict]:
     return [{k: _plain(v[i]) for k, v in cols.items()} for i in range(n)]
 
 
-def _reduction(value) -> str:
+def _reduction(value: float | None) -> str:
     return "-" if value is None or math.isnan(float(value)) else f"{100 * float(value):.1f}%"
 
 
-def text(result, max_rows: int | None = None) -> str:
+def text(result: CalibrationResult, max_rows: int | None = None) -> str:
     """The result as an aligned text table: sample rate, steps (where the result records
     them), target, noise, standard noise, noise reduction and status, one line per row.
 
@@ -208,6 +220,9 @@ def text(result, max_rows: int | None = None) -> str:
     Returns:
         The table as one string (no trailing newline).
 
+    Raises:
+        ValueError, TypeError: ``max_rows`` not an integer >= 1.
+
     >>> import dpax
     >>> r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
     ...                          grid_step=1e-2, compare_standard=False)
@@ -218,7 +233,7 @@ def text(result, max_rows: int | None = None) -> str:
     return records_text(records(result), max_rows)
 
 
-def records_text(recs: list[dict], max_rows: int | None = None) -> str:
+def records_text(recs: list[dict[str, Any]], max_rows: int | None = None) -> str:
     """:func:`text` of a result's :func:`records` (as the JSON output of ``dpax plot
     calibration`` holds them; a record's number may be None there, for NaN).
 
@@ -228,6 +243,10 @@ def records_text(recs: list[dict], max_rows: int | None = None) -> str:
 
     Returns:
         The table as one string.
+
+    Raises:
+        ValueError, TypeError: ``max_rows`` not an integer >= 1.
+        KeyError: a record lacks a column the first record has.
 
     >>> print(records_text([{"target": "advantage <= 0.3", "noise_multiplier": 0.5377,
     ...                      "standard_noise_multiplier": 2.37, "noise_reduction": 0.773, "status": "calibrated"}]))
@@ -263,7 +282,7 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def write_csv(result, path_or_file=None) -> str | None:
+def write_csv(result: CalibrationResult, path_or_file: str | os.PathLike[str] | IO[str] | None = None) -> str | None:
     """Write the result's :func:`records` as CSV with a header line.
 
     Args:
@@ -273,6 +292,10 @@ def write_csv(result, path_or_file=None) -> str | None:
 
     Returns:
         The CSV text when ``path_or_file`` is None, else None.
+
+    Raises:
+        TypeError: ``path_or_file`` is neither a file name, an object with ``write`` nor None.
+        OSError: the file cannot be written.
 
     >>> import dpax
     >>> r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
@@ -301,7 +324,7 @@ def write_csv(result, path_or_file=None) -> str | None:
     return None
 
 
-def dataframe(result):
+def dataframe(result: CalibrationResult) -> pandas.DataFrame:
     """The result's :func:`records` as a pandas DataFrame (pandas is imported here; dpax does
     not depend on it).
 
@@ -314,6 +337,16 @@ def dataframe(result):
 
     Raises:
         ImportError: pandas is not installed (``to_records()`` and ``to_csv()`` need nothing).
+
+    >>> import dpax
+    >>> r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
+    ...                          grid_step=1e-2, compare_standard=False)
+    >>> try:
+    ...     frame = dataframe(r)
+    ... except ImportError:       # pandas is optional: this runs with or without it
+    ...     frame = None
+    >>> frame is None or (frame.shape, frame["status"][0]) == ((1, 14), "calibrated")
+    True
     """
     try:
         import pandas as pd
