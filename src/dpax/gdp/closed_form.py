@@ -102,7 +102,7 @@ def _t_of(eps, mu):
         e_s, mu_s = np.where(zone, eps * scale, 0.0), np.where(zone, mu * scale, 1.0)
         p, e = _two_prod(np.where(zone, q, 0.0), mu_s)
         t = np.where(zone, (q - half) + ((e_s - p) - e) / mu_s, q - half)
-        return t - 8.0 * _EPS64 * np.abs(t)
+        return np.where(np.isfinite(t), t - 8.0 * _EPS64 * np.abs(t), t)
 
 
 def _m1_positive(x):
@@ -176,7 +176,9 @@ def _delta_bounds(eps, mu):
     """(log delta, log(1 - delta)) of mu-GDP, the first never below and the second never above
     the truth (mu > 0; epsilon any real)."""
     log_d, log_c = _log_delta_t(_t_of(eps, mu), mu)
-    return log_d + (_LOG_MARGIN + 1e-15 * np.abs(log_d)), log_c - (_LOG_MARGIN + 1e-15 * np.abs(log_c))
+    with np.errstate(invalid="ignore"):  # -inf (delta or 1 - delta exactly 0) stays -inf
+        return (np.where(np.isfinite(log_d), log_d + (_LOG_MARGIN + 1e-15 * np.abs(log_d)), log_d),
+                np.where(np.isfinite(log_c), log_c - (_LOG_MARGIN + 1e-15 * np.abs(log_c)), log_c))
 
 
 def _delta_np(eps, mu):
@@ -255,17 +257,19 @@ def epsilon(delta_, mu):
     pos = m > 0
     mm = np.where(pos, m, 1.0)
     with np.errstate(over="ignore", invalid="ignore"):
-        # delta <= Phi(-t): t = -Phi^-1(delta) + 1 meets delta; epsilon = mu (t + mu / 2)
-        hi = mm * (np.maximum(-_np_ndtri(d), 0.0) + 1.0 + 0.5 * mm)
+        # delta <= Phi(-t): t = -Phi^-1(delta) + 1 meets delta; epsilon = mu (t + mu / 2), raised
+        # 8 ulp past the rounding of t + mu / 2 (t is lost in it for a mu beyond ~1e16)
+        hi = mm * (np.maximum(-_np_ndtri(d), 0.0) + 1.0 + 0.5 * mm) * (1.0 + 8.0 * _EPS64)
     done = ~pos | (d >= 1.0) | _meets(np.zeros(d.shape), mm, d)
+    top = np.finfo(np.float64).max
     for _ in range(64):  # never needed in exact arithmetic: the start above meets delta
-        short = ~done & np.isfinite(hi) & ~_meets(hi, mm, d)
+        short = ~done & (hi < top) & ~_meets(hi, mm, d)
         if not np.any(short):
             break
-        hi = np.where(short, 2.0 * hi, hi)
-    live = ~done & np.isfinite(hi)
-    _, top = _bisect(lambda e: _meets(e, mm, d), np.zeros(d.shape), np.where(live, hi, 1.0), live)
-    out = np.where(done, 0.0, np.where(live, top, np.inf))
+        hi = np.where(short, np.minimum(2.0 * hi, top), hi)
+    live = ~done & np.isfinite(hi) & _meets(np.where(np.isfinite(hi), hi, 0.0), mm, d)
+    _, hi = _bisect(lambda e: _meets(e, mm, d), np.zeros(d.shape), np.where(live, hi, 1.0), live)
+    out = np.where(done, 0.0, np.where(live, hi, np.inf))
     return out if out.ndim else float(out)
 
 
