@@ -172,6 +172,26 @@ def test_mu_from_epsilon_delta_at_the_ends_of_its_range(eps):
         assert cv.mu_from_epsilon_delta(eps, 0.5) == pytest.approx(np.sqrt(2e300), rel=1e-12)
 
 
+def test_gdp_closed_forms_stay_numbers_over_all_of_float64():
+    """No NaN and no warning anywhere in float64 (delta(709, 1e-152), exactly 0, read NaN: the
+    one-sided margin added inf to -inf); epsilon is inf only where it exceeds float64."""
+    import warnings
+
+    rng = np.random.default_rng(7)
+    mu = 10 ** rng.uniform(-300, 308, 400)
+    eps = np.concatenate([-(10 ** rng.uniform(-300, 308, 200)), 10 ** rng.uniform(-300, 308, 200)])
+    d = 10 ** rng.uniform(-323, 0, 400)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert gdp.delta(709.0, 1e-152) == 0.0
+        out = gdp.delta(eps, mu)
+        assert np.all((out >= 0) & (out <= 1))
+        e = gdp.epsilon(d, mu)
+        assert np.all(e >= 0) and np.array_equal(np.isinf(e), mu > 1.9e154)
+        m = cv.mu_from_epsilon_delta(10 ** rng.uniform(-300, 308, 400), np.minimum(d, 1 - 2**-53))
+        assert np.all(np.isfinite(m) & (m > 0))
+
+
 def test_gdp_advantage_keeps_its_relative_precision_for_a_tiny_mu():
     """2 Phi(mu / 2) - 1 read 0 for mu 1e-300 and was 1.8e-4 off at mu 1e-12; now erf, never below."""
     for mu in (1e-300, 1e-12, 1e-3, 1.0, 40.0):
