@@ -182,6 +182,16 @@ def test_calibration_defaults_are_feasible_and_impossible_targets_are_named(caps
     assert rc == 2 and "TPR 0.05 at FPR 0.1" in err and "Traceback" not in err
 
 
+def test_one_configuration_refuses_a_pair_of_axes():
+    """The figure of one configuration has one panel: a pair of axes (the many-configuration
+    figure's) is a TypeError naming ax, before any calibration runs."""
+    from matplotlib.figure import Figure
+
+    pair = tuple(Figure().subplots(2, 1))
+    with pytest.raises(TypeError, match="ax: the figure of one configuration has one panel"):
+        plot.calibration_comparison(0.01, 50, advantages=[0.2], ax=pair)
+
+
 # slow suite: 15 calibrations (over a minute of compilation on 2 cores); the default run checks
 # the defaults' feasibility above
 @pytest.mark.slow

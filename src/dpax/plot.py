@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import textwrap
-from typing import cast
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -19,6 +20,10 @@ from ._engine import validation as _v
 from ._engine.x64 import float64
 from .calibration import CalibrationResult, calibrate_dpsgd
 from .privacy_loss import PrivacyLoss
+
+if TYPE_CHECKING:  # matplotlib is imported on first use
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 #: Figure size of a new figure, in inches (the command line saves PNGs at 150 dpi: 780 x 630 px).
 FIGSIZE = (5.2, 4.2)
@@ -88,13 +93,37 @@ def _tradeoff_axes(ax, alpha, log_scale):
 
 
 @float64
-def tradeoff_curves(losses, labels=None, *, log_scale: bool = False, ax=None, points: int = 400,
-                    title: str | None = None):
-    """FNR beta against FPR alpha of the best membership-inference attack (Algorithm 1,
-    symmetrised curve) for each PrivacyLoss in ``losses`` (one, a list, or a batch: one line
-    per configuration), with the diagonal beta = 1 - alpha of random guessing (perfect
-    privacy) for reference. ``log_scale``: logarithmic FPR axis (from 1e-6), where low-FPR
-    attacks are visible."""
+def tradeoff_curves(losses: PrivacyLoss | Iterable[PrivacyLoss], labels: Iterable[str] | None = None, *,
+                    log_scale: bool = False, ax: Axes | None = None, points: int = 400,
+                    title: str | None = None) -> Figure:
+    """The trade-off curves of the best membership-inference attack, one line per configuration.
+
+    FNR beta against FPR alpha (Kulynych, Gomez et al., "Attack-aware noise calibration for
+    differential privacy", NeurIPS 2024, Algorithm 1; the symmetrised curve,
+    :meth:`dpax.PrivacyLoss.beta`), with the diagonal beta = 1 - alpha of random guessing
+    (perfect privacy) for reference.
+
+    Args:
+        losses: a :class:`dpax.PrivacyLoss` (a batch gives one line per configuration, labelled
+            by its index) or several.
+        labels: one legend label per line (default: the descriptions, or the batch indices).
+        log_scale: a logarithmic FPR axis (from 1e-6), where low-FPR attacks are visible.
+        ax: matplotlib axes to draw on (None: a new figure).
+        points: the number of FPR values each curve is evaluated at.
+        title: the axes' title (None: one naming the curves).
+
+    Returns:
+        The matplotlib Figure (nothing is shown).
+
+    Raises:
+        ValueError: no PrivacyLoss, or ``labels`` not one per line.
+
+    >>> import dpax
+    >>> from dpax.plot import tradeoff_curves
+    >>> fig = tradeoff_curves(dpax.dpsgd([1.0, 2.0], 0.01, 100, grid_step=1e-3), ["sigma 1", "sigma 2"])
+    >>> [line.get_label() for line in fig.axes[0].get_lines()]
+    ['sigma 1', 'sigma 2', 'perfect privacy (random guessing)']
+    """
     if isinstance(losses, PrivacyLoss):
         losses = [losses]
     losses = list(losses)
@@ -124,9 +153,33 @@ def tradeoff_curves(losses, labels=None, *, log_scale: bool = False, ax=None, po
 
 
 @float64
-def gdp_fit(pl, *, log_scale: bool = False, ax=None, points: int = 400, title: str | None = None):
-    """The exact (symmetrised) trade-off curve of one configuration and the tight mu-GDP curve
-    f_mu below it (Gomez et al. 2025, Eq. 11), with mu and the regret Delta(h, f_mu) (Eq. 13) in the legend."""
+def gdp_fit(pl: PrivacyLoss, *, log_scale: bool = False, ax: Axes | None = None, points: int = 400,
+            title: str | None = None) -> Figure:
+    """The exact (symmetrised) trade-off curve of one configuration and the tight mu-GDP curve below it.
+
+    mu and the regret Delta(h, f_mu) are :func:`dpax.gdp.mu_and_regret`'s (Gomez et al.,
+    "(epsilon, delta) considered harmful: report Gaussian DP", 2025, Eq. 11 and 13), shown
+    in the legend; the diagonal of random guessing is drawn for reference.
+
+    Args:
+        pl: a :class:`dpax.PrivacyLoss` of one configuration.
+        log_scale: a logarithmic FPR axis (from 1e-6).
+        ax: matplotlib axes to draw on (None: a new figure).
+        points: the number of FPR values each curve is evaluated at.
+        title: the axes' title (None: "GDP fit: " and the description).
+
+    Returns:
+        The matplotlib Figure (nothing is shown).
+
+    Raises:
+        ValueError: ``pl`` is a batch (index it: ``pl[i]``).
+
+    >>> import dpax
+    >>> from dpax.plot import gdp_fit
+    >>> fig = gdp_fit(dpax.dpsgd(1.0, 0.01, 100, grid_step=1e-3))
+    >>> [line.get_label() for line in fig.axes[0].get_lines()]
+    ['exact curve (dpax)', '0.3584-GDP (regret 0.046)', 'perfect privacy (random guessing)']
+    """
     if pl.batch_shape:
         raise ValueError("gdp_fit takes one configuration; index a batch (pl[i])")
     mu, regret = gdp.mu_and_regret(pl)
@@ -165,9 +218,11 @@ def _comparison_targets(target, advantages, alphas, tprs, shape):
 
 
 @float64
-def calibration_comparison(sample_rate, num_steps=None, *, target: str = "advantage", advantages=None, alphas=None,
-                           tprs=None, delta: float = 1e-5, grid_step: float = 1e-3, ax=None, title: str | None = None,
-                           progress: bool | None = None):
+def calibration_comparison(sample_rate: ArrayLike | CalibrationResult, num_steps: ArrayLike | None = None, *,
+                           target: str = "advantage", advantages: ArrayLike | None = None,
+                           alphas: ArrayLike | None = None, tprs: ArrayLike | None = None, delta: float = 1e-5,
+                           grid_step: float = 1e-3, ax: Axes | tuple[Axes, Axes] | None = None,
+                           title: str | None = None, progress: bool | None = None) -> Figure:
     """Noise multiplier from attack-aware vs standard calibration of DP-SGD, for one
     configuration or many.
 
@@ -207,6 +262,12 @@ def calibration_comparison(sample_rate, num_steps=None, *, target: str = "advant
     Returns:
         A matplotlib Figure; its ``dpax_result`` is the :class:`dpax.CalibrationResult` drawn.
 
+    Raises:
+        ValueError: a TPR at or below an FPR, ``target`` unknown, an argument out of range, or
+            a result without the standard comparison.
+        TypeError: ``num_steps`` missing (or given with a result), ``ax`` not a pair of axes
+            for the two-panel figure, or a pair for the one-panel figure.
+
     >>> fig = calibration_comparison(0.01, 50, target="err_rates", alphas=[0.1], tprs=[0.1])
     Traceback (most recent call last):
     ...
@@ -227,6 +288,9 @@ def calibration_comparison(sample_rate, num_steps=None, *, target: str = "advant
                               num_steps=np.broadcast_to(t, shape).reshape(-1, 1), target=tgt, grid_step=grid_step,
                               standard_delta=delta, on_infeasible="mark", progress=progress)
         return _configurations_figure(res, ax, title)
+    if isinstance(ax, (tuple, list)):  # checked before the calibration runs
+        raise TypeError("ax: the figure of one configuration has one panel; pass one axes or None (a pair of "
+                        f"axes is for many configurations), got a {type(ax).__name__}")
     rate, steps = float(p.reshape(-1)[0]), int(t.reshape(-1)[0])
     tgt, series, x, xlabel = _comparison_targets(target, advantages, alphas, tprs, None)
     res = calibrate_dpsgd(sample_rate=rate, num_steps=steps, target=tgt, grid_step=grid_step, standard_delta=delta,
@@ -234,17 +298,17 @@ def calibration_comparison(sample_rate, num_steps=None, *, target: str = "advant
     # CalibrationResult types its fields as object: arrays or scalars
     noise = np.atleast_1d(cast(ArrayLike, res.noise_multiplier))
     std = np.atleast_1d(cast(ArrayLike, res.standard_noise_multiplier))
-    fig, ax = _figure(ax)
+    fig, panel = _figure(ax)
     colors = [f"C{i}" for i in range(len(series))]
     for (name, sl), col in zip(series, colors):
         sep = ", " if name else ""
-        ax.plot(x, std[sl], color=col, linestyle="--", marker="o", markersize=3,
-                label=f"standard (epsilon, {delta:g})-calibration{sep}{name}")
-        ax.plot(x, noise[sl], color=col, marker="s", markersize=3, label=f"attack-aware calibration{sep}{name}")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("noise multiplier")
-    _set_title(ax, title or f"DP-SGD, sample rate {rate:g}, {steps:,} steps", fontsize="small")
-    _legend(ax, fontsize="x-small")
+        panel.plot(x, std[sl], color=col, linestyle="--", marker="o", markersize=3,
+                   label=f"standard (epsilon, {delta:g})-calibration{sep}{name}")
+        panel.plot(x, noise[sl], color=col, marker="s", markersize=3, label=f"attack-aware calibration{sep}{name}")
+    panel.set_xlabel(xlabel)
+    panel.set_ylabel("noise multiplier")
+    _set_title(panel, title or f"DP-SGD, sample rate {rate:g}, {steps:,} steps", fontsize="small")
+    _legend(panel, fontsize="x-small")
     fig.dpax_result = res  # the calibration behind the figure
     return fig
 
