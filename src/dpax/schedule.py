@@ -43,19 +43,37 @@ class DPSGDSchedule:
     Fields are Python numbers for one schedule, else arrays of the broadcast shape of the
     arguments. ``sample_rate`` and ``num_steps`` are what :func:`dpax.dpsgd` and
     :func:`dpax.calibrate_dpsgd` take; :meth:`accounting` gives them as keyword arguments.
+    Built by :func:`dpsgd_schedule`, which checks the numbers; each argument is kept as the
+    attribute of its name.
+
+    Args:
+        sample_rate: the Poisson sampling rate ``batch_size / dataset_size``, in (0, 1].
+        num_steps: the number of steps ``epochs * steps_per_epoch``.
+        steps_per_epoch: ``ceil(dataset_size / batch_size)``, the batches of one epoch.
+        dataset_size: the number of records.
+        batch_size: the expected batch size.
+        epochs: the number of epochs.
+
+    >>> import dpax
+    >>> s = dpax.dpsgd_schedule(dataset_size=1000, batch_size=300, epochs=2)
+    >>> s
+    DPSGDSchedule(sample_rate=0.3, num_steps=8, steps_per_epoch=4, dataset_size=1000, batch_size=300, epochs=2)
     """
 
-    sample_rate: object
+    sample_rate: float | np.ndarray
     """Poisson sampling rate ``batch_size / dataset_size``, in (0, 1]."""
-    num_steps: object
+    num_steps: int | np.ndarray
     """Number of steps ``epochs * steps_per_epoch``."""
-    steps_per_epoch: object
+    steps_per_epoch: int | np.ndarray
     """``ceil(dataset_size / batch_size)``: the batches of one epoch."""
-    dataset_size: object
-    batch_size: object
-    epochs: object
+    dataset_size: int | np.ndarray
+    """Number of records."""
+    batch_size: int | np.ndarray
+    """Expected batch size."""
+    epochs: int | np.ndarray
+    """Number of epochs."""
 
-    def accounting(self) -> dict:
+    def accounting(self) -> dict[str, float | int | np.ndarray]:
         """``{"sample_rate": ..., "num_steps": ...}``, the keyword arguments of the accounting.
 
         Returns:

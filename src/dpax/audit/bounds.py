@@ -265,7 +265,9 @@ class AuditResult:
     claim dpax checks has a symmetric curve ((epsilon, delta), mu-GDP, and
     ``PrivacyLoss.beta``, which is symmetrised), so the two tests are the same test.
 
-    Attributes:
+    Built by :func:`audit`; each argument is kept as the attribute of its name.
+
+    Args:
         fpr, fnr: the observed rates.
         fpr_upper, fnr_upper: their joint one-sided upper limits.
         confidence: the joint level.

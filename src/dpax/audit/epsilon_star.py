@@ -87,7 +87,10 @@ class EpsilonStar:
     picks the maximising pair (-1 when no pair beats the constant 1); ``term`` is which of
     the four fractions of Eq. 7 attained it (1-4; 0 when Epsilon* = 0), ``term_name`` says it.
 
-    Attributes:
+    Built by :func:`epsilon_star` and :func:`epsilon_star_from_rates`; each argument is kept
+    as the attribute of its name.
+
+    Args:
         value: Epsilon* (``float(result)`` gives it too).
         term: which fraction of Eq. 7 attained it (1-4; 0: none beats 1).
         index: the maximising pair (-1: none).

@@ -42,7 +42,10 @@ def _log_normal(x: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
 class GaussianMixture:
     """A 1-D Gaussian mixture: ``weights``, ``means``, ``stds`` (each of length k).
 
-    Attributes:
+    Built by :func:`fit_gaussian_mixture` (or by hand, as in :meth:`logpdf`'s example); each
+    argument is kept as the attribute of its name.
+
+    Args:
         weights: the components' weights (sum 1).
         means: the components' means, ascending.
         stds: the components' standard deviations.
