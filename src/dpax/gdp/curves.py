@@ -54,12 +54,20 @@ class TradeoffCurve:
     In u = alpha - beta, v = alpha + beta the curve is v = V(u), V convex on [-1, 1] (see the
     module docstring). Subclasses implement :meth:`beta` and :meth:`v`; a piecewise-linear
     one also :meth:`vertices_u` and :meth:`slopes`, which :func:`delta_divergence` reads. The
-    base class is built without arguments; the examples use :class:`PiecewiseLinearCurve`.
+    base class takes no constructor arguments; the methods' examples use the subclasses.
 
-    >>> from dpax.gdp.curves import PiecewiseLinearCurve, TradeoffCurve
-    >>> curve = PiecewiseLinearCurve([0.0, 0.2, 1.0], [1.0, 0.3, 0.0])
-    >>> isinstance(curve, TradeoffCurve), curve.beta(0.1)
-    (True, 0.65)
+    A curve of one's own, random guessing (beta = 1 - alpha, V(u) = 1 on [-1, 1]):
+
+    >>> import numpy as np
+    >>> from dpax.gdp.curves import GDPCurve, TradeoffCurve, delta_divergence
+    >>> class Diagonal(TradeoffCurve):
+    ...     description = "random guessing"
+    ...     def beta(self, alpha):
+    ...         return 1.0 - np.asarray(alpha, float)
+    ...     def v(self, u):
+    ...         return np.maximum(1.0, np.abs(np.asarray(u, float)))
+    >>> Diagonal(), Diagonal().advantage(), round(delta_divergence(Diagonal(), GDPCurve(1.0)), 4)
+    (Diagonal(random guessing), 0.0, 0.1915)
     """
 
     description = "trade-off curve"
