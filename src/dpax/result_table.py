@@ -46,8 +46,6 @@ from ._engine import validation as _v
 from ._engine.text import fmt, table
 
 if TYPE_CHECKING:  # for the annotations only: calibration imports this module
-    import pandas
-
     from .calibration import CalibrationResult
 
 #: The columns of the text table: (heading, record key).
@@ -324,7 +322,7 @@ def write_csv(result: CalibrationResult, path_or_file: str | os.PathLike[str] | 
     return None
 
 
-def dataframe(result: CalibrationResult) -> pandas.DataFrame:
+def dataframe(result: CalibrationResult) -> Any:  # a pandas.DataFrame: dpax does not depend on pandas
     """The result's :func:`records` as a pandas DataFrame (pandas is imported here; dpax does
     not depend on it).
 
