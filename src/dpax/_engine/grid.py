@@ -23,6 +23,10 @@ import numpy as np
 
 MIN_LENGTH = 256
 
+#: The loss grid's step wherever a function lets the user leave it out (mechanisms, events,
+#: calibration, sweeps, the CLI): 1e-4 nats, riskcal's and gdpnum's default.
+DEFAULT_GRID_STEP = 1e-4
+
 #: Largest |privacy loss| a grid may reach: exp(loss) must stay inside float64.
 MAX_LOSS = 600.0
 
