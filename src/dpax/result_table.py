@@ -37,7 +37,7 @@ import csv
 import io
 import math
 import os
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any, Protocol
 
 import numpy as np
 
@@ -45,8 +45,33 @@ from . import targets as _targets
 from ._engine import validation as _v
 from ._engine.text import fmt, table
 
-if TYPE_CHECKING:  # for the annotations only: calibration imports this module
-    from .calibration import CalibrationResult
+
+class _ResultFields(Protocol):
+    """The fields of :class:`dpax.CalibrationResult` this module reads (it reads nothing else,
+    and does not import :mod:`dpax.calibration`, which imports it); ``sample_rate``,
+    ``num_steps`` and ``noise_interval`` are read where the result has them."""
+
+    @property
+    def noise_multiplier(self) -> object: ...
+    @property
+    def standard_noise_multiplier(self) -> object: ...
+    @property
+    def noise_reduction(self) -> object: ...
+    @property
+    def standard_epsilon(self) -> object: ...
+    @property
+    def delta(self) -> object: ...
+    @property
+    def achieved(self) -> dict[str, Any] | None: ...
+    @property
+    def status(self) -> object: ...
+    @property
+    def reason(self) -> object: ...
+    @property
+    def target(self) -> _targets.Target: ...
+    @property
+    def grid_step(self) -> float: ...
+
 
 #: The columns of the text table: (heading, record key).
 TEXT_COLUMNS = (("sample rate", "sample_rate"), ("steps", "num_steps"), ("target", "target"),
@@ -140,7 +165,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def columns(result: CalibrationResult) -> dict[str, np.ndarray]:
+def columns(result: _ResultFields) -> dict[str, np.ndarray]:
     """The result's columns: name -> one value per row (see the module docstring for the names).
 
     Args:
@@ -181,7 +206,7 @@ def columns(result: CalibrationResult) -> dict[str, np.ndarray]:
     return cols
 
 
-def records(result: CalibrationResult) -> list[dict[str, Any]]:
+def records(result: _ResultFields) -> list[dict[str, Any]]:
     """One dict per row (Python floats, ints and strings; NaN where a value was not computed).
 
     Args:
@@ -206,7 +231,7 @@ def _reduction(value: float | None) -> str:
     return "-" if value is None or math.isnan(float(value)) else f"{100 * float(value):.1f}%"
 
 
-def text(result: CalibrationResult, max_rows: int | None = None) -> str:
+def text(result: _ResultFields, max_rows: int | None = None) -> str:
     """The result as an aligned text table: sample rate, steps (where the result records
     them), target, noise, standard noise, noise reduction and status, one line per row.
 
@@ -280,7 +305,7 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def write_csv(result: CalibrationResult, path_or_file: str | os.PathLike[str] | IO[str] | None = None) -> str | None:
+def write_csv(result: _ResultFields, path_or_file: str | os.PathLike[str] | IO[str] | None = None) -> str | None:
     """Write the result's :func:`records` as CSV with a header line.
 
     Args:
@@ -322,7 +347,7 @@ def write_csv(result: CalibrationResult, path_or_file: str | os.PathLike[str] | 
     return None
 
 
-def dataframe(result: CalibrationResult) -> Any:  # a pandas.DataFrame: dpax does not depend on pandas
+def dataframe(result: _ResultFields) -> Any:  # a pandas.DataFrame: dpax does not depend on pandas
     """The result's :func:`records` as a pandas DataFrame (pandas is imported here; dpax does
     not depend on it).
 
