@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.scipy.special import ndtri
 
 from . import analyse as _analyse
 from . import branch_and_bound as _bounds
@@ -216,3 +217,21 @@ def regret_upper_kernel(pair: Pair, m):
     corner = jnp.where((px > 0) | (py > 0), jnp.minimum(x0, y0 + py), 0.0)
     kappa = jnp.where(jnp.isinf(m), jnp.max(corner, -1), kappa)
     return (jnp.maximum(kappa, 0.0),)
+
+
+# -- the GDP target's check (dpax.targets.GDP) -----------------------------------------------
+
+#: absolute slack (in beta) of the GDP check, for float64 round-off of the breakpoint sums
+GDP_SLACK = 1e-12
+
+
+@functools.partial(_cache.kernel, name="gdp_margin")
+@jax.jit
+def gdp_margin_kernel(pair: Pair, mu: jax.Array) -> jax.Array:
+    """min over breakpoints (alpha_i, beta_i) of both directions of beta_i - G_mu(alpha_i),
+    plus the off-grid mass and GDP_SLACK (see :class:`dpax.targets.GDP`)."""
+    worst: float | jax.Array = jnp.inf
+    for t in _analyse.both_directions(pair):
+        g = ndtr(-ndtri(jnp.clip(t.ccdf_x, 0.0, 1.0)) - mu[:, None])
+        worst = jnp.minimum(worst, jnp.min(t.cdf_y - g, -1))
+    return worst + pair.inf_y + pair.neginf_x + GDP_SLACK

@@ -1,0 +1,216 @@
+"""The :class:`Target` interface every risk target implements, and the argument checks its
+methods get.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._engine import validation as _v
+from .._engine.pair import Pair
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    """``shape`` as a tuple of integers >= 0 (a TypeError / ValueError naming it otherwise)."""
+    try:
+        if isinstance(shape, (str, bytes)) or any(isinstance(d, (bool, np.bool_)) for d in shape):
+            raise TypeError
+        out = tuple(int(operator.index(d)) for d in shape)
+    except TypeError:
+        raise TypeError(f"shape must be a tuple of integers, got {_v.brief(shape)}") from None
+    if any(d < 0 for d in out):
+        raise ValueError(f"shape must hold integers >= 0, got {out}")
+    return out
+
+
+def _row_index(index: object) -> object:
+    """``index`` as integer row indices, a boolean mask or a slice (TypeError naming it)."""
+    if isinstance(index, slice):
+        return index
+    if isinstance(index, (bool, np.bool_)):
+        raise TypeError(f"index must be integer row indices, a boolean mask or a slice, got {_v.brief(index)}")
+    try:
+        arr = np.asarray(index)
+    except Exception:
+        arr = np.asarray(None, dtype=object)
+    if arr.size == 0 and arr.dtype.kind in "fiub":  # no rows
+        return arr.astype(np.int64)
+    if arr.dtype.kind not in "iub":
+        raise TypeError(f"index must be integer row indices, a boolean mask or a slice, got {_v.brief(index)}")
+    return arr
+
+
+def _checked(method, check):
+    """``method`` with its one argument checked by ``check`` first (same name and doc)."""
+    @functools.wraps(method)
+    def wrapped(self, arg):
+        return method(self, check(arg))
+
+    return wrapped
+
+
+#: The argument checks every target's methods get (:meth:`Target.__init_subclass__`).
+_CHECKS = {
+    "broadcast": _shape,
+    "flat": _shape,
+    "take": _row_index,
+    "margin": lambda pair: pair if isinstance(pair, Pair) else (_ for _ in ()).throw(
+        TypeError(f"pair must be a PrivacyLoss's .pair (PLRV rows), got {type(pair).__name__}")),
+    "standard_epsilon": lambda delta: _v.probabilities("delta", delta, high_open=True),
+    "met_without_noise": lambda q: _v.probabilities("leak_probability", q),
+}
+
+
+class Target:
+    """Base class: a risk bound the mechanism must meet.
+
+    Subclasses are frozen dataclasses whose fields are the bound's parameters (arrays after
+    validation); :class:`All` combines several. The examples below use :class:`ErrRates`.
+    Every target's ``broadcast``, ``flat``, ``take``, ``margin``, ``standard_epsilon`` and
+    ``met_without_noise`` check their argument first (a TypeError or ValueError naming it).
+    """
+
+    #: names of the risk values this target reports as achieved
+    reports: tuple[str, ...] = ()
+    # set by @dataclass on the subclasses whose broadcast / flat / take use it (not on All)
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        for name, check in _CHECKS.items():
+            if name in vars(cls):
+                setattr(cls, name, _checked(vars(cls)[name], check))
+
+    def shape(self) -> tuple[int, ...]:
+        """The broadcast shape of the target's fields.
+
+        >>> from dpax.targets import ErrRates
+        >>> ErrRates([0.01, 0.1], 0.5).shape()
+        (2,)
+        """
+        raise NotImplementedError
+
+    def broadcast(self, shape: tuple[int, ...]) -> Target:
+        """The target with every field broadcast to ``shape``.
+
+        Args:
+            shape: a shape the fields broadcast to.
+
+        Returns:
+            A target of the same type with fields of shape ``shape``.
+
+        >>> from dpax.targets import ErrRates
+        >>> ErrRates(0.01, [0.5, 0.6]).broadcast((2,)).alpha
+        array([0.01, 0.01])
+        """
+        return type(self)(*(np.broadcast_to(getattr(self, f), shape) for f in self.__dataclass_fields__))
+
+    def flat(self, shape: tuple[int, ...]) -> Target:
+        """Broadcast to ``shape`` and flattened to one row per configuration.
+
+        Args:
+            shape: the batch shape of the configurations.
+
+        Returns:
+            A target of the same type with 1-D fields of length ``prod(shape)``.
+
+        >>> from dpax.targets import ErrRates
+        >>> ErrRates(0.01, 0.5).flat((2, 2)).beta
+        array([0.5, 0.5, 0.5, 0.5])
+        """
+        return type(self)(*(np.broadcast_to(getattr(self, f), shape).reshape(-1) for f in self.__dataclass_fields__))
+
+    def take(self, index: ArrayLike | slice) -> Target:
+        """Rows ``index`` of a flat target.
+
+        Args:
+            index: integer row indices, a boolean mask or a slice into the rows (as from
+                :meth:`flat`).
+
+        Returns:
+            A target of the same type holding the selected rows.
+
+        >>> from dpax.targets import ErrRates
+        >>> ErrRates([0.01, 0.1], 0.5).flat((2,)).take([1]).alpha
+        array([0.1])
+        """
+        shape = self.shape()
+        rows = _v.batch_rows("index", index, shape, "target")  # _row_index has checked its type (see _CHECKS)
+        return type(self)(*(np.broadcast_to(getattr(self, f), shape).reshape(-1)[rows]
+                            for f in self.__dataclass_fields__))
+
+    def margin(self, pair: Pair) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """How far inside the target each row of ``pair`` is (>= 0: met), and the risk values.
+
+        The margin grows with privacy, so calibration can interpolate it.
+
+        Args:
+            pair: PLRV rows, one per configuration of a flat target
+                (:attr:`dpax.PrivacyLoss.pair`).
+
+        Returns:
+            ``(margin, achieved)``: float64 arrays of one entry per row, and a dict from the
+            names in :attr:`reports` to the achieved risk values per row.
+
+        >>> import dpax
+        >>> from dpax.targets import ErrRates
+        >>> margin, achieved = ErrRates(0.01, 0.5).margin(dpax.gaussian(1.0, grid_step=1e-2).pair)
+        >>> margin.round(4), achieved["beta"].round(4)
+        (array([0.4076]), array([0.9076]))
+        """
+        raise NotImplementedError
+
+    def gdp_mu(self) -> np.ndarray:
+        """The mu of the Gaussian-DP mechanism that just meets the target (a search start).
+
+        Returns:
+            mu, with the target's shape.
+
+        >>> from dpax.targets import ErrRates
+        >>> round(float(ErrRates(0.01, 0.5).gdp_mu()), 4)
+        2.3263
+        """
+        raise NotImplementedError
+
+    def standard_epsilon(self, delta: ArrayLike) -> np.ndarray:
+        """The epsilon that standard calibration at ``delta`` needs to guarantee the target
+        (Eq. 2 with Proposition 2.5 / 2.6).
+
+        Args:
+            delta: the delta of the (epsilon, delta)-DP guarantee, in [0, 1).
+
+        Returns:
+            epsilon, with the broadcast shape of the target and ``delta`` (NaN where no
+            (epsilon, delta) guarantee implies the target).
+
+        >>> from dpax.targets import ErrRates
+        >>> round(float(ErrRates(0.01, 0.5).standard_epsilon(1e-5)), 4)
+        3.912
+        """
+        raise NotImplementedError
+
+    def met_without_noise(self, leak_probability: ArrayLike) -> np.ndarray:
+        """Whether subsampling alone meets the target: the trade-off curve
+        (1 - q)(1 - alpha) of noiseless steps that leak with probability q.
+
+        Args:
+            leak_probability: q = 1 - (1 - p)^T for T steps at sample rate p, in [0, 1].
+
+        Returns:
+            Booleans, with the broadcast shape of the target and ``leak_probability``.
+
+        >>> from dpax.targets import ErrRates
+        >>> bool(ErrRates(0.01, 0.5).met_without_noise(0.01))
+        True
+        """
+        raise NotImplementedError
+
+
+for _name, _check in _CHECKS.items():  # the base class's own methods as well
+    setattr(Target, _name, _checked(vars(Target)[_name], _check))
+del _name, _check
