@@ -165,8 +165,8 @@ class DpEventAccounting:
         >>> from dpax.accountants import DpEventAccountant
         >>> acct = DpEventAccountant(value_discretization_interval=1e-3)
         >>> _ = acct.compose(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)), 100)
-        >>> [f"{d:.3g}" for d in acct.get_delta([1.0, float("inf")])]
-        ['6.68e-07', '7.97e-14']
+        >>> f"{acct.get_delta(1.0):.3g}", acct.get_delta(float("inf")) < 1e-12   # inf: the grid's truncated tails
+        ('6.68e-07', True)
         """
         e, infinite = _epsilons(target_epsilon)
         if self._non_private or not self._counts:
