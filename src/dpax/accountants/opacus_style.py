@@ -271,7 +271,8 @@ class PLDAccountant:
         Args:
             delta: the guarantee's delta, in [0, 1] (any shape).
             grid_step: the grid's step, in [1e-7, 1] (default: the accountant's).
-            **kwargs: ignored (Opacus passes its accountants' options, such as ``eps_error``).
+            **kwargs: ignored: options of Opacus' other accountants (such as the PRV
+                accountant's ``eps_error``), accepted so that calls written for them work.
 
         Returns:
             epsilon >= 0 with the shape of ``delta`` (a float for one number).
@@ -321,7 +322,7 @@ class PLDAccountant:
         Args:
             alpha: false-positive rates in [0, 1] (any shape).
             grid_step: the grid's step, in [1e-7, 1] (default: the accountant's).
-            **kwargs: ignored (for Opacus-style callers).
+            **kwargs: ignored, as by :meth:`get_epsilon`.
 
         Returns:
             beta in [0, 1] with the shape of ``alpha`` (a float for one number).
@@ -347,7 +348,7 @@ class PLDAccountant:
 
         Args:
             grid_step: the grid's step, in [1e-7, 1] (default: the accountant's).
-            **kwargs: ignored (for Opacus-style callers).
+            **kwargs: ignored, as by :meth:`get_epsilon`.
 
         Returns:
             The advantage, in [0, 1].
