@@ -20,6 +20,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: Layers, bottom up: a module may import from its own layer (acyclically) or from below.
 LAYERS = (
     "dpax._engine",
+    "dpax._text",
     "dpax.schedule",
     "dpax.privacy_loss",
     "dpax.mechanisms",

@@ -144,7 +144,7 @@ def test_command_line_gdp_title_formats_numbers(tmp_path):
     import argparse
 
     from dpax.cli import main
-    from dpax.cli import plot as cli_plot
+    from dpax.cli import plot_command as cli_plot
 
     # the examples' `dpax plot gdp` (1, 0.01, 1,000 steps) at grid 1e-3: kernels that other test
     # files compile (10,000 steps at grid 1e-2 compiled 4 of its own, a mu kernel among them)

@@ -43,7 +43,7 @@ import numpy as np
 
 from . import targets as _targets
 from ._engine import validation as _v
-from ._engine.text import fmt, table
+from ._text import fmt, table
 
 
 class _ResultFields(Protocol):

@@ -195,7 +195,8 @@ def test_calibrate_bad_target_is_a_clean_error(capsys):
 def test_probabilities_near_one_print_as_one_minus_their_complement():
     # an FNR of 1 - 4e-9 beside a TPR of 4e-9 prints as such, never as "1" (dpax gdp's Tier II,
     # the attack tables of dpax curve and dpax mechanism); no kernel runs
-    from dpax.cli.common import attack_lines, probability
+    from dpax._text import probability
+    from dpax.cli.brackets import attack_lines
 
     assert probability(1 - 4e-9) == "1 - 4e-09" and probability(1 - 1e-12, complement=1e-12) == "1 - 1e-12"
     assert probability(0.999826) == "0.999826"  # 1.7e-4 from 1: six digits keep three of the complement

@@ -16,7 +16,7 @@ import pytest
 from scipy.stats import norm
 
 import dpax
-from dpax import cli
+from dpax import _text, cli
 from dpax._engine import grid as engine_grid
 
 SIGMA = 1.25  # mu = 0.8
@@ -101,7 +101,7 @@ def test_curve_accuracy_chooses_the_grid(capsys):
     # every reported number's bracket is within the accuracy, and the one that decided is reported
     w = widths(out, ["beta", "tpr", "epsilon", "advantage"])
     assert w.max() <= acc and out["max_width"] == pytest.approx(tried[-1][1], rel=1e-12)
-    text = cli.curve.render_curve(out)
+    text = cli.curve_command.render_curve(out)
     assert f"grid step {out['grid_step']:g} chosen by --accuracy 2e-05" in text
 
 
@@ -155,18 +155,18 @@ def test_gdp_brackets_hold_the_gaussian_truth(capsys):
     assert np.all(np.asarray(out["epsilon_optimistic"]) <= eps_true) and np.all(eps_true <= np.asarray(out["epsilon"]))
     # the Gaussian is exactly mu-GDP: its regret 0 lies in the bracket, which holds the point regret
     assert out["regret_lower"] == 0.0 <= out["regret"] <= out["regret_upper"] < 1e-4
-    text = cli.gdp.render_gdp(out)
+    text = cli.gdp_command.render_gdp(out)
     assert "mu, optimistic" in text and "a lower bound of mu" in text and "the true regret lies in [0" in text
     assert "optimistic beta" in text and "optimistic epsilon" in text
     # Tier II: the FNR at FPR 1e-10 (within 1e-4 of 1) as 1 - its TPR, both sides of the bracket;
     # the last row is the advantage-maximising attack, labelled in words
     rows = text.split("Tier II")[1].splitlines()
     first = next(line for line in rows if line.strip().startswith("1e-10 "))
-    tpr = cli.common.probability(1 - out["beta"][0], complement=out["beta"][0])
+    tpr = _text.probability(1 - out["beta"][0], complement=out["beta"][0])
     assert first.split()[1:4] == ["1", "-", tpr] and first.split()[4] == tpr
-    assert first.split()[5:8] == ["1", "-", cli.common.fmt(1 - out["beta_optimistic"][0])]
+    assert first.split()[5:8] == ["1", "-", _text.fmt(1 - out["beta_optimistic"][0])]
     assert "(max advantage)" in next(
-        line for line in rows if line.strip().startswith(cli.common.fmt(out["alpha"][-1], 4)))
+        line for line in rows if line.strip().startswith(_text.fmt(out["alpha"][-1], 4)))
     assert "alpha*" not in text
     # the (epsilon, delta) -> mu conversion is a closed form: no bracket
     conv = run(capsys, ["gdp", "--epsilon", "1", "--delta", "1e-5"])

@@ -16,9 +16,9 @@ import sys
 import numpy as np
 import pytest
 
-from dpax.cli import curve as curve_cli
+from dpax.cli import curve_command as curve_cli
 from dpax.cli import main
-from dpax.cli.common import MAX_MESSAGE_CHARS
+from dpax.cli.parsing import MAX_MESSAGE_CHARS
 
 AUDIT = ["audit", "--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10"]
 CHEAP = ["--grid-step", "1e-2", "--no-cache"]

@@ -8,7 +8,7 @@ Every subcommand prints a human-readable table by default and one JSON object wi
 ``--json``. Every failure -- a usage error, bad input (a ValueError or TypeError from dpax),
 a file that cannot be read or written, memory running out -- is reported as one line
 ``dpax: error: <message>`` on stderr (after the usage, for a usage error) with exit status 2,
-never a traceback; messages are capped at :data:`dpax.cli.common.MAX_MESSAGE_CHARS`
+never a traceback; messages are capped at :data:`dpax.cli.parsing.MAX_MESSAGE_CHARS`
 characters. Options cannot be abbreviated, and a mistyped one is answered with the closest
 option of its subcommand ("did you mean --alpha?"). Output into a pipe closed early
 (``dpax ... | head``) ends quietly with status 141 (128 + SIGPIPE), as Unix tools do; Ctrl-C
@@ -17,23 +17,24 @@ ends with status 130. ``DPAX_DEBUG=1`` shows the traceback of an unexpected erro
 Compile latency: like the library, the command line keeps the kernels it compiles in dpax's
 kernel cache (``$DPAX_CACHE_DIR`` or ``~/.cache/dpax``; see :mod:`dpax._engine.cache`), so a
 second invocation loads what the first compiled. ``--no-cache`` keeps this invocation off
-the disk (:func:`dpax.cli.common.compilation_cache`).
+the disk (:func:`dpax.cli.parsing.compilation_cache`).
 
-Adding a subcommand: write a module ``dpax/cli/<name>.py`` with a function
+Adding a subcommand: write a module ``dpax/cli/<name>_command.py`` with a function
 ``add_parser(subparsers, parents)`` that registers the parser with
 ``subparsers.add_parser(name, parents=[_options(), parents.common], ...)`` and sets ``func``
 to a function ``(args) -> dict`` returning the JSON-ready result (plain floats, ints, strings,
 lists, dicts) and ``render`` to a function ``(result) -> str`` for the human-readable form.
-``_options()`` is the subcommand's own options, on :func:`dpax.cli.common.options_parser`; a
-DP-SGD configuration is added with :func:`dpax.cli.common.dpsgd_args` (or
+``_options()`` is the subcommand's own options, on :func:`dpax.cli.parsing.options_parser`; a
+DP-SGD configuration is added with :func:`dpax.cli.configuration.dpsgd_args` (or
 ``configuration_args``), and :func:`main` turns --dataset-size / --batch-size / --epochs into
 ``args.sample_rate`` / ``args.num_steps`` before ``func`` runs
-(:func:`dpax.cli.common.resolve_configuration`);
-``parents`` (:class:`dpax.cli.common.Parents`) holds the options subcommands share
+(:func:`dpax.cli.configuration.resolve_configuration`);
+``parents`` (:class:`dpax.cli.parsing.Parents`) holds the options subcommands share
 (``common``: --grid-step, --json, --no-cache; ``report``: --alpha / --delta of a curve).
 Import the module here and add it to :data:`SUBCOMMANDS`. It imports dpax's public modules
-and :mod:`dpax.cli.common` at its top; what several subcommands need (argument types, option
-groups, tables, the risk summary) goes in :mod:`dpax.cli.common`.
+and the shared cli modules at its top; what several subcommands need goes in one of them:
+argument types and option groups in :mod:`dpax.cli.parsing`, the DP-SGD configuration in
+:mod:`dpax.cli.configuration`, the risk summary and its brackets in :mod:`dpax.cli.brackets`.
 """
 
 from __future__ import annotations
@@ -46,12 +47,23 @@ import time
 from collections.abc import Sequence
 
 from .. import __version__
-from .._engine.text import jsonable
-from . import audit, calibrate, curve, epsilon_star, gdp, mechanism, plot, sweep
-from .common import PROG, Parser, cap_message, compilation_cache, make_parents, resolve_configuration, schedule_lines
+from .._text import jsonable
+from . import (
+    audit_command,
+    calibrate_command,
+    curve_command,
+    epsilon_star_command,
+    gdp_command,
+    mechanism_command,
+    plot_command,
+    sweep_command,
+)
+from .configuration import resolve_configuration, schedule_lines
+from .parsing import PROG, Parser, cap_message, compilation_cache, make_parents
 
 #: Subcommand modules, in the order ``dpax --help`` lists them; each has ``add_parser(subparsers, parents)``.
-SUBCOMMANDS = (curve, calibrate, audit, epsilon_star, sweep, plot, gdp, mechanism)
+SUBCOMMANDS = (curve_command, calibrate_command, audit_command, epsilon_star_command, sweep_command, plot_command,
+               gdp_command, mechanism_command)
 
 
 #: Exit status of a usage error or a failure; of output into a closed pipe (128 + SIGPIPE); of Ctrl-C.

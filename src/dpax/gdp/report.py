@@ -12,8 +12,8 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .. import _text
 from .._engine import analyse as _analyse
-from .._engine import text as _text
 from .._engine import validation as _v
 from .._engine.x64 import float64
 from ..privacy_loss import PrivacyLoss

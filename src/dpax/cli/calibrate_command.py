@@ -15,10 +15,12 @@ from __future__ import annotations
 import argparse
 from typing import SupportsFloat, cast
 
-from .._engine.text import fmt, pairs
+from .._text import fmt, pairs
 from ..calibration import calibrate_dpsgd
 from ..targets import Advantage, Epsilon, ErrRates
-from .common import Parents, bracket_args, dpsgd_args, number, options_parser
+from .brackets import bracket_args
+from .configuration import dpsgd_args
+from .parsing import Parents, number, options_parser
 
 TARGET_HELP = "exactly one of: --alpha A --beta B | --alpha A --tpr X | --advantage E | --epsilon E --delta D"
 

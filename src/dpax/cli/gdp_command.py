@@ -18,24 +18,12 @@ import argparse
 import numpy as np
 
 from .. import conversions, gdp
-from .._engine.text import fmt, pairs, table
+from .._text import fmt, pairs, probability, table
 from ..mechanisms import dpsgd
 from ..privacy_loss import Interval, PrivacyLoss
-from .common import (
-    Parents,
-    bracket_args,
-    bracket_note,
-    bracket_text,
-    choose_grid,
-    dpsgd_args,
-    epsilon_lines,
-    grid_lines,
-    joint,
-    max_width,
-    number,
-    options_parser,
-    probability,
-)
+from .brackets import bracket_args, bracket_note, bracket_text, choose_grid, epsilon_lines, grid_lines, joint, max_width
+from .configuration import dpsgd_args
+from .parsing import Parents, number, options_parser
 
 #: What --accuracy applies to in the DP-SGD report (and why not to mu).
 ACCURACY_APPLIES_TO = (
@@ -183,7 +171,7 @@ def _tier2_lines(r: dict) -> list[str]:
     """The Tier II table (FPR alpha, FNR beta, TPR; the optimistic beta and the width if ``r``
     has them). Its last row, the advantage-maximising attack, is labelled
     :data:`MAX_ADVANTAGE_LABEL`; probabilities within 1e-4 of 1 print as "1 - q"
-    (:func:`dpax.cli.common.probability`), so an FNR never reads "1" beside a small TPR."""
+    (:func:`dpax._text.probability`), so an FNR never reads "1" beside a small TPR."""
     n = len(r["alpha"])
     rows: list[tuple[str, ...]] = [
         (fmt(a, 4) + (MAX_ADVANTAGE_LABEL if i == n - 1 else ""), probability(b), probability(1 - b, complement=b))

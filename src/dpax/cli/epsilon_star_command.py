@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import argparse
 
-from .._engine.text import fmt, table
+from .._text import fmt, table
 from ..audit import epsilon_star, goodness_of_fit, read_losses
-from .common import Parents, integer, number, options_parser
+from .parsing import Parents, integer, number, options_parser
 
 #: Largest --goodness-of-fit (mixtures of 1..K Gaussians are fitted, each costing more).
 MAX_COMPONENTS = 20

@@ -12,23 +12,22 @@ from __future__ import annotations
 
 import argparse
 
-from .._engine.text import fmt
+from .._text import fmt
 from ..mechanisms import dpsgd
-from .common import (
-    Parents,
+from .brackets import (
     attack_lines,
     bracket_args,
     bracket_note,
     bracket_text,
     choose_grid,
-    dpsgd_args,
     epsilon_lines,
     grid_lines,
     joint,
-    options_parser,
     risk_brackets,
     risk_summary,
 )
+from .configuration import dpsgd_args
+from .parsing import Parents, options_parser
 
 
 def add_parser(subparsers, parents: Parents) -> None:

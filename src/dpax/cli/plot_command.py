@@ -15,7 +15,8 @@ import numpy as np
 from .. import plot
 from ..mechanisms import dpsgd
 from ..result_table import records_text
-from .common import DPSGD_GROUP, Parents, bounded, configuration_args, number, options_parser
+from .configuration import DPSGD_GROUP, configuration_args
+from .parsing import Parents, bounded, number, options_parser
 
 FORMATS = (".png", ".svg", ".pdf")
 #: Allowed --dpi: a PNG of the default 6.4 x 4.8 inches stays under 8,000 x 6,000 pixels.

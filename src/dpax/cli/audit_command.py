@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import math
 
-from .._engine.text import fmt, pairs, table
+from .._text import fmt, pairs, table
 from ..audit import audit as audit_counts
 from ..mechanisms import dpsgd
-from .common import Parents, count, number, options_parser
+from .parsing import Parents, count, number, options_parser
 
 
 def add_parser(subparsers, parents: Parents) -> None:

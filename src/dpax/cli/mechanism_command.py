@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 
 from .. import mechanisms
-from .._engine.text import fmt, pairs
 from .._engine.validation import positive_int_array
-from .common import Parents, attack_lines, count, epsilon_lines, number, options_parser, risk_summary
+from .._text import fmt, pairs
+from .brackets import attack_lines, epsilon_lines, risk_summary
+from .parsing import Parents, count, number, options_parser
 
 #: kind -> (builder in :mod:`dpax.mechanisms`, the options it takes); builders get keyword arguments.
 KINDS = {

@@ -10,10 +10,10 @@ import argparse
 import sys
 
 from .. import distributed as _dist
-from .._engine.text import pairs
+from .._text import pairs
 from ..sweep import config as sweep_config
 from ..sweep import run_sweep
-from .common import PROG, Parents, integer, number, options_parser
+from .parsing import PROG, Parents, integer, number, options_parser
 
 
 def add_parser(subparsers, parents: Parents) -> None:
