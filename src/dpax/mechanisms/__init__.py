@@ -8,9 +8,9 @@ curve (add/remove neighbouring unless ``neighbouring="substitution"``).
 
 One module per family:
 
-* :mod:`.gaussian` -- :func:`gaussian`, :func:`subsampled_gaussian` (add/remove and
+* :mod:`.gaussian_family` -- :func:`gaussian`, :func:`subsampled_gaussian` (add/remove and
   substitution), :func:`dpsgd`, :func:`mixture_of_gaussians`;
-* :mod:`.laplace` -- :func:`laplace`, :func:`subsampled_laplace`;
+* :mod:`.laplace_family` -- :func:`laplace`, :func:`subsampled_laplace`;
 * :mod:`.atoms` -- :func:`from_atoms`, :func:`randomized_response`, :func:`approximate_dp`,
   :func:`discrete_laplace`, :func:`discrete_gaussian`;
 * :mod:`.profile` -- :func:`from_privacy_profile`;
@@ -24,9 +24,9 @@ array([0.718, 0.19 ])
 
 from ._common import NEIGHBOURING, SINGLE_STEP_TAIL
 from .atoms import approximate_dp, discrete_gaussian, discrete_laplace, from_atoms, randomized_response
-from .gaussian import _SIGMA_MAX as _SIGMA_MAX
-from .gaussian import dpsgd, gaussian, mixture_of_gaussians, subsampled_gaussian
-from .laplace import laplace, subsampled_laplace
+from .gaussian_family import _SIGMA_MAX as _SIGMA_MAX
+from .gaussian_family import dpsgd, gaussian, mixture_of_gaussians, subsampled_gaussian
+from .laplace_family import laplace, subsampled_laplace
 from .profile import from_privacy_profile
 
 __all__ = [
