@@ -1,0 +1,137 @@
+"""Calibration through a black-box (epsilon, delta) accountant, :func:`calibrate_blackbox`
+(Kulynych et al. 2024, Appendix A): the target's margin from the accountant's privacy
+profile, searched by the same bracketing as :func:`dpax.calibrate`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import targets as _targets
+from .._engine import progress as _progress
+from .._engine import validation as _v
+from .._engine.search import bracket_search
+from .result import _on_infeasible, _out, _raise_infeasible
+from .search import _search_settings
+
+
+def _tradeoff_lower_bound(alpha, eps, delta):
+    """Eq. 20 / Prop. D.1: f(alpha) >= max_i max(0, 1 - delta_i - e^eps_i alpha, e^-eps_i (1 - delta_i - alpha))."""
+    eps, delta = np.asarray(eps, float), np.asarray(delta, float)
+    ok = np.isfinite(eps)
+    e, d = eps[ok], delta[ok]
+    if e.size == 0:
+        return 0.0
+    vals = np.maximum(1 - d - np.exp(e) * alpha, np.exp(-e) * (1 - d - alpha))
+    return max(0.0, float(np.max(vals)))
+
+
+def _accountant_says(fn, which: str, w: float, points: np.ndarray) -> np.ndarray:
+    """The black-box accountant's answers at ``points``, checked (one real number per point,
+    no NaN; epsilons >= 0 or inf, deltas in [0, 1], each up to 1e-12 of round-off, clipped): a
+    NaN or negative answer would otherwise read as a met target."""
+    if which == "epsilon":  # round-off of 1e-12 below 0 is clipped, as a profile's (from_privacy_profile)
+        eps = _v.returned(f"the accountant epsilon(w={w:g}, deltas)", fn(w, points), points.size, low=-1e-12,
+                          infinite_ok=True)
+        return np.maximum(eps, 0.0)
+    delta = _v.returned(f"the accountant delta(w={w:g}, epsilons)", fn(w, points), points.size, low=-1e-12,
+                        high=1.0 + 1e-12)
+    return np.clip(delta, 0.0, 1.0)
+
+
+def _blackbox_margin(target, w, eps_fn, delta_fn, deltas, epsilons):
+    """Margin (>= 0: met) of a scalar target from an (epsilon, delta) accountant at parameter w."""
+    if isinstance(target, _targets.All):
+        return min(_blackbox_margin(t, w, eps_fn, delta_fn, deltas, epsilons) for t in target.parts)
+
+    def profile():
+        if eps_fn is not None:
+            return _accountant_says(eps_fn, "epsilon", w, deltas), deltas
+        return epsilons, _accountant_says(delta_fn, "delta", w, epsilons)
+
+    if isinstance(target, _targets.Epsilon):
+        e, d = float(target.epsilon), float(target.delta)
+        if eps_fn is not None:
+            return e - float(_accountant_says(eps_fn, "epsilon", w, np.array([d]))[0])
+        return d - float(_accountant_says(delta_fn, "delta", w, np.array([e]))[0])
+    if isinstance(target, _targets.Advantage):
+        eps, dl = profile()
+        with np.errstate(over="ignore"):
+            adv = np.where(np.isfinite(eps), (np.expm1(eps) + 2 * dl) / (np.exp(eps) + 1), 1.0)  # Prop. 2.6
+        return float(target.advantage) - float(np.min(np.minimum(adv, 1.0)))
+    if isinstance(target, (_targets.ErrRates, _targets._ViaErrRates)):
+        er = target if isinstance(target, _targets.ErrRates) else target.err_rates()
+        eps, dl = profile()
+        return _tradeoff_lower_bound(float(er.alpha), eps, dl) - float(er.beta)
+    raise TypeError("black-box calibration supports ErrRates, Accuracy, PPV, Reconstruction, Advantage, Epsilon; "
+                    f"got {_v.brief(target)}")
+
+
+def calibrate_blackbox(
+    target,
+    *,
+    epsilon=None,
+    delta=None,
+    bounds=(0.05, 100.0),
+    rtol=1e-3,
+    candidates: int = 8,
+    deltas=None,
+    epsilons=None,
+    on_infeasible=None,
+    progress: bool | None = None,
+):
+    """Smallest parameter (noise) meeting ``target``, from a black-box accountant
+    (Kulynych et al. 2024, Appendix A), for a user who has only ``epsilon(w, deltas)`` or
+    ``delta(w, epsilons)`` from another library (each maps a scalar parameter w and a 1-D
+    array to an array; larger w = more private).
+
+    Advantage: Eq. 19 via Prop. 2.6, exact when ``delta`` is given (delta_w(0)).
+    FPR/FNR targets (ErrRates, Accuracy, PPV, Reconstruction): the lower bound of Eq. 20 on
+    the trade-off curve from the profile at ``deltas`` (default 200 values, 1e-12..0.9) or
+    ``epsilons`` (default 0 and 199 values 1e-3..50) -- pessimistic, tighter with more
+    points. Epsilon: the accountant itself. The bracket search is the same as
+    :func:`dpax.calibrate`'s; each round costs (candidates x profile points) accountant calls per
+    row. Target fields may be arrays (rows are searched together). Returns a float or array.
+    ``on_infeasible`` and ``progress`` as in :func:`dpax.calibrate_dpsgd`.
+
+    >>> import dpax   # a mu-GDP accountant with mu = 1 / w, seen only through epsilon(delta)
+    >>> eps = lambda w, deltas: dpax.gdp.epsilon(deltas, 1.0 / w)
+    >>> round(dpax.calibrate_blackbox(dpax.targets.Advantage(0.2), epsilon=eps), 2)
+    1.97
+    """
+    if (epsilon is None) == (delta is None):
+        raise TypeError("calibrate_blackbox needs exactly one of epsilon=(w, deltas) -> eps "
+                        "or delta=(w, epsilons) -> delta")
+    fn = epsilon if epsilon is not None else delta
+    if not callable(fn):
+        raise TypeError(f"{'epsilon' if epsilon is not None else 'delta'} (the accountant) must be a callable "
+                        f"(w, array) -> array, got {type(fn).__name__}")
+    target = _targets.as_target(target)
+    rtol, candidates, (lo_b, hi_b) = _search_settings(rtol, candidates, bounds, "bounds")
+    deltas = (np.geomspace(1e-12, 0.9, 200) if deltas is None
+              else _v.real_array("deltas", deltas, low=0.0, high=1.0).reshape(-1))
+    epsilons = (
+        np.concatenate([[0.0], np.geomspace(1e-3, 50.0, 199)]) if epsilons is None
+        else _v.real_array("epsilons", epsilons, low=0.0).reshape(-1)
+    )
+    shape = target.shape()
+    mode = _on_infeasible(on_infeasible, shape)
+    rows = target.flat(shape)
+    n = int(np.prod(shape, dtype=int))
+
+    row_targets = [rows.take(r) for r in range(n)]
+
+    def evaluate(params, rows_of):
+        return np.array([_blackbox_margin(row_targets[r], w, epsilon, delta, deltas, epsilons)
+                         for w, r in zip(params, rows_of)])
+
+    g = np.full(n, np.sqrt(lo_b * hi_b))
+    _progress.check(progress)
+    with _progress.task("dpax calibrate_blackbox", progress):
+        hi, lo, _, bad = bracket_search(evaluate, g / 2, g * 2, bounds=(lo_b, hi_b), rtol=rtol, candidates=candidates,
+                                        what="calibrate_blackbox")
+    status = np.where(bad, "infeasible", "calibrated").astype(object)
+    reason = np.where(bad, f"the target is not met even at {hi_b:g} (the upper end of bounds); "
+                           "widen bounds or relax the target", "").astype(object)
+    if mode == "raise":
+        _raise_infeasible("calibrate_blackbox", status, reason, shape)
+    return _out(np.where(bad, np.nan, hi).reshape(shape))

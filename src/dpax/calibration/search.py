@@ -1,0 +1,288 @@
+"""The bracketing search on :class:`~dpax.PrivacyLoss` rows, and the generic :func:`calibrate`
+(Kulynych et al. 2024, Eq. 9).
+
+The search is vectorised: every round evaluates a whole grid of candidate noise values for
+every configuration in one batched kernel call, keeps the bracket [lo, hi] where lo is a
+candidate verified to *fail* the target and hi one verified to *meet* it at the requested
+grid, and repeats until hi / lo - 1 <= rtol. The returned noise is always a verified hi:
+it meets the target at the requested grid step, and a noise rtol (relative) smaller was
+seen to fail there. The starting bracket comes from the Gaussian-DP closed form of the
+target and the CLT approximation of DP-SGD (Bu et al.); it is widened until it brackets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import targets as _targets
+from .._engine import batching as _batching
+from .._engine import grid as _grid
+from .._engine import progress as _progress
+from .._engine import sharding as _sharding
+from .._engine import validation as _v
+from .._engine.search import bracket_search
+from .._engine.x64 import float64
+from ..privacy_loss import PrivacyLoss
+from .result import CalibrationResult, _on_infeasible, _out, _raise_infeasible
+
+DEFAULT_RTOL = 1e-4
+DEFAULT_CANDIDATES = 3
+#: Bracketing phases (grid step, relative tolerance, candidates per round, how far the next
+#: phase's bracket is opened below this one's answer). The last phase always runs at the
+#: requested grid and tolerance, so the answer is verified there.
+COARSE_PHASES = ((1e-2, 1e-2, 8, 0.35), (1e-3, 1e-3, 6, 0.03))
+#: margin of the next phase's bracket around the anchored estimate (see _search)
+ANCHOR_MARGIN = 0.03
+
+
+def _phases(grid_step, rtol, candidates):
+    phases = [ph for ph in COARSE_PHASES if ph[0] > grid_step * 1.5 and ph[1] > rtol]
+    return phases + [(grid_step, rtol, candidates, 0.0)]
+
+
+def _search_settings(rtol, candidates, bounds, bounds_name: str) -> tuple[float, int, tuple[float, float]]:
+    """Checked (rtol, candidates, (low, high)) of a bracketing search."""
+    rtol = _v.scalar("rtol", rtol, low=1e-8, high=0.1)
+    if isinstance(candidates, (bool, np.bool_)) or not isinstance(candidates, (int, np.integer)):
+        raise TypeError(f"candidates must be an integer in [2, 1024], got {_v.brief(candidates)}")
+    if not 2 <= candidates <= 1024:
+        raise ValueError(f"candidates must be an integer in [2, 1024], got {int(candidates)}")
+    b = _v.real_array(bounds_name, bounds, low=0.0, low_open=True).reshape(-1)
+    if b.size != 2 or b[0] >= b[1]:
+        raise ValueError(f"{bounds_name} must be (low, high) with 0 < low < high, got {_v.brief(bounds)}")
+    return rtol, int(candidates), (float(b[0]), float(b[1]))
+
+
+class _Evaluator:
+    """Margins of flat arrays of candidate parameters and their rows, one batched kernel
+    call per group of rows per round.
+
+    A batch shares one padded support length, so rows of very different support (a small
+    noise composed many times next to a large one) are split into groups by an estimated
+    support width ``cost(params, rows)`` (a factor 4 apart at most); each group's row count
+    is padded to a few fixed sizes and to a multiple of the device count (so it shards
+    evenly, see :mod:`dpax._engine.sharding`), and a group over the memory budget is split into
+    chunks. Rows are independent, so the grouping changes the cost, not the answers."""
+
+    def __init__(self, build, target, what, cost=None, lengths=None, step=None, seen=None, padding=None):
+        self.build, self.target, self.what, self.cost = build, target, what, cost
+        self.padding = padding  # the most a length is padded to reuse another round's (None: the sites' own)
+        self.seen = seen  # a list: every call's (params, rows, margins) is appended
+        self.chunk = {}
+        # kernel shapes (support lengths, row counts at this grid step) shared by the rounds
+        # of every search of one call: few compilations (see grid.shared_lengths)
+        self.lengths = {} if lengths is None else lengths
+        self.step = step
+
+    def _run_group(self, params, rows, key):
+        with _grid.shared_lengths(self.lengths, self.padding):
+            return self._run_shared(params, rows, key)
+
+    def _run_shared(self, params, rows, key):
+        n = params.size
+        pad = _grid.shared_size(_batching.group_size(n), ("rows", self.step), _grid.SHARED_ROWS) - n
+        if pad:
+            params = np.concatenate([params, np.repeat(params[-1:], pad)])
+            rows = np.concatenate([rows, np.repeat(rows[-1:], pad)])
+
+        def run(a, b):
+            pl = self.build(params[a:b], rows[a:b])
+            if not isinstance(pl, PrivacyLoss):
+                raise TypeError(f"{self.what}: mechanism must return a PrivacyLoss, got {type(pl).__name__}")
+            if int(np.prod(pl.batch_shape, dtype=int)) != b - a:
+                raise ValueError(
+                    f"{self.what}: mechanism must return one privacy loss per parameter value "
+                    f"(batch of {b - a}), got batch_shape {pl.batch_shape}"
+                )
+            margin, _ = self.target.take(rows[a:b]).margin(pl.pair)
+            return margin
+
+        margins, self.chunk[key] = _sharding.map_chunks(run, params.size, self.chunk.get(key))
+        return margins[:n]
+
+    def __call__(self, params, rows):
+        out = np.empty(params.size)
+        if self.cost is None:
+            keys = np.zeros(params.size, int)
+        else:
+            with np.errstate(all="ignore"):
+                keys = _batching.width_class(np.asarray(self.cost(params, rows), float))
+        # a repeated workload: small groups, each at its own width (their shapes are compiled
+        # once, on the third call)
+        groups = _batching.merge_groups(keys, _batching.REPEATED_GROUP_MIN_ROWS if _grid.repeated() else None)
+        for g in reversed(groups):  # widest first: narrower groups may reuse its shapes
+            sel = np.flatnonzero(np.isin(keys, g))
+            out[sel] = self._run_group(params[sel], rows[sel], int(g[0]))
+        if self.seen is not None:
+            self.seen.append((np.array(params, float), np.array(rows), out.copy()))
+        return out
+
+
+@dataclass
+class _Bracket:
+    """A search's per-row state between phases: [lo, hi] (hi verified to meet on the last
+    grid, lo to fail), the rows infeasible there, the widening factor of the next phase."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    infeasible: np.ndarray
+    widen: float = 4.0
+    evaluations: int = 0
+
+    @classmethod
+    def around(cls, guess):
+        return cls(guess / 2, guess * 2, np.zeros(guess.shape, bool))
+
+    def reopen(self, margin, tol, bounds, anchor):
+        """Open the next (finer) phase's bracket: the finer grid is less pessimistic, so its
+        answer lies a little lower (``margin``: how far below, relative; see :func:`_search`)."""
+        lo = np.where(np.isnan(self.lo), bounds[0], self.lo)
+        hi = np.where(self.infeasible, bounds[1], self.hi)
+        if anchor is None:
+            self.lo, self.hi = np.maximum(lo * (1 - margin), bounds[0]), np.minimum(hi * (1 + 0.1 * margin), bounds[1])
+            self.widen = 1 + 2 * margin
+            return
+        est = np.where(np.isfinite(anchor) & (anchor > 0), np.minimum(hi, anchor), hi)
+        est = np.where(self.infeasible, hi, est)
+        m = min(margin, ANCHOR_MARGIN)
+        new_hi = np.minimum(hi * (1 + 0.1 * m), est * (1 + 1.5 * m))
+        new_lo = np.minimum(est * (1 - m), new_hi / (1 + 2 * tol))
+        self.lo, self.hi, self.widen = (np.maximum(new_lo, bounds[0]),
+                                        np.minimum(np.maximum(new_hi, bounds[0]), bounds[1]), 1.25)
+
+    def run(self, evaluate, tol, k, bounds, what):
+        """One phase: the bracket search from the current bracket with ``evaluate``."""
+        self.hi, self.lo, ev, self.infeasible = bracket_search(
+            evaluate, self.lo, self.hi, bounds=bounds, rtol=tol, candidates=k, what=what, widen=self.widen)
+        self.evaluations += ev
+
+
+def _search(build_at, target, guess, bounds, phases, what, cost=None, anchor=None):
+    """Run the bracketing phases (coarse grids first, the last at the requested grid).
+
+    ``build_at(step)`` gives ``build(params, rows) -> PrivacyLoss`` on that grid. A row
+    infeasible on a coarse grid is retried on the finer one (which is less pessimistic);
+    only the last phase decides. ``anchor``: an optional per-row estimate of the answer on
+    fine grids (DP-SGD: the CLT noise); a coarse grid can be far too pessimistic where the
+    privacy loss per step is small against the grid step, so the next phase's bracket opens
+    around min(coarse answer, anchor). The brackets only steer the search (a bracket that
+    misses is widened), never the verified answer. Returns (hi, lo, evaluations, infeasible)."""
+    state = _Bracket.around(guess)
+    lengths = _grid.lengths_in_use()  # all rounds share compiled kernel shapes
+    # many configurations: rounds share less (see grid.BATCH_SHARED_PADDING)
+    padding = _grid.BATCH_SHARED_PADDING if guess.size >= _batching.GROUP_MIN_ROWS else None
+    for i, (step, tol, k, _) in enumerate(phases):
+        if i:
+            state.reopen(phases[i - 1][3], tol, bounds, anchor)
+        state.run(_Evaluator(build_at(step), target, what, cost, lengths, step, padding=padding), tol, k, bounds, what)
+    return state.hi, state.lo, state.evaluations, state.infeasible
+
+
+@float64
+def calibrate(
+    mechanism: Callable[..., PrivacyLoss],
+    target,
+    *,
+    args=(),
+    bounds=(1e-2, 1e3),
+    rtol=DEFAULT_RTOL,
+    candidates: int = DEFAULT_CANDIDATES,
+    guess=None,
+    privacy: str = "increasing",
+    on_infeasible=None,
+    full_output: bool = False,
+    progress: bool | None = None,
+):
+    """Parameter w in ``bounds`` meeting ``target`` with the least privacy (Eq. 9), for any
+    monotone family ``mechanism(w, *args) -> PrivacyLoss``.
+
+    ``privacy='increasing'``: larger w is more private (noise scale, Laplace scale); the
+    answer is the smallest w that meets the target. ``'decreasing'``: larger w is less private
+    (sample rate, number of steps, epsilon of randomized response); the answer is the
+    largest w that meets it (the search runs on 1/w; a family with an integer parameter
+    should round it down inside ``mechanism``). ``mechanism`` receives a 1-D array of
+    parameter values and, for each of ``args`` (configuration arrays broadcast against the
+    target's fields), the matching 1-D array of values; it returns one batched PrivacyLoss
+    with one row per value. The whole batch is searched together, one kernel call per round.
+
+    Returns the verified parameter (a float, or an array in the broadcast shape; NaN where
+    infeasible); with ``full_output`` a :class:`CalibrationResult` with per-row ``status``
+    ('calibrated', 'met_at_bound', 'infeasible') and ``reason`` (the parameter is in its
+    ``noise_multiplier`` field). ``on_infeasible`` and ``progress`` as in
+    :func:`dpax.calibrate_dpsgd`.
+
+    >>> import dpax
+    >>> round(dpax.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-3), dpax.targets.Advantage(0.2)), 3)
+    1.974
+    """
+    if not callable(mechanism):
+        raise TypeError(f"mechanism must be a callable parameter -> PrivacyLoss, got {type(mechanism).__name__}")
+    target = _targets.as_target(target)
+    _v.choice("privacy", privacy, ("increasing", "decreasing"))
+    rtol, candidates, (lo_b, hi_b) = _search_settings(rtol, candidates, bounds, "bounds")
+    full_output = _v.flag("full_output", full_output)
+    if not isinstance(args, (tuple, list)):
+        args = (args,)
+    arg_arrays = []
+    for i, a in enumerate(args):
+        try:
+            arg_arrays.append(np.asarray(a))
+        except Exception:  # ragged nested lists
+            raise TypeError(f"args[{i}] must be an array-like of configuration values, got {_v.brief(a)}") from None
+    g_arr = np.sqrt(lo_b * hi_b) if guess is None else _v.real_array("guess", guess, low=0.0, low_open=True)
+    shape = _v.broadcast_shapes(("the target's fields", target.shape()),
+                                *((f"args[{i}]", a.shape) for i, a in enumerate(arg_arrays)),
+                                ("guess", np.shape(g_arr)))
+    mode = _on_infeasible(on_infeasible, shape)
+    n = int(np.prod(shape, dtype=int))
+    arg_rows = [np.broadcast_to(a, shape).reshape(-1) for a in arg_arrays]
+    tgt_rows = target.flat(shape)
+    g_rows = np.clip(np.broadcast_to(g_arr, shape).reshape(-1).astype(float), lo_b, hi_b)
+
+    inc = privacy == "increasing"
+    to_w = (lambda u: u) if inc else (lambda u: 1.0 / u)
+    s_bounds = (lo_b, hi_b) if inc else (1.0 / hi_b, 1.0 / lo_b)
+
+    def build_at(_step):
+        return lambda u, r: mechanism(to_w(u), *(a[r] for a in arg_rows))
+
+    phases = [(None, rtol, candidates, 0.0)]
+    _progress.check(progress)
+    with _progress.task("dpax calibrate", progress):
+        hi, lo, evaluations, bad = _search(build_at, tgt_rows, to_w(g_rows), s_bounds, phases, "calibrate")
+    param = np.where(bad, np.nan, to_w(hi))
+    failing = to_w(lo)
+    status = np.full(n, "calibrated", object)
+    reason = np.full(n, "", object)
+    at_floor = ~bad & np.isnan(lo)
+    status[at_floor] = "met_at_bound"
+    reason[at_floor] = (f"{'low' if inc else 'high'} end of bounds ({lo_b if inc else hi_b:g}, the least private) "
+                        "already meets the target")
+    status[bad] = "infeasible"
+    reason[bad] = (
+        f"the target is not met even at {'the upper' if inc else 'the lower'} end of bounds "
+        f"({hi_b if inc else lo_b:g}, the most private); widen bounds or relax the target"
+    )
+    if mode == "raise":
+        _raise_infeasible("calibrate", status, reason, shape)
+    out = lambda a: _out(np.asarray(a).reshape(shape))
+    if not full_output:
+        return out(param)
+    achieved = {}
+    ok = np.flatnonzero(~bad)
+    if ok.size:
+        pl = mechanism(param[ok], *(a[ok] for a in arg_rows))
+        _, ach = tgt_rows.take(ok).margin(pl.pair)
+        for k, v in ach.items():
+            full = np.full(n, np.nan)
+            full[ok] = np.asarray(v, float)
+            achieved[k] = out(full)
+    nan = out(np.full(n, np.nan))
+    return CalibrationResult(
+        noise_multiplier=out(param), noise_multiplier_failing=out(failing), achieved=achieved, delta=nan,
+        standard_epsilon=nan, standard_noise_multiplier=nan, status=out(status.astype(str)), target=target,
+        grid_step=float("nan"), rtol=rtol, evaluations=evaluations, reason=out(reason.astype(str)),
+    )
