@@ -255,8 +255,8 @@ class DpEventAccounting:
         >>> acct = DpEventAccountant(value_discretization_interval=1e-3)
         >>> _ = acct.compose(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)), 100)
         >>> mu, regret = acct.get_mu_and_regret()
-        >>> round(mu, 4), round(regret, 4)
-        (0.3584, 0.0458)
+        >>> round(mu, 3), round(regret, 3)
+        (0.358, 0.046)
         """
         return cast("tuple[float | Interval, float | Interval]",
                     gdp.mu_and_regret(self.privacy_loss(grid_step), **kwargs))

@@ -387,8 +387,8 @@ class PLDAccountant:
         >>> acct = PLDAccountant(grid_step=1e-3)
         >>> acct.load_state_dict({"history": [(1.0, 0.01, 100)], "mechanism": "dpax_pld"})
         >>> mu, regret = acct.get_mu_and_regret()
-        >>> round(mu, 4), round(regret, 4)
-        (0.3584, 0.0458)
+        >>> round(mu, 3), round(regret, 3)
+        (0.358, 0.046)
         """
         return cast("tuple[float | Interval, float | Interval]",
                     gdp.mu_and_regret(self._recorded("get_mu_and_regret", grid_step), **kwargs))

