@@ -20,14 +20,8 @@ from scipy.special import expit, ndtri
 
 from ._engine import validation as _v
 from .gdp import closed_form as _closed
-from .gdp.curves import (
-    GDPCurve,
-    PiecewiseLinearCurve,
-    PrivacyLossCurve,
-    TradeoffCurve,
-    delta_divergence,
-    symmetric_delta_divergence,
-)
+from .gdp.curves import GDPCurve, PiecewiseLinearCurve, TradeoffCurve
+from .gdp.divergence import PrivacyLossCurve, delta_divergence, symmetric_delta_divergence
 
 # -- scalar conversions ---------------------------------------------------------------------
 

@@ -44,6 +44,7 @@ def configuration_args(p: argparse.ArgumentParser, group, *, required: bool = Tr
         required: the configuration must be given.
         several: each option takes one or more values; the configurations are every combination.
 
+    >>> from dpax.cli.parsing import options_parser
     >>> p = options_parser()
     >>> configuration_args(p, p.add_argument_group("DP-SGD"))
     >>> p.parse_args(["--dataset-size", "1000", "--batch-size", "100", "--epochs", "2"]).epochs
@@ -82,6 +83,7 @@ def resolve_configuration(args: argparse.Namespace) -> None:
         ValueError: a value out of its range (a fractional --num-steps, a batch larger than
             the dataset, ...), naming it.
 
+    >>> from dpax.cli.parsing import Parser
     >>> p = Parser()
     >>> configuration_args(p, p)
     >>> args = p.parse_args(["--dataset-size", "1000", "--batch-size", "100", "--epochs", "2"])

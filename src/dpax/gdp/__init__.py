@@ -14,7 +14,7 @@ Implements "(epsilon, delta) considered harmful: report Gaussian DP" (Gomez et a
   *approximations* :func:`clt_mu` (Dong et al., Theorem 3.5) and :func:`subsampled_clt_mu`
   (Bu et al. / Dong et al., Corollary 5.4), which can be optimistic (:mod:`.closed_form`);
 * the Delta-divergence between two trade-off curves, :func:`delta_divergence` (Eq. 8) and
-  :func:`symmetric_delta_divergence` (Eq. 9) (:mod:`.curves`).
+  :func:`symmetric_delta_divergence` (Eq. 9) (:mod:`.divergence`, on the curves of :mod:`.curves`).
 
 Both numbers are for the symmetrised curve h that dpax reports (convex hull of
 min(f, f^-1), see :mod:`dpax._engine.analyse`).
@@ -36,7 +36,7 @@ from .closed_form import (
     subsampled_clt_mu,
     tradeoff,
 )
-from .curves import delta_divergence, symmetric_delta_divergence
+from .divergence import delta_divergence, symmetric_delta_divergence
 from .mu_regret import DEFAULT_TAIL, MuRegret, mu_and_regret, regret_witness
 from .report import REGRET_THRESHOLD, REPORT_DELTAS, TIER2_ALPHAS, GDPReport, report
 
