@@ -33,20 +33,16 @@ no anchors or aliases). A sweep file holds at most :data:`MAX_ROWS` rows,
 """
 
 from .config import (
-    KNOWN_COLUMNS,
     MAX_COLUMNS,
     MAX_CONFIG_BYTES,
     MAX_FIELD_CHARS,
     MAX_ROWS,
-    NUMERIC_COLUMNS,
     RESERVED_COLUMNS,
-    Row,
     SweepConfigError,
-    make_target,
-    parse_row,
     read_config,
 )
 from .results import OUTPUT_COLUMNS, read_results
+from .rows import KNOWN_COLUMNS, NUMERIC_COLUMNS, Row, make_target, parse_row
 from .run import DEFAULT_BATCH_SIZE, DEFAULT_DELTA, batch_key, evaluate_batch, make_batches, run_sweep
 
 __all__ = [

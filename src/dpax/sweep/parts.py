@@ -23,7 +23,7 @@ import re
 import numpy as np
 
 from . import results as _results
-from .config import Row
+from .rows import Row
 
 SUFFIX = ".part-{index}-of-{count}"
 _PART = re.compile(r"\.part-[0-9]+-of-[0-9]+\.[A-Za-z]+")

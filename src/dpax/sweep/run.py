@@ -16,13 +16,15 @@ from .. import distributed as _dist
 from .. import gdp
 from .._engine import progress as _progress
 from .._engine import validation as _v
+from .._engine.grid import DEFAULT_GRID_STEP
 from ..calibration import calibrate_dpsgd
 from ..mechanisms import dpsgd
 from ..targets import Epsilon
 from . import parts as _parts
 from . import results as _results
-from .config import KNOWN_COLUMNS, Row, SweepConfigError, _cap, make_target, read_config
+from .config import SweepConfigError, read_config
 from .results import OUTPUT_COLUMNS, _brief
+from .rows import KNOWN_COLUMNS, Row, _cap, make_target
 
 #: Malformed rows listed one by one: in the log (on_error='skip') and in the error ('reject').
 MAX_REPORTED_ROWS = 20
@@ -264,7 +266,7 @@ def run_sweep(
     config: str,
     output: str,
     *,
-    grid_step: float = 1e-4,
+    grid_step: float = DEFAULT_GRID_STEP,
     batch_size: int = DEFAULT_BATCH_SIZE,
     resume: bool = False,
     overwrite: bool = False,
