@@ -61,14 +61,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._engine.grid import DEFAULT_GRID_STEP
 from .dp_events import DpEventAccounting, _dp_event_accountant_class
-from .opacus_style import (
-    DEFAULT_GRID_STEP,
-    OPACUS_NAME,
-    PLDAccountant,
-    opacus_accountant,
-    register_with_opacus,
-)
+from .opacus_registry import opacus_accountant, register_with_opacus
+from .opacus_style import OPACUS_NAME, PLDAccountant
 
 __all__ = [
     "DEFAULT_GRID_STEP",

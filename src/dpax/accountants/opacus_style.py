@@ -1,4 +1,5 @@
-"""dpax's Opacus-style accountant: :class:`PLDAccountant` and Opacus' accountant registry.
+"""dpax's Opacus-style accountant, :class:`PLDAccountant` (Opacus' accountant registry is in
+:mod:`.opacus_registry`).
 
 The package docstring (:mod:`dpax.accountants`) and the README (section "Opacus, riskcal and
 gdpnum backends") show it in use with Opacus.
@@ -15,11 +16,11 @@ from numpy.typing import ArrayLike
 
 from .. import gdp
 from .._engine import validation as _v
+from .._engine.grid import DEFAULT_GRID_STEP
 from .._engine.x64 import float64
 from ..mechanisms import dpsgd, subsampled_gaussian
 from ..privacy_loss import Interval, PrivacyLoss, compose
 
-DEFAULT_GRID_STEP = 1e-4
 #: the name :func:`register_with_opacus` registers dpax under in Opacus' accountant registry
 OPACUS_NAME = "dpax"
 
@@ -31,34 +32,10 @@ _NO_STEP = ("{cls}.{query} has no step to account for: the accountant recorded n
             "make_private never sees a step.")
 
 
-class PLDAccountant:
-    """Opacus-style accountant: composes DP-SGD steps exactly on a privacy-loss grid.
-
-    ``grid_step`` (default 1e-4) is the discretisation used by every query unless the query
-    passes its own ``grid_step=``. The composed :class:`~dpax.PrivacyLoss` is cached until the
-    next ``step``. Heterogeneous histories are composed in one FFT (:func:`dpax.compose` with
-    counted factors). A query (``get_epsilon``, ``get_delta``, ``get_beta``,
-    ``get_advantage``, ``get_mu_and_regret``) on an accountant that has recorded no step
-    raises a ``ValueError``: with Opacus, an accountant assigned to ``engine.accountant``
-    after ``make_private`` never sees a step, and answering 0 would report a trained model as
-    perfectly private.
-
-    Args:
-        grid_step: the privacy-loss grid's step of every query that passes none, in
-            [1e-7, 1] (default 1e-4).
-
-    Raises:
-        ValueError, TypeError: ``grid_step`` outside its range or not a number.
-
-    >>> from dpax.accountants import PLDAccountant
-    >>> acct = PLDAccountant(grid_step=1e-3)
-    >>> for _ in range(100):
-    ...     acct.step(noise_multiplier=1.0, sample_rate=0.01)
-    >>> acct
-    PLDAccountant(grid_step=0.001, steps=100, history=[(1.0, 0.01, 100)])
-    >>> round(acct.get_epsilon(delta=1e-5), 3), round(acct.get_beta(alpha=0.1), 3), round(acct.get_advantage(), 4)
-    (0.718, 0.873, 0.0507)
-    """
+class _StepHistory:
+    """The steps an Opacus-style accountant records, Opacus' accountant protocol (``step``,
+    the optimizer hook, ``state_dict`` / ``load_state_dict``) and the composed privacy loss
+    of the history; :class:`PLDAccountant` answers the queries."""
 
     def __init__(self, grid_step: float = DEFAULT_GRID_STEP) -> None:
         self.grid_step = _v.grid_step(grid_step)
@@ -265,6 +242,36 @@ class PLDAccountant:
             raise ValueError(_NO_STEP.format(cls=type(self).__name__, query=query))
         return pl
 
+
+class PLDAccountant(_StepHistory):
+    """Opacus-style accountant: composes DP-SGD steps exactly on a privacy-loss grid.
+
+    ``grid_step`` (default 1e-4) is the discretisation used by every query unless the query
+    passes its own ``grid_step=``. The composed :class:`~dpax.PrivacyLoss` is cached until the
+    next ``step``. Heterogeneous histories are composed in one FFT (:func:`dpax.compose` with
+    counted factors). A query (``get_epsilon``, ``get_delta``, ``get_beta``,
+    ``get_advantage``, ``get_mu_and_regret``) on an accountant that has recorded no step
+    raises a ``ValueError``: with Opacus, an accountant assigned to ``engine.accountant``
+    after ``make_private`` never sees a step, and answering 0 would report a trained model as
+    perfectly private.
+
+    Args:
+        grid_step: the privacy-loss grid's step of every query that passes none, in
+            [1e-7, 1] (default 1e-4).
+
+    Raises:
+        ValueError, TypeError: ``grid_step`` outside its range or not a number.
+
+    >>> from dpax.accountants import PLDAccountant
+    >>> acct = PLDAccountant(grid_step=1e-3)
+    >>> for _ in range(100):
+    ...     acct.step(noise_multiplier=1.0, sample_rate=0.01)
+    >>> acct
+    PLDAccountant(grid_step=0.001, steps=100, history=[(1.0, 0.01, 100)])
+    >>> round(acct.get_epsilon(delta=1e-5), 3), round(acct.get_beta(alpha=0.1), 3), round(acct.get_advantage(), 4)
+    (0.718, 0.873, 0.0507)
+    """
+
     def get_epsilon(self, delta: ArrayLike, *, grid_step: float | None = None, **kwargs: Any) -> float | np.ndarray:
         """Smallest epsilon such that the composed steps are (epsilon, delta)-DP.
 
@@ -395,149 +402,3 @@ class PLDAccountant:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(grid_step={self.grid_step:g}, steps={len(self)}, history={self.history!r})"
-
-
-# -- Opacus' accountant registry ------------------------------------------------------------
-_OPACUS_CLASSES: dict[tuple[str, float], type] = {}
-
-
-def _opacus_name(name: object) -> str:
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a str (an Opacus accounting mechanism name), got {type(name).__name__}")
-    if not name.strip():
-        raise ValueError("name must be a non-empty str (an Opacus accounting mechanism name)")
-    return name
-
-
-def opacus_accountant(name: str = OPACUS_NAME, *, grid_step: float = DEFAULT_GRID_STEP) -> type:
-    """The :class:`PLDAccountant` subclass of Opacus' ``IAccountant`` for ``register_accountant``.
-
-    Its ``mechanism()`` is ``name`` (register it under that name: Opacus'
-    ``make_private_with_epsilon`` looks the accountant up again by ``mechanism()``) and
-    ``OpacusPLDAccountant()`` uses ``grid_step``. One class per ``(name, grid_step)``.
-    Imports opacus (and torch), after checking the arguments.
-
-    Args:
-        name: the Opacus registry name, a non-empty string (default ``"dpax"``).
-        grid_step: the grid step of the class's accountants, in [1e-7, 1] (default 1e-4).
-
-    Returns:
-        The class (a subclass of :class:`PLDAccountant` and ``opacus.accountants.IAccountant``).
-
-    Raises:
-        TypeError: ``name`` is not a string, or ``grid_step`` not a number.
-        ValueError: ``name`` is empty or ``grid_step`` outside its range.
-        ImportError: opacus is not installed.
-
-    With opacus installed::
-
-        from opacus.accountants import register_accountant
-        register_accountant("dpax-1e-3", opacus_accountant("dpax-1e-3", grid_step=1e-3))
-
-    The arguments are checked before opacus is imported (so this runs without it):
-
-    >>> from dpax.accountants import opacus_accountant
-    >>> opacus_accountant(" ")
-    Traceback (most recent call last):
-        ...
-    ValueError: name must be a non-empty str (an Opacus accounting mechanism name)
-    """
-    name = _opacus_name(name)
-    step = float(_v.grid_step(grid_step))
-    key = (name, step)
-    if key not in _OPACUS_CLASSES:
-        try:
-            from opacus.accountants import IAccountant
-        except ImportError as exc:
-            raise ImportError("dpax.accountants.opacus_accountant needs opacus: pip install 'opacus>=1.6' "
-                              "(dpax's opacus extra; for the CPU build of torch, first: pip install torch "
-                              "--index-url https://download.pytorch.org/whl/cpu)") from exc
-        _OPACUS_CLASSES[key] = _opacus_class(IAccountant, name, step)
-    return _OPACUS_CLASSES[key]
-
-
-def _opacus_class(base: type, name: str, step: float) -> type:
-    class OpacusPLDAccountant(PLDAccountant, base):
-        __doc__ = (f"dpax's :class:`PLDAccountant` as an Opacus ``IAccountant``, registered as {name!r} "
-                   f"(grid step {step:g}).")
-
-        def __init__(self, grid_step: float = step) -> None:
-            PLDAccountant.__init__(self, grid_step)
-
-        @classmethod
-        def mechanism(cls) -> str:
-            """The Opacus registry name this class was made for."""
-            return name
-
-        def __reduce__(self) -> tuple[Any, ...]:
-            # the class is made at run time: pickle / deepcopy rebuild it from (name, grid step)
-            state = {k: v for k, v in self.__dict__.items() if k != "_cache"}
-            return (_new_opacus_accountant, (name, step), state)
-
-    OpacusPLDAccountant.__module__ = __name__
-    OpacusPLDAccountant.__qualname__ = "OpacusPLDAccountant"
-    return OpacusPLDAccountant
-
-
-def _new_opacus_accountant(name: str, grid_step: float) -> PLDAccountant:
-    return opacus_accountant(name, grid_step=grid_step)()
-
-
-def register_with_opacus(name: str = OPACUS_NAME, *, grid_step: float = DEFAULT_GRID_STEP,
-                         force: bool = False) -> type:
-    """Register dpax in Opacus' accountant registry under ``name``; return the class.
-
-    Afterwards ``PrivacyEngine(accountant=name)``, ``make_private_with_epsilon`` and
-    ``get_noise_multiplier(..., accountant=name)`` account with dpax. Registering the same
-    ``(name, grid_step)`` again does nothing; a name Opacus already holds for another
-    accountant (``"rdp"``, ``"prv"``, ...) is replaced only with ``force=True``. Needs
-    opacus >= 1.6 (``opacus.accountants.register_accountant``), imported after the
-    arguments are checked.
-
-    Args:
-        name: the Opacus registry name, a non-empty string (default ``"dpax"``).
-        grid_step: the grid step of the registered accountants, in [1e-7, 1] (default 1e-4).
-        force: replace an accountant Opacus already holds under ``name``.
-
-    Returns:
-        The registered class (:func:`opacus_accountant`'s).
-
-    Raises:
-        TypeError: ``name`` is not a string, ``grid_step`` not a number or ``force`` not a bool.
-        ValueError: ``name`` is empty, ``grid_step`` outside its range, or ``name`` held by
-            another accountant without ``force=True``.
-        ImportError: opacus (>= 1.6) is not installed.
-
-    With opacus installed::
-
-        from opacus import PrivacyEngine
-        register_with_opacus()
-        engine = PrivacyEngine(accountant="dpax")
-
-    The arguments are checked before opacus is imported (so this runs without it):
-
-    >>> from dpax.accountants import register_with_opacus
-    >>> register_with_opacus(force="yes")
-    Traceback (most recent call last):
-        ...
-    TypeError: force must be True or False, got 'yes'
-    """
-    force = _v.flag("force", force)
-    cls = opacus_accountant(name, grid_step=grid_step)
-    try:
-        from opacus.accountants import register_accountant
-    except ImportError as exc:
-        raise ImportError("dpax.accountants.register_with_opacus needs opacus >= 1.6 "
-                          "(opacus.accountants.register_accountant); with an older Opacus assign "
-                          "`engine.accountant = dpax.accountants.PLDAccountant()` before make_private instead") from exc
-    from opacus.accountants import registry
-
-    current = getattr(registry, "_ACCOUNTANTS", {}).get(name)
-    if current is cls:
-        return cls
-    try:
-        register_accountant(name, cls, force=bool(force))
-    except ValueError:
-        raise ValueError(f"name={name!r} is already registered with Opacus for {current!r}; pass force=True to "
-                         f"replace it, or choose another name") from None
-    return cls
