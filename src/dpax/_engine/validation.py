@@ -5,48 +5,21 @@ kernel as NaN, infinity, or outside its domain. Only real numbers pass: booleans
 (even numeric ones), complex numbers, masked arrays and arrays of Python objects are refused
 with a ``TypeError`` naming the argument, since NumPy would otherwise turn ``True`` into 1,
 ``"0.5"`` into 0.5, drop an imaginary part and ignore a mask without a word. Messages quote a value by a
-short repr (:func:`brief`), never a whole array.
+short repr (:func:`dpax._engine.messages.brief`), never a whole array. The shape checks
+(:mod:`dpax._engine.shapes`) are reached through this module too.
 """
 
 from __future__ import annotations
 
 import numbers
-import reprlib
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-#: Longest quoted value in a message (characters).
-BRIEF_CHARS = 80
-
-_REPR = reprlib.Repr()
-_REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict, _REPR.maxlevel = 40, 60, 6, 6, 4, 3
-
-
-def brief(value: Any, limit: int = BRIEF_CHARS) -> str:
-    """A short one-line repr of ``value`` for error messages (at most ``limit`` characters):
-    arrays show a few entries and their shape, long lists and strings are cut.
-
-    >>> brief(list(range(100)))
-    '[0, 1, 2, 3, 4, 5, ...]'
-    >>> brief(np.ones(10_000))
-    'array([1., 1., 1., ..., 1., 1., 1.], shape=(10000,))'
-    """
-    try:
-        if isinstance(value, np.ma.MaskedArray):  # its entries, masked ones as --
-            with np.printoptions(threshold=8, edgeitems=3):
-                text = f"masked_array({value})"
-        elif isinstance(value, np.ndarray) and value.ndim > 0:
-            body = np.array2string(value, threshold=8, edgeitems=3, separator=", ", max_line_width=10**6)
-            text = f"array({body}, shape={value.shape})" if value.size > 8 else f"array({body})"
-        else:
-            text = _REPR.repr(value)
-    except Exception:  # a hostile __repr__
-        text = f"<{type(value).__name__}>"
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: max(limit - 4, 0)] + " ..."
+from .messages import BRIEF_CHARS, brief  # noqa: F401  (the checks' namespace: _v.brief)
+from .shapes import batch_rows, broadcast_arrays, broadcast_shapes  # noqa: F401  (_v.broadcast_shapes ...)
 
 
 def _refuse(name: str, what: str, value: Any) -> TypeError:
@@ -320,50 +293,6 @@ def one_integer(name: str, value: ArrayLike, *, minimum: int = 1) -> int:
     return int(arr.reshape(-1)[0])
 
 
-def broadcast_shapes(*named: tuple[str, Any]) -> tuple[int, ...]:
-    """The broadcast shape of named arrays (or shapes), NumPy rules; a ValueError naming two
-    arguments that do not broadcast together, with their shapes, otherwise.
-
-    Args:
-        *named: ``(name, array_or_shape)`` pairs; a tuple is taken as a shape.
-
-    Returns:
-        The broadcast shape.
-
-    >>> broadcast_shapes(("noise_multiplier", np.ones(2)), ("num_steps", ()))
-    (2,)
-    >>> broadcast_shapes(("noise_multiplier", np.ones(2)), ("sample_rate", np.ones(3)))
-    Traceback (most recent call last):
-    ...
-    ValueError: noise_multiplier (shape (2,)) and sample_rate (shape (3,)) do not broadcast together (NumPy rules: each axis, counted from the last, must have equal lengths or length 1)
-    """  # noqa: E501 (a doctest's expected exception message, kept verbatim on one line)
-    shapes = [(n, tuple(a) if isinstance(a, tuple) else np.shape(a)) for n, a in named]
-    try:
-        return np.broadcast_shapes(*(s for _, s in shapes))
-    except ValueError:
-        pass
-    for i, (n1, s1) in enumerate(shapes):
-        for n2, s2 in shapes[i + 1:]:
-            try:
-                np.broadcast_shapes(s1, s2)
-            except ValueError:
-                raise ValueError(
-                    f"{n1} (shape {s1}) and {n2} (shape {s2}) do not broadcast together (NumPy rules: each "
-                    "axis, counted from the last, must have equal lengths or length 1)") from None
-    raise ValueError("the arguments do not broadcast together: " + ", ".join(f"{n} {s}" for n, s in shapes))
-
-
-def broadcast_arrays(*named: tuple[str, np.ndarray]) -> list[np.ndarray]:
-    """The arrays of ``named`` broadcast to one shape (:func:`broadcast_shapes` names the
-    two that do not broadcast).
-
-    >>> [a.shape for a in broadcast_arrays(("epsilon", np.ones(2)), ("delta", np.ones(())))]
-    [(2,), (2,)]
-    """
-    shape = broadcast_shapes(*named)
-    return [np.broadcast_to(a, shape) for _, a in named]
-
-
 #: What the message of a fractional value adds, by argument name: where a whole number comes from.
 WHOLE_NUMBER_HINTS = {
     "num_steps": ("; to train for a number of epochs, dpax.dpsgd_schedule(dataset_size, batch_size, epochs) gives "
@@ -411,41 +340,6 @@ def positive_int_array(name: str, value: ArrayLike, *, minimum: int = 1) -> np.n
     if np.any(arr > 2**53):
         raise ValueError(f"{name} must be at most 2**53, got {float(arr[arr > 2**53].ravel()[0]):g}")
     return arr.astype(np.int64)
-
-
-def batch_rows(name: str, key: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
-    """The flat row numbers that the NumPy index ``key`` selects from a batch of ``shape`` (an
-    int array of the selection's shape), or an error naming ``name``.
-
-    Args:
-        name: how the message names the index (e.g. ``"index"``).
-        key: a NumPy index: integers, a boolean mask, a slice or a tuple of them.
-        shape: the batch shape indexed.
-        what: what the batch is, for the message (e.g. ``"PrivacyLoss"``).
-
-    Returns:
-        The selected rows' numbers in the flattened batch, with the selection's shape.
-
-    Raises:
-        IndexError: NumPy refuses the index (out of range, float entries, too many indices).
-        ValueError: the index selects no row: an empty batch holds no configuration.
-
-    >>> batch_rows("index", [1], (3,), "target")
-    array([1])
-    >>> batch_rows("index", [], (3,), "target")
-    Traceback (most recent call last):
-    ...
-    ValueError: index [] selects none of the 3 rows of the target; select at least one (an empty batch holds no configuration)
-    """  # noqa: E501 (a doctest's expected exception message, kept verbatim on one line)
-    n = int(np.prod(shape, dtype=int))
-    try:
-        rows = np.arange(n).reshape(shape)[key]
-    except IndexError as exc:
-        raise IndexError(f"{name} {brief(key)} is not an index into a batch of shape {shape}: {exc}") from None
-    if np.size(rows) == 0:
-        raise ValueError(f"{name} {brief(key)} selects none of the {n} rows of the {what}; select at least one (an "
-                         "empty batch holds no configuration)")
-    return np.asarray(rows)
 
 
 def grid_step(value: ArrayLike, name: str = "grid_step") -> float:
