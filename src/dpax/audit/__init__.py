@@ -1,6 +1,6 @@
 """Auditing and empirical privacy: what an attack actually achieved, beside what accounting allows.
 
-* :mod:`dpax.audit.bounds`: Clopper-Pearson intervals, lower confidence bounds on epsilon and
+* :mod:`dpax.audit.confidence`: Clopper-Pearson intervals, lower confidence bounds on epsilon and
   mu from attack counts, and verdicts on claimed guarantees.
 * :mod:`dpax.audit.epsilon_star`: Epsilon* of one trained model from its train / held-out
   losses (Negoescu et al.: Eq. 7, Section 3.1, Appendix B, Theorem 2).
@@ -16,7 +16,7 @@ engine (its ``beta``).
 1.2096
 """
 
-from .bounds import (
+from .confidence import (
     AuditResult,
     audit,
     clopper_pearson,
