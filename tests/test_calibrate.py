@@ -244,7 +244,7 @@ def test_calibrate_gaussian_closed_form(target, mu, bounds):
         mu = brentq(lambda m: gdp_epsilon(1e-5, m) - 1.0, 0.01, 10, xtol=1e-14)
     exact = 1.0 / mu
     rtol = 1e-4
-    got = dpax.calibrate(_gauss, target, bounds=bounds, rtol=rtol)
+    got = dpax.calibrate(_gauss, target, param_bounds=bounds, rtol=rtol)
     assert isinstance(got, float)
     # on the safe side (never less noise than the exact answer), and within rtol of it
     assert got >= exact * (1 - 1e-9)
@@ -270,7 +270,7 @@ def test_calibrate_gaussian_refuses_a_noise_outside_float64():
 def test_calibrate_rejects_target_out_of_range():
     # Advantage(0.2) needs noise 1.97; every candidate in (0.79, 1.9) has the support length (28672) of the cases above
     with pytest.raises(ValueError, match="upper search bound|bound"):
-        dpax.calibrate(_gauss, Advantage(0.2), bounds=(0.79, 1.9))
+        dpax.calibrate(_gauss, Advantage(0.2), param_bounds=(0.79, 1.9))
 
 
 @pytest.mark.parametrize("candidates, per_row", [(3, 9.0), (4, 6.5)])
@@ -309,3 +309,20 @@ def test_identical_rows_are_calibrated_once():
         np.testing.assert_array_equal(batch.achieved[name], value)
     assert batch.evaluations == alone.evaluations
     assert (batch.status == "calibrated").all()
+
+
+def test_bounds_is_the_deprecated_name_of_the_search_range():
+    """calibrate's search range is param_bounds (calibrate_blackbox's noise_bounds); bounds=,
+    the name bounds=True keeps for certified brackets, still works for one release, with a
+    DeprecationWarning, and passing both is refused."""
+    fam = lambda s: dpax.gaussian(s, grid_step=1e-2)
+    new = dpax.calibrate(fam, dpax.targets.Advantage(0.2), param_bounds=(0.5, 5.0))
+    with pytest.warns(DeprecationWarning, match="param_bounds"):
+        old = dpax.calibrate(fam, dpax.targets.Advantage(0.2), bounds=(0.5, 5.0))
+    assert old == new
+    with pytest.raises(TypeError, match="param_bounds"):
+        dpax.calibrate(fam, dpax.targets.Advantage(0.2), param_bounds=(0.5, 5.0), bounds=(0.5, 5.0))
+    eps = lambda w, deltas: dpax.gdp.epsilon(deltas, 1.0 / w)
+    with pytest.warns(DeprecationWarning, match="noise_bounds"):
+        old = dpax.calibrate_blackbox(dpax.targets.Advantage(0.2), epsilon=eps, bounds=(0.5, 5.0))
+    assert old == dpax.calibrate_blackbox(dpax.targets.Advantage(0.2), epsilon=eps, noise_bounds=(0.5, 5.0))

@@ -190,13 +190,13 @@ def test_generic_calibrate_matches_calibrate_dpsgd():
     p = np.array([0.01, 0.003])
     t = np.array([300, 2000])
     fam = lambda s, p_, t_: dpax.dpsgd(s, p_, t_, grid_step=STEP)
-    got = dpax.calibrate(fam, ErrRates(0.05, 0.6), args=(p, t), bounds=(0.05, 100))
+    got = dpax.calibrate(fam, ErrRates(0.05, 0.6), args=(p, t), param_bounds=(0.05, 100))
     ref = dpax.calibrate_dpsgd(sample_rate=p, num_steps=t, target=ErrRates(0.05, 0.6), grid_step=STEP,
                                compare_standard=False)
     np.testing.assert_allclose(got, ref.noise_multiplier, rtol=2e-4)
     # the number of steps as the calibrated parameter (less private as it grows)
     steps = dpax.calibrate(lambda T: dpax.dpsgd(1.0, 0.01, np.floor(T), grid_step=STEP), ErrRates(0.1, 0.6),
-                           bounds=(1, 1e5), privacy="decreasing", rtol=1e-4)
+                           param_bounds=(1, 1e5), privacy="decreasing", rtol=1e-4)
     T = int(np.floor(steps))
     assert (dpax.dpsgd(1.0, 0.01, T, grid_step=STEP).beta(0.1) >= 0.6
             > dpax.dpsgd(1.0, 0.01, T + 2, grid_step=STEP).beta(0.1))

@@ -184,7 +184,7 @@ def test_calibrate_dp_mechanism_with_dpax():
                                       bracket_interval=mc.ExplicitBracketInterval(2.0, 40.0), tol=1e-3)
     assert 1.99 <= fresh().compose(make(noise)).get_epsilon(1e-5) <= 2.0
     ours = dpax.calibrate(dpax.event_family(make, grid_step=5e-2), dpax.targets.Epsilon(2.0, 1e-5),
-                          bounds=(2.0, 40.0))
+                          param_bounds=(2.0, 40.0))
     assert ours == pytest.approx(noise, rel=2e-3)
     assert fresh().compose(make(ours)).get_epsilon(1e-5) <= 2.0
 

@@ -436,9 +436,9 @@ BAD_BOUNDS = st.one_of(NOT_NUMBERS, NOT_FINITE,
 BAD_CANDIDATES = one_of(1, 0, 2000, 2.5, 3.0, True, "3", None, np.array([3]))
 
 
-def _calibrate(mechanism, target, bounds, rtol, candidates, privacy, guess):
-    return dpax.calibrate(mechanism, target, bounds=bounds, rtol=rtol, candidates=candidates, privacy=privacy,
-                          guess=guess)
+def _calibrate(mechanism, target, param_bounds, rtol, candidates, privacy, guess):
+    return dpax.calibrate(mechanism, target, param_bounds=param_bounds, rtol=rtol, candidates=candidates,
+                          privacy=privacy, guess=guess)
 
 
 CALIBRATION = [
@@ -462,7 +462,7 @@ CALIBRATION = [
         Arg("mechanism", one_of(lambda s: dpax.gaussian(s, grid_step=0.1)),
             one_of(None, 1.0, "gaussian", [dpax.gaussian])),
         Arg("target", TARGET, BAD_TARGET),
-        Arg("bounds", one_of((0.5, 50.0)), BAD_BOUNDS),
+        Arg("param_bounds", one_of((0.5, 50.0)), BAD_BOUNDS),
         Arg("rtol", one_of(1e-3), BAD_RTOL),
         Arg("candidates", one_of(3), BAD_CANDIDATES),
         Arg("privacy", one_of("increasing"), one_of("up", None, 1, True)),
@@ -1442,7 +1442,7 @@ CALIBRATION_VALID = [
                         else around(pl.beta(0.1), 0.5, True, 1e-9)))(
             dpax.dpsgd(float(r.noise_multiplier), kw["sample_rate"], 2, grid_step=0.1))),
     Spec("dpax.calibrate (valid)", lambda advantage: dpax.calibrate(
-        lambda s: dpax.gaussian(s, grid_step=0.1), targets.Advantage(advantage), bounds=(0.5, 50.0), rtol=1e-3), (
+        lambda s: dpax.gaussian(s, grid_step=0.1), targets.Advantage(advantage), param_bounds=(0.5, 50.0), rtol=1e-3), (
         Arg("advantage", real(0.05, 0.6, pair=False), PROB_OPEN),), finite, 4, valid_default=False,
         # the Gaussian's closed form: the noise found is at least the exact one (1 / mu of the target)
         relation=lambda s, kw: around(s, 1.0 / targets.Advantage(kw["advantage"]).gdp_mu(), True, 1e-3)),

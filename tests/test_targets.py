@@ -90,7 +90,7 @@ def test_target_on_gaussian_matches_closed_form_and_is_tight(target):
     exact = 1.0 / _exact_mu(target)
     # the closed form dpax itself exposes (App. B) agrees with scipy to round-off
     assert dpax.calibrate_gaussian(target) == pytest.approx(exact, rel=1e-9)
-    got = dpax.calibrate(_gauss, target, bounds=(0.05, 50), rtol=RTOL)
+    got = dpax.calibrate(_gauss, target, param_bounds=(0.05, 50), rtol=RTOL)
     assert isinstance(got, float)
     # the grid is pessimistic, so never less noise than the exact answer; and close to it
     assert got >= exact * (1 - 1e-9)
@@ -117,10 +117,10 @@ def test_all_targets_meets_every_one():
     # the first binds, at TARGETS' noise (1/1.0002); the others need 0.2% and 0.5% less (TARGETS' ErrRates, and GDP
     # just above TARGETS' mu): every search and check on TARGETS' kernels
     parts = [Advantage(0.383), ErrRates(alpha=0.1, beta=0.61), GDP(mu=1.005)]
-    singles = [dpax.calibrate(_gauss, t, bounds=(0.05, 50)) for t in parts]
-    both = dpax.calibrate(_gauss, parts, bounds=(0.05, 50))
+    singles = [dpax.calibrate(_gauss, t, param_bounds=(0.05, 50)) for t in parts]
+    both = dpax.calibrate(_gauss, parts, param_bounds=(0.05, 50))
     assert both == pytest.approx(max(singles), rel=2 * RTOL)
-    assert dpax.calibrate(_gauss, All(*parts), bounds=(0.05, 50)) == both
+    assert dpax.calibrate(_gauss, All(*parts), param_bounds=(0.05, 50)) == both
     assert all(_risk_ok(t, both) for t in parts)
     assert not all(_risk_ok(t, 0.995 * both) for t in parts)
     exact = max(1.0 / _exact_mu(t) for t in parts)
@@ -134,7 +134,7 @@ def test_batched_targets_and_configuration_args():
     # bounds (0.05, 50), the closed-form tests' (answers 0.95..2.08): at (0.05, 100) the search's
     # first rounds took 3 kernel shapes more
     got = dpax.calibrate(lambda s, c: dpax.gaussian(s, sensitivity=c, grid_step=STEP), Advantage(adv), args=(sens,),
-                         bounds=(0.05, 50))
+                         param_bounds=(0.05, 50))
     assert got.shape == (2, 3)
     exact = sens / (2 * norm.ppf((1 + adv) / 2))
     assert np.all(got >= exact * (1 - 1e-9)) and np.all(got <= exact * (1 + 2e-3))
@@ -150,7 +150,7 @@ def test_decreasing_family_randomised_parameter():
     fam = lambda c: dpax.gaussian(1.0, sensitivity=c, grid_step=STEP)
     # sensitivity c at unit noise is noise 1 / c: bounds (0.02, 20) search the noises (0.05, 50) of
     # the closed-form tests, with their kernels
-    res = dpax.calibrate(fam, Advantage(0.383), bounds=(0.02, 20), privacy="decreasing", full_output=True)
+    res = dpax.calibrate(fam, Advantage(0.383), param_bounds=(0.02, 20), privacy="decreasing", full_output=True)
     c = res.noise_multiplier
     assert res.status == "calibrated"
     exact = 2 * norm.ppf(1.383 / 2)
@@ -162,18 +162,18 @@ def test_decreasing_family_randomised_parameter():
 def test_infeasible_rows_marked_in_batch_and_raised_alone():
     # TARGETS' advantage and the closed-form tests' bounds: their kernels serve
     fam = lambda s: dpax.gaussian(s, grid_step=STEP)
-    res = dpax.calibrate(fam, Advantage([0.383, 0.001]), bounds=(0.05, 50), full_output=True)
+    res = dpax.calibrate(fam, Advantage([0.383, 0.001]), param_bounds=(0.05, 50), full_output=True)
     assert list(res.status) == ["calibrated", "infeasible"]
     assert np.isnan(res.noise_multiplier[1]) and "not met" in res.reason[1] and "50" in res.reason[1]
     assert res.noise_multiplier[0] == pytest.approx(1 / (2 * norm.ppf(1.383 / 2)), rel=2e-3)
     with pytest.raises(ValueError, match=r"row \[1\].*not met even at"):
-        dpax.calibrate(fam, Advantage([0.383, 0.001]), bounds=(0.05, 50), on_infeasible="raise")
+        dpax.calibrate(fam, Advantage([0.383, 0.001]), param_bounds=(0.05, 50), on_infeasible="raise")
     # bounds (1, 2.5): the closed-form tests' first guess (their geometric mean, 1.58) and TARGETS' noise 1 at the
     # least private end, so the searches below walk on their kernels (bounds (0.05, 50) and (0.5, 10): 12 compilations)
     with pytest.raises(ValueError, match="calibrate: the target: the target is not met"):
-        dpax.calibrate(fam, Advantage(0.001), bounds=(1.0, 2.5))
+        dpax.calibrate(fam, Advantage(0.001), param_bounds=(1.0, 2.5))
     # the least private end of the bounds already meets it: an answer, with a flag
-    res = dpax.calibrate(fam, Advantage(0.9), bounds=(1.0, 2.5), full_output=True)
+    res = dpax.calibrate(fam, Advantage(0.9), param_bounds=(1.0, 2.5), full_output=True)
     assert res.status == "met_at_bound" and res.noise_multiplier == 1.0
 
 
@@ -236,7 +236,7 @@ def test_blackbox_err_rates_is_safe_and_close(kind):
 def test_blackbox_epsilon_and_infeasible():
     got = dpax.calibrate_blackbox(Epsilon(1.0, 1e-5), delta=_delta_acct, rtol=1e-6)
     assert got == pytest.approx(1.0 / _exact_mu(Epsilon(1.0, 1e-5)), rel=2e-6)
-    out = dpax.calibrate_blackbox(Advantage([0.2, 1e-4]), delta=_delta_acct, bounds=(0.1, 10))
+    out = dpax.calibrate_blackbox(Advantage([0.2, 1e-4]), delta=_delta_acct, noise_bounds=(0.1, 10))
     assert np.isfinite(out[0]) and np.isnan(out[1])
     with pytest.raises(TypeError, match="exactly one"):
         dpax.calibrate_blackbox(Advantage(0.2))

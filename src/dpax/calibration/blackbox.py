@@ -11,7 +11,7 @@ from .._engine import progress as _progress
 from .._engine import validation as _v
 from .._engine.search import bracket_search
 from .result import _on_infeasible, _out, _raise_infeasible
-from .search import _search_settings
+from .search import _renamed_bounds, _search_settings
 
 
 def _tradeoff_lower_bound(alpha, eps, delta):
@@ -71,15 +71,17 @@ def calibrate_blackbox(
     *,
     epsilon=None,
     delta=None,
-    bounds=(0.05, 100.0),
+    noise_bounds=None,
     rtol=1e-3,
     candidates: int = 8,
     deltas=None,
     epsilons=None,
     on_infeasible=None,
     progress: bool | None = None,
+    bounds=None,
 ):
-    """Smallest parameter (noise) meeting ``target``, from a black-box accountant
+    """Smallest parameter (noise) in ``noise_bounds`` (default (0.05, 100)) meeting ``target``,
+    from a black-box accountant
     (Kulynych et al. 2024, Appendix A), for a user who has only ``epsilon(w, deltas)`` or
     ``delta(w, epsilons)`` from another library (each maps a scalar parameter w and a 1-D
     array to an array; larger w = more private).
@@ -91,7 +93,8 @@ def calibrate_blackbox(
     points. Epsilon: the accountant itself. The bracket search is the same as
     :func:`dpax.calibrate`'s; each round costs (candidates x profile points) accountant calls per
     row. Target fields may be arrays (rows are searched together). Returns a float or array.
-    ``on_infeasible`` and ``progress`` as in :func:`dpax.calibrate_dpsgd`.
+    ``on_infeasible`` and ``progress`` as in :func:`dpax.calibrate_dpsgd`. (``bounds=`` is the
+    deprecated name of ``noise_bounds``, kept for one release.)
 
     >>> import dpax   # a mu-GDP accountant with mu = 1 / w, seen only through epsilon(delta)
     >>> eps = lambda w, deltas: dpax.gdp.epsilon(deltas, 1.0 / w)
@@ -106,7 +109,8 @@ def calibrate_blackbox(
         raise TypeError(f"{'epsilon' if epsilon is not None else 'delta'} (the accountant) must be a callable "
                         f"(w, array) -> array, got {type(fn).__name__}")
     target = _targets.as_target(target)
-    rtol, candidates, (lo_b, hi_b) = _search_settings(rtol, candidates, bounds, "bounds")
+    noise_bounds = _renamed_bounds("noise_bounds", noise_bounds, bounds, (0.05, 100.0))
+    rtol, candidates, (lo_b, hi_b) = _search_settings(rtol, candidates, noise_bounds, "noise_bounds")
     deltas = (np.geomspace(1e-12, 0.9, 200) if deltas is None
               else _v.real_array("deltas", deltas, low=0.0, high=1.0).reshape(-1))
     epsilons = (
@@ -130,8 +134,8 @@ def calibrate_blackbox(
         hi, lo, _, bad = bracket_search(evaluate, g / 2, g * 2, bounds=(lo_b, hi_b), rtol=rtol, candidates=candidates,
                                         what="calibrate_blackbox")
     status = np.where(bad, "infeasible", "calibrated").astype(object)
-    reason = np.where(bad, f"the target is not met even at {hi_b:g} (the upper end of bounds); "
-                           "widen bounds or relax the target", "").astype(object)
+    reason = np.where(bad, f"the target is not met even at {hi_b:g} (the upper end of noise_bounds); "
+                           "widen noise_bounds or relax the target", "").astype(object)
     if mode == "raise":
         _raise_infeasible("calibrate_blackbox", status, reason, shape)
     return _out(np.where(bad, np.nan, hi).reshape(shape))

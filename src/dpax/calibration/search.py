@@ -12,6 +12,7 @@ target and the CLT approximation of DP-SGD (Bu et al.); it is widened until it b
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -41,6 +42,19 @@ ANCHOR_MARGIN = 0.03
 def _phases(grid_step, rtol, candidates):
     phases = [ph for ph in COARSE_PHASES if ph[0] > grid_step * 1.5 and ph[1] > rtol]
     return phases + [(grid_step, rtol, candidates, 0.0)]
+
+
+def _renamed_bounds(new_name: str, new_value, old_value, default):
+    """The search range given as ``new_name`` or, deprecated for one release, as ``bounds``
+    (the name ``bounds=True`` keeps for certified brackets): a DeprecationWarning for the old
+    name, a TypeError for both."""
+    if old_value is None:
+        return default if new_value is None else new_value
+    if new_value is not None:
+        raise TypeError(f"pass the search range once, as {new_name}= (bounds= is its deprecated name)")
+    warnings.warn(f"bounds= is deprecated for the search range and will be removed in the next release: pass "
+                  f"{new_name}=(low, high)", DeprecationWarning, stacklevel=3)
+    return old_value
 
 
 def _search_settings(rtol, candidates, bounds, bounds_name: str) -> tuple[float, int, tuple[float, float]]:
@@ -187,7 +201,7 @@ def calibrate(
     target,
     *,
     args=(),
-    bounds=(1e-2, 1e3),
+    param_bounds=None,
     rtol=DEFAULT_RTOL,
     candidates: int = DEFAULT_CANDIDATES,
     guess=None,
@@ -195,9 +209,11 @@ def calibrate(
     on_infeasible=None,
     full_output: bool = False,
     progress: bool | None = None,
+    bounds=None,
 ):
-    """Parameter w in ``bounds`` meeting ``target`` with the least privacy (Eq. 9), for any
-    monotone family ``mechanism(w, *args) -> PrivacyLoss``.
+    """Parameter w in ``param_bounds`` (default (1e-2, 1e3)) meeting ``target`` with the least
+    privacy (Eq. 9), for any monotone family ``mechanism(w, *args) -> PrivacyLoss``.
+    (``bounds=`` is the deprecated name of ``param_bounds``, kept for one release.)
 
     ``privacy='increasing'``: larger w is more private (noise scale, Laplace scale); the
     answer is the smallest w that meets the target. ``'decreasing'``: larger w is less private
@@ -222,7 +238,8 @@ def calibrate(
         raise TypeError(f"mechanism must be a callable parameter -> PrivacyLoss, got {type(mechanism).__name__}")
     target = _targets.as_target(target)
     _v.choice("privacy", privacy, ("increasing", "decreasing"))
-    rtol, candidates, (lo_b, hi_b) = _search_settings(rtol, candidates, bounds, "bounds")
+    param_bounds = _renamed_bounds("param_bounds", param_bounds, bounds, (1e-2, 1e3))
+    rtol, candidates, (lo_b, hi_b) = _search_settings(rtol, candidates, param_bounds, "param_bounds")
     full_output = _v.flag("full_output", full_output)
     if not isinstance(args, (tuple, list)):
         args = (args,)
@@ -259,12 +276,12 @@ def calibrate(
     reason = np.full(n, "", object)
     at_floor = ~bad & np.isnan(lo)
     status[at_floor] = "met_at_bound"
-    reason[at_floor] = (f"{'low' if inc else 'high'} end of bounds ({lo_b if inc else hi_b:g}, the least private) "
-                        "already meets the target")
+    reason[at_floor] = (f"{'low' if inc else 'high'} end of param_bounds ({lo_b if inc else hi_b:g}, the least "
+                        "private) already meets the target")
     status[bad] = "infeasible"
     reason[bad] = (
-        f"the target is not met even at {'the upper' if inc else 'the lower'} end of bounds "
-        f"({hi_b if inc else lo_b:g}, the most private); widen bounds or relax the target"
+        f"the target is not met even at {'the upper' if inc else 'the lower'} end of param_bounds "
+        f"({hi_b if inc else lo_b:g}, the most private); widen param_bounds or relax the target"
     )
     if mode == "raise":
         _raise_infeasible("calibrate", status, reason, shape)

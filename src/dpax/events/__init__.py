@@ -134,7 +134,7 @@ def event_family(make_event: Callable[..., Any], *, grid_step: float = 1e-4,
     >>> from dp_accounting import dp_event
     >>> family = dpax.event_family(lambda s: dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(s), 10),
     ...                            grid_step=5e-2)
-    >>> round(dpax.calibrate(family, dpax.targets.Epsilon(2.0, 1e-5), bounds=(2.0, 40.0)), 2)
+    >>> round(dpax.calibrate(family, dpax.targets.Epsilon(2.0, 1e-5), param_bounds=(2.0, 40.0)), 2)
     6.31
     """
     if not callable(make_event):
