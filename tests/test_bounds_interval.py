@@ -130,7 +130,7 @@ def test_gaussian_mu_inside_bracket():
 
 #: the default (0.5, 0.3, 1e-2) keeps the guarantee: it has the support of dpax.gaussian(1.0, grid_step=1e-2)
 #: (2048 points), so it shares its construction and companion kernels (the GAUSS cases) and its beta
-#: and delta kernels (tests/test_mechanisms.py, tests/test_input_errors.py): one kernel of its own;
+#: and delta kernels (tests/mechanisms/test_mechanisms.py, tests/test_input_errors.py): one kernel of its own;
 #: (1.0, 0.5, 1e-2) (the support of dpax.gaussian(2.0): three analysis kernels of its own),
 #: (1.0, 0.01, 1e-2), (1.0, 0.01, 1e-3) and (2.0, 0.5, 1e-2) (their own kernels) are slow, as
 #: the finer grids are
@@ -471,3 +471,24 @@ def test_refine_says_how_far_it_got(monkeypatch):
     monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 2_000_000)
     with pytest.raises(ValueError, match="not reached: width .* memory budget"):
         dpax.refine(build, lambda pl: pl.beta(ALPHAS, bounds=True), 1e-12)
+
+
+def test_epsilon_beyond_700_nats_keeps_a_finite_optimistic_side():
+    """The Gaussian composed 1000 times (mu = sqrt(1000)): epsilon(1e-10) = 700.25. The
+    P-masses of losses beyond ~700 nats (e^-700 times the Q-masses) underflow float64, so
+    Pr[X > x] read 0 where Pr[Y > x] exceeded delta: both sides were inf. The safe side
+    certifies no finite epsilon there (documented: inf); the companion bounds the
+    underflowed masses from above, so its epsilon (and delta) stay finite and below the
+    truth, and the bracket still holds it where both are finite."""
+    mu = np.sqrt(1000.0)
+    pl = dpax.gaussian(1.0, grid_step=0.1).self_compose(1000)
+    deltas = np.array([1e-10, 1e-8, 1e-6])
+    exact = np.array([gdp_epsilon(d, mu) for d in deltas])
+    eps = pl.epsilon(deltas, bounds=True)
+    assert np.all(np.isfinite(eps.optimistic)) and np.all(eps.optimistic <= exact)
+    assert np.all(exact <= eps.safe) and eps.safe[0] == np.inf and np.all(np.isfinite(eps.safe[1:]))
+    assert np.all(eps.safe[1:] - eps.optimistic[1:] < 3.0)
+    epsilons = np.array([650.0, 690.0, 705.0])
+    delta = pl.delta(epsilons, bounds=True)
+    truth = gdp_delta(epsilons, mu)
+    assert np.all(delta.optimistic <= truth) and np.all(truth <= delta.safe)

@@ -91,7 +91,7 @@ def test_dpsgd_matches_dp_accounting_and_riskcal(cfg):
         assert eps == pytest.approx(oracle_epsilon(sigma, p, num_steps, step, delta), rel=1e-3)
 
 
-# default siblings: tests/test_subsampled_exact.py::test_beta_matches_exact_symmetrised_curve (dpax
+# default siblings: tests/mechanisms/test_subsampled_exact.py::test_beta_matches_exact_symmetrised_curve (dpax
 # converges to the exact curve as the grid refines: 1e-3, 1e-4, 1e-5), tests/engine/test_composition.py::
 # test_regrid_is_pessimistic_and_exact_on_a_refinement (a coarser grid is pessimistic),
 # test_dpsgd_matches_dp_accounting_and_riskcal[s1-p0.001-T10000-h0.001] (this configuration against the

@@ -24,7 +24,7 @@ Cost on 2 idle cores with an empty kernel cache decides what runs by default: th
 (DP-SGD calibration at the default grid 1e-4, ~13 s), the auditing block and the cheap
 commands, the Accuracy table at grid 1e-4; the blocks and commands that compile fine-grid
 calibrations or the mu/regret kernel (10-45 s each), the curve and Laplace commands at grid
-1e-4 (whose command paths tests/cli and tests/test_mechanisms.py run by default) and the
+1e-4 (whose command paths tests/cli and tests/mechanisms/test_mechanisms.py run by default) and the
 table's grid 1e-5 are ``slow``.
 """
 
@@ -55,7 +55,7 @@ SLOW_BLOCKS = {
     "Opacus, riskcal and gdpnum backends; sweeps; plots": "~10 s cold",
     "Training with Opacus": "Opacus' bisection, about 15 compositions at grid 1e-4, ~17 s cold",
     # the same calls (accountant answers, brackets, from_dp_event, calibrate_dp_mechanism, event_family)
-    # run by default in tests/test_events.py
+    # run by default in tests/events/test_events.py
     "dp-accounting's DpEvents and PrivacyAccountant": "two calibrations and the mu/regret kernel, ~15 s cold",
     "Certified error bars": "both sides of DP-SGD at grid 1e-4, ~30 s cold",
     "An accuracy knob instead of a grid step": "three grids down to 1e-4, ~30 s cold",
@@ -65,7 +65,7 @@ NEEDS = {"Training with Opacus": ("torch", "opacus")}
 #: blocks that cannot run in one test process, by heading, with the test that runs them instead
 NOT_RUN_BLOCKS = {
     "Beyond one machine: several processes with `jax.distributed`":
-        "needs two processes: tests/test_distributed.py runs the same calls",
+        "needs two processes: tests/distributed/test_distributed.py runs the same calls",
 }
 #: commands too slow for the default run, by prefix
 SLOW_COMMANDS = {
@@ -77,7 +77,8 @@ SLOW_COMMANDS = {
         "calibration with brackets down to grid 4e-4, ~40 s cold",
     # the two below: kernels of their own (~5 s and ~2.5 s cold); their command paths with the same
     # options run by default in tests/cli/test_cli_bounds.py::test_curve_brackets_hold_the_gaussian_truth
-    # (curve with --alpha and --delta lists, brackets on) and tests/test_mechanisms.py::test_cli_mechanism_subcommand
+    # (curve with --alpha and --delta lists, brackets on) and
+    # tests/mechanisms/test_mechanisms.py::test_cli_mechanism_subcommand
     # (mechanism laplace --scale --count)
     "dpax curve --noise-multiplier 1 --sample-rate 0.001 --num-steps 10000 --alpha 0.001":
         "both sides of DP-SGD at grid 1e-4, ~5 s cold",

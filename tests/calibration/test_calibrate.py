@@ -111,7 +111,7 @@ def test_err_rates_matches_riskcal_grid_1e4():
 ADV = (np.e - 1 + 2e-5) / (np.e + 1)
 
 
-@pytest.mark.slow  # kernels of its own (10 compilations); default siblings: tests/test_targets.py::
+@pytest.mark.slow  # kernels of its own (10 compilations); default siblings: tests/targets/test_targets.py::
 # test_target_on_gaussian_matches_closed_form_and_is_tight[adv] (an Advantage calibration meets the target, 0.5% less
 # noise does not), tests/compat/riskcal/test_riskcal_dpax_checks.py::test_dpsgd_calibration_bounds_and_batches
 # (calibrate_dpsgd's Advantage search against the closed form), test_err_rates_standard_comparison (the standard
@@ -218,8 +218,8 @@ def _gauss(s):
 
 
 #: search bounds whose first round of candidates (geometric guess sqrt(lo hi), halved and doubled) shares the kernel
-#: shapes of tests/test_targets.py's Gaussian checks (bounds (0.05, 50)): (0.05, 45) starts at 0.75..3.0, holding the
-#: answers 0.78..1.97 (support length 28672 at the grid 1e-3); (1, 64) starts at 4..16, holding 7.97 (5120)
+#: shapes of tests/targets/test_targets.py's Gaussian checks (bounds (0.05, 50)): (0.05, 45) starts at 0.75..3.0,
+#: holding the answers 0.78..1.97 (support length 28672 at the grid 1e-3); (1, 64) starts at 4..16, holding 7.97 (5120)
 NEAR_ONE, LARGE = (0.05, 45), (1, 64)
 
 
@@ -231,7 +231,8 @@ NEAR_ONE, LARGE = (0.05, 45), (1, 64)
         (ErrRates(alpha=0.1, beta=0.5), norm.isf(0.1) - norm.ppf(0.5), NEAR_ONE),
         (ErrRates.from_tpr(alpha=0.01, tpr=0.15), norm.isf(0.01) - norm.ppf(0.85), NEAR_ONE),
         # an epsilon kernel of its own; default siblings: the cases above (calibrate within rtol of the closed form,
-        # on the safe side) and tests/test_targets.py::test_target_on_gaussian_matches_closed_form_and_is_tight[eps]
+        # on the safe side) and
+        # tests/targets/test_targets.py::test_target_on_gaussian_matches_closed_form_and_is_tight[eps]
         # (an Epsilon target on the Gaussian against the analytic Gaussian mechanism, tight both ways)
         pytest.param(Epsilon(1.0, 1e-5), None, (0.1, 100), marks=pytest.mark.slow),
     ],
