@@ -327,3 +327,14 @@ def test_bounds_is_the_deprecated_name_of_the_search_range():
     with pytest.warns(DeprecationWarning, match="noise_bounds"):
         old = dpax.calibrate_blackbox(dpax.targets.Advantage(0.2), epsilon=eps, bounds=(0.5, 5.0))
     assert old == dpax.calibrate_blackbox(dpax.targets.Advantage(0.2), epsilon=eps, noise_bounds=(0.5, 5.0))
+
+
+def test_a_calibration_at_the_least_noise_meets_its_target():
+    """The search's lower end at the least Gaussian noise (a padded grid past 709 nats): the
+    noise it returns meets the target (it returned 0.0377, whose epsilon is 464 > 450, as
+    already met) and is within rtol of the closed form."""
+    r = dpax.calibrate_dpsgd(sample_rate=1.0, num_steps=1, target=dpax.targets.Epsilon(450, 1e-5), grid_step=1e-2,
+                             noise_bounds=(0.0377, 10), compare_standard=False)
+    exact = dpax.calibrate_gaussian(dpax.targets.Epsilon(450, 1e-5))
+    assert r.status == "calibrated" and exact <= r.noise_multiplier <= exact * (1 + 1e-3)
+    assert r.achieved["epsilon"] <= 450

@@ -598,3 +598,12 @@ def test_delta_against_a_curve_that_only_claims_a_gdp_mu():
     exact = cv.delta_divergence(f, cv.gdp_curve(1.0))
     assert exact > 0.01
     assert cv.delta_divergence(f, Claimed()) == pytest.approx(exact, rel=1e-6)
+
+
+def test_compose_neither_overflows_nor_underflows():
+    """sqrt(sum mu_i^2) scaled by the largest mu: 1e200 composed with itself is 1.414e200
+    (the squares overflowed to inf), and 1e-200 likewise (they underflowed to 0)."""
+    assert gdp.compose(1e200, 1e200) == pytest.approx(2**0.5 * 1e200, rel=1e-15)
+    assert gdp.compose(1e-200, 1e-200) == pytest.approx(2**0.5 * 1e-200, rel=1e-15)
+    assert gdp.compose(0.6, 0.8) == pytest.approx(1.0, rel=1e-15)
+    np.testing.assert_allclose(gdp.compose(np.array([[3.0, 4.0], [0.0, 0.0]])), [5.0, 0.0], rtol=1e-15)

@@ -446,3 +446,22 @@ def test_cli_mechanism_subcommand(capsys):
     assert "does not take --epsilon" in capsys.readouterr().err
     assert main(["mechanism", "discrete-gaussian", "--no-cache"]) == 2
     assert "needs --sigma" in capsys.readouterr().err
+
+
+def test_the_least_noise_stays_exact_on_a_grid_padded_past_709_nats():
+    """Just above the least Gaussian noise (0.0377 sensitivity) the loss spans ~1300 nats and
+    the padded support carries grid points past 709 nats, where e^x overflows: the cells there
+    hold no mass, and the construction must give them 0 (it gave NaN, and then epsilon 0 and a
+    NaN advantage). The bracket holds the mu-GDP closed form; Laplace at its least scale
+    (1/600, the same padding) keeps a certain attack."""
+    from dpax import gdp
+
+    for s in (0.0377, 0.038, 0.0385):
+        pl = dpax.gaussian(s, grid_step=1e-2)
+        assert np.all(np.isfinite(pl.pmf_x)) and np.all(np.isfinite(pl.pmf_y))
+        truth = gdp.epsilon(1e-5, 1.0 / s)
+        eps = pl.epsilon(1e-5, bounds=True)
+        assert eps.optimistic <= truth <= eps.safe <= truth * (1 + 1e-6)
+        assert pl.advantage() == pytest.approx(gdp.advantage(1.0 / s), abs=1e-12)
+    lap = dpax.laplace(1 / 600, grid_step=1e-2).advantage(bounds=True)
+    assert lap.safe == 1.0 and lap.optimistic <= lap.safe

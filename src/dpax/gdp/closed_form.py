@@ -295,13 +295,21 @@ def compose(*mus):
     """
     if len(mus) == 1:
         m = _v.real_array("mu", mus[0], low=0.0)
-        out = np.sqrt(np.sum(m * m, axis=-1)) if m.ndim else m
+        out = _root_sum_of_squares(m) if m.ndim else m
     else:
         if not mus:
             raise TypeError("compose needs at least one mu")
         ms = _v.broadcast_arrays(*((f"mu {i}", _v.real_array(f"mu {i}", x, low=0.0)) for i, x in enumerate(mus)))
-        out = np.sqrt(sum(x * x for x in ms))
+        out = _root_sum_of_squares(np.stack(ms, -1))
     return out if np.ndim(out) else float(out)
+
+
+def _root_sum_of_squares(m: np.ndarray) -> np.ndarray:
+    """sqrt(sum m_i^2) along the last axis, scaled by the largest entry so that no square
+    overflows (1e200 composed with itself is 1.414e200, not inf) or underflows."""
+    top = np.max(m, axis=-1, keepdims=True)
+    scale = np.where((top > 0) & np.isfinite(top), top, 1.0)
+    return (scale * np.sqrt(np.sum((m / scale) ** 2, axis=-1, keepdims=True)))[..., 0]
 
 
 def gaussian_mu(noise_multiplier, sensitivity=1.0, num_steps=1):

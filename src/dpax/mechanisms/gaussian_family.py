@@ -52,7 +52,8 @@ def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gri
     (:func:`dpax._engine.construct.subsampled_gaussian_log_cdfs`).
 
     Args:
-        noise_multiplier: noise standard deviation over the clipping norm, > 0.
+        noise_multiplier: noise standard deviation over the clipping norm, at least 0.0377
+            (0.0753 under substitution): below it the privacy loss leaves the 600-nat grid.
         sample_rate: Poisson sampling probability p, in (0, 1].
         grid_step: the loss grid's step, in [1e-7, 1].
         neighbouring: ``"add_remove"`` (default) or ``"substitution"`` (replace one
@@ -106,7 +107,8 @@ def gaussian(noise_multiplier: ArrayLike, sensitivity: ArrayLike = 1.0, grid_ste
     of clipped per-record terms: mu = 2 sensitivity / noise_multiplier.
 
     Args:
-        noise_multiplier: noise standard deviation, > 0.
+        noise_multiplier: noise standard deviation, at least 0.0377 times the sensitivity
+            (0.0753 under substitution): below it the privacy loss leaves the 600-nat grid.
         sensitivity: L2 sensitivity of the query, > 0.
         grid_step: the loss grid's step, in [1e-7, 1].
         neighbouring: ``"add_remove"`` (default) or ``"substitution"``.
@@ -150,7 +152,8 @@ def dpsgd(noise_multiplier: ArrayLike, sample_rate: ArrayLike, num_steps: ArrayL
     Every argument broadcasts; a list of noise values is one batched kernel call.
 
     Args:
-        noise_multiplier: noise standard deviation over the clipping norm, > 0.
+        noise_multiplier: noise standard deviation over the clipping norm, at least 0.0377
+            (0.0753 under substitution): below it the privacy loss leaves the 600-nat grid.
         sample_rate: Poisson sampling probability, in (0, 1].
         num_steps: number of training steps, integers >= 1.
         grid_step: the loss grid's step, in [1e-7, 1].

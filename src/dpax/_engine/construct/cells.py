@@ -113,7 +113,9 @@ def split_cells_open(grid, grid_step, lf_y, ls_y, lf_x, ls_x):
     # That atom is why the bound is not added to every cell: ~8 eps on X = -inf in every
     # pair moves gdp.mu_and_regret's mu by ~1e9 times as much (it reads FPRs down to 1e-10).
     shrink = -jnp.expm1(-grid_step)
-    q_hi = jnp.clip((q_cell - jnp.exp(a) * p_cell) / shrink, 0.0, q_cell)
+    # e^x P(.) where the mass is 0 is 0, also at a padded point past 709 nats (e^x = inf)
+    times_exp = lambda x, mass: jnp.where(mass > 0, jnp.exp(x) * mass, 0.0)
+    q_hi = jnp.clip((q_cell - times_exp(a, p_cell)) / shrink, 0.0, q_cell)
     bound = 8.0 * jnp.finfo(q_cell.dtype).eps / shrink
     q_hi = jnp.minimum(q_hi + bound * jnp.maximum(q_cell - 16.0 * q_hi, 0.0), q_cell)
     q_lo = q_cell - q_hi
@@ -131,9 +133,9 @@ def split_cells_open(grid, grid_step, lf_y, ls_y, lf_x, ls_x):
     q_low, p_low = jnp.exp(lf_y[:, 0]), jnp.exp(lf_x[:, 0])
     q_high, p_high = jnp.exp(ls_y[:, -1]), jnp.exp(ls_x[:, -1])
     pmf_y = pmf_y.at[:, 0].add(q_low)
-    pmf_y = pmf_y.at[:, -1].add(jnp.exp(g_last) * p_high)
-    inf_y = jnp.maximum(q_high - jnp.exp(g_last) * p_high, 0.0)
-    neginf_x = jnp.maximum(p_low - jnp.exp(-g0) * q_low, 0.0)
+    pmf_y = pmf_y.at[:, -1].add(times_exp(g_last, p_high))
+    inf_y = jnp.maximum(q_high - times_exp(g_last, p_high), 0.0)
+    neginf_x = jnp.maximum(p_low - times_exp(-g0, q_low), 0.0)
     # Pr[X = x] = e^-x Pr[Y = x] holds cell by cell; computed in log space so that
     # vanishing Y mass far below zero cannot turn into 0 * inf.
     pmf_x = jnp.exp(jnp.log(pmf_y) - grid)
