@@ -143,6 +143,9 @@ def read_losses(path: str | os.PathLike[str], column: str | int | None = None) -
         raise ValueError(f"{path}: unknown loss file type {ext or '(none)'!r}; use one of {', '.join(FORMATS)}")
     if not os.path.isfile(path):
         raise ValueError(f"{path}: no such file")
+    if ext == ".npy" and column is not None:
+        raise ValueError(f"{path}: a .npy file holds one array, so column {_v.brief(column)} does not apply "
+                         "(name an array of an .npz, or a column of a .csv / .parquet)")
     try:
         if ext == ".npy":
             arr = np.load(path, allow_pickle=False)
@@ -156,6 +159,9 @@ def read_losses(path: str | os.PathLike[str], column: str | int | None = None) -
     except ValueError as exc:
         if str(exc).startswith(f"{path}: "):  # ours: it names the file already
             raise
+        if "allow_pickle" in str(exc):  # NumPy's advice to unpickle an unknown file: never taken
+            raise ValueError(f"{path}: cannot read losses: not a NumPy array of numbers (objects are not read: "
+                             "dpax never unpickles a file)") from exc
         raise ValueError(f"{path}: cannot read losses: {_reason(exc)}") from exc  # NumPy's, pyarrow's, ...
     except Exception as exc:  # unreadable / corrupt file
         raise ValueError(f"{path}: cannot read losses: {_reason(exc)}") from exc
