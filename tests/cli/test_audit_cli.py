@@ -164,7 +164,7 @@ def test_bad_loss_files(tmp_path, losses, capsys):
     cases["losses.txt"] = "unknown loss file type"
     cases["missing.npy"] = "no such file"
     for name, match in cases.items():
-        extra = ["--column", "b"] if name == "hole.csv" else []
+        extra = ["--test-column", "b"] if name == "hole.csv" else []
         err = run_error(["epsilon-star", str(good), str(tmp_path / name)] + extra, capsys)
         assert name in err and match in err, (name, err)
     # a column that is not there
