@@ -82,7 +82,7 @@ def clopper_pearson(successes: ArrayLike, trials: ArrayLike, confidence: ArrayLi
 
     Args:
         successes: counts k, integers in [0, trials].
-        trials: counts n, integers >= 1.
+        trials: counts n, integers in [1, 2**53] (float64 counts exactly up to 2**53).
         confidence: the interval's level, in (0, 1).
         alternative: ``"two-sided"``, ``"upper"`` or ``"lower"``.
 
