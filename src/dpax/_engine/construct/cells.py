@@ -113,8 +113,11 @@ def split_cells_open(grid, grid_step, lf_y, ls_y, lf_x, ls_x):
     # That atom is why the bound is not added to every cell: ~8 eps on X = -inf in every
     # pair moves gdp.mu_and_regret's mu by ~1e9 times as much (it reads FPRs down to 1e-10).
     shrink = -jnp.expm1(-grid_step)
-    # e^x P(.) where the mass is 0 is 0, also at a padded point past 709 nats (e^x = inf)
-    times_exp = lambda x, mass: jnp.where(mass > 0, jnp.exp(x) * mass, 0.0)
+    # e^x times a mass, with e^x capped at e^709: a padded point past 709 nats (at the least
+    # noise) holds no mass, and inf * 0 would be NaN; a mass there could only be a subnormal
+    # P-mass, whose Q-mass the cap moves to the +inf atom (pessimistic). Below 709 the
+    # expression is the plain product (as XLA contracts it, bit for bit)
+    times_exp = lambda x, mass: jnp.exp(jnp.minimum(x, 709.0)) * mass
     q_hi = jnp.clip((q_cell - times_exp(a, p_cell)) / shrink, 0.0, q_cell)
     bound = 8.0 * jnp.finfo(q_cell.dtype).eps / shrink
     q_hi = jnp.minimum(q_hi + bound * jnp.maximum(q_cell - 16.0 * q_hi, 0.0), q_cell)
