@@ -614,6 +614,8 @@ class PrivacyLoss:
         """``kernel``'s answers at every one of ``values`` (validated, float64) for every row,
         shaped ``batch_shape + shape``; ``held``: bytes the caller keeps meanwhile."""
         rows = np.broadcast_to(values.reshape(-1), (self._rows_count(), values.size))
+        if self.optimistic:  # a companion bounds P-masses that underflow (analyse.UNDERFLOW)
+            kernel = _analyse.for_companion(kernel)
         return as_result(_analyse.per_query(kernel, self._pair, rows, argument, held=values.nbytes + held),
                          self.batch_shape + shape)
 
@@ -704,10 +706,14 @@ class PrivacyLoss:
             bounds: also evaluate the optimistic companion and return an :class:`Interval`.
 
         Returns:
-            epsilon, never below the truth (``inf`` where no finite epsilon works: delta
-            below the +inf atom): a float for a single mechanism and a scalar ``delta``,
-            else an array of shape ``batch_shape + delta.shape``; an :class:`Interval` with
-            ``bounds``.
+            epsilon, never below the truth: a float for a single mechanism and a scalar
+            ``delta``, else an array of shape ``batch_shape + delta.shape``; an
+            :class:`Interval` with ``bounds``. ``inf`` where the pair certifies no finite
+            epsilon: delta below the +inf atom (which holds the mass a composition's window
+            leaves out, at most ~1e-18 a tail, and the rounding of the constructions), or an
+            epsilon beyond ~700 (the P-masses of such losses, e^-epsilon times the
+            Q-masses, underflow float64). The optimistic side stays finite there (on or
+            below the truth).
 
         >>> import dpax
         >>> round(dpax.gaussian(1.0, grid_step=1e-2).epsilon(1e-5), 4)

@@ -383,18 +383,29 @@ def beta_kernel(pair: Pair, alpha):
 _SPLIT = 2.0**40
 
 
+def _split(a):
+    """``a`` as a multiple of 2^-40 and the rest, both exact (for |a| below 2^12)."""
+    coarse = jnp.round(a * _SPLIT) / _SPLIT
+    return coarse, a - coarse
+
+
 def mass_deficit(pmf, atom):
     """1 - (sum(pmf) + atom) per row (rows,), up to ~1e-22 (not the ~1e-16 of a float64 sum
     near 1): each mass is split into a multiple of 2^-40 and the rest (both exact), the
     coarse parts summed exactly, the rests (each below 2^-41) to their relative precision.
     For masses below 2^12 and totals below 2^13 (a probability law's)."""
-    def split(a):
-        coarse = jnp.round(a * _SPLIT) / _SPLIT
-        return coarse, a - coarse
-
-    hi, lo = split(pmf)
-    hi_atom, lo_atom = split(atom)
+    hi, lo = _split(pmf)
+    hi_atom, lo_atom = _split(atom)
     return (1.0 - (jnp.sum(hi, -1) + hi_atom)) - (jnp.sum(lo, -1) + lo_atom)
+
+
+def precise_sum(terms):
+    """sum(terms) along the last axis (rows,), up to ~1e-22 plus the terms' own relative
+    precision (not the ~n ulps of a float64 sum of n terms near 1): the coarse parts of
+    :func:`_split` summed exactly, the rests to their relative precision. For terms below
+    2^12 in size and sums of their sizes below 2^13."""
+    hi, lo = _split(terms)
+    return jnp.sum(hi, -1) + jnp.sum(lo, -1)
 
 
 def _advantage_of_pair(pair: Pair):
@@ -414,8 +425,10 @@ def _advantage_of_pair(pair: Pair):
     pmf_x, pmf_y, offset, inf_y, neginf_x = pair
     n = pmf_x.shape[-1]
     x = offset[:, None] + jnp.arange(n)[None, :]  # grid index of every point: loss = x * step
-    forward = inf_y + jnp.sum(jnp.where(x > 0, pmf_y - pmf_x, 0.0), -1)
-    reverse = neginf_x + jnp.sum(jnp.where(x < 0, pmf_x - pmf_y, 0.0), -1)
+    # summed exactly up to ~1e-22 (precise_sum): near an advantage of 1, a plain float64 sum of
+    # 1e4..1e7 terms errs by 1e-14..1e-13, on either side
+    forward = inf_y + precise_sum(jnp.where(x > 0, pmf_y - pmf_x, 0.0))
+    reverse = neginf_x + precise_sum(jnp.where(x < 0, pmf_x - pmf_y, 0.0))
     d_y, d_x = mass_deficit(pmf_y, inf_y), mass_deficit(pmf_x, neginf_x)
     safe = jnp.maximum(forward + jnp.maximum(d_y, 0.0), reverse + jnp.maximum(d_x, 0.0))
     optimistic = jnp.maximum(forward + jnp.minimum(d_y, 0.0), reverse + jnp.minimum(d_x, 0.0))
@@ -436,44 +449,77 @@ def advantage_kernel(pair: Pair, optimistic: bool = False):
     return np.asarray(by_rows(_advantage_kernel, pair, "advantage"))[:, 1 if optimistic else 0]
 
 
+#: Smallest normal float64. A companion's P-masses of losses beyond ~700 nats (e^-x times
+#: the Q-masses) fall below it: they underflow to 0 or to subnormal numbers, each off by
+#: less than this, so a tail sum of n masses Pr[X > x] is at most its computed value plus n
+#: times this. A companion's delta and epsilon (``optimistic=True``) read that upper bound
+#: in place of Pr[X > x] (and likewise the reversed pair's): every threshold event's value
+#: Pr[Y > x] - e^eps Pr[X > x] and log-ratio is then on or below the true one, and the
+#: answer finite and on or below the truth. The safe side reads the computed sums (an
+#: under-estimated Pr[X > x] only raises its numbers; epsilon is +inf where it is 0).
+UNDERFLOW = float(np.finfo(np.float64).tiny)
+
+
 @functools.partial(_cache.kernel, name="delta_kernel")
-@jax.jit
-def delta_kernel(pair: Pair, epsilon):
+@functools.partial(jax.jit, static_argnames=("optimistic",))
+def delta_kernel(pair: Pair, epsilon, *, optimistic=False):
     """delta(epsilon) (rows, m) of the symmetrised curve: the larger of the two directions'
     max_i Pr[Y > x_i] - e^eps Pr[X > x_i] (Gopi et al.; Kulynych et al. 2024, Eq. 33), which is
-    the convex conjugate of the piecewise-linear curve, so it matches ``beta`` exactly."""
+    the convex conjugate of the piecewise-linear curve, so it matches ``beta`` exactly.
+    ``optimistic`` (a companion): Pr[X > x_i] read as an upper bound despite underflow
+    (:data:`UNDERFLOW`)."""
     scale = jnp.exp(epsilon)[:, :, None]
+    slack = pair.support_length * UNDERFLOW if optimistic else 0.0
 
     def one(t: Breakpoints):
-        return jnp.max(t.ccdf_y[:, None, :] - scale * t.ccdf_x[:, None, :], -1)
+        return jnp.max(t.ccdf_y[:, None, :] - scale * (t.ccdf_x[:, None, :] + slack), -1)
 
     f, r = both_directions(pair)
     return jnp.clip(jnp.maximum(one(f), one(r)), 0.0, 1.0)
 
 
-def _epsilon_one_direction(cx, ccy, delta):
+def _epsilon_one_direction(cx, ccy, delta, slack=0.0):
     num = ccy[:, None, :] - delta[:, :, None]
     active = num > 0
-    infinite = jnp.any(active & (cx[:, None, :] <= 0), -1)
-    ratio = jnp.where(active & (cx[:, None, :] > 0), num / jnp.where(cx[:, None, :] > 0, cx[:, None, :], 1.0), 0.0)
+    cx = cx[:, None, :] + slack
+    infinite = jnp.any(active & (cx <= 0), -1)
+    ratio = jnp.where(active & (cx > 0), num / jnp.where(cx > 0, cx, 1.0), 0.0)
     eps = jnp.log(jnp.max(jnp.where(active, ratio, 0.0), -1))
     return jnp.where(infinite, jnp.inf, eps)
 
 
-def _epsilon_from_tables(tables: Curves, delta):
+def _epsilon_from_tables(tables: Curves, delta, slack=0.0):
     f, r = tables
-    eps = jnp.maximum(_epsilon_one_direction(f.ccdf_x, f.ccdf_y, delta),
-                      _epsilon_one_direction(r.ccdf_x, r.ccdf_y, delta))
+    eps = jnp.maximum(_epsilon_one_direction(f.ccdf_x, f.ccdf_y, delta, slack),
+                      _epsilon_one_direction(r.ccdf_x, r.ccdf_y, delta, slack))
     return jnp.maximum(eps, 0.0)
 
 
 @functools.partial(_cache.kernel, name="epsilon_kernel")
-@jax.jit
-def epsilon_kernel(pair: Pair, delta):
+@functools.partial(jax.jit, static_argnames=("optimistic",))
+def epsilon_kernel(pair: Pair, delta, *, optimistic=False):
     """Smallest epsilon >= 0 with delta(epsilon) <= delta (rows, m): the largest over
     breakpoints i of log((Pr[Y > x_i] - delta) / Pr[X > x_i]), both directions; +inf when
-    the +inf atom alone exceeds delta."""
-    return _epsilon_from_tables(both_directions(pair), delta)
+    Y-mass above delta lies where X has none (the +inf atom, or P-masses of losses beyond
+    ~700 nats, which underflow float64). ``optimistic`` (a companion): Pr[X > x_i] read as
+    an upper bound despite underflow (:data:`UNDERFLOW`), so the answer is finite and on or
+    below the truth."""
+    slack = pair.support_length * UNDERFLOW if optimistic else 0.0
+    return _epsilon_from_tables(both_directions(pair), delta, slack)
+
+
+def for_companion(kernel):
+    """``kernel`` (:func:`delta_kernel` or :func:`epsilon_kernel`) as a companion reads it
+    (``optimistic=True``), under the same name (the memory tables of :func:`query_plan`);
+    any other kernel unchanged."""
+    if getattr(kernel, "__name__", None) not in ("delta_kernel", "epsilon_kernel"):
+        return kernel
+
+    @functools.wraps(kernel)
+    def call(pair, queries):
+        return kernel(pair, queries, optimistic=True)
+
+    return call
 
 
 class RiskSummary(NamedTuple):
