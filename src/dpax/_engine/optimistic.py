@@ -423,15 +423,32 @@ def _sg_split(grid, v0, v1, v2, t0, t1, t2, sigma, p, offset, grid_step):
     b near the loss 0, (e^-a Q - P)(cell) / (e^h - 1) = (-p' c_0 + p c_1) / (e^h - 1), is
     a difference of two masses near 1/2 of which only ~p of each differs; formed as
     e^-a Q(cell) - P(cell) it kept ~1e-16 / h of absolute error (5e-10 at h = 1e-7, beside
-    risks of 1e-12), here it keeps the relative precision of c_0 and c_1."""
+    risks of 1e-12), here it keeps the relative precision of c_0 and c_1.
+
+    A coefficient grows as e^-a (and the weight p^2 e^(1/s^2) of N(2, s^2) in R with the
+    noise: e^400 at s = 0.05), beside cell masses that fall below float64's normal range
+    (below ~2.2e-308 they keep no relative precision, and underflow to 0): in such cells
+    (far below the loss 0 of a small noise: the Gaussian at mu ~ 20) a product is inf, NaN
+    (inf x 0) or unrelated to the cell. Those cells go whole to their lower end under both
+    P and Q (another map that depends on the output alone, still a post-processing), so
+    the shares of P and Q always come from one map."""
     (c0, f0, l0), (c1, f1, l1), (c2, _, _) = (normal_cells(v, t) for v, t in ((v0, t0), (v1, t1), (v2, t2)))
-    (wq0, wq1), _ = three_law_weights(sigma[:, None], p[:, None])
-    wq0, wq1 = jnp.exp(wq0), jnp.exp(wq1)
-    p_up, p_down, q_up, q_down = split_coefficients(grid[:, :-1], grid_step, sigma[:, None], p[:, None])
+    (lq0, lq1), (lr0, lr1, lr2) = three_law_weights(sigma[:, None], p[:, None])
+    wq0, wq1 = jnp.exp(lq0), jnp.exp(lq1)
+    a = grid[:, :-1]
+    p_up, p_down, q_up, q_down = split_coefficients(a, grid_step, sigma[:, None], p[:, None])
     mix = lambda coef: sum(k * c for k, c in zip(coef, (c0, c1, c2)))
     q_cell = wq0 * c0 + wq1 * c1
     first, last = (f0, wq0 * f0 + wq1 * f1), (l0, wq0 * l0 + wq1 * l1)
-    pair = split_map(grid_step, (c0, q_cell), (mix(p_up), mix(p_down), mix(q_up), mix(q_down)), first, last, offset)
+    shares = [mix(coef) for coef in (p_up, p_down, q_up, q_down)]
+    # a law's cell below the normal range beside a coefficient above 1 (its log: the law's
+    # weight in Q or R, plus log 2, less a): the product has no precision left
+    tiny = jnp.finfo(c0.dtype).tiny
+    log_coef = (jnp.maximum(lq0, lr0), jnp.maximum(lq1, lr1), lr2)
+    bad = functools.reduce(jnp.logical_or, [(c < tiny) & (w + _LOG2 - a > 0.0) for c, w in zip((c0, c1, c2), log_coef)])
+    bad = functools.reduce(jnp.logical_or, [~jnp.isfinite(x) for x in shares], bad)
+    shares = [jnp.where(bad, fill, x) for x, fill in zip(shares, (0.0, jnp.inf, 0.0, jnp.inf))]  # all to a
+    pair = split_map(grid_step, (c0, q_cell), tuple(shares), first, last, offset)
     survival = lambda v, t: jnp.where(v < 0, 1.0 - t, t)
     return fold_top(pair, wq0 * survival(v0, t0) + wq1 * survival(v1, t1))
 
@@ -465,6 +482,8 @@ def split_coefficients(a, grid_step, sigma, p):
     return ((alpha0, alpha1, zero), (alpha0_down, -alpha1, zero),
             (w0 * alpha0, p * (alpha0 + kept), beta2), (w0 * alpha0_down, p * (alpha0_down - kept), -beta2))
 
+
+_LOG2 = 0.6931471805599453
 
 #: :func:`fold_top` ends a companion where the law's Q-survival first falls to this, below
 #: the batch's shared length (the grid's end is where it is at most 1e-20).
