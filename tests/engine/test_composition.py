@@ -26,7 +26,7 @@ def test_forty_gaussians_compose_to_exact_gdp():
     points a factor, 20480 composed), whose construction kernels other files compile and whose
     beta and delta kernels (65 alphas, 8 epsilons) are those of
     test_regrid_is_pessimistic_and_exact_on_a_refinement's Gaussian (and of
-    tests/test_mechanisms.py): 2 kernels of its own. In [8, 9], mu 0.74: 6 kernels (4 of its
+    tests/mechanisms/test_mechanisms.py): 2 kernels of its own. In [8, 9], mu 0.74: 6 kernels (4 of its
     own); in [40, 45], 28672 points composed, 4; in [8, 9.5] two lengths, 8; in [2, 20] 11
     lengths, 26, for the same check.)"""
     sigmas = np.random.default_rng(0).uniform(55.0, 60.0, 40)
@@ -81,7 +81,7 @@ def test_regrid_is_pessimistic_and_exact_on_a_refinement():
     assert np.max(np.abs(coarse.beta(ALPHAS) - exact)) <= 1e-4
     fine = g.regrid(5e-4)  # contains the old grid: the same pair
     np.testing.assert_allclose(fine.beta(ALPHAS), g.beta(ALPHAS), atol=1e-12)
-    # eight epsilons: the delta kernels (8 queries) of tests/test_mechanisms.py (the Gaussian
+    # eight epsilons: the delta kernels (8 queries) of tests/mechanisms/test_mechanisms.py (the Gaussian
     # at 1e-3) and tests/test_bounds_interval.py (the fine grid's length); 2 compiled their own
     eps = [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0]
     np.testing.assert_allclose(fine.delta(eps), g.delta(eps), atol=1e-12)
@@ -147,7 +147,7 @@ def test_indexing_a_batch():
 # tests/test_gaussian_exact.py::test_self_compose_equals_repeated_compose, many distinct factors
 # listed in test_forty_gaussians_compose_to_exact_gdp (closed form: a factor dropped or doubled
 # fails it), counted heterogeneous factors in test_dpsgd_noise_schedule_matches_dp_accounting and
-# tests/test_accountants.py::test_heterogeneous_history_matches_compose
+# tests/accountants/test_accountants.py::test_heterogeneous_history_matches_compose
 @pytest.mark.slow
 def test_factors_listed_one_by_one_equal_counted_factors():
     """The composition kernels loop over stacked factors: a factor listed k times and the
@@ -171,7 +171,9 @@ def test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails():
     to 1e-12 (observed: identical). The narrow row (640 points) has the mu kernel of
     tests/engine/test_companion_tails.py::test_dpsgd_mu_bracket_is_narrow (1024 points, rows
     padded to a power of two; sample rate 0.001, 384 points, compiled one of its own), the wide
-    one (81920 points) that of tests/gdp/test_gdp.py's chunked rows."""
+    one (81920 points) that of tests/gdp/test_gdp.py's chunked rows. The regret is 2.4e-4
+    (5.4e-5 before the FFT's round-off bound was booked on the safe side: ~1e-14 a point after
+    2000 steps, beside the 1e-10 tail that mu reads)."""
     alone = dpax.dpsgd(4.0, 0.002, 2000, grid_step=1e-3)
     batch = dpax.dpsgd([4.0, 2.0], [0.002, 0.2], [2000, 1000], grid_step=1e-3)
     assert batch.support_length > 50 * alone.support_length
@@ -179,7 +181,7 @@ def test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails():
     mu_batch, regret_batch = dpax.gdp.mu_and_regret(batch)
     assert mu_batch[0] == pytest.approx(mu_alone, rel=1e-12)
     assert regret_batch[0] == pytest.approx(regret_alone, rel=1e-12, abs=1e-15)
-    assert regret_alone <= 1e-4
+    assert regret_alone <= 3e-4
     np.testing.assert_allclose(batch[0].epsilon([1e-10, 1e-6]), alone.epsilon([1e-10, 1e-6]), rtol=1e-12)
 
 
@@ -229,7 +231,9 @@ def test_a_factor_placed_early_gives_the_rolled_composition(monkeypatch):
     """One factor whose count fits in the FFT's spare length is placed floor((lo - start) / T)
     positions early, so the composed window needs no roll (``aligned``); forcing the roll
     gives the same masses at the same losses, to FFT round-off. Fails on any off-by-one in
-    the shift or the offsets."""
+    the shift or the offsets. The window's first and last points hold the mass the closing
+    step moved there (each law's round-off bounds summed over the window, which differ with
+    the placement's round-off): compared to that sum's precision."""
     from dpax._engine import composition
 
     def masses(pl):
@@ -250,8 +254,9 @@ def test_a_factor_placed_early_gives_the_rolled_composition(monkeypatch):
         assert len(keys) > 1000
         got = np.array([a.get(k, (0.0, 0.0)) for k in keys])
         ref = np.array([r.get(k, (0.0, 0.0)) for k in keys])
-        np.testing.assert_allclose(got, ref, rtol=0, atol=2e-15)
+        np.testing.assert_allclose(got[1:-1], ref[1:-1], rtol=0, atol=2e-15)
+        np.testing.assert_allclose(got[[0, -1]], ref[[0, -1]], rtol=0, atol=1e-13)
         np.testing.assert_allclose(got[ref > 1e-6], ref[ref > 1e-6], rtol=1e-9)
-    # the atoms hold the closing deficits: sums of the masses' round-off
+    # the atoms hold the window's cut (its Chernoff bounds) and the closing deficits
     np.testing.assert_allclose(iy_a, iy_r, rtol=0, atol=1e-13)
     np.testing.assert_allclose(nx_a, nx_r, rtol=0, atol=1e-13)

@@ -72,9 +72,10 @@ def test_safe_subsampled_gaussian_and_dpsgd_not_below_the_truth_at_huge_noise():
     got = dpax.subsampled_gaussian(noise, rate, grid_step=0.1).advantage()
     exact = rate * gaussian_advantage(1.0 / noise)
     assert np.all(exact <= got) and np.all(got <= exact + 1e-14), (got, exact)
-    # composing never lowers the advantage: 4 steps are at least one step's (0 before)
+    # composing never lowers the advantage: 4 steps are at least one step's (0 before); the
+    # FFT's round-off bound (booked on the safe side) adds ~1e-14
     one_step = 0.5 * gaussian_advantage(1e-16)
-    assert one_step <= dpax.dpsgd(1e16, 0.5, 4, grid_step=0.1).advantage() <= 1e-14
+    assert one_step <= dpax.dpsgd(1e16, 0.5, 4, grid_step=0.1).advantage() <= 3e-14
 
 
 def test_safe_laplace_not_below_its_closed_form_at_tiny_epsilon():

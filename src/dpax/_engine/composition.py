@@ -10,12 +10,19 @@ Pr[S >= h] <= exp(sum_i T_i K_i(t) - t h) with K_i the log-moment generating fun
 the (finite part of the) i-th pmf, computed exactly from the discrete masses. The output
 window [lo, hi] is chosen so that each of the four tails (X and Y, both sides) holds at
 most ``TAIL_MASS`` = 1e-18; the circular convolution of length L >= hi - lo + 1 then
-aliases at most that much mass. That is far below the round-off the FFT itself leaves: raising
-a spectrum to the power T costs ~T ulps per frequency, which spreads ~T * 1e-16 / L over every
-point, so a tail of K points carries ~(K / L) * T * 1e-16 of round-off (delta(10) of the
-paper's DP-SGD, T = 2000, moves by ~4e-14 between FFT lengths; a 1e-24 window, 20% wider,
-gave the same spread). Round-off of the FFT is clipped at zero so it cannot create negative
-probability.
+aliases at most that much mass. The Chernoff bounds of the mass cut off at lo and hi are
+booked on the infinite atoms (Y's on +inf, X's on -inf), so every delta(epsilon) stays at or
+above the exact composition's however far the window ends; epsilon(delta) is +inf for a
+delta below them (~1e-18).
+
+The FFT itself leaves absolute round-off at every point: raising a spectrum to the power T
+costs ~T ulps per frequency, so each point carries up to ~T ulps of the law's peak (measured:
+a Gaussian composed 5 times at grid 3e-3 erred by 2e-19 beside masses of 1e-20 in its tail,
+which made epsilon(1e-18) 46.06 for a true 46.84). Each point's bound (:func:`roundoff`) is
+booked on the safe side (:func:`bounded_masses`: upper bounds where a law is large, lower
+bounds where it is small, the two laws kept in the ratio e^x in their far tails), so risks
+read from tails below the round-off are pessimistic (by about the round-off: K points of
+tail carry ~K times the bound) instead of noise; nothing is negative.
 """
 
 from __future__ import annotations
@@ -36,6 +43,19 @@ from .pair import Pair
 
 #: Mass each tail of the composition may leave outside the output window (see above).
 TAIL_MASS = 1e-18
+#: Round-off bound of an FFT composition on the safe side (:func:`roundoff`): each point of
+#: the inverse FFT is a sum over the n frequencies of the composed spectrum S (divided by
+#: n), each carrying ~(T + log2 n) ulps of its modulus (T from the power, log2 n from the
+#: transforms), so a point's error is at most ~(T + log2 n) x 2^-53 x mean_k |S_k|, however
+#: the law is padded (the companion's model in ||law||_2 / sqrt(n),
+#: :data:`dpax._engine.optimistic.FFT_ULPS`, shrinks with padding: DP-SGD's 2000
+#: steps at noise 4, sample rate 0.002, ~800 points, in an FFT of 2^19 points erred 29 times
+#: that model). mean_k |S_k| is at least the law's largest mass and, for a law of one mode
+#: (or a lattice of them), about equal to it; the bound takes the largest mass (a cheap
+#: reduction over the output, where mean |S_k| would cost a fifth of an inverse FFT) and
+#: allows each point ROUNDOFF_ULPS times that. Measured (Gaussian and DP-SGD laws, 4 to 10^4
+#: steps, FFTs 1 to 64 times the law's length, 84 cases): at most 0.8 times the unscaled bound.
+ROUNDOFF_ULPS = 4.0
 #: Chernoff parameters t of each row: a geometric grid from 0.25 to 400 over the row's own
 #: standard deviation; t = 9 / sd suits a Gaussian tail at 1e-18, smaller t heavier tails,
 #: larger t bounded few-step sums. Each row's grid is its own, so that its window (and
@@ -101,10 +121,16 @@ def _moments(pmf, loss):
 
 
 class Window(NamedTuple):
-    """Grid indices [lo, hi] (rows,) of a composition's output support."""
+    """Grid indices [lo, hi] (rows,) of a composition's output support, with Chernoff bounds
+    (rows,) on the mass each law leaves outside it (0 where the window reaches the exact
+    support's end)."""
 
     lo: Any
     hi: Any
+    cut_y: Any = 0.0  #: Pr[Y < lo step] + Pr[Y > hi step] (finite part), at most
+    cut_x: Any = 0.0  #: Pr[X < lo step] + Pr[X > hi step] (finite part), at most
+    mean_y: Any = 0.0  #: the composed finite laws' means (losses), where their far tails begin
+    mean_x: Any = 0.0
 
 
 @functools.partial(_cache.kernel, name="window")
@@ -118,14 +144,16 @@ def window_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window
     groups = _groups(factors, counts)
     rows = factors[0].pmf_x.shape[0]
 
-    def variance(total, factor):
+    def variance(acc, factor):
         px, py, off, count = factor
         loss = _grid.loss_grid(off, px.shape[-1], grid_step)
-        return total + count * jnp.maximum(_moments(px, loss)[1], _moments(py, loss)[1]), None
+        (mean_x, var_x), (mean_y, var_y) = _moments(px, loss), _moments(py, loss)
+        return (acc[0] + count * jnp.maximum(var_x, var_y), acc[1] + count * mean_y, acc[2] + count * mean_x), None
 
-    total_var = jnp.zeros(rows)
+    moments = (jnp.zeros(rows),) * 3
     for g, c in groups:
-        total_var, _ = jax.lax.scan(variance, total_var, (g.pmf_x, g.pmf_y, g.offset, c))
+        moments, _ = jax.lax.scan(variance, moments, (g.pmf_x, g.pmf_y, g.offset, c))
+    total_var, mean_y, mean_x = moments
     t = _chernoff_grid(jnp.sqrt(total_var) + grid_step)
 
     def mgf(acc, factor):
@@ -149,8 +177,15 @@ def window_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window
     high = jnp.maximum(jnp.min((up_x - log_tail) / t, -1), jnp.min((up_y - log_tail) / t, -1))
     low = jnp.minimum(jnp.max(-(down_x - log_tail) / t, -1), jnp.max(-(down_y - log_tail) / t, -1))
     lo = jnp.maximum(jnp.floor(low / grid_step).astype(jnp.int64), lo_hard)
-    hi = jnp.minimum(jnp.ceil(high / grid_step).astype(jnp.int64), hi_hard)
-    return Window(lo, jnp.maximum(hi, lo))
+    hi = jnp.maximum(jnp.minimum(jnp.ceil(high / grid_step).astype(jnp.int64), hi_hard), lo)
+
+    def cut(up, down):
+        """Chernoff bounds on the mass above hi and below lo (exactly 0 past the support)."""
+        above = jnp.exp(jnp.minimum(jnp.min(up - t * ((hi + 1) * grid_step)[:, None], -1), 0.0))
+        below = jnp.exp(jnp.minimum(jnp.min(down + t * ((lo - 1) * grid_step)[:, None], -1), 0.0))
+        return jnp.where(hi >= hi_hard, 0.0, above) + jnp.where(lo <= lo_hard, 0.0, below)
+
+    return Window(lo, hi, cut(up_y, down_y), cut(up_x, down_x), mean_y, mean_x)
 
 
 def _rfft_folded(pmf, length, shift=None):
@@ -247,8 +282,79 @@ def tilted_laws(pmf_x, pmf_y, offset, grid_step, theta):
             tilt(pmf_x, -theta[:, 3:]))
 
 
+def roundoff(comp, steps, length):
+    """Bound (rows, 1) on the round-off of every point of an FFT composition's output
+    ``comp`` (rows, length) of ``steps`` (rows,) composed steps: ROUNDOFF_ULPS x 2^-53 x
+    (T + log2 L) x the largest value (see :data:`ROUNDOFF_ULPS`). One reduction over the
+    output."""
+    ulps = ROUNDOFF_ULPS * 2.0**-53 * (steps + jnp.log2(jnp.asarray(length, jnp.float64)))
+    return (ulps * jnp.max(comp, -1))[:, None]
+
+
+def bounded_masses(comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio, mean_x, mean_y):
+    """The composed masses (rows, n) of a dominating pair from the FFT's values ``comp_x``,
+    ``comp_y`` (the point j at the loss (offset + j) step, rows x n), with each point's
+    modelled round-off ``eta_x``, ``eta_y`` (rows, 1, :func:`roundoff`) booked on the safe
+    side.
+
+    The big sides (Y above 0, X below 0) get their upper bounds (value plus eta); the small
+    sides (X above 0, Y below 0, both at 0) their lower bounds (value less eta, at least 0;
+    with ``exact_ratio``, e^-|x| times the other law's lower bound, which keeps their
+    relative precision far below the FFT's absolute round-off), except where the other law
+    is in its far tail (beyond its mean ``mean_x`` / ``mean_y``, rows) and its value is
+    round-off (below 2 eta): there e^-|x| times its upper bound, so that every label keeps
+    both masses and the likelihood ratio e^x (epsilon stays finite). Every point of the
+    result then differs from the exact composition's by an exact-ratio atom of
+    non-negative mass (upper bounds) or by mass removed from a small side (lower bounds):
+    every Pr[Y > x] (x >= 0) and Pr[X < x] (x <= 0) is at least the exact composition's,
+    every Pr[X > x] (x >= 0) and Pr[Y < x] (x <= 0) at most, and every delta(epsilon >= 0),
+    epsilon(delta) and the advantage at least the exact composition's, also in tails where
+    the raw values are round-off."""
+    n = comp_x.shape[-1]
+    index = _grid.loss_grid(offset, n, 1)
+    up_x, up_y = jnp.maximum(comp_x, 0.0) + eta_x, jnp.maximum(comp_y, 0.0) + eta_y
+    low_x, low_y = jnp.maximum(comp_x - eta_x, 0.0), jnp.maximum(comp_y - eta_y, 0.0)
+    if exact_ratio:
+        x = index * grid_step
+        far_y = (x > mean_y[:, None]) & (comp_y < 2.0 * eta_y)  # Y's far upper tail, at round-off
+        far_x = (x < mean_x[:, None]) & (comp_x < 2.0 * eta_x)
+        small_x, small_y = use_exact_ratio(jnp.where(far_x, up_x, low_x), jnp.where(far_y, up_y, low_y), offset,
+                                           grid_step)
+    else:
+        small_x, small_y = low_x, low_y
+    return (jnp.where(index < 0, up_x, jnp.where(index > 0, small_x, low_x)),
+            jnp.where(index > 0, up_y, jnp.where(index < 0, small_y, low_y)))
+
+
+def close_bounded(pmf_x, pmf_y, inf_y, neginf_x, at_bottom, at_top, x_lo, x_hi):
+    """:func:`dpax._engine.construct.close_mass` for the masses of :func:`bounded_masses`
+    of an exact-ratio pair, with ``at_bottom`` / ``at_top`` (rows, n) the window's first and
+    last points (losses ``x_lo``, ``x_hi``, rows). Missing Y-mass (the small side's lower
+    bounds took it from labels whose X-mass stayed) goes to the last point with X-mass
+    e^-x_hi times it: Q-mass moved up (its atom split, the part moved given the ratio of
+    its new label), so the pair still dominates, and its epsilon stays finite (on the +inf
+    atom, every delta below it would give an infinite epsilon); missing X-mass likewise to
+    the first point with e^x_lo times it as Y-mass. Excess mass (the big sides' upper
+    bounds, T ulps a point) is scaled away: a tail sum moves by at most that excess,
+    relatively."""
+    total_y, total_x = jnp.sum(pmf_y, -1), jnp.sum(pmf_x, -1)
+    d_y = jnp.maximum(1.0 - inf_y - total_y, 0.0)
+    x_part = jnp.exp(-jnp.maximum(x_hi, -700.0)) * d_y  # 0 past ~745 nats, as every P-mass there
+    d_x = jnp.maximum(1.0 - neginf_x - (total_x + x_part), 0.0)
+    y_part = jnp.exp(jnp.minimum(x_lo, 700.0)) * d_x
+    pmf_y = pmf_y + jnp.where(at_top, d_y[:, None], 0.0) + jnp.where(at_bottom, y_part[:, None], 0.0)
+    pmf_x = pmf_x + jnp.where(at_top, x_part[:, None], 0.0) + jnp.where(at_bottom, d_x[:, None], 0.0)
+    total_y, total_x = total_y + d_y + y_part, total_x + x_part + d_x
+
+    def scale(pmf, total, atom):
+        over = total > 1.0 - atom
+        return pmf * jnp.where(over, (1.0 - atom) / jnp.where(over, total, 1.0), 1.0)[:, None]
+
+    return scale(pmf_x, total_x, neginf_x), scale(pmf_y, total_y, inf_y), inf_y, neginf_x
+
+
 def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, length, exact_ratio, aligned=False,
-            tilted=False):
+            tilted=False, steps=None):
     """Back from the frequency domain (X's spectra stacked over Y's) onto each row's window
     [lo, hi] (rows, length); returns the PLRV arrays with their offsets.
 
@@ -259,13 +365,20 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
 
     A batch shares one FFT length, the widest row's; past its own Chernoff window ``hi``
     (at most ``TAIL_MASS`` there) a narrower row would only carry FFT round-off, which
-    can be relatively large in its far tails, so it is zeroed there: the closing step then
-    books the (tiny) missing mass on the safe atoms.
+    can be relatively large in its far tails, so it is zeroed there. The mass the window
+    cuts (its Chernoff bounds, :class:`Window`) is booked on the infinite atoms (Y's on
+    +inf, X's on -inf): the +inf atom bounds every delta below, so epsilon(delta) is inf
+    for a delta below it instead of read from a truncated tail. Inside the window each
+    point's round-off bound (``steps`` (rows,) composed steps, :func:`roundoff`) is booked
+    on the safe side (:func:`bounded_masses`), and the mass closed (:func:`close_bounded`
+    for an exact-ratio pair; else missing mass on the infinite atoms).
 
     ``tilted``: the spectra also hold a companion's tilted laws (:func:`tilted_laws`);
-    returns the pair and the :class:`Pair` of each two composed tilted laws (atoms 0).
+    returns the pair and the :class:`Pair` of each two composed tilted laws (atoms 0),
+    the FFT's values as they are (the companion books its round-off itself,
+    :func:`dpax._engine.optimistic.reclose`).
     """
-    lo, hi = window
+    lo, hi = window.lo, window.hi
     rows = lo.shape[0]
     laws = 6 if tilted else 2
     comp = jnp.fft.irfft(spec, n=length)
@@ -279,11 +392,27 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
         comp = jax.vmap(lambda c, k: jnp.roll(c, -k))(comp, jnp.concatenate([shift] * laws))
         inside = pos <= (hi - lo)[:, None]
         offset = lo
-    pmf_x = jnp.where(inside, jnp.maximum(comp[:rows], 0.0), 0.0)
-    pmf_y = jnp.where(inside, jnp.maximum(comp[rows:2 * rows], 0.0), 0.0)
-    if exact_ratio:
-        pmf_x, pmf_y = use_exact_ratio(pmf_x, pmf_y, offset, grid_step)
-    pmf_x, pmf_y, inf_y, neginf_x = close_mass(pmf_x, pmf_y, -jnp.expm1(neglog_fin_y), -jnp.expm1(neglog_fin_x))
+    inf_y, neginf_x = -jnp.expm1(neglog_fin_y), -jnp.expm1(neglog_fin_x)
+    if tilted:
+        pmf_x = jnp.where(inside, jnp.maximum(comp[:rows], 0.0), 0.0)
+        pmf_y = jnp.where(inside, jnp.maximum(comp[rows:2 * rows], 0.0), 0.0)
+        if exact_ratio:
+            pmf_x, pmf_y = use_exact_ratio(pmf_x, pmf_y, offset, grid_step)
+        pmf_x, pmf_y, inf_y, neginf_x = close_mass(pmf_x, pmf_y, inf_y, neginf_x)
+    else:
+        comp_x, comp_y = comp[:rows], comp[rows:]
+        pmf_x, pmf_y = bounded_masses(comp_x, comp_y, jnp.broadcast_to(offset, (rows,)), grid_step,
+                                      roundoff(comp_x, steps, length), roundoff(comp_y, steps, length), exact_ratio,
+                                      window.mean_x, window.mean_y)
+        pmf_x, pmf_y = jnp.where(inside, pmf_x, 0.0), jnp.where(inside, pmf_y, 0.0)
+        inf_y, neginf_x = jnp.minimum(inf_y + window.cut_y, 1.0), jnp.minimum(neginf_x + window.cut_x, 1.0)
+        if exact_ratio:
+            bottom = jnp.broadcast_to(first if aligned else jnp.zeros((rows, 1), jnp.int64), (rows, 1))
+            at_bottom, at_top = pos == bottom, pos == bottom + (hi - lo)[:, None]
+            pmf_x, pmf_y, inf_y, neginf_x = close_bounded(pmf_x, pmf_y, inf_y, neginf_x, at_bottom, at_top,
+                                                          lo * grid_step, hi * grid_step)
+        else:
+            pmf_x, pmf_y, inf_y, neginf_x = close_mass(pmf_x, pmf_y, inf_y, neginf_x)
     pair = Pair(pmf_x, pmf_y, offset, inf_y, neginf_x)
     if not tilted:
         return pair
@@ -324,8 +453,9 @@ def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window,
     for g, c in _groups(factors, counts):
         carry, _ = jax.lax.scan(body, carry, (*g, c))
     spec, start, neglog_fin_y, neglog_fin_x = carry
+    steps = sum(jnp.asarray(c, jnp.float64) for c in counts)
     return _finish(spec, start, neglog_fin_y, neglog_fin_x, window, grid_step, length, exact_ratio, aligned,
-                   theta is not None)
+                   theta is not None, steps)
 
 
 def _groups(factors, counts) -> list[tuple[Pair, Any]]:
@@ -352,6 +482,10 @@ class _Plan(NamedTuple):
     hi: np.ndarray
     length: np.ndarray  #: each row's own FFT length
     aligned: np.ndarray  #: each row's own placement (see :func:`fft_compose_kernel`)
+    cut_y: np.ndarray  #: the window's Chernoff bounds and the laws' means (see :class:`Window`)
+    cut_x: np.ndarray
+    mean_y: np.ndarray
+    mean_x: np.ndarray
 
 
 def _take(factors, counts, index):
@@ -361,7 +495,7 @@ def _take(factors, counts, index):
             tuple(np.asarray(c)[index] for c in counts))
 
 
-def _window(factors, counts, step) -> tuple[np.ndarray, np.ndarray]:
+def _window(factors, counts, step) -> Window:
     """Each row's Chernoff window (host arrays), the rows in chunks that fit the budget."""
     rows = factors[0].pmf_x.shape[0]
     sizes = [f.support_length for f in factors]
@@ -369,14 +503,14 @@ def _window(factors, counts, step) -> tuple[np.ndarray, np.ndarray]:
     chunk = _grid.rows_per_chunk(rows, per_row, 0, "composition (Chernoff window)",
                                  f"{rows} row(s) of factors with {sum(sizes)} grid points in all")
     if chunk >= rows:
-        w = window_kernel(factors, counts, step)
-        return np.asarray(w.lo), np.asarray(w.hi)
-    lo, hi = np.empty(rows, np.int64), np.empty(rows, np.int64)
+        return Window(*(np.asarray(a) for a in window_kernel(factors, counts, step)))
+    out = Window(np.empty(rows, np.int64), np.empty(rows, np.int64), *(np.empty(rows) for _ in range(4)))
     chunk = _batching.chunk_size(chunk)
     for index, real in _batching.row_chunks(rows, chunk):
         w = window_kernel(*_take(factors, counts, index), step)
-        lo[index[:real]], hi[index[:real]] = np.asarray(w.lo)[:real], np.asarray(w.hi)[:real]
-    return lo, hi
+        for a, b in zip(out, w):
+            a[index[:real]] = np.asarray(b)[:real]
+    return out
 
 
 def _plan(factors, counts, step) -> _Plan:
@@ -385,7 +519,7 @@ def _plan(factors, counts, step) -> _Plan:
     :func:`dpax._engine.grid.shared_lengths` (a search, whose answer is evaluated again on
     its own) the batch shares the longest row's length (or a longer one used before) and
     one placement: one kernel call per round, few shapes to compile."""
-    lo, hi = _window(factors, counts, step)
+    lo, hi, cut_y, cut_x, mean_y, mean_x = _window(factors, counts, step)
     width = hi - lo + 1
     if _grid.sharing():  # a search's batch: one length and placement, few kernel shapes
         length = np.full(width.shape, _grid.padded_length(int(np.max(width)), "compose"), np.int64)
@@ -398,7 +532,7 @@ def _plan(factors, counts, step) -> _Plan:
     aligned = np.zeros(len(width), bool)
     if len(factors) == 1 and not _grid.sharing():
         aligned = (counts[0] >= 1) & (counts[0] <= length - width + 1)
-    return _Plan(lo, hi, length, aligned)
+    return _Plan(lo, hi, length, aligned, cut_y, cut_x, mean_y, mean_x)
 
 
 class Tilted(NamedTuple):
@@ -470,7 +604,7 @@ def _convolve(factors, counts, plan: _Plan, index, step, exact_ratio, key, theta
     length, aligned = key
     if not whole:
         factors, counts = _take(factors, counts, index)
-    window = Window(plan.lo[index], plan.hi[index])
+    window = Window(plan.lo[index], plan.hi[index], *(a[index] for a in plan[4:]))
     extra = () if theta is None else (theta if whole else jnp.asarray(theta)[jnp.asarray(index)],)
     # a companion's six laws: the exact bit length (no spare squarings, more compiled variants)
     bits = power_bits(counts) if theta is None else max(int(np.max(c)) for c in counts).bit_length()
