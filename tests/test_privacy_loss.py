@@ -114,3 +114,15 @@ def test_an_indexed_row_says_which_row_of_the_batch_it_is():
     assert pl[1, 0].description == "gaussian(noise_multiplier=<(2, 2) array>, sensitivity=1)[1, 0]"
     assert pl[1, 0].description in repr(pl[1, 0])
     assert pl[:1].description.endswith("[2 of 4 rows]")
+
+
+def test_an_index_that_selects_nothing_or_is_no_index_says_so():
+    """pl[2:2] selects no configuration: a ValueError naming the index (it failed inside with
+    "batch_shape (0,) does not hold the pair's 0 row(s)"); an index out of range or not made
+    of integers is an IndexError naming it and the batch's shape."""
+    pl = dpax.gaussian([1.0, 2.0, 3.0], grid_step=1e-2)
+    with pytest.raises(ValueError, match=r"key slice\(2, 2, None\) selects none of the 3 rows of the PrivacyLoss"):
+        pl[2:2]
+    with pytest.raises(IndexError, match=r"key 10 is not an index into a batch of shape \(3,\)"):
+        pl[10]
+    assert pl[1:].batch_shape == (2,) and pl[1].batch_shape == ()

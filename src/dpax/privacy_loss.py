@@ -781,7 +781,9 @@ class PrivacyLoss:
             A :class:`PrivacyLoss` holding the selected configurations.
 
         Raises:
-            IndexError: the PrivacyLoss is a single mechanism (``batch_shape == ()``).
+            IndexError: the PrivacyLoss is a single mechanism (``batch_shape == ()``), or ``key``
+                is not an index into ``batch_shape`` (out of range, not integers).
+            ValueError: ``key`` selects no configuration (an empty batch holds none).
 
         >>> import dpax
         >>> round(dpax.gaussian([0.5, 1.0], grid_step=1e-2)[1].advantage(), 4)
@@ -789,7 +791,7 @@ class PrivacyLoss:
         """
         if not self.batch_shape:
             raise IndexError("a single PrivacyLoss (batch_shape ()) cannot be indexed")
-        rows = np.arange(int(np.prod(self.batch_shape, dtype=int))).reshape(self.batch_shape)[key]
+        rows = _v.batch_rows("key", key, self.batch_shape, "PrivacyLoss")
         # the batch's description names its array arguments by shape: say which rows these are
         if np.ndim(rows) == 0:
             where = ", ".join(str(int(i)) for i in np.unravel_index(int(rows), self.batch_shape))
