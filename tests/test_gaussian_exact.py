@@ -355,6 +355,10 @@ def test_advantage_near_one_never_below_the_truth():
         assert gaussian_T(np.sqrt(num_steps) / mu, num_steps, 1e-2).advantage() >= exact
 
 
+# slow (~10 s: kernels of its own); default siblings: test_epsilon_never_below_the_truth_down_to_delta_1e_20
+# and test_advantage_near_one_never_below_the_truth (the safe side against the closed form), and
+# tests/test_bounds_interval.py::test_composed_gaussian_inside_bracket (both sides)
+@pytest.mark.slow
 def test_random_gaussian_compositions_lie_inside_their_brackets():
     """Property: for Gaussian compositions (random noise, steps and grid; fixed seed) the
     closed form of mu-GDP lies between the optimistic companion and the safe pair for

@@ -329,6 +329,9 @@ def test_bounds_is_the_deprecated_name_of_the_search_range():
     assert old == dpax.calibrate_blackbox(dpax.targets.Advantage(0.2), epsilon=eps, noise_bounds=(0.5, 5.0))
 
 
+# slow (~5 s: a search at a support of its own); default sibling:
+# tests/mechanisms/test_mechanisms.py::test_the_least_noise_stays_exact_on_a_grid_padded_past_709_nats
+@pytest.mark.slow
 def test_a_calibration_at_the_least_noise_meets_its_target():
     """The search's lower end at the least Gaussian noise (a padded grid past 709 nats): the
     noise it returns meets the target (it returned 0.0377, whose epsilon is 464 > 450, as

@@ -435,11 +435,17 @@ def test_a_curve_under_the_box_corner_gets_the_box_limit():
     corner = 2.0 * norm.isf(1e-10)
     mu, regret = gdp.mu_and_regret(g)
     assert mu == pytest.approx(corner, rel=1e-12) and regret == 0.0
+    # a curve inside the box is unchanged: gaussian(0.2) stays 5-GDP
+    assert gdp.mu_and_regret(dpax.gaussian(0.2, grid_step=0.01))[0] == pytest.approx(5.0, rel=1e-5)
+
+
+@pytest.mark.slow  # the companion's kernels of its own; default sibling: the test above (the safe side)
+def test_the_box_corner_bracket_and_a_smaller_tail():
+    g = dpax.gaussian(0.07, grid_step=0.01)
+    corner = 2.0 * norm.isf(1e-10)
     bracket = gdp.mu_and_regret(g, bounds=True)[0]
     assert bracket.safe == pytest.approx(corner, rel=1e-12) and bracket.optimistic == pytest.approx(corner, rel=1e-12)
     assert gdp.mu_and_regret(g, tail=1e-30)[0] == pytest.approx(1.0 / 0.07, rel=1e-4)
-    # a curve inside the box is unchanged: gaussian(0.2) stays 5-GDP
-    assert gdp.mu_and_regret(dpax.gaussian(0.2, grid_step=0.01))[0] == pytest.approx(5.0, rel=1e-5)
 
 
 def test_tail_zero_and_infinite_atoms():
