@@ -282,13 +282,12 @@ def tilted_laws(pmf_x, pmf_y, offset, grid_step, theta):
             tilt(pmf_x, -theta[:, 3:]))
 
 
-def roundoff(comp, steps, length):
-    """Bound (rows, 1) on the round-off of every point of an FFT composition's output
-    ``comp`` (rows, length) of ``steps`` (rows,) composed steps: ROUNDOFF_ULPS x 2^-53 x
-    (T + log2 L) x the largest value (see :data:`ROUNDOFF_ULPS`). One reduction over the
-    output."""
+def roundoff(peak, steps, length):
+    """Bound (rows, 1) on the round-off of every point of an FFT composition's output of
+    ``steps`` (rows,) composed steps whose largest value is ``peak`` (rows,): ROUNDOFF_ULPS
+    x 2^-53 x (T + log2 L) x the peak (see :data:`ROUNDOFF_ULPS`)."""
     ulps = ROUNDOFF_ULPS * 2.0**-53 * (steps + jnp.log2(jnp.asarray(length, jnp.float64)))
-    return (ulps * jnp.max(comp, -1))[:, None]
+    return (ulps * peak)[:, None]
 
 
 def bounded_masses(comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio, mean_x, mean_y):
@@ -382,6 +381,9 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
     rows = lo.shape[0]
     laws = 6 if tilted else 2
     comp = jnp.fft.irfft(spec, n=length)
+    # each law's largest value, read from the transform's output itself (before any roll or
+    # slice, which would be copied for a reduction of their own)
+    peak = jnp.max(comp, -1)
     pos = jnp.arange(length)[None, :]
     if aligned:
         first = (lo - start)[:, None]
@@ -402,8 +404,8 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
     else:
         comp_x, comp_y = comp[:rows], comp[rows:]
         pmf_x, pmf_y = bounded_masses(comp_x, comp_y, jnp.broadcast_to(offset, (rows,)), grid_step,
-                                      roundoff(comp_x, steps, length), roundoff(comp_y, steps, length), exact_ratio,
-                                      window.mean_x, window.mean_y)
+                                      roundoff(peak[:rows], steps, length), roundoff(peak[rows:], steps, length),
+                                      exact_ratio, window.mean_x, window.mean_y)
         pmf_x, pmf_y = jnp.where(inside, pmf_x, 0.0), jnp.where(inside, pmf_y, 0.0)
         inf_y, neginf_x = jnp.minimum(inf_y + window.cut_y, 1.0), jnp.minimum(neginf_x + window.cut_x, 1.0)
         if exact_ratio:
