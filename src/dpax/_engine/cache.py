@@ -178,29 +178,45 @@ def kernel(jitted, name: str):
             if _recorders:
                 _report(name, None, tree, leaves, static, out)
             return out
-        call_signature = _store.signature(name, tree, leaves, static)
-        key = _store.signature_key(call_signature)
+        key = _memory_key(name, tree, leaves, static)
         with _lock:
             entry = _table.get(key)
             if entry is not None:
                 _table.move_to_end(key)
         if entry is None:
-            entry = _obtain(jitted, key, args, static, call_signature, leaves)
+            entry = _obtain(jitted, key, args, static, _store.signature(name, tree, leaves, static), leaves)
         if isinstance(entry, _store.Stored):
             try:
                 out = entry(leaves)
             except Exception as exc:  # noqa: BLE001 - only an entry XLA refuses to run is rebuilt
                 if not _store.refused_by_xla(exc):
                     raise
-                out = _rebuild(jitted, key, args, static, call_signature, entry, exc)(*args)
+                out = _rebuild(jitted, key, args, static, _store.signature(name, tree, leaves, static), entry,
+                               exc)(*args)
         else:
             out = entry(*args)
         if _recorders:
-            _report(name, key, tree, leaves, static, out)
+            _report(name, _store.key_of(name, tree, leaves, static), tree, leaves, static, out)
         return out
 
     cast(Any, call).jitted = jitted  # a function attribute functools.wraps's type does not declare
     return call
+
+
+def _leaf_key(leaf) -> tuple:
+    dtype = getattr(leaf, "dtype", None)
+    if dtype is None:  # Python scalar: weakly typed
+        return (type(leaf),)
+    return (getattr(leaf, "shape", None) or np.shape(leaf), dtype, bool(getattr(leaf, "weak_type", False)))
+
+
+def _memory_key(name, tree, leaves, static) -> tuple:
+    """The in-memory table's key of a call: what :func:`dpax._engine.kernel_store.signature`
+    describes (kernel, argument structure, each leaf's shape, dtype and weak type, static
+    arguments, x64), as a tuple of hashable parts instead of hashed JSON text, which is
+    computed only for the store (a warm call pays ~2 us a leaf instead of ~10)."""
+    return (name, tree, tuple(_leaf_key(x) for x in leaves), tuple((k, type(v), v) for k, v in sorted(static.items())),
+            bool(jax.config.jax_enable_x64))  # type: ignore[attr-defined]  # jax stubs: Config options are dynamic
 
 
 def _report(name, key, tree, leaves, static, out) -> None:
@@ -256,10 +272,13 @@ def _keep(key, entry):
 
 
 def _obtain(jitted, key, args, static, call, leaves):
+    """The executable for the call ``call`` (:func:`dpax._engine.kernel_store.signature`),
+    from the store or compiled, kept in memory under ``key`` (:func:`_memory_key`)."""
     store = directory()
-    entry = _store.load_entry(store, key, call, leaves) if store else None
+    disk_key = _store.signature_key(call)
+    entry = _store.load_entry(store, disk_key, call, leaves) if store else None
     if entry is None:
-        entry = _compile(jitted, key, args, static, call, store)
+        entry = _compile(jitted, disk_key, args, static, call, store)
     return _keep(key, entry)
 
 
@@ -270,9 +289,10 @@ def _rebuild(jitted, key, args, static, call, bad, exc):
         if _table.get(key) is bad:
             del _table[key]
     store = directory()
+    disk_key = _store.signature_key(call)
     if store:
-        _store.discard(os.path.join(store, key + _store.SUFFIX), exc)
+        _store.discard(os.path.join(store, disk_key + _store.SUFFIX), exc)
     else:
         _store.stats["discarded"] += 1
         _store.warn(f"discarded a loaded kernel: {exc}; compiling it again")
-    return _keep(key, _compile(jitted, key, args, static, call, store))
+    return _keep(key, _compile(jitted, disk_key, args, static, call, store))
