@@ -810,7 +810,7 @@ PRIVACY_LOSS = [
          if kw["pl"] is pls()["one"] else None),
     Spec("PrivacyLoss.compose", lambda pl, other, grid_step: pl.compose(other, grid_step=grid_step), (
         Arg("pl", one_of("one").map(lambda k: pls()[k]), None),
-        Arg("other", one_of("one").map(lambda k: pls()[k]), one_of(None, 1.0, "pl", (None, 1)), "compose argument 1"),
+        Arg("other", one_of("one").map(lambda k: pls()[k]), one_of(None, 1.0, "pl", (None, 1)), "other"),
         Arg("grid_step", one_of(None, 0.1), st.one_of(bad(0.0, below(0.0), above(1.0), scalar=True, none_ok=True),
                                                       one_of("fine", ""))),
     ), a_privacy_loss, FEW, relation=lambda r, kw: around(r.advantage(), gdp_advantage(GAUSS_MU * np.sqrt(2)), True)),

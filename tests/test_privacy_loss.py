@@ -126,3 +126,30 @@ def test_an_index_that_selects_nothing_or_is_no_index_says_so():
     with pytest.raises(IndexError, match=r"key 10 is not an index into a batch of shape \(3,\)"):
         pl[10]
     assert pl[1:].batch_shape == (2,) and pl[1].batch_shape == ()
+
+
+def test_compose_names_its_parameter_other():
+    pl = dpax.gaussian(1.0, grid_step=1e-2)
+    with pytest.raises(TypeError, match=r"other must be a PrivacyLoss or a \(PrivacyLoss, count\) pair, got 3 "
+                                        r"\(for 3 copies of this mechanism: self_compose\(3\)\)"):
+        pl.compose(3)
+    with pytest.raises(TypeError, match="other must be a PrivacyLoss"):
+        pl.compose((None, 2))
+    assert pl.compose((pl, 3)).advantage() == pytest.approx(pl.self_compose(4).advantage(), abs=1e-12)
+
+
+@pytest.mark.parametrize("method, argument", [("delta", "epsilon"), ("epsilon", "delta"), ("beta", "alpha")])
+def test_empty_queries_give_empty_answers_of_their_shape(method, argument):
+    """Any shape is allowed, an empty one too: the answers are empty, batch_shape + shape,
+    on both sides of a bracket; an empty array of booleans is refused like a full one."""
+    pl = dpax.gaussian([1.0, 2.0], grid_step=1e-2)
+    for query in (np.array([]), [], np.zeros((3, 0))):
+        shape = np.shape(query)
+        out = getattr(pl, method)(query)
+        assert isinstance(out, np.ndarray) and out.shape == (2,) + shape and out.dtype == np.float64
+        full = getattr(pl, method)(np.full(shape[:-1] + (1,), 0.5))
+        assert full.shape == (2,) + shape[:-1] + (1,)  # the same layout as a non-empty query
+        b = getattr(pl[0], method)(query, bounds=True)
+        assert b.safe.shape == b.optimistic.shape == shape
+    with pytest.raises(TypeError, match=f"{argument} must be a real number.*not booleans; got array"):
+        getattr(pl, method)(np.array([], dtype=bool))

@@ -145,6 +145,23 @@ class Interval(NamedTuple):
         return inside.item() if inside.ndim == 0 else inside
 
 
+def _query_values(check: Callable[[str, Any], np.ndarray], name: str, value: ArrayLike) -> np.ndarray:
+    """``check(name, value)`` for the query array of a risk method, which may have any shape,
+    an empty one included (it gets answers of its own shape, empty): an empty array's dtype
+    is checked on one zero of it (booleans, strings and objects are refused as ever)."""
+    try:
+        raw = np.asarray(value)
+    except Exception:  # noqa: BLE001 - not an array: the check says why
+        return check(name, value)
+    if raw.size or np.ma.isMaskedArray(value):
+        return check(name, value)
+    try:
+        check(name, np.zeros(1, raw.dtype))
+    except TypeError as exc:  # quote the array given, not the zero
+        raise TypeError(f"{str(exc).rsplit('; got ', 1)[0]}; got {_v.brief(value)}") from None
+    return np.zeros(raw.shape)
+
+
 def _real_or_infinite(name: str, value: ArrayLike) -> np.ndarray:
     """``value`` as float64, real numbers or +-inf (NaN and non-numbers refused, named)."""
     checked = value
@@ -622,7 +639,11 @@ class PrivacyLoss:
     def _query(self, kernel: Callable, values: np.ndarray, argument: str, shape: tuple[int, ...],
                bounds: bool) -> Any:
         """:meth:`_answers` of this pair, and with ``bounds`` the :class:`Interval` with the
-        companion's (computed while this pair's are held)."""
+        companion's (computed while this pair's are held). An empty query has empty
+        answers, ``batch_shape + shape``, on both sides."""
+        if values.size == 0:
+            empty = np.zeros(self.batch_shape + shape)
+            return Interval(empty, empty.copy()) if bounds else empty
         out = self._answers(kernel, values, argument, shape)
         if not bounds:
             return out
@@ -637,7 +658,7 @@ class PrivacyLoss:
         """FNR of the most powerful attack at FPR ``alpha`` (Algorithm 1, symmetrised).
 
         Args:
-            alpha: false-positive rates in [0, 1], any shape.
+            alpha: false-positive rates in [0, 1], any shape (an empty array gives empty answers).
             bounds: also evaluate the optimistic companion (:meth:`bounds`) and return
                 both sides as an :class:`Interval` (safe = lower end here).
 
@@ -652,7 +673,7 @@ class PrivacyLoss:
         """
         want = _v.flag("bounds", bounds)
         self._check_queries(_analyse.beta_kernel, alpha, "alpha", want)
-        a = _v.probabilities("alpha", alpha)
+        a = _query_values(_v.probabilities, "alpha", alpha)
         return self._query(_analyse.beta_kernel, a, "alpha", a.shape, want)
 
     @float64
@@ -679,7 +700,7 @@ class PrivacyLoss:
         """delta(epsilon) of the symmetrised curve: the privacy profile.
 
         Args:
-            epsilon: finite real numbers, any shape.
+            epsilon: finite real numbers, any shape (an empty array gives empty answers).
             bounds: also evaluate the optimistic companion and return an :class:`Interval`.
 
         Returns:
@@ -693,7 +714,7 @@ class PrivacyLoss:
         """
         want = _v.flag("bounds", bounds)
         self._check_queries(_analyse.delta_kernel, epsilon, "epsilon", want)
-        e = _v.real_array("epsilon", epsilon)
+        e = _query_values(_v.real_array, "epsilon", epsilon)
         shape, e = e.shape, np.minimum(e, _DELTA_EPSILON_MAX)  # the validated copy is dropped
         return self._query(_analyse.delta_kernel, e, "epsilon", shape, want)
 
@@ -702,7 +723,7 @@ class PrivacyLoss:
         """Smallest epsilon >= 0 such that the mechanism is (epsilon, delta)-DP.
 
         Args:
-            delta: probabilities in [0, 1], any shape.
+            delta: probabilities in [0, 1], any shape (an empty array gives empty answers).
             bounds: also evaluate the optimistic companion and return an :class:`Interval`.
 
         Returns:
@@ -721,7 +742,7 @@ class PrivacyLoss:
         """
         want = _v.flag("bounds", bounds)
         self._check_queries(_analyse.epsilon_kernel, delta, "delta", want)
-        d = _v.probabilities("delta", delta)
+        d = _query_values(_v.probabilities, "delta", delta)
         return self._query(_analyse.epsilon_kernel, d, "delta", d.shape, want)
 
     @float64
@@ -875,7 +896,8 @@ class PrivacyLoss:
         """Adaptive composition with ``other``; batches broadcast (see :func:`compose`).
 
         Args:
-            other: the second mechanism.
+            other: the second mechanism: a :class:`PrivacyLoss`, or a ``(PrivacyLoss, count)``
+                pair for ``count`` copies of it (copies of this one: :meth:`self_compose`).
             grid_step: the common grid when the steps differ (see :func:`compose`).
 
         Returns:
@@ -886,6 +908,11 @@ class PrivacyLoss:
         >>> round(pl.compose(pl).advantage(), 4)
         0.5205
         """
+        pair = isinstance(other, tuple) and len(other) == 2 and isinstance(other[0], PrivacyLoss)
+        if not (isinstance(other, PrivacyLoss) or pair):
+            hint = (f" (for {other} copies of this mechanism: self_compose({other}))"
+                    if isinstance(other, (int, np.integer)) and not isinstance(other, bool) and other > 0 else "")
+            raise TypeError(f"other must be a PrivacyLoss or a (PrivacyLoss, count) pair, got {_v.brief(other)}{hint}")
         return compose(self, other, grid_step=grid_step)
 
     @float64
