@@ -1,0 +1,71 @@
+"""dpax._engine.roundoff: one law of round-off bounds (meet) against a direct construction,
+and the bound's guarantee on every head and tail sum."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from dpax._engine import roundoff
+
+
+def _direct(lower, upper, need, from_top):
+    """meet by a running sum over every point (float64 numpy, one row)."""
+    gap = np.maximum(upper - lower, 0.0)
+    order = slice(None, None, -1) if from_top else slice(None)
+    g = gap[order]
+    run = np.cumsum(g)
+    if run[-1] < need:
+        return upper.copy(), need - run[-1]
+    c = int(np.argmax(run >= need))
+    taken = np.where(np.arange(g.size) < c, g, 0.0)
+    taken[c] = need - (run[c] - g[c])
+    return lower + taken[order], 0.0
+
+
+def _case(rng, n, scale):
+    lower = rng.uniform(0.0, 1.0, n) ** 4 / n
+    upper = lower + rng.uniform(0.0, scale, n) * (rng.uniform(size=n) < 0.8)
+    return lower, upper
+
+
+@pytest.mark.parametrize("from_top", [True, False])
+def test_meet_matches_a_running_sum_over_every_point(from_top):
+    rng = np.random.default_rng(7)
+    rows = []
+    for n, scale in ((256, 1e-18), (320, 1e-3), (1024, 1e-12)):
+        lower, upper = _case(rng, n, scale)
+        gaps = np.sum(upper - lower)
+        for need in (0.0, 0.3 * gaps, 0.999 * gaps, gaps * (1 + 1e-9) + 1e-30):
+            rows.append((lower, upper, need))
+    with jax.enable_x64(True):
+        for lower, upper, need in rows:
+            got, unmet = roundoff.meet(jnp.asarray(lower[None]), jnp.asarray(upper[None]), jnp.asarray([need]),
+                                       from_top=from_top)
+            want, want_unmet = _direct(lower, upper, need, from_top)
+            np.testing.assert_allclose(np.asarray(got)[0], want, rtol=1e-12, atol=1e-30)
+            assert float(unmet[0]) == pytest.approx(want_unmet, abs=1e-15 * np.sum(upper))  # (a difference of sums)
+            # the masses lie between the bounds and exceed the lower bounds by the need met
+            g = np.asarray(got)[0]
+            assert np.all(g >= lower) and np.all(g <= upper)
+
+
+def test_meet_bounds_every_head_and_tail_of_any_law_between_the_bounds():
+    """Y-like (from the top): every tail sum at least, every head sum at most, those of any
+    law between the bounds with the same total; random such laws as witnesses."""
+    rng = np.random.default_rng(11)
+    lower, upper = _case(rng, 512, 1e-6)
+    with jax.enable_x64(True):
+        for _ in range(20):
+            law = lower + rng.uniform(size=lower.size) * (upper - lower)
+            need = float(np.sum(law) - np.sum(lower))
+            top = np.asarray(roundoff.meet(jnp.asarray(lower[None]), jnp.asarray(upper[None]), jnp.asarray([need]),
+                                           from_top=True)[0])[0]
+            bottom = np.asarray(roundoff.meet(jnp.asarray(lower[None]), jnp.asarray(upper[None]), jnp.asarray([need]),
+                                              from_top=False)[0])[0]
+            tails = lambda a: np.cumsum(a[::-1])[::-1]
+            slack = 1e-14 * np.sum(upper)  # the float64 rounding of the running sums (the gaps are 1e-6)
+            assert np.all(tails(top) >= tails(law) - slack) and np.all(np.cumsum(top) <= np.cumsum(law) + slack)
+            assert np.all(np.cumsum(bottom) >= np.cumsum(law) - slack) and np.all(tails(bottom) <= tails(law) + slack)
