@@ -98,7 +98,10 @@ class DpEventAccounting:
 
     def _maybe_compose(self, event: Any, count: int, do_compose: bool) -> Any:
         """dp-accounting's traversal hook: None when ``event`` is supported (and, with
-        ``do_compose``, counted ``count`` more times), else the offending subevent and why."""
+        ``do_compose``, counted ``count`` more times), else the offending subevent and why.
+        A boolean ``count`` is refused here (dp-accounting's own check takes True for 1)."""
+        if isinstance(count, (bool, np.bool_)):
+            raise TypeError(f"count must be an integer >= 1, not a boolean; got {count!r}")
         try:
             found = self._read(event)
         except UnsupportedEvent as exc:
