@@ -48,9 +48,11 @@ CASES = {
     "beta at 3 alphas": (
         "", "dpax.dpsgd(1.0, 1e-3, 1000, grid_step=1e-3).beta([0.01, 0.05, 0.1])",
         "dpax.dpsgd(1.0, 1e-3, 1000, grid_step=1e-3).beta([0.02, 0.05, 0.2])", 5),
+    # the configuration (and grid) of tests/compat/test_compat.py's mu and regret and of
+    # tests/engine/test_work.py: in a full run its kernels are in the store, loaded (and counted) here
     "mu and regret": (
-        "", "dpax.gdp.mu_and_regret(dpax.dpsgd(2.0, 0.01, 300, grid_step=1e-3))",
-        "dpax.gdp.mu_and_regret(dpax.dpsgd(2.0, 0.01, 300, grid_step=1e-3))", 5),
+        "", "dpax.gdp.mu_and_regret(dpax.dpsgd(9.4, 16384 / 50000, 2000, grid_step=1e-3))",
+        "dpax.gdp.mu_and_regret(dpax.dpsgd(9.4, 16384 / 50000, 2000, grid_step=1e-3))", 5),
     "accountant": (
         "from dpax.accountants import PLDAccountant\na = PLDAccountant(grid_step=1e-3)\n"
         "for _ in range(100): a.step(noise_multiplier=1.1, sample_rate=0.01)",
