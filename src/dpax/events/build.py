@@ -15,6 +15,7 @@ from .. import mechanisms as _mech
 from .._engine import validation as _v
 from .._engine.x64 import float64
 from ..privacy_loss import PrivacyLoss, compose
+from ..privacy_loss.fields import replaced
 from .tally import Leaf, Tally
 
 
@@ -57,7 +58,7 @@ def mixture(first: PrivacyLoss, second: PrivacyLoss, weight: Any, description: s
                      np.full(first.batch_shape, lo, np.int64), mix(ia, ib).reshape(first.batch_shape),
                      mix(na, nb).reshape(first.batch_shape), first.grid_step, description,
                      exact_ratio=first.exact_ratio and second.exact_ratio)
-    return pl._with_companion(reason="it is a mixture of two pairs; dpax builds optimistic companions for single "
+    return replaced(pl, companion="it is a mixture of two pairs; dpax builds optimistic companions for single "
                                      "mechanisms and their compositions only")
 
 
@@ -68,22 +69,18 @@ def _stack(losses: list[PrivacyLoss], description: str, shape: tuple[int, ...]) 
     pl = PrivacyLoss(xs.reshape(shape + (-1,)), ys.reshape(shape + (-1,)), np.full(shape, lo, np.int64),
                      iy.reshape(shape), nx.reshape(shape), losses[0].grid_step, description,
                      exact_ratio=all(p.exact_ratio for p in losses))
-    return pl._with_companion(reason="its rows were built one by one from events of different shapes")
+    return replaced(pl, companion="its rows were built one by one from events of different shapes")
 
 
 def non_private(grid_step: float) -> PrivacyLoss:
     """A mechanism with no privacy: its outputs tell the two datasets apart surely
     (all mass at infinite loss; epsilon = inf, delta = 1, beta = 0)."""
-    pl = _mech.approximate_dp(0.0, 1.0, grid_step=grid_step)
-    pl.description = "non-private"
-    return pl
+    return replaced(_mech.approximate_dp(0.0, 1.0, grid_step=grid_step), description="non-private")
 
 
 def identity(grid_step: float) -> PrivacyLoss:
     """A mechanism whose output does not depend on the record (loss 0 surely)."""
-    pl = _mech.randomized_response(0.0, 2, grid_step=grid_step)
-    pl.description = "no-op"
-    return pl
+    return replaced(_mech.randomized_response(0.0, 2, grid_step=grid_step), description="no-op")
 
 
 def _family(kind: str, params: list[tuple], step: float, shape: tuple[int, ...]) -> PrivacyLoss:

@@ -19,6 +19,7 @@ from .._engine import validation as _v
 from .._engine.mu_regret import MuRegret, kernel_length, mu_regret_kernel, regret_upper_kernel
 from .._engine.x64 import as_result, float64
 from ..privacy_loss import Interval, PrivacyLoss
+from ..privacy_loss.fields import gdp_bound_rows
 
 __all__ = ["DEFAULT_TAIL", "MuRegret", "gdp_bound", "mu_and_regret", "mu_regret_rows", "regret_bracket",
            "regret_upper_rows", "regret_witness"]
@@ -96,7 +97,7 @@ def gdp_bound(pl):
     all-attack mu too: as the FPR goes to 0 the curve's Eq. 29 term tends to it. None for a
     pair from arrays, a profile, atoms, approximate_dp or dp-accounting, and for any
     composition with one of those."""
-    bound = getattr(pl, "_gdp_bound", None)
+    bound = gdp_bound_rows(pl)
     return None if bound is None else np.asarray(bound, np.float64).reshape(pl.batch_shape)
 
 

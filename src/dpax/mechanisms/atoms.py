@@ -13,6 +13,8 @@ from .._engine import validation as _v
 from .._engine.grid import DEFAULT_GRID_STEP
 from .._engine.x64 import float64
 from ..privacy_loss import PrivacyLoss
+from ..privacy_loss.companion import optimistic
+from ..privacy_loss.fields import replaced
 from ._common import _MAX_LOSS, SINGLE_STEP_TAIL, _at_least, _describe, _neighbouring, _substitution_factor
 
 #: Largest integer support (points) of the discrete mechanisms.
@@ -63,7 +65,7 @@ def from_atoms(loss: ArrayLike, p_mass: ArrayLike, q_mass: ArrayLike, grid_step:
     pair = _construct.pair_from_atoms(loss, lp, lq, step, tail=tail, exact_ratio=exact_ratio, what=description)
     shape = (() if loss.shape[0] == 1 else (loss.shape[0],)) if shape is None else tuple(shape)
     pl = PrivacyLoss.from_pair(pair, step, description, shape, exact_ratio)
-    return pl._with_companion(reason="it was built by from_atoms from atoms given by the caller; dpax's own atom "
+    return replaced(pl, companion="it was built by from_atoms from atoms given by the caller; dpax's own atom "
                                      "mechanisms (randomized_response, discrete_laplace, discrete_gaussian) have one")
 
 
@@ -73,8 +75,8 @@ def _atoms_mechanism(loss: np.ndarray, lp: np.ndarray, lq: np.ndarray, step: flo
     optimistic companion (each atom to its nearest point of the same grid)."""
     pl = from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
     offset, n = np.asarray(pl.pair.offset), pl.support_length
-    return pl._with_companion(lambda: PrivacyLoss._optimistic_from(
-        _optimistic.merge_to_grid(loss, lp, lq, offset, step, n), step, pl.batch_shape))
+    return replaced(pl, companion=lambda: optimistic(
+        PrivacyLoss, _optimistic.merge_to_grid(loss, lp, lq, offset, step, n), step, pl.batch_shape))
 
 
 def _rows(shape: tuple[int, ...], *arrays: np.ndarray) -> list[np.ndarray]:
@@ -168,7 +170,7 @@ def approximate_dp(epsilon: ArrayLike, delta: ArrayLike = 0.0, grid_step: float 
     lq = np.stack([ninf, log_rest, log_rest + e, log_d], -1)
     desc = _describe("approximate_dp", epsilon=epsilon, delta=delta)
     pl = from_atoms(loss, lp, lq, step, shape=shape, description=desc, log_masses=True)
-    return pl._with_companion(reason="approximate_dp is the worst case of every (epsilon, delta)-DP mechanism, not "
+    return replaced(pl, companion="approximate_dp is the worst case of every (epsilon, delta)-DP mechanism, not "
                                      "one mechanism's law: the truth it stands for is unknown, so it has a safe "
                                      "side only")
 

@@ -15,6 +15,8 @@ from .._engine import validation as _v
 from .._engine.grid import DEFAULT_GRID_STEP
 from .._engine.x64 import float64
 from ..privacy_loss import PrivacyLoss
+from ..privacy_loss.companion import optimistic
+from ..privacy_loss.fields import replaced
 from ._common import (
     _LEAST_NOISE_RATIO,
     _MAX_LOSS,
@@ -78,7 +80,7 @@ def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gri
     sigma = np.minimum(sigma, _SIGMA_MAX)
     if _neighbouring(neighbouring) == "substitution":
         pl = _subsampled_gaussian_substitution(sigma, p, step, shape, noise_multiplier, sample_rate)
-        return pl._with_gdp_bound(gdp_bound)
+        return replaced(pl, gdp_mu=gdp_bound)
     s, q = (np.broadcast_to(a, shape).reshape(-1) for a in (sigma, p))
     z = -ndtri(SINGLE_STEP_TAIL)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -93,9 +95,9 @@ def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gri
     pair = _construct.by_row_length(_construct.subsampled_gaussian_kernel, (s, q, offset), step, needed,
                                     "subsampled_gaussian")
     desc = _describe("subsampled_gaussian", noise_multiplier=noise_multiplier, sample_rate=sample_rate)
-    pl = PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)._with_gdp_bound(gdp_bound)
-    return pl._with_companion(lambda: PrivacyLoss._optimistic_from(
-        _optimistic.subsampled_gaussian_kernel(s, q, offset, step, n), step, shape))
+    pl = PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
+    return replaced(pl, gdp_mu=gdp_bound, companion=lambda: optimistic(
+        PrivacyLoss, _optimistic.subsampled_gaussian_kernel(s, q, offset, step, n), step, shape))
 
 
 @float64
@@ -139,9 +141,9 @@ def gaussian(noise_multiplier: ArrayLike, sensitivity: ArrayLike = 1.0, grid_ste
         doubled = " (the sensitivity doubled by substitution)" if neighbouring == "substitution" else ""
         raise ValueError(f"noise_multiplier / sensitivity = {worst:g}{doubled} is too small: the privacy loss "
                          f"exceeds {_MAX_LOSS:g} nats, beyond float64 range; use noise_multiplier >= {least}") from None
-    pl.description = _describe("gaussian", neighbouring, noise_multiplier=noise_multiplier, sensitivity=sensitivity)
+    desc = _describe("gaussian", neighbouring, noise_multiplier=noise_multiplier, sensitivity=sensitivity)
     with np.errstate(over="ignore", divide="ignore"):
-        return pl._with_gdp_bound(sens / sigma)  # exactly (sensitivity / noise)-GDP
+        return replaced(pl, description=desc, gdp_mu=sens / sigma)  # exactly (sensitivity / noise)-GDP
 
 
 @float64
@@ -172,9 +174,8 @@ def dpsgd(noise_multiplier: ArrayLike, sample_rate: ArrayLike, num_steps: ArrayL
     shape = _v.broadcast_shapes(("noise_multiplier", sigma), ("sample_rate", p), ("num_steps", steps))
     step_pl = subsampled_gaussian(np.broadcast_to(sigma, shape), np.broadcast_to(p, shape), grid_step, neighbouring)
     pl = step_pl.self_compose(np.broadcast_to(steps, shape))
-    pl.description = _describe("dpsgd", neighbouring, noise_multiplier=noise_multiplier, sample_rate=sample_rate,
-                               num_steps=num_steps)
-    return pl
+    return replaced(pl, description=_describe("dpsgd", neighbouring, noise_multiplier=noise_multiplier,
+                                              sample_rate=sample_rate, num_steps=num_steps))
 
 
 @float64
@@ -253,9 +254,9 @@ def mixture_of_gaussians(standard_deviation: ArrayLike, sensitivities: ArrayLike
     # Q mixes the laws N(c_i, s^2) (a post-processing of each pair (N(0, s^2), N(c_i, s^2))):
     # (max c_i / s)-GDP for every attack
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        pl._with_gdp_bound((np.max(np.where(p > 0, c, 0.0), -1) / s).reshape(shape))
-    return pl._with_companion(lambda: PrivacyLoss._optimistic_from(
-        _optimistic.mixture_of_gaussians_kernel(log_p0, shifts, log_p, offset, step, n), step, shape))
+        mu = (np.max(np.where(p > 0, c, 0.0), -1) / s).reshape(shape)
+        return replaced(pl, gdp_mu=mu, companion=lambda: optimistic(
+            PrivacyLoss, _optimistic.mixture_of_gaussians_kernel(log_p0, shifts, log_p, offset, step, n), step, shape))
 
 
 def _mixture_rows(s: np.ndarray, c: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -315,5 +316,5 @@ def _subsampled_gaussian_substitution(sigma: np.ndarray, p: np.ndarray, step: fl
                                     "subsampled_gaussian")
     desc = _describe("subsampled_gaussian", "substitution", noise_multiplier=noise_multiplier, sample_rate=sample_rate)
     pl = PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
-    return pl._with_companion(lambda: PrivacyLoss._optimistic_from(
-        _optimistic.subsampled_gaussian_substitution_kernel(s, q, offset, step, n), step, shape))
+    return replaced(pl, companion=lambda: optimistic(
+        PrivacyLoss, _optimistic.subsampled_gaussian_substitution_kernel(s, q, offset, step, n), step, shape))

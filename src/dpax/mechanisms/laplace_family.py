@@ -13,6 +13,8 @@ from .._engine import validation as _v
 from .._engine.grid import DEFAULT_GRID_STEP
 from .._engine.x64 import float64
 from ..privacy_loss import PrivacyLoss
+from ..privacy_loss.companion import optimistic
+from ..privacy_loss.fields import replaced
 from ._common import _MAX_LOSS, _describe, _substitution_factor
 
 
@@ -31,8 +33,8 @@ def _laplace_loss(eps: np.ndarray, p: np.ndarray, step: float, shape: tuple[int,
     needed = np.ceil(high / step).astype(np.int64) - offset + 1  # each row on its own length
     pair = _construct.by_row_length(_construct.laplace_kernel, (eps, p, offset), step, needed, desc.split("(")[0])
     pl = PrivacyLoss.from_pair(pair, step, desc, shape, exact_ratio=True)
-    return pl._with_companion(lambda: PrivacyLoss._optimistic_from(
-        _optimistic.laplace_kernel(eps, p, offset, step, n), step, shape))
+    return replaced(pl, companion=lambda: optimistic(
+        PrivacyLoss, _optimistic.laplace_kernel(eps, p, offset, step, n), step, shape))
 
 
 @float64

@@ -14,6 +14,7 @@ from .._engine import validation as _v
 from .._engine.grid import DEFAULT_GRID_STEP
 from .._engine.x64 import float64
 from ..privacy_loss import PrivacyLoss
+from ..privacy_loss.fields import replaced
 from ._common import _MAX_LOSS
 
 
@@ -93,5 +94,5 @@ def from_privacy_profile(
         jnp.asarray(grid), jnp.asarray(forward), jnp.asarray(backward)
     )
     pl = PrivacyLoss(pmf_x, pmf_y, jnp.asarray(-k, jnp.int64), inf_y, neginf_x, step, description, exact_ratio=True)
-    return pl._with_companion(reason="it was built from a privacy profile (Algorithm 2), which gives no loss law to "
+    return replaced(pl, companion="it was built from a privacy profile (Algorithm 2), which gives no loss law to "
                                      "post-process; use a mechanism with a closed-form loss law")

@@ -1,0 +1,50 @@
+"""A PrivacyLoss moved to another grid step.
+
+The dominating pair by connect-the-dots (Kulynych et al. 2024, Algorithm 2 applied to the
+pair's own atoms): every grid point is an atom split between the two new grid points
+around it so that both its P- and Q-mass are kept, an exact post-processing of the new
+pair, so the result dominates the old one. An optimistic companion goes to the nearest new
+point instead (:func:`dpax._engine.optimistic.regrid`), a post-processing, still optimistic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._engine import construct as _construct
+from .._engine import grid as _grid
+from .._engine import optimistic as _optimistic
+from .._engine import validation as _v
+from .._engine.x64 import float64
+from .companion import derived, need_slack, optimistic
+from .fields import V
+
+
+@float64
+def regrid(pl: V, grid_step: float) -> V:
+    """``pl`` on the grid ``k * grid_step`` (``pl`` if the step is unchanged); see
+    :meth:`dpax.PrivacyLoss.regrid`.
+
+    >>> import dpax
+    >>> regrid(dpax.gaussian(1.0, grid_step=1e-2), 2e-2).grid_step
+    0.02
+    """
+    step = _v.grid_step(grid_step)
+    if step == pl.grid_step:
+        return pl
+    if pl.optimistic:  # nearest new point: a post-processing, still optimistic
+        built = _optimistic.regrid(pl.pair, need_slack(pl), pl.grid_step, step, _grid.padded_length)
+        return optimistic(type(pl), built, step, pl.batch_shape, pl.description)
+    pmf_x, pmf_y, offset, inf_y, neginf_x = (np.asarray(a) for a in pl.pair)
+    rows, n = pmf_x.shape
+    loss = _grid.loss_grid(offset, n, pl.grid_step)
+    col = np.ones((rows, 1))
+    loss = np.concatenate([-np.inf * col, loss, np.inf * col], -1)
+    with np.errstate(divide="ignore"):
+        lp = np.concatenate([np.log(neginf_x)[:, None], np.log(pmf_x), -np.inf * col], -1)
+        lq = np.concatenate([-np.inf * col, np.log(pmf_y), np.log(inf_y)[:, None]], -1)
+    pair = _construct.pair_from_atoms(loss, lp, lq, step, tail=0.0, exact_ratio=pl.exact_ratio,
+                                      what=pl.description)
+    return type(pl)._make(pair, step, pl.description, pl.batch_shape, exact_ratio=pl.exact_ratio,
+                          gdp_bound=pl._gdp_bound,  # the same mechanism
+                          **derived(pl, lambda c: regrid(c, step)))

@@ -1,0 +1,141 @@
+"""The risks of a PrivacyLoss, of the symmetrised (add/remove) trade-off curve, and with
+``bounds=True`` their certified brackets (the safe side from the pair, the optimistic one
+from its companion, :mod:`dpax.privacy_loss.companion`).
+
+beta(alpha) is Kulynych et al. 2024, Algorithm 1; the advantage Algorithm 3 (Eq. 11);
+delta(epsilon) and epsilon(delta) the privacy profile and its inverse. The kernels are in
+:mod:`dpax._engine.analyse`; this module checks the queries, plans their memory and shapes
+the answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._engine import analyse as _analyse
+from .._engine import validation as _v
+from .._engine.x64 import as_result, float64
+from .checks import query_values
+from .companion import bounds as _bounds
+from .fields import Fields
+from .interval import Interval, uncrossed
+
+#: Largest epsilon the delta kernel is given: e^eps is finite in float64 below 709.7827.
+#: delta(epsilon) decreases in epsilon, so a larger epsilon is answered by this one: the
+#: same number unless the grid has a point with 0 < Pr[X > x] < ~1e-308 (then an upper
+#: bound, on the safe side), never the NaN of inf * 0.
+DELTA_EPSILON_MAX = 709.78
+
+
+def check_queries(pl: Fields, kernel: Callable, value: Any, argument: str, bounds: bool) -> None:
+    """Refuse, before ``value`` is converted, a query array whose answers (both sides'
+    with ``bounds``) and dpax's copy of it exceed the memory budget."""
+    shape = getattr(value, "shape", None)
+    if not isinstance(shape, tuple) or not all(isinstance(d, (int, np.integer)) for d in shape):
+        return  # not an array yet: converting it is the caller's
+    m = int(np.prod(shape, dtype=np.int64))
+    if m:
+        rows = pl._rows_count()
+        _analyse.query_plan(kernel, pl.pair, rows, m, argument, held=m * 8 + (rows * m * 8 if bounds else 0))
+
+
+def answers(pl: Fields, kernel: Callable, values: np.ndarray, argument: str, shape: tuple[int, ...],
+            held: float = 0) -> Any:
+    """``kernel``'s answers at every one of ``values`` (validated, float64) for every row,
+    shaped ``batch_shape + shape``; ``held``: bytes the caller keeps meanwhile."""
+    rows = np.broadcast_to(values.reshape(-1), (pl._rows_count(), values.size))
+    if pl.optimistic:  # a companion bounds P-masses that underflow (analyse.UNDERFLOW)
+        kernel = _analyse.for_companion(kernel)
+    return as_result(_analyse.per_query(kernel, pl.pair, rows, argument, held=values.nbytes + held),
+                     pl.batch_shape + shape)
+
+
+def query(pl: Fields, kernel: Callable, values: np.ndarray, argument: str, shape: tuple[int, ...],
+          bounds: bool) -> Any:
+    """:func:`answers` of ``pl``, and with ``bounds`` the :class:`Interval` with the
+    companion's (computed while this pair's are held). An empty query has empty
+    answers, ``batch_shape + shape``, on both sides."""
+    if values.size == 0:
+        empty = np.zeros(pl.batch_shape + shape)
+        return Interval(empty, empty.copy()) if bounds else empty
+    out = answers(pl, kernel, values, argument, shape)
+    if not bounds:
+        return out
+    other = answers(_bounds(pl), kernel, values, argument, shape, held=8 * np.size(out))
+    if kernel is _analyse.beta_kernel:  # beta: the safe side is the lower one; 1 - alpha bounds every curve
+        return uncrossed(out, other, False, 1.0 - values.reshape(shape), "beta")
+    return uncrossed(out, other, True, 0.0, kernel.__name__.replace("_kernel", ""))
+
+
+@float64
+def beta(pl: Fields, alpha: ArrayLike, bounds: bool = False) -> Any:
+    """FNR of the most powerful attack at FPR ``alpha`` (Algorithm 1, symmetrised), never
+    above the true curve; see :meth:`dpax.PrivacyLoss.beta`."""
+    want = _v.flag("bounds", bounds)
+    check_queries(pl, _analyse.beta_kernel, alpha, "alpha", want)
+    a = query_values(_v.probabilities, "alpha", alpha)
+    return query(pl, _analyse.beta_kernel, a, "alpha", a.shape, want)
+
+
+@float64
+def advantage(pl: Fields, bounds: bool = False) -> Any:
+    """Largest TPR - FPR of any membership-inference attack (Algorithm 3, Eq. 11), never
+    below the truth; see :meth:`dpax.PrivacyLoss.advantage`."""
+    want = _v.flag("bounds", bounds)
+    out = as_result(_analyse.advantage_kernel(pl.pair, pl.optimistic), pl.batch_shape)
+    if not want:
+        return out
+    other = as_result(_analyse.advantage_kernel(_bounds(pl).pair, True), pl.batch_shape)
+    return uncrossed(out, other, True, 0.0, "advantage")
+
+
+@float64
+def delta(pl: Fields, epsilon: ArrayLike, bounds: bool = False) -> Any:
+    """delta(epsilon) of the symmetrised curve (the privacy profile), never below the
+    truth; an epsilon above :data:`DELTA_EPSILON_MAX` is answered by it. See
+    :meth:`dpax.PrivacyLoss.delta`."""
+    want = _v.flag("bounds", bounds)
+    check_queries(pl, _analyse.delta_kernel, epsilon, "epsilon", want)
+    e = query_values(_v.real_array, "epsilon", epsilon)
+    shape, e = e.shape, np.minimum(e, DELTA_EPSILON_MAX)  # the validated copy is dropped
+    return query(pl, _analyse.delta_kernel, e, "epsilon", shape, want)
+
+
+@float64
+def epsilon(pl: Fields, delta: ArrayLike, bounds: bool = False) -> Any:
+    """Smallest epsilon >= 0 such that the mechanism is (epsilon, delta)-DP, never below
+    the truth (inf where the pair certifies none); see :meth:`dpax.PrivacyLoss.epsilon`."""
+    want = _v.flag("bounds", bounds)
+    check_queries(pl, _analyse.epsilon_kernel, delta, "delta", want)
+    d = query_values(_v.probabilities, "delta", delta)
+    return query(pl, _analyse.epsilon_kernel, d, "delta", d.shape, want)
+
+
+@float64
+def tradeoff_points(pl: Fields, symmetric: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Breakpoints ``(alpha, beta)`` of f = T(P, Q) (alpha descending), or with
+    ``symmetric`` of the symmetrised curve (alpha ascending); made exactly monotone by
+    moving out-of-order neighbours an ulp down. See :meth:`dpax.PrivacyLoss.tradeoff_points`."""
+    symmetric = _v.flag("symmetric", symmetric)
+    table = pl._rows_count() * (pl.support_length + 1) * 8  # bytes of one (rows, n + 1) array
+    if not symmetric:  # beside the two tables: the two arrays returned
+        cx, cy = _analyse.tradeoff_tables(pl.pair, held=2 * table)
+        shape = pl.batch_shape + (pl.support_length + 1,)
+        alpha = np.minimum.accumulate(np.asarray(cx), -1)
+        beta = np.flip(np.minimum.accumulate(np.flip(np.asarray(cy), -1), -1), -1)
+        return alpha.reshape(shape), beta.reshape(shape)
+    # held beside each step: f's alphas and the reversed pair, then the sorted alphas of
+    # both directions and the running minimum of the answers to come
+    cx = _analyse.tradeoff_tables(pl.pair)[0]
+    rcx = _analyse.tradeoff_tables(pl.pair.reversed(), held=3 * table)[0]
+    alpha = np.concatenate([np.asarray(cx), np.asarray(rcx)], -1)
+    del cx, rcx
+    alpha.sort(-1)
+    beta = _analyse.per_query(_analyse.beta_kernel, pl.pair, alpha, "alpha", held=4 * table)
+    beta = np.minimum.accumulate(np.asarray(beta), -1)
+    shape = pl.batch_shape + (alpha.shape[-1],)
+    return alpha.reshape(shape), beta.reshape(shape)
