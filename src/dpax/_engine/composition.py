@@ -15,7 +15,7 @@ booked on the infinite atoms (Y's on +inf, X's on -inf), so every delta(epsilon)
 above the exact composition's however far the window ends; epsilon(delta) is +inf for a
 delta below them (~1e-18).
 
-The FFT itself leaves absolute round-off at every point (~T ulps of the law's peak); each
+The FFT itself leaves absolute round-off at every point (~T ulps of mean |S_k|); each
 point's bound is booked on the safe side (:mod:`dpax._engine.roundoff`: each law made one
 law of its points' lower and upper bounds, Y's tails and X's heads on the high side), so
 risks read from tails below the round-off are pessimistic (by about the round-off: K points
@@ -260,10 +260,8 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
     lo, hi = window.lo, window.hi
     rows = lo.shape[0]
     laws = 6 if tilted else 2
+    scale = _roundoff.spectrum_scale(spec, length)  # each law's mean |S_k|: its round-off's scale
     comp = jnp.fft.irfft(spec, n=length)
-    # each law's largest value, read from the transform's output itself (before any roll or
-    # slice, which would be copied for a reduction of their own)
-    peak = jnp.max(comp, -1)
     pos = jnp.arange(length)[None, :]
     if aligned:
         first = (lo - start)[:, None]
@@ -286,9 +284,9 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
         bottom = jnp.broadcast_to(first if aligned else jnp.zeros((rows, 1), jnp.int64), (rows, 1))
         pmf_x, pmf_y, inf_y, neginf_x = _roundoff.safe_masses(
             comp[:rows], comp[rows:], jnp.broadcast_to(offset, (rows,)), grid_step,
-            _roundoff.roundoff(peak[:rows], steps, length), _roundoff.roundoff(peak[rows:], steps, length), exact_ratio,
-            window.mean_x, window.mean_y, inside, inf_y, neginf_x, pos == bottom, pos == bottom + (hi - lo)[:, None],
-            lo * grid_step, hi * grid_step)
+            _roundoff.roundoff(scale[:rows], steps, length), _roundoff.roundoff(scale[rows:], steps, length),
+            exact_ratio, window.mean_x, window.mean_y, inside, inf_y, neginf_x, pos == bottom,
+            pos == bottom + (hi - lo)[:, None], lo * grid_step, hi * grid_step)
     pair = Pair(pmf_x, pmf_y, offset, inf_y, neginf_x)
     if not tilted:
         return pair

@@ -1,7 +1,7 @@
 """The FFT's round-off, booked on the safe side of a composed dominating pair.
 
 Raising a spectrum to the power T costs ~T ulps per frequency, so every point of an FFT
-composition carries an absolute error of up to ~T ulps of the law's peak (a Gaussian
+composition carries an absolute error of up to ~T ulps of its spectrum's mean modulus (a Gaussian
 composed 5 times at grid 3e-3 erred by 2e-19 beside masses of 1e-20 in its tail, which made
 epsilon(1e-18) 46.06 for a true 46.84). :func:`roundoff` bounds it per point;
 :func:`safe_bounds` turns each law's values into a lower and an upper bound on the exact
@@ -29,32 +29,42 @@ import jax
 import jax.numpy as jnp
 
 from . import grid as _grid
-from .analyse import mass_deficit
+from .analyse import mass_deficit, prefix_sum
 from .construct import close_mass
 
 #: Round-off bound of an FFT composition on the safe side (:func:`roundoff`): each point of
 #: the inverse FFT is a sum over the n frequencies of the composed spectrum S (divided by
 #: n), each carrying ~(T + log2 n) ulps of its modulus (T from the power, log2 n from the
-#: transforms), so a point's error is at most ~(T + log2 n) x 2^-53 x mean_k |S_k|, however
-#: the law is padded (a model in ||law||_2 / sqrt(n) shrinks with padding: DP-SGD's 2000
-#: steps at noise 4, sample rate 0.002, ~800 points, in an FFT of 2^19 points erred 29 times
-#: that model). mean_k |S_k| is at least the law's largest mass and, for a law of one mode
-#: (or a lattice of them), about equal to it; the bound takes the largest mass (a cheap
-#: reduction over the output, where mean |S_k| would cost a fifth of an inverse FFT) and
-#: allows each point ROUNDOFF_ULPS times that. Measured (Gaussian and DP-SGD laws, 4 to 10^4
-#: steps, FFTs 1 to 64 times the law's length, 84 cases): at most 0.8 times the unscaled bound.
+#: transforms), so a point's error is at most ~(T + log2 n) x 2^-53 x mean_k |S_k|
+#: (:func:`spectrum_scale`), however the law is padded. mean_k |S_k| is at least the law's
+#: largest mass (every mass is a mean of S_k e^(2 pi i j k / n)); for a law of one mode it
+#: is about equal to it, for a lattice law (randomized response: atoms 200 points apart)
+#: several times larger, and the largest mass then fell short (10 steps of randomized
+#: response at epsilon 1 erred by 4.5e-15 beside a bound of 2.5e-15 at its atoms).
+#: ROUNDOFF_ULPS allows each point that many times the estimate. Measured with the largest
+#: mass in its place (Gaussian and DP-SGD laws, 4 to 10^4 steps, FFTs 1 to 64 times the
+#: law's length, 84 cases): at most 0.8 times the unscaled bound.
 ROUNDOFF_ULPS = 4.0
 #: :func:`meet` sums the bounds' gaps in blocks of this many points (every padded FFT length,
 #: 2^k x {1, 5/4, 3/2, 7/4} >= 256, is a multiple of it).
 MEET_BLOCK = 64
 
 
-def roundoff(peak, steps, length):
+def spectrum_scale(spec, length):
+    """mean_k |S_k| over the ``length`` frequencies of each row of a real law's half
+    spectrum ``spec`` (rows, length // 2 + 1; ``length`` even): the scale of the inverse
+    FFT's round-off at every point (:data:`ROUNDOFF_ULPS`)."""
+    mag = jnp.abs(spec)
+    return (2.0 * jnp.sum(mag, -1) - mag[:, 0] - mag[:, -1]) / length
+
+
+def roundoff(scale, steps, length):
     """Bound (rows, 1) on the round-off of every point of an FFT composition's output of
-    ``steps`` (rows,) composed steps whose largest value is ``peak`` (rows,): ROUNDOFF_ULPS
-    x 2^-53 x (T + log2 L) x the peak (see :data:`ROUNDOFF_ULPS`)."""
+    ``steps`` (rows,) composed steps of scale ``scale`` (rows,: mean |S_k|,
+    :func:`spectrum_scale`, or a value below it such as the largest mass): ROUNDOFF_ULPS x
+    2^-53 x (T + log2 L) x the scale (see :data:`ROUNDOFF_ULPS`)."""
     ulps = ROUNDOFF_ULPS * 2.0**-53 * (steps + jnp.log2(jnp.asarray(length, jnp.float64)))
-    return (ulps * peak)[:, None]
+    return (ulps * scale)[:, None]
 
 
 def use_exact_ratio(pmf_x, pmf_y, offset, grid_step):
@@ -92,36 +102,53 @@ def _exp_abs_loss(offset, n, grid_step):
 
 
 def safe_bounds(comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio, mean_x, mean_y):
-    """Lower and upper bounds (lower_x, upper_x, lower_y, upper_y), each (rows, n), on the
-    exact composition's masses at every point, from the FFT's values ``comp_x``, ``comp_y``
+    """Lower bounds on the exact composition's masses at every point, how far above them the
+    masses may lie, and the exact-ratio atoms added to them, (lower_x, gap_x, added_x,
+    lower_y, gap_y, added_y), each (rows, n), from the FFT's values ``comp_x``, ``comp_y``
     (the point j at the loss (offset + j) step) and each point's round-off bound ``eta_x``,
-    ``eta_y`` (rows, 1, :func:`roundoff`): the value less eta (at least 0) and plus eta.
+    ``eta_y`` (rows, 1, :func:`roundoff`): the value less eta (at least 0), and up to the
+    value plus eta.
 
     With ``exact_ratio`` (the exact composition has Pr[X = x] = e^-x Pr[Y = x]) each small
-    side (X above the loss 0, Y below it) is bounded by e^-|x| times the other law's bounds,
-    which keeps its relative precision far below the FFT's absolute round-off; where the
-    other law is in its far tail (beyond its mean ``mean_x`` / ``mean_y``, rows) and its
-    value is round-off (below 2 eta), the small side's lower bound is e^-|x| times the other
-    law's upper bound, so that every label keeps both masses and the likelihood ratio e^x
-    (epsilon stays finite): what is added there beyond the exact composition is an
-    exact-ratio atom of non-negative mass, which keeps the pair dominating."""
-    up_x, up_y = jnp.maximum(comp_x, 0.0) + eta_x, jnp.maximum(comp_y, 0.0) + eta_y
+    side (X above the loss 0, Y below it) has as its lower bound e^-|x| times the other
+    law's, which keeps its relative precision far below the FFT's absolute round-off, and
+    gap 0: :func:`meet` takes a law's upper bounds from its big side's end and meets the
+    lower bounds there (else the mass is closed as before the bounds, see
+    :func:`safe_masses`), so a small side's upper bounds are never read. Where the other
+    law is in its far tail (beyond its mean ``mean_x`` / ``mean_y``, rows) and its value is
+    round-off (below 2 eta), an exact-ratio atom is added (``added``, included in
+    ``lower``): the other law's gap on it and e^-|x| times that on the small side, so that
+    every label keeps both masses and the likelihood ratio e^x (epsilon stays finite). An
+    exact-ratio atom of non-negative mass added to a dominating pair keeps it dominating
+    (at a threshold t >= epsilon its part of delta(epsilon), a - e^epsilon e^-x a with
+    x > t, is not negative); its masses come on top of each law's total
+    (:func:`safe_masses`), not out of the bounds elsewhere."""
     low_x, low_y = jnp.maximum(comp_x - eta_x, 0.0), jnp.maximum(comp_y - eta_y, 0.0)
+    # (value + eta) - max(value - eta, 0), without forming the upper bound
+    gap_x = jnp.clip(comp_x, 0.0, eta_x) + eta_x
+    gap_y = jnp.clip(comp_y, 0.0, eta_y) + eta_y
     if not exact_ratio:
-        return low_x, up_x, low_y, up_y
+        zero = jnp.zeros_like(low_x)
+        return low_x, gap_x, zero, low_y, gap_y, zero
     n = comp_x.shape[-1]
     index = _grid.loss_grid(offset, n, 1)
     x = index * grid_step
+    shrink = _exp_abs_loss(offset, n, grid_step)  # e^-|x|
     far_y = (x > mean_y[:, None]) & (comp_y < 2.0 * eta_y)  # Y's far upper tail, at round-off
     far_x = (x < mean_x[:, None]) & (comp_x < 2.0 * eta_x)
-    small_x, small_y = use_exact_ratio(jnp.where(far_x, up_x, low_x), jnp.where(far_y, up_y, low_y), offset, grid_step)
-    big_x, big_y = use_exact_ratio(up_x, up_y, offset, grid_step)
-    return (jnp.where(index > 0, small_x, low_x), jnp.where(index > 0, big_x, up_x),
-            jnp.where(index < 0, small_y, low_y), jnp.where(index < 0, big_y, up_y))
+    # the atoms: in Y's far upper tail Y's gap on Y and e^-x times it on X; in X's far lower
+    # tail X's gap on X and e^x times it on Y
+    far_y, far_x = far_y & (index > 0), far_x & (index < 0)
+    added_x = jnp.where(far_x, gap_x, jnp.where(far_y, shrink * gap_y, 0.0))
+    added_y = jnp.where(far_y, gap_y, jnp.where(far_x, shrink * gap_x, 0.0))
+    lower_x = jnp.where(index > 0, shrink * low_y, low_x) + added_x
+    lower_y = jnp.where(index < 0, shrink * low_x, low_y) + added_y
+    return (lower_x, jnp.where((index > 0) | far_x, 0.0, gap_x), added_x,
+            lower_y, jnp.where((index < 0) | far_y, 0.0, gap_y), added_y)
 
 
-def meet(lower, upper, need, from_top: bool):
-    """One law (rows, n) between ``lower`` and ``upper`` whose masses exceed the lower bounds
+def meet(lower, gap, need, from_top: bool):
+    """One law (rows, n) between ``lower`` and ``lower + gap`` whose masses exceed the lower bounds
     by ``need`` (rows,) in all: upper bounds from the top (``from_top``) or the bottom, lower
     bounds from the other end, and at the point c where they meet the rest. With U the sum
     of upper bounds beyond a point and L of lower bounds before it, every tail sum (from the
@@ -133,22 +160,21 @@ def meet(lower, upper, need, from_top: bool):
     points, a running sum over the blocks and one over the block of c (not a running sum
     over every point). The gaps are round-off, so their sums are precise absolutely."""
     rows, n = lower.shape
-    gap = jnp.maximum(upper - lower, 0.0)
     blocks = gap.reshape(rows, n // MEET_BLOCK, MEET_BLOCK)
     block_sums = jnp.sum(blocks, -1)
     need = need[:, None]
     if from_top:  # reach[b]: the gaps of blocks b.. (inclusive), c in the last b with reach >= need
-        reach = jnp.flip(jnp.cumsum(jnp.flip(block_sums, -1), -1), -1)
+        reach = prefix_sum(block_sums, reverse=True)  # (jnp.cumsum: a reduce-window, quadratic on CPU)
         b = jnp.sum(reach >= need, -1, keepdims=True) - 1
         beyond = jnp.take_along_axis(jnp.pad(reach, ((0, 0), (0, 1))), b + 1, -1)  # blocks after b
     else:  # reach[b]: the gaps of blocks ..b, c in the first b with reach >= need
-        reach = jnp.cumsum(block_sums, -1)
+        reach = prefix_sum(block_sums)
         b = jnp.sum(reach < need, -1, keepdims=True)
         beyond = jnp.take_along_axis(jnp.pad(reach, ((0, 0), (1, 0))), b, -1)  # blocks before b
     met = (b >= 0) & (b < n // MEET_BLOCK)
     b = jnp.clip(b, 0, n // MEET_BLOCK - 1)
     inside = jnp.take_along_axis(blocks, b[:, :, None], 1)[:, 0, :]  # (rows, MEET_BLOCK): block b's gaps
-    run = jnp.flip(jnp.cumsum(jnp.flip(inside, -1), -1), -1) if from_top else jnp.cumsum(inside, -1)
+    run = prefix_sum(inside, reverse=from_top)
     if from_top:
         i = jnp.sum(beyond + run >= need, -1, keepdims=True) - 1
     else:
@@ -196,15 +222,19 @@ def safe_masses(comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio, me
     """The composed dominating pair's masses and atoms (pmf_x, pmf_y, inf_y, neginf_x) from
     the FFT's values, its round-off bounds booked on the safe side (:func:`safe_bounds`,
     zero outside each row's window ``inside``, rows x n) and each law made one law of its
-    bounds and its total (1 less its atom): Y tail-heavy, X head-heavy (:func:`meet`). Where
+    bounds and its total (1 less its atom, plus the exact-ratio atoms added in far tails):
+    Y tail-heavy, X head-heavy (:func:`meet`). Where
     the bounds cannot make the total (beyond the round-off model: never in the measured
     cases) the mass is closed as before the bounds existed (:func:`close_bounded` for an
     exact-ratio pair, :func:`dpax._engine.construct.close_mass` otherwise)."""
-    lower_x, upper_x, lower_y, upper_y = (jnp.where(inside, a, 0.0) for a in safe_bounds(
+    lower_x, gap_x, added_x, lower_y, gap_y, added_y = (jnp.where(inside, a, 0.0) for a in safe_bounds(
         comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio, mean_x, mean_y))
-    need_y, need_x = mass_deficit(lower_y, inf_y), mass_deficit(lower_x, neginf_x)
-    pmf_y, unmet_y = meet(lower_y, upper_y, jnp.maximum(need_y, 0.0), from_top=True)
-    pmf_x, unmet_x = meet(lower_x, upper_x, jnp.maximum(need_x, 0.0), from_top=False)
+    # each law's total: 1 less its atom, plus the exact-ratio atoms added (so that they take
+    # nothing from the bounds elsewhere: every tail stays at least the exact composition's)
+    need_y = mass_deficit(lower_y, inf_y) + jnp.sum(added_y, -1)
+    need_x = mass_deficit(lower_x, neginf_x) + jnp.sum(added_x, -1)
+    pmf_y, unmet_y = meet(lower_y, gap_y, jnp.maximum(need_y, 0.0), from_top=True)
+    pmf_x, unmet_x = meet(lower_x, gap_x, jnp.maximum(need_x, 0.0), from_top=False)
     unusual = jnp.any((unmet_y > 0.0) | (unmet_x > 0.0) | (need_y < 0.0) | (need_x < 0.0))
 
     def close(masses):
