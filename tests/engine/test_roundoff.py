@@ -26,8 +26,11 @@ def _direct(lower, upper, need, from_top):
 
 
 def _meet(lower, upper, need, from_top):
-    return roundoff.meet(jnp.asarray(lower[None]), jnp.asarray((upper - lower)[None]), jnp.asarray([need]),
-                         from_top=from_top)
+    """roundoff.meet for the law of total sum(lower) + need (its excess over the upper
+    bounds' sum: sum(upper - lower) - need)."""
+    gap = upper - lower
+    return roundoff.meet(jnp.asarray(upper[None]), jnp.asarray(gap[None]), jnp.asarray([np.sum(gap) - need]),
+                         keep_top=from_top)
 
 
 def _case(rng, n, scale):
@@ -47,13 +50,25 @@ def test_meet_matches_a_running_sum_over_every_point(from_top):
             rows.append((lower, upper, need))
     with jax.enable_x64(True):
         for lower, upper, need in rows:
-            got, unmet = _meet(lower, upper, need, from_top)
-            want, want_unmet = _direct(lower, upper, need, from_top)
-            np.testing.assert_allclose(np.asarray(got)[0], want, rtol=1e-12, atol=1e-30)
-            assert float(unmet[0]) == pytest.approx(want_unmet, abs=1e-15 * np.sum(upper))  # (a difference of sums)
+            got, left = _meet(lower, upper, need, from_top)
+            want, _ = _direct(lower, upper, need, from_top)
+            np.testing.assert_allclose(np.asarray(got)[0], want, rtol=1e-12, atol=1e-15 * np.sum(upper - lower))
+            assert float(left[0]) == 0.0  # (a need above the gaps: the caller sees a negative excess)
             # the masses lie between the bounds and exceed the lower bounds by the need met
             g = np.asarray(got)[0]
-            assert np.all(g >= lower) and np.all(g <= upper)
+            assert np.all(g >= lower - 4e-16 * upper) and np.all(g <= upper)  # (upper - gap rounds)
+
+
+@pytest.mark.parametrize("keep_top", [True, False])
+def test_meet_takes_every_lower_bound_when_they_sum_above_the_total(keep_top):
+    rng = np.random.default_rng(3)
+    lower, upper = _case(rng, 256, 1e-9)
+    gap = upper - lower
+    with jax.enable_x64(True):
+        got, left = roundoff.meet(jnp.asarray(upper[None]), jnp.asarray(gap[None]), jnp.asarray([2 * np.sum(gap)]),
+                                  keep_top=keep_top)
+    np.testing.assert_allclose(np.asarray(got)[0], lower, rtol=1e-12, atol=4e-16 * np.max(upper))  # (upper - gap)
+    assert float(left[0]) == pytest.approx(np.sum(gap), rel=1e-9)
 
 
 def test_meet_bounds_every_head_and_tail_of_any_law_between_the_bounds():

@@ -1,8 +1,8 @@
 """The FFT's round-off, booked on the safe side of a composed dominating pair.
 
 Raising a spectrum to the power T costs ~T ulps per frequency, so every point of an FFT
-composition carries an absolute error of up to ~T ulps of its spectrum's mean modulus (a Gaussian
-composed 5 times at grid 3e-3 erred by 2e-19 beside masses of 1e-20 in its tail, which made
+composition carries an absolute error of up to ~T ulps of its spectrum's mean modulus (a
+Gaussian composed 5 times at grid 3e-3 erred by 2e-19 beside masses of 1e-20 in its tail, which made
 epsilon(1e-18) 46.06 for a true 46.84). :func:`roundoff` bounds it per point;
 :func:`safe_bounds` turns each law's values into a lower and an upper bound on the exact
 composition's mass at every point; :func:`meet` makes one law of those bounds and the law's
@@ -16,9 +16,11 @@ total:
 Every threshold event then reads a Pr[Y > x] on or above the truth and a Pr[X > x] on or
 below it (and the reverse direction's Pr[X < x], Pr[Y < x] likewise), at every x: every
 delta(epsilon), at any epsilon, epsilon(delta), beta(alpha) and the advantage are on the
-safe side of the exact composition's, also where the raw values are round-off. Scaling
+safe side of the exact composition's, also where the raw values are round-off (up to the
+exact-ratio atoms that keep far tails' likelihood ratios, :func:`safe_bounds`). Scaling
 upper bounds down to the total instead lowers tails near 1 by the whole excess (n points'
-round-off): 5e-14 below the truth at delta(50) of a Gaussian with mu = 20.
+round-off): 5e-14 below the truth at delta(50) of a Gaussian with mu = 20, and epsilon at
+delta = 1 - 1e-12 of a Gaussian with mu = 15.8 2.4% below it.
 """
 
 from __future__ import annotations
@@ -102,34 +104,36 @@ def _exp_abs_loss(offset, n, grid_step):
 
 
 def safe_bounds(comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio, mean_x, mean_y):
-    """Lower bounds on the exact composition's masses at every point, how far above them the
-    masses may lie, and the exact-ratio atoms added to them, (lower_x, gap_x, added_x,
-    lower_y, gap_y, added_y), each (rows, n), from the FFT's values ``comp_x``, ``comp_y``
+    """Upper bounds on the exact composition's masses at every point, how far below them the
+    masses may lie, and the exact-ratio atoms added to them, (upper_x, gap_x, added_x,
+    upper_y, gap_y, added_y), each (rows, n), from the FFT's values ``comp_x``, ``comp_y``
     (the point j at the loss (offset + j) step) and each point's round-off bound ``eta_x``,
-    ``eta_y`` (rows, 1, :func:`roundoff`): the value less eta (at least 0), and up to the
-    value plus eta.
+    ``eta_y`` (rows, 1, :func:`roundoff`): the value plus eta, and down to the value less
+    eta (at least 0).
 
     With ``exact_ratio`` (the exact composition has Pr[X = x] = e^-x Pr[Y = x]) each small
     side (X above the loss 0, Y below it) has as its lower bound e^-|x| times the other
     law's, which keeps its relative precision far below the FFT's absolute round-off, and
-    gap 0: :func:`meet` takes a law's upper bounds from its big side's end and meets the
+    gap 0: :func:`meet` keeps a law's upper bounds from its big side's end and meets the
     lower bounds there (else the mass is closed as before the bounds, see
     :func:`safe_masses`), so a small side's upper bounds are never read. Where the other
     law is in its far tail (beyond its mean ``mean_x`` / ``mean_y``, rows) and its value is
-    round-off (below 2 eta), an exact-ratio atom is added (``added``, included in
-    ``lower``): the other law's gap on it and e^-|x| times that on the small side, so that
+    round-off (below 2 eta), an exact-ratio atom is added (``added``, apart from ``upper``;
+    :func:`safe_masses` adds it): the other law's gap on it and e^-|x| times that on the small side, so that
     every label keeps both masses and the likelihood ratio e^x (epsilon stays finite). An
-    exact-ratio atom of non-negative mass added to a dominating pair keeps it dominating
-    (at a threshold t >= epsilon its part of delta(epsilon), a - e^epsilon e^-x a with
-    x > t, is not negative); its masses come on top of each law's total
-    (:func:`safe_masses`), not out of the bounds elsewhere."""
+    exact-ratio atom of non-negative mass keeps a pair dominating (at a threshold
+    t >= epsilon its part of delta(epsilon), a - e^epsilon e^-x a with x > t, is not
+    negative); its masses are fixed points of the law (gap 0) inside its total: each law
+    still sums to 1 less its infinite atom, which the risk kernels' complements assume, and
+    the atoms' halves on the small sides (e^-|x| times a gap in the other law's far tail)
+    are the only masses a tail may read beyond the exact composition's."""
     low_x, low_y = jnp.maximum(comp_x - eta_x, 0.0), jnp.maximum(comp_y - eta_y, 0.0)
     # (value + eta) - max(value - eta, 0), without forming the upper bound
     gap_x = jnp.clip(comp_x, 0.0, eta_x) + eta_x
     gap_y = jnp.clip(comp_y, 0.0, eta_y) + eta_y
     if not exact_ratio:
         zero = jnp.zeros_like(low_x)
-        return low_x, gap_x, zero, low_y, gap_y, zero
+        return low_x + gap_x, gap_x, zero, low_y + gap_y, gap_y, zero
     n = comp_x.shape[-1]
     index = _grid.loss_grid(offset, n, 1)
     x = index * grid_step
@@ -141,54 +145,48 @@ def safe_bounds(comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio, me
     far_y, far_x = far_y & (index > 0), far_x & (index < 0)
     added_x = jnp.where(far_x, gap_x, jnp.where(far_y, shrink * gap_y, 0.0))
     added_y = jnp.where(far_y, gap_y, jnp.where(far_x, shrink * gap_x, 0.0))
-    lower_x = jnp.where(index > 0, shrink * low_y, low_x) + added_x
-    lower_y = jnp.where(index < 0, shrink * low_x, low_y) + added_y
-    return (lower_x, jnp.where((index > 0) | far_x, 0.0, gap_x), added_x,
-            lower_y, jnp.where((index < 0) | far_y, 0.0, gap_y), added_y)
+    gap_x = jnp.where((index > 0) | far_x, 0.0, gap_x)
+    gap_y = jnp.where((index < 0) | far_y, 0.0, gap_y)
+    return (jnp.where(index > 0, shrink * low_y, low_x) + gap_x, gap_x, added_x,
+            jnp.where(index < 0, shrink * low_x, low_y) + gap_y, gap_y, added_y)
 
 
-def meet(lower, gap, need, from_top: bool):
-    """One law (rows, n) between ``lower`` and ``lower + gap`` whose masses exceed the lower bounds
-    by ``need`` (rows,) in all: upper bounds from the top (``from_top``) or the bottom, lower
-    bounds from the other end, and at the point c where they meet the rest. With U the sum
-    of upper bounds beyond a point and L of lower bounds before it, every tail sum (from the
-    top: heads) is then at least, and every head sum at most, those of any law between the
-    bounds with that total. Returns the masses and the part of ``need`` the bounds could
-    not take (rows,; > 0 only when the upper bounds sum below the total).
+def meet(upper, gap, excess, keep_top: bool):
+    """One law (rows, n) between ``upper - gap`` and ``upper`` whose masses fall short of the
+    upper bounds by ``excess`` (rows,) in all: upper bounds kept from the top (``keep_top``)
+    or the bottom, lower bounds from the other end, and at the point c where they meet the
+    rest. With U the sum of upper bounds beyond a point and L of lower bounds before it,
+    every tail sum (from the top: heads) is then at least, and every head sum at most, those
+    of any law between the bounds with that total. Returns the masses and the part of
+    ``excess`` the gaps could not take (rows,; > 0 only when the lower bounds sum above the
+    total).
 
-    The gaps upper - lower are summed in blocks of :data:`MEET_BLOCK`: one pass over the
-    points, a running sum over the blocks and one over the block of c (not a running sum
-    over every point). The gaps are round-off, so their sums are precise absolutely."""
-    rows, n = lower.shape
+    The gaps are summed in blocks of :data:`MEET_BLOCK`: one pass over the points, a running
+    sum over the blocks and one over the block of c (not a running sum over every point).
+    The gaps are round-off, so their sums are precise absolutely."""
+    rows, n = upper.shape
     blocks = gap.reshape(rows, n // MEET_BLOCK, MEET_BLOCK)
     block_sums = jnp.sum(blocks, -1)
-    need = need[:, None]
-    if from_top:  # reach[b]: the gaps of blocks b.. (inclusive), c in the last b with reach >= need
-        reach = prefix_sum(block_sums, reverse=True)  # (jnp.cumsum: a reduce-window, quadratic on CPU)
-        b = jnp.sum(reach >= need, -1, keepdims=True) - 1
-        beyond = jnp.take_along_axis(jnp.pad(reach, ((0, 0), (0, 1))), b + 1, -1)  # blocks after b
-    else:  # reach[b]: the gaps of blocks ..b, c in the first b with reach >= need
-        reach = prefix_sum(block_sums)
-        b = jnp.sum(reach < need, -1, keepdims=True)
-        beyond = jnp.take_along_axis(jnp.pad(reach, ((0, 0), (1, 0))), b, -1)  # blocks before b
-    met = (b >= 0) & (b < n // MEET_BLOCK)
-    b = jnp.clip(b, 0, n // MEET_BLOCK - 1)
-    inside = jnp.take_along_axis(blocks, b[:, :, None], 1)[:, 0, :]  # (rows, MEET_BLOCK): block b's gaps
-    run = prefix_sum(inside, reverse=from_top)
-    if from_top:
-        i = jnp.sum(beyond + run >= need, -1, keepdims=True) - 1
-    else:
-        i = jnp.sum(beyond + run < need, -1, keepdims=True)
-    i = jnp.clip(i, 0, MEET_BLOCK - 1)
-    c = b * MEET_BLOCK + i
-    past = beyond + jnp.take_along_axis(run, i, -1) - jnp.take_along_axis(inside, i, -1)  # gaps strictly beyond c
-    at_c = jnp.clip(need - past, 0.0, jnp.take_along_axis(inside, i, -1))
+    excess = excess[:, None]
+    # the lower bounds are taken from the other end: from the bottom when the top keeps its
+    # upper bounds (reach[b]: the gaps of blocks ..b), else from the top (blocks b..)
+    reach = prefix_sum(block_sums, reverse=not keep_top)  # (jnp.cumsum: a reduce-window, slow on CPU)
+    b = jnp.sum(reach < excess, -1, keepdims=True)  # blocks wholly taken: c in the next one
+    b = b if keep_top else reach.shape[-1] - 1 - b
+    whole = jnp.take_along_axis(jnp.pad(reach, ((0, 0), (1, 1))), b + (0 if keep_top else 2), -1)  # blocks before c's
+    within = jnp.take_along_axis(blocks, jnp.clip(b, 0, n // MEET_BLOCK - 1)[:, :, None], 1)[:, 0, :]
+    run = prefix_sum(within, reverse=not keep_top)
+    i = jnp.sum(whole + run < excess, -1, keepdims=True)
+    i = jnp.clip(i if keep_top else MEET_BLOCK - 1 - i, 0, MEET_BLOCK - 1)
+    c = jnp.clip(b, 0, n // MEET_BLOCK - 1) * MEET_BLOCK + i
+    g_c = jnp.take_along_axis(within, i, -1)
+    at_c = jnp.clip(excess - (whole + jnp.take_along_axis(run, i, -1) - g_c), 0.0, g_c)
     j = jnp.arange(n)[None, :]
-    taken = jnp.where(j == c, at_c, 0.0) + jnp.where((j > c) if from_top else (j < c), gap, 0.0)
-    everything = ~met  # the bounds' gaps sum below the need: every upper bound
-    masses = lower + jnp.where(everything, gap, taken)
-    unmet = jnp.where(everything, need - jnp.sum(block_sums, -1, keepdims=True), 0.0)
-    return masses, jnp.maximum(unmet, 0.0)[:, 0]
+    taken = jnp.where((j < c) if keep_top else (j > c), gap, jnp.where(j == c, at_c, 0.0))
+    total = reach[:, -1:] if keep_top else reach[:, :1]
+    everything = excess >= total  # the gaps sum to at most the excess: every lower bound
+    masses = upper - jnp.where(everything, gap, jnp.where(excess > 0.0, taken, 0.0))
+    return masses, jnp.maximum(jnp.where(everything, excess - total, 0.0), 0.0)[:, 0]
 
 
 def close_bounded(pmf_x, pmf_y, inf_y, neginf_x, at_bottom, at_top, x_lo, x_hi):
@@ -222,20 +220,22 @@ def safe_masses(comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio, me
     """The composed dominating pair's masses and atoms (pmf_x, pmf_y, inf_y, neginf_x) from
     the FFT's values, its round-off bounds booked on the safe side (:func:`safe_bounds`,
     zero outside each row's window ``inside``, rows x n) and each law made one law of its
-    bounds and its total (1 less its atom, plus the exact-ratio atoms added in far tails):
-    Y tail-heavy, X head-heavy (:func:`meet`). Where
+    bounds and its total (1 less its atom; the exact-ratio atoms of far tails fixed points
+    of it): Y tail-heavy, X head-heavy (:func:`meet`). Where
     the bounds cannot make the total (beyond the round-off model: never in the measured
     cases) the mass is closed as before the bounds existed (:func:`close_bounded` for an
     exact-ratio pair, :func:`dpax._engine.construct.close_mass` otherwise)."""
-    lower_x, gap_x, added_x, lower_y, gap_y, added_y = (jnp.where(inside, a, 0.0) for a in safe_bounds(
+    upper_x, gap_x, added_x, upper_y, gap_y, added_y = (jnp.where(inside, a, 0.0) for a in safe_bounds(
         comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio, mean_x, mean_y))
-    # each law's total: 1 less its atom, plus the exact-ratio atoms added (so that they take
-    # nothing from the bounds elsewhere: every tail stays at least the exact composition's)
-    need_y = mass_deficit(lower_y, inf_y) + jnp.sum(added_y, -1)
-    need_x = mass_deficit(lower_x, neginf_x) + jnp.sum(added_x, -1)
-    pmf_y, unmet_y = meet(lower_y, gap_y, jnp.maximum(need_y, 0.0), from_top=True)
-    pmf_x, unmet_x = meet(lower_x, gap_x, jnp.maximum(need_x, 0.0), from_top=False)
-    unusual = jnp.any((unmet_y > 0.0) | (unmet_x > 0.0) | (need_y < 0.0) | (need_x < 0.0))
+    upper_x, upper_y = upper_x + added_x, upper_y + added_y
+    # each law's upper bounds' excess over its total, 1 less its atom (summed in blocks
+    # first: one pass over the points, then exactly over the block sums, the blocks' own
+    # rounding ~1e-16 of the total, as the risk kernels' running sums)
+    excess_y, excess_x = (-mass_deficit(jnp.sum(u.reshape(u.shape[0], -1, MEET_BLOCK), -1), atom)
+                          for u, atom in ((upper_y, inf_y), (upper_x, neginf_x)))
+    pmf_y, left_y = meet(upper_y, gap_y, excess_y, keep_top=True)
+    pmf_x, left_x = meet(upper_x, gap_x, excess_x, keep_top=False)
+    unusual = jnp.any((left_y > 0.0) | (left_x > 0.0) | (excess_y < 0.0) | (excess_x < 0.0))
 
     def close(masses):
         if exact_ratio:
