@@ -27,12 +27,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 
 from . import grid as _grid
-from .analyse import mass_deficit, prefix_sum
-from .construct import close_mass
+from .analyse import mass_deficit
 
 #: Round-off bound of an FFT composition on the safe side (:func:`roundoff`): each point of
 #: the inverse FFT is a sum over the n frequencies of the composed spectrum S (divided by
@@ -151,6 +149,17 @@ def safe_bounds(comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio, me
             jnp.where(index < 0, shrink * low_x, low_y) + gap_y, gap_y, added_y)
 
 
+def _crossing(sums, target):
+    """For running sums of ``sums`` (rows, m) in order: the first k whose running sum
+    reaches ``target`` (rows, 1; m where none does), k clipped to m - 1, and the running sum
+    before k. A cumulative sum over m values (m small: XLA's cumsum on CPU is a
+    reduce-window, quadratic in m)."""
+    run = jnp.cumsum(sums, -1)
+    k = jnp.sum(run < target, -1, keepdims=True)
+    kk = jnp.minimum(k, sums.shape[-1] - 1)
+    return k, kk, jnp.take_along_axis(run, kk, -1) - jnp.take_along_axis(sums, kk, -1)
+
+
 def meet(upper, gap, excess, keep_top: bool):
     """One law (rows, n) between ``upper - gap`` and ``upper`` whose masses fall short of the
     upper bounds by ``excess`` (rows,) in all: upper bounds kept from the top (``keep_top``)
@@ -161,58 +170,34 @@ def meet(upper, gap, excess, keep_top: bool):
     ``excess`` the gaps could not take (rows,; > 0 only when the lower bounds sum above the
     total).
 
-    The gaps are summed in blocks of :data:`MEET_BLOCK`: one pass over the points, a running
-    sum over the blocks and one over the block of c (not a running sum over every point).
-    The gaps are round-off, so their sums are precise absolutely."""
+    c is found in three levels of :data:`MEET_BLOCK` (points, blocks, groups of blocks): one
+    pass over the points for the block sums, then running sums over a few hundred values at
+    most. The gaps are round-off, so their sums are precise absolutely."""
     rows, n = upper.shape
-    blocks = gap.reshape(rows, n // MEET_BLOCK, MEET_BLOCK)
-    block_sums = jnp.sum(blocks, -1)
-    excess = excess[:, None]
-    # the lower bounds are taken from the other end: from the bottom when the top keeps its
-    # upper bounds (reach[b]: the gaps of blocks ..b), else from the top (blocks b..)
-    reach = prefix_sum(block_sums, reverse=not keep_top)  # (jnp.cumsum: a reduce-window, slow on CPU)
-    b = jnp.sum(reach < excess, -1, keepdims=True)  # blocks wholly taken: c in the next one
-    b = b if keep_top else reach.shape[-1] - 1 - b
-    whole = jnp.take_along_axis(jnp.pad(reach, ((0, 0), (1, 1))), b + (0 if keep_top else 2), -1)  # blocks before c's
-    within = jnp.take_along_axis(blocks, jnp.clip(b, 0, n // MEET_BLOCK - 1)[:, :, None], 1)[:, 0, :]
-    run = prefix_sum(within, reverse=not keep_top)
-    i = jnp.sum(whole + run < excess, -1, keepdims=True)
-    i = jnp.clip(i if keep_top else MEET_BLOCK - 1 - i, 0, MEET_BLOCK - 1)
-    c = jnp.clip(b, 0, n // MEET_BLOCK - 1) * MEET_BLOCK + i
-    g_c = jnp.take_along_axis(within, i, -1)
-    at_c = jnp.clip(excess - (whole + jnp.take_along_axis(run, i, -1) - g_c), 0.0, g_c)
+    size = MEET_BLOCK
+    blocks = gap.reshape(rows, n // size, size)
+    block_sums = jnp.sum(blocks, -1)  # (rows, nb), natural order
+    order = block_sums if keep_top else jnp.flip(block_sums, -1)  # the order the gaps are taken in
+    nb = order.shape[-1]
+    groups = -(-nb // size)
+    padded = jnp.pad(order, ((0, 0), (0, groups * size - nb))).reshape(rows, groups, size)
+    target = excess[:, None]
+    g, gg, before_g = _crossing(jnp.sum(padded, -1), target)
+    _, bb, before_b = _crossing(jnp.take_along_axis(padded, gg[:, :, None], 1)[:, 0, :], target - before_g)
+    k = jnp.minimum(gg * size + bb, nb - 1)  # the block of c, in taking order
+    block = k if keep_top else nb - 1 - k
+    within = jnp.take_along_axis(blocks, block[:, :, None], 1)[:, 0, :]
+    within = within if keep_top else jnp.flip(within, -1)
+    _, ii, before_i = _crossing(within, target - before_g - before_b)
+    c = block * size + (ii if keep_top else size - 1 - ii)
+    g_c = jnp.take_along_axis(within, ii, -1)
+    at_c = jnp.clip(target - before_g - before_b - before_i, 0.0, g_c)
     j = jnp.arange(n)[None, :]
     taken = jnp.where((j < c) if keep_top else (j > c), gap, jnp.where(j == c, at_c, 0.0))
-    total = reach[:, -1:] if keep_top else reach[:, :1]
-    everything = excess >= total  # the gaps sum to at most the excess: every lower bound
-    masses = upper - jnp.where(everything, gap, jnp.where(excess > 0.0, taken, 0.0))
-    return masses, jnp.maximum(jnp.where(everything, excess - total, 0.0), 0.0)[:, 0]
-
-
-def close_bounded(pmf_x, pmf_y, inf_y, neginf_x, at_bottom, at_top, x_lo, x_hi):
-    """:func:`dpax._engine.construct.close_mass` for an exact-ratio pair whose laws may miss
-    mass (their upper bounds summed below the total, beyond the round-off model) or hold
-    too much (their lower bounds above it), with ``at_bottom`` / ``at_top`` (rows, n) the
-    window's first and last points (losses ``x_lo``, ``x_hi``, rows). Missing Y-mass goes to
-    the last point with X-mass e^-x_hi times it: Q-mass moved up (its atom split, the part
-    moved given the ratio of its new label), so the pair still dominates, and its epsilon
-    stays finite (on the +inf atom, every delta below it would give an infinite epsilon);
-    missing X-mass likewise to the first point with e^x_lo times it as Y-mass. Excess mass
-    is scaled away: a tail sum moves by at most that excess, relatively."""
-    total_y, total_x = jnp.sum(pmf_y, -1), jnp.sum(pmf_x, -1)
-    d_y = jnp.maximum(1.0 - inf_y - total_y, 0.0)
-    x_part = jnp.exp(-jnp.maximum(x_hi, -700.0)) * d_y  # 0 past ~745 nats, as every P-mass there
-    d_x = jnp.maximum(1.0 - neginf_x - (total_x + x_part), 0.0)
-    y_part = jnp.exp(jnp.minimum(x_lo, 700.0)) * d_x
-    pmf_y = pmf_y + jnp.where(at_top, d_y[:, None], 0.0) + jnp.where(at_bottom, y_part[:, None], 0.0)
-    pmf_x = pmf_x + jnp.where(at_top, x_part[:, None], 0.0) + jnp.where(at_bottom, d_x[:, None], 0.0)
-    total_y, total_x = total_y + d_y + y_part, total_x + x_part + d_x
-
-    def scale(pmf, total, atom):
-        over = total > 1.0 - atom
-        return pmf * jnp.where(over, (1.0 - atom) / jnp.where(over, total, 1.0), 1.0)[:, None]
-
-    return scale(pmf_x, total_x, neginf_x), scale(pmf_y, total_y, inf_y), inf_y, neginf_x
+    everything = g >= groups  # the gaps sum below the excess: every lower bound
+    masses = upper - jnp.where(everything, gap, jnp.where(target > 0.0, taken, 0.0))
+    left = jnp.where(everything, target - jnp.sum(block_sums, -1, keepdims=True), 0.0)
+    return masses, jnp.maximum(left, 0.0)[:, 0]
 
 
 def safe_masses(comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio, mean_x, mean_y, inside, inf_y,
@@ -221,10 +206,16 @@ def safe_masses(comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio, me
     the FFT's values, its round-off bounds booked on the safe side (:func:`safe_bounds`,
     zero outside each row's window ``inside``, rows x n) and each law made one law of its
     bounds and its total (1 less its atom; the exact-ratio atoms of far tails fixed points
-    of it): Y tail-heavy, X head-heavy (:func:`meet`). Where
-    the bounds cannot make the total (beyond the round-off model: never in the measured
-    cases) the mass is closed as before the bounds existed (:func:`close_bounded` for an
-    exact-ratio pair, :func:`dpax._engine.construct.close_mass` otherwise)."""
+    of it): Y tail-heavy, X head-heavy (:func:`meet`).
+
+    Where the upper bounds sum below the total (the single steps' own rounding: a
+    subsampled Laplace's masses), the missing Y-mass goes to the window's last point
+    ``at_top`` (loss ``x_hi``) with e^-x_hi times it as X-mass, the missing X-mass to its
+    first point ``at_bottom`` (``x_lo``) with e^x_lo times it as Y-mass: Q-mass moved up
+    (P-mass down) with the likelihood ratio of its new label, so the pair still dominates
+    and epsilon stays finite (on the +inf atom every delta below it would give an infinite
+    epsilon; without ``exact_ratio`` it goes there). A law left above its total (its lower
+    bounds alone, or a partner mass) is scaled down to it."""
     upper_x, gap_x, added_x, upper_y, gap_y, added_y = (jnp.where(inside, a, 0.0) for a in safe_bounds(
         comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio, mean_x, mean_y))
     upper_x, upper_y = upper_x + added_x, upper_y + added_y
@@ -233,13 +224,21 @@ def safe_masses(comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio, me
     # rounding ~1e-16 of the total, as the risk kernels' running sums)
     excess_y, excess_x = (-mass_deficit(jnp.sum(u.reshape(u.shape[0], -1, MEET_BLOCK), -1), atom)
                           for u, atom in ((upper_y, inf_y), (upper_x, neginf_x)))
-    pmf_y, left_y = meet(upper_y, gap_y, excess_y, keep_top=True)
-    pmf_x, left_x = meet(upper_x, gap_x, excess_x, keep_top=False)
-    unusual = jnp.any((left_y > 0.0) | (left_x > 0.0) | (excess_y < 0.0) | (excess_x < 0.0))
+    pmf_y, over_y = meet(upper_y, gap_y, excess_y, keep_top=True)
+    pmf_x, over_x = meet(upper_x, gap_x, excess_x, keep_top=False)
+    short_y, short_x = jnp.maximum(-excess_y, 0.0), jnp.maximum(-excess_x, 0.0)
+    if exact_ratio:
+        x_part = jnp.exp(-jnp.maximum(x_hi, -700.0)) * short_y  # 0 past ~745 nats, as every P-mass there
+        d_x = jnp.maximum(short_x - x_part, 0.0)
+        y_part = jnp.exp(jnp.minimum(x_lo, 700.0)) * d_x
+        pmf_y = pmf_y + jnp.where(at_top, short_y[:, None], 0.0) + jnp.where(at_bottom, y_part[:, None], 0.0)
+        pmf_x = pmf_x + jnp.where(at_top, x_part[:, None], 0.0) + jnp.where(at_bottom, d_x[:, None], 0.0)
+        over_y, over_x = over_y + y_part, over_x + jnp.maximum(x_part - short_x, 0.0)
+    else:
+        inf_y, neginf_x = jnp.minimum(inf_y + short_y, 1.0), jnp.minimum(neginf_x + short_x, 1.0)
 
-    def close(masses):
-        if exact_ratio:
-            return close_bounded(*masses, at_bottom, at_top, x_lo, x_hi)
-        return close_mass(*masses)
+    def scaled(pmf, over, atom):
+        kept = 1.0 - atom
+        return pmf * jnp.where(over > 0.0, kept / (kept + over), 1.0)[:, None]
 
-    return jax.lax.cond(unusual, close, lambda masses: masses, (pmf_x, pmf_y, inf_y, neginf_x))
+    return scaled(pmf_x, over_x, neginf_x), scaled(pmf_y, over_y, inf_y), inf_y, neginf_x

@@ -198,9 +198,9 @@ def calibrate_dpsgd(
     ...                          grid_step=1e-2, compare_standard=False)
     >>> round(r.noise_multiplier, 3), r.status, round(r.achieved["advantage"], 4)
     (0.538, 'calibrated', 0.3)
-    >>> a = dpax.calibrate_dpsgd(sample_rate=0.05, num_steps=50, target=dpax.targets.ErrRates(0.1, 0.5),
+    >>> a = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
     ...                          accuracy=1e-2, compare_standard=False)
-    >>> a.grid_step, a.achieved_interval["beta"].width <= 1e-2, a.noise_interval.lower <= a.noise_multiplier
+    >>> a.grid_step, a.achieved_interval["advantage"].width <= 1e-2, a.noise_interval.lower <= a.noise_multiplier
     (0.01, True, True)
     """
     target = _targets.as_target(target)
