@@ -260,3 +260,30 @@ def test_a_factor_placed_early_gives_the_rolled_composition(monkeypatch):
     # the atoms hold the window's cut (its Chernoff bounds) and the closing deficits
     np.testing.assert_allclose(iy_a, iy_r, rtol=0, atol=1e-13)
     np.testing.assert_allclose(nx_a, nx_r, rtol=0, atol=1e-13)
+
+
+def test_lattice_composition_safe_at_every_threshold():
+    """10 steps of randomized response at epsilon 1 (grid 1e-2): eleven atoms 200 points
+    apart and ~2000 points of round-off between them, whose round-off bound (the largest
+    mass) is below the FFT's error at the atoms. delta at 0, 2 and 4 and epsilon(0.1)
+    against the binomial law's exact values."""
+    import math
+
+    pl = dpax.randomized_response(1.0, grid_step=1e-2).self_compose(10)
+    p = math.e / (1.0 + math.e)
+
+    def exact_delta(eps):  # Pr[Y > x] - e^eps Pr[X > x] at the best threshold, k of 10 steps +1
+        best = 0.0
+        for t in range(11):
+            tail_y = sum(math.comb(10, k) * p**k * (1 - p) ** (10 - k) for k in range(t, 11))
+            tail_x = sum(math.comb(10, k) * (1 - p) ** k * p ** (10 - k) for k in range(t, 11))
+            best = max(best, tail_y - math.exp(eps) * tail_x)
+        return best
+
+    for eps in (0.0, 2.0, 4.0):
+        assert float(pl.delta(eps)) >= exact_delta(eps) * (1 + 1e-15), eps
+    lo, hi = 0.0, 10.0  # epsilon(0.1) by bisection on the exact delta
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if exact_delta(mid) > 0.1 else (lo, mid)
+    assert float(pl.epsilon(0.1)) >= lo
