@@ -135,6 +135,9 @@ def test_compose_names_its_parameter_other():
         pl.compose(3)
     with pytest.raises(TypeError, match="other must be a PrivacyLoss"):
         pl.compose((None, 2))
+    for count in (0, 1.5, True):  # the pair's count names other too
+        with pytest.raises((TypeError, ValueError), match=r"the count of other \(other = \(PrivacyLoss, count\)\)"):
+            pl.compose((pl, count))
     assert pl.compose((pl, 3)).advantage() == pytest.approx(pl.self_compose(4).advantage(), abs=1e-12)
 
 

@@ -110,3 +110,13 @@ def test_a_masked_noise_multiplier_is_refused_by_the_mechanisms():
         dpax.dpsgd(noise, 0.5, 2, grid_step=0.1)
     with pytest.raises(TypeError, match="delta .*masked array"):
         dpax.gdp.epsilon(np.ma.masked_array([1e-5, 0.5], mask=[True, False]), 1.0)
+
+
+@pytest.mark.parametrize("shape, error", [("ab", TypeError), ((True,), TypeError), ((1.5,), TypeError),
+                                          ((2, -1), ValueError)])
+def test_shape_tuple_names_shape(shape, error):
+    from dpax._engine.shapes import shape_tuple
+
+    with pytest.raises(error, match="shape must"):
+        shape_tuple(shape)
+    assert shape_tuple([2, np.int64(3)]) == (2, 3) and shape_tuple(()) == ()

@@ -4,6 +4,7 @@ rows of a batch; each error names the arguments.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -88,3 +89,26 @@ def batch_rows(name: str, key: Any, shape: tuple[int, ...], what: str) -> np.nda
         raise ValueError(f"{name} {brief(key)} selects none of the {n} rows of the {what}; select at least one (an "
                          "empty batch holds no configuration)")
     return np.asarray(rows)
+
+
+def shape_tuple(shape: Any, low: int = 0, what: str = "") -> tuple[int, ...]:
+    """``shape`` as a tuple of integers >= ``low``; a TypeError (not a sequence of integers:
+    a string, booleans, floats) or ValueError naming ``shape`` otherwise, ``what`` saying
+    what the integers count.
+
+    >>> shape_tuple([2, 3])
+    (2, 3)
+    >>> shape_tuple((0,), low=1, what="a batch of configurations")
+    Traceback (most recent call last):
+    ...
+    ValueError: shape must hold integers >= 1 (a batch of configurations), got (0,)
+    """
+    try:
+        if isinstance(shape, (str, bytes)) or any(isinstance(d, (bool, np.bool_)) for d in shape):
+            raise TypeError
+        out = tuple(int(operator.index(d)) for d in shape)
+    except TypeError:
+        raise TypeError(f"shape must be a tuple of integers, got {brief(shape)}") from None
+    if any(d < low for d in out):
+        raise ValueError(f"shape must hold integers >= {low}{f' ({what})' if what else ''}, got {out}")
+    return out

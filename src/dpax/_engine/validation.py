@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from .messages import BRIEF_CHARS, brief  # noqa: F401  (the checks' namespace: _v.brief)
-from .shapes import batch_rows, broadcast_arrays, broadcast_shapes  # noqa: F401  (_v.broadcast_shapes ...)
+from .shapes import batch_rows, broadcast_arrays, broadcast_shapes, shape_tuple  # noqa: F401  (_v.broadcast_shapes ...)
 
 
 def _refuse(name: str, what: str, value: Any) -> TypeError:

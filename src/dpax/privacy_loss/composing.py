@@ -145,6 +145,8 @@ def compose_with(pl: V, other: Any, grid_step: float | str | None = None) -> V:
         hint = (f" (for {other} copies of this mechanism: self_compose({other}))"
                 if isinstance(other, (int, np.integer)) and not isinstance(other, bool) and other > 0 else "")
         raise TypeError(f"other must be a PrivacyLoss or a (PrivacyLoss, count) pair, got {_v.brief(other)}{hint}")
+    if pair:  # the count checked here, so that its message names other
+        other = (other[0], _v.positive_int_array("the count of other (other = (PrivacyLoss, count))", other[1]))
     return compose(pl, other, grid_step=grid_step)
 
 

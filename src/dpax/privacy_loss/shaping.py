@@ -5,7 +5,6 @@ bounds and gets the matching companion (the same rows of the companion).
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
@@ -25,14 +24,7 @@ def broadcast_to(pl: V, shape: tuple[int, ...]) -> V:
     >>> broadcast_to(dpax.gaussian(1.0, grid_step=1e-2), (2,)).batch_shape
     (2,)
     """
-    try:
-        if any(isinstance(d, (bool, np.bool_)) for d in shape):
-            raise TypeError
-        shape = tuple(int(operator.index(d)) for d in shape)
-    except TypeError:
-        raise TypeError(f"shape must be a tuple of integers, got {_v.brief(shape)}") from None
-    if any(d < 1 for d in shape):
-        raise ValueError(f"shape must hold integers >= 1 (a batch of configurations), got {shape}")
+    shape = _v.shape_tuple(shape, low=1, what="a batch of configurations")
     if shape == pl.batch_shape:
         return pl
     rows = np.arange(max(1, int(np.prod(pl.batch_shape, dtype=int)))).reshape(pl.batch_shape)

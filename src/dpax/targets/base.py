@@ -5,7 +5,6 @@ methods get.
 from __future__ import annotations
 
 import functools
-import operator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -17,15 +16,7 @@ from .._engine.pair import Pair
 
 def _shape(shape: Any) -> tuple[int, ...]:
     """``shape`` as a tuple of integers >= 0 (a TypeError / ValueError naming it otherwise)."""
-    try:
-        if isinstance(shape, (str, bytes)) or any(isinstance(d, (bool, np.bool_)) for d in shape):
-            raise TypeError
-        out = tuple(int(operator.index(d)) for d in shape)
-    except TypeError:
-        raise TypeError(f"shape must be a tuple of integers, got {_v.brief(shape)}") from None
-    if any(d < 0 for d in out):
-        raise ValueError(f"shape must hold integers >= 0, got {out}")
-    return out
+    return _v.shape_tuple(shape)
 
 
 def _row_index(index: object) -> object:
