@@ -120,3 +120,17 @@ def test_shape_tuple_names_shape(shape, error):
     with pytest.raises(error, match="shape must"):
         shape_tuple(shape)
     assert shape_tuple([2, np.int64(3)]) == (2, 3) and shape_tuple(()) == ()
+
+
+@pytest.mark.parametrize("key", [None, True, np.False_, (0, None), (Ellipsis, True)])
+def test_batch_rows_refuses_an_index_that_adds_an_axis(key):
+    """A PrivacyLoss or a target indexed with None or a bare boolean got a new batch axis
+    (found by an independent fuzz); a boolean mask and Ellipsis still select rows."""
+    from dpax._engine.shapes import batch_rows
+
+    with pytest.raises(TypeError, match="key .* would add an axis"):
+        batch_rows("key", key, (2, 3), "PrivacyLoss")
+    assert batch_rows("key", np.array([True, False]), (2, 3), "PrivacyLoss").shape == (1, 3)
+    assert batch_rows("key", Ellipsis, (2, 3), "PrivacyLoss").shape == (2, 3)
+    with pytest.raises(TypeError, match="would add an axis"):
+        dpax.gaussian([1.0, 2.0], grid_step=1e-2)[None]

@@ -70,6 +70,7 @@ def batch_rows(name: str, key: Any, shape: tuple[int, ...], what: str) -> np.nda
         The selected rows' numbers in the flattened batch, with the selection's shape.
 
     Raises:
+        TypeError: the index would add an axis (``None``, a bare ``True`` or ``False``).
         IndexError: NumPy refuses the index (out of range, float entries, too many indices).
         ValueError: the index selects no row: an empty batch holds no configuration.
 
@@ -81,6 +82,9 @@ def batch_rows(name: str, key: Any, shape: tuple[int, ...], what: str) -> np.nda
     ValueError: index [] selects none of the 3 rows of the target; select at least one (an empty batch holds no configuration)
     """  # noqa: E501 (a doctest's expected exception message, kept verbatim on one line)
     n = int(np.prod(shape, dtype=int))
+    if any(part is None or isinstance(part, (bool, np.bool_)) for part in (key if isinstance(key, tuple) else (key,))):
+        raise TypeError(f"{name} {brief(key)} would add an axis (None or a bare True / False) to the {what}'s batch; "
+                        "index it with integers, a boolean mask, slices or a tuple of them")
     try:
         rows = np.arange(n).reshape(shape)[key]
     except IndexError as exc:
