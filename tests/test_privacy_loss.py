@@ -156,3 +156,11 @@ def test_empty_queries_give_empty_answers_of_their_shape(method, argument):
         assert b.safe.shape == b.optimistic.shape == shape
     with pytest.raises(TypeError, match=f"{argument} must be a real number.*not booleans; got array"):
         getattr(pl, method)(np.array([], dtype=bool))
+
+
+@pytest.mark.parametrize("batch_shape, error", [("ab", TypeError), ((True,), TypeError), ((2.0,), TypeError),
+                                                ((-1, -2), ValueError), ((3,), ValueError)])
+def test_from_pair_names_a_bad_batch_shape(batch_shape, error):
+    pl = dpax.gaussian([1.0, 2.0], grid_step=1e-2)
+    with pytest.raises(error, match="batch_shape"):
+        dpax.PrivacyLoss.from_pair(pl.pair, pl.grid_step, "copy", batch_shape)

@@ -95,10 +95,10 @@ def batch_rows(name: str, key: Any, shape: tuple[int, ...], what: str) -> np.nda
     return np.asarray(rows)
 
 
-def shape_tuple(shape: Any, low: int = 0, what: str = "") -> tuple[int, ...]:
+def shape_tuple(shape: Any, low: int = 0, what: str = "", name: str = "shape") -> tuple[int, ...]:
     """``shape`` as a tuple of integers >= ``low``; a TypeError (not a sequence of integers:
-    a string, booleans, floats) or ValueError naming ``shape`` otherwise, ``what`` saying
-    what the integers count.
+    a string, booleans, floats) or ValueError naming the argument ``name`` otherwise,
+    ``what`` saying what the integers count.
 
     >>> shape_tuple([2, 3])
     (2, 3)
@@ -112,7 +112,7 @@ def shape_tuple(shape: Any, low: int = 0, what: str = "") -> tuple[int, ...]:
             raise TypeError
         out = tuple(int(operator.index(d)) for d in shape)
     except TypeError:
-        raise TypeError(f"shape must be a tuple of integers, got {brief(shape)}") from None
+        raise TypeError(f"{name} must be a tuple of integers, got {brief(shape)}") from None
     if any(d < low for d in out):
-        raise ValueError(f"shape must hold integers >= {low}{f' ({what})' if what else ''}, got {out}")
+        raise ValueError(f"{name} must hold integers >= {low}{f' ({what})' if what else ''}, got {out}")
     return out

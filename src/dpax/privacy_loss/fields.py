@@ -13,7 +13,6 @@ changed field is a new value (:func:`replaced`), sharing the arrays.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from typing import Any, Self, TypeVar
 
@@ -125,12 +124,7 @@ class Fields:
         if not isinstance(pair, Pair):
             raise TypeError(f"pair must be a dpax._engine.pair.Pair (a PrivacyLoss's .pair), got {type(pair).__name__}")
         step = _v.scalar("grid_step", grid_step, low=0.0, low_open=True)
-        try:
-            if isinstance(batch_shape, (str, bytes)) or any(isinstance(d, (bool, np.bool_)) for d in batch_shape):
-                raise TypeError
-            shape = tuple(int(operator.index(d)) for d in batch_shape)
-        except TypeError:
-            raise TypeError(f"batch_shape must be a tuple of integers, got {_v.brief(batch_shape)}") from None
+        shape = _v.shape_tuple(batch_shape, name="batch_shape")
         rows = int(np.shape(pair.pmf_x)[0])
         if int(np.prod(shape, dtype=np.int64)) != rows or min(shape, default=1) < 1:
             raise ValueError(f"batch_shape {shape} does not hold the pair's {rows} row(s)")
