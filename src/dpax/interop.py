@@ -45,7 +45,7 @@ def from_dp_accounting(pld: Any, description: str | None = None) -> PrivacyLoss:
     loss under Q, Pr[Y = +inf] its infinity mass) and ``_pmf_add`` gives -X (Pr[X = -inf]
     its infinity mass). At losses x > 0 the Q-masses are taken as read and the P-masses
     are e^-x times them; at x < 0 the P-masses are taken as read and the Q-masses are e^x
-    times them (the rule of :func:`dpax._engine.composition.use_exact_ratio`). So every
+    times them (the rule of :func:`dpax._engine.roundoff.use_exact_ratio`). So every
     mass keeps the relative precision of the larger one and none is multiplied by e^|x|:
     deriving all of P as e^-x times Q would turn the absolute round-off of Q's far lower
     tail (~1e-12 per point at grid 1e-4) into P-mass (dp-accounting's Gaussian PLD of

@@ -85,7 +85,7 @@ The safe pair books missing mass on its infinite atoms (more privacy loss). A co
 single step books nothing: its masses are the map's, cell by cell (their total is 1 up to
 rounding). Its composition is exact for the post-processed pair up to the FFT's round-off,
 which is absolute: ~T ulps of the law's largest mass at every point
-(:func:`dpax._engine.composition.roundoff`), so far
+(:func:`dpax._engine.roundoff.roundoff`), so far
 tails are noise, and at 10^4 steps even the 1e-10 level of mu's box is 1% noise. Hence the
 tilted composition (:func:`dpax._engine.composition.tilted_laws`): the FFT also composes
 X e^(t0 x), Y e^(-t1 x) (the small sides: X above 0, Y below 0) and Y e^(t2 x), X e^(-t3 x)
@@ -95,7 +95,7 @@ X e^(t0 x), Y e^(-t1 x) (the small sides: X above 0, Y below 0) and Y e^(t2 x), 
 
 so X^(*T)(s) = e^(-t s) X_t(s) with the round-off of X_t, relative to the tilted law's size
 near s instead of X's size at its mode. Each rate is the row's Chernoff rate at the tail's
-1e-10 point (:func:`dpax._engine.composition.tilt_rates`; for the big sides the grid rate
+1e-10 point (:func:`dpax._engine.chernoff.tilt_rates`; for the big sides the grid rate
 with the smallest error bound there, the circular wrap included): the tilted law peaks
 where mu's box ends. Any rate is valid; the rate only moves the precision. Every read of
 the stored masses is a head or tail sum: Pr[X > x], Pr[Y <= x] must not be under-estimated
@@ -145,7 +145,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import cache as _cache
-from .composition import TAIL_MASS, TILT_RATES, roundoff
+from .chernoff import TAIL_MASS, TILT_RATES
 from .construct import (
     _mass_between,
     inverse_subsampled_loss,
@@ -155,6 +155,7 @@ from .construct import (
 )
 from .grid import check_memory, loss_grid
 from .pair import Pair
+from .roundoff import roundoff
 from .special import ndtr
 
 
@@ -222,7 +223,7 @@ def composed_slack(slacks, counts) -> Slack:
 
 
 #: The FFT's round-off at each point is booked with the safe side's bound
-#: (:func:`dpax._engine.composition.roundoff`: ROUNDOFF_ULPS x 2^-53 x (T + log2 L) x the
+#: (:func:`dpax._engine.roundoff.roundoff`: ROUNDOFF_ULPS x 2^-53 x (T + log2 L) x the
 #: composed law's largest mass), which does not shrink with the FFT's length. (A model in
 #: ||law||_2 / sqrt(L) did, and fell 15 to 29 times short of the measured round-off of a law
 #: padded into a long FFT.) Measured on companions (Gaussian 0.5 to 1e4, 5 to 10^6 steps;
@@ -375,7 +376,7 @@ def reclose(comp, slack: Slack, grid_step: float) -> Pair:
 
     1. The small sides (X above 0, Y below 0; far out mere round-off in X and Y
        themselves) are over-estimated, point by point inside the row's window, by the
-       smaller of the FFT value plus its round-off bound eta (:func:`composition.roundoff`) and the
+       smaller of the FFT value plus its round-off bound eta (:func:`dpax._engine.roundoff.roundoff`) and the
        tilted law tilted back: Pr[X = s] <= e^(-theta s) (X_theta(s) + eta), where
        X_theta = X^(*T) e^(theta s) is what the FFT composed (exactly so in exact
        arithmetic; the circular wrap only adds mass). Over-estimating Pr[X > x] (alpha)
