@@ -41,9 +41,10 @@ from .config import (
     SweepConfigError,
     read_config,
 )
+from .evaluate import DEFAULT_BATCH_SIZE, DEFAULT_DELTA, batch_key, evaluate_batch, make_batches
 from .results import OUTPUT_COLUMNS, read_results
 from .rows import KNOWN_COLUMNS, NUMERIC_COLUMNS, Row, make_target, parse_row
-from .run import DEFAULT_BATCH_SIZE, DEFAULT_DELTA, batch_key, evaluate_batch, make_batches, run_sweep
+from .run import run_sweep
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",

@@ -16,7 +16,7 @@ import pytest
 import dpax
 from dpax import sweep
 from dpax.cli.main import build_parser
-from dpax.sweep import run
+from dpax.sweep import evaluate
 from dpax.targets import Advantage, Epsilon
 
 
@@ -49,8 +49,8 @@ def test_standard_comparison_is_one_batched_calibration(tmp_path, monkeypatch):
         return types.SimpleNamespace(noise_multiplier=np.array([2.0, 4.0]),
                                      status=np.array(["calibrated", "infeasible"]))
 
-    monkeypatch.setattr(run, "calibrate_dpsgd", fake)
-    got = run._standard(rows, target, np.array([0.5, 1.0]), 0.01, 1e-3)
+    monkeypatch.setattr(evaluate, "calibrate_dpsgd", fake)
+    got = evaluate._standard(rows, target, np.array([0.5, 1.0]), 0.01, 1e-3)
     eps = Advantage([0.3, 0.4]).standard_epsilon(np.array([1e-5, 1e-6]))
     np.testing.assert_array_equal(got["out_standard_epsilon"], eps)
     assert isinstance(seen["target"], Epsilon)
@@ -66,7 +66,7 @@ def test_an_epsilon_target_is_its_own_standard(tmp_path):
     rows = _rows(tmp_path, "sample_rate,num_steps,epsilon,delta\n0.1,10,2.0,1e-6\n0.1,20,3.0,1e-5\n")
     target = sweep.make_target([r.params for r in rows])
     assert isinstance(target, Epsilon)
-    got = run._standard(rows, target, np.array([1.5, 2.5]), 0.01, 1e-4)  # nothing calibrated
+    got = evaluate._standard(rows, target, np.array([1.5, 2.5]), 0.01, 1e-4)  # nothing calibrated
     np.testing.assert_array_equal(got["out_standard_epsilon"], [2.0, 3.0])
     np.testing.assert_array_equal(got["out_standard_noise_multiplier"], [1.5, 2.5])
     np.testing.assert_array_equal(got["out_noise_reduction"], [0.0, 0.0])
