@@ -15,6 +15,7 @@ import dpax
 from dpax import gdp
 from dpax._engine import analyse as _analyse
 from dpax._engine import branch_and_bound as gdp_bounds
+from dpax._engine import cumulative as _cumulative
 from dpax._engine import mu_regret as engine_mu_regret
 
 
@@ -59,8 +60,8 @@ def test_eq29_fast_path_bounds_the_exact_max(which, dpsgd_corner):
             cx, cy, _, _ = _analyse.breakpoints(pair._replace(inf_y=jnp.zeros_like(inf_y)))
             tail = jnp.full((px.shape[0], 1), 1e-10)
             fast = gdp_bounds.eq29_max(px, py, py / px, cx, cy, None, None, tail)
-            nx = neginf_x[:, None] + _analyse.head_sums(px)
-            ny = _analyse.tail_sums(py) + inf_y[:, None]
+            nx = neginf_x[:, None] + _cumulative.head_sums(px)
+            ny = _cumulative.tail_sums(py) + inf_y[:, None]
             return fast, gdp_bounds.eq29_max(px, py, py / px, cx, cy, nx, ny, tail)
 
         for pl in cases:
@@ -259,11 +260,11 @@ def _level_search(t, q, n):
 
 @functools.partial(jax.jit, static_argnums=2)
 def _first_true(t, q, n):
-    return _analyse.first_true(_table_pred(t, q), n, q.shape)
+    return _cumulative.first_true(_table_pred(t, q), n, q.shape)
 
 
 def test_level_search_visits_first_trues_keys():
-    """gdp_bounds.level_search (one loop) gives analyse.first_true's level-search answer, also
+    """gdp_bounds.level_search (one loop) gives cumulative.first_true's level-search answer, also
     on tables an ulp out of order (where another search may stop elsewhere), and the plain
     first k on ordered tables however many queries (first_true bisects beyond 256)."""
     rng = np.random.default_rng(5)

@@ -16,7 +16,6 @@ reversed pair (-Y, -X).
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any, NamedTuple
 
 import jax
@@ -26,74 +25,9 @@ import numpy as np
 from . import batching as _batching
 from . import cache as _cache
 from . import grid as _grid
+from .cumulative import first_true, head_sums, mass_deficit, precise_sum, tail_sums
 from .pair import Pair
-
-#: Block length of :func:`prefix_sum`: the sums run in levels of this many points (floats;
-#: integer counts in levels of PREFIX_BLOCK_INT).
-PREFIX_BLOCK = 16
-PREFIX_BLOCK_INT = 8
-
-
-def _chain(a, reverse):
-    """Running sums along a short last axis as an explicit chain of adds (XLA fuses the
-    chain into the pass that writes it out)."""
-    order = range(a.shape[-1] - 1, -1, -1) if reverse else range(a.shape[-1])
-    sums, total = {}, None
-    for j in order:
-        total = a[..., j] if total is None else total + a[..., j]
-        sums[j] = total
-    return jnp.stack([sums[j] for j in range(a.shape[-1])], -1)
-
-
-def _within_blocks(a, reverse):
-    """Running sums along a short last axis: for floats one matrix product with the 0/1
-    triangle (each output a sum of its block's terms times 1, the others times 0: at most
-    block - 1 roundings, in whatever order the product adds them); integers by :func:`_chain`."""
-    if not jnp.issubdtype(a.dtype, jnp.floating):
-        return jax.lax.optimization_barrier(_chain(a, reverse))
-    i = jnp.arange(a.shape[-1])
-    triangle = ((i[:, None] >= i[None, :]) if reverse else (i[:, None] <= i[None, :])).astype(a.dtype)
-    return jnp.matmul(a, triangle, precision=jax.lax.Precision.HIGHEST)
-
-
-def prefix_sum(a, reverse=False):
-    """Inclusive running sums along the last axis (``reverse``: from the far end, i.e.
-    sum(a[..., k:]) at k), in levels: within blocks of ``PREFIX_BLOCK`` points, then the
-    same over the blocks' totals, recursively. Each sum of non-negative terms passes through
-    at most PREFIX_BLOCK additions per level (5 levels up to 16^5 ~ 1e6 points), so it keeps
-    its relative precision however small it is. The blocks are summed by a matrix product
-    with a triangle of ones: on CPU three times faster than ``jnp.cumsum`` (a reduce-window
-    tree) and twice as fast as chains of adds; no flips for reverse sums."""
-    n = a.shape[-1]
-    block = PREFIX_BLOCK if jnp.issubdtype(a.dtype, jnp.floating) else PREFIX_BLOCK_INT
-    if n <= block:
-        return _within_blocks(a, reverse)
-    m = -(-n // block)
-    extra = m * block - n
-    lead = [(0, 0)] * (a.ndim - 1)
-    # reverse sums: padding in front, so that the last block ends at the last point
-    blocks = jnp.pad(a, lead + [(extra, 0) if reverse else (0, extra)]).reshape(a.shape[:-1] + (m, block))
-    # materialised (a product; an optimisation barrier on chains): fused into its consumers,
-    # each level's chain would be recomputed for every element of the next
-    inner = _within_blocks(blocks, reverse)
-    if reverse:
-        carry = jnp.pad(prefix_sum(inner[..., 0], True)[..., 1:], lead + [(0, 1)])  # blocks after b
-    else:
-        carry = jnp.pad(prefix_sum(inner[..., -1])[..., :-1], lead + [(1, 0)])  # blocks before b
-    out = (inner + carry[..., None]).reshape(a.shape[:-1] + (m * block,))
-    return out[..., extra:] if reverse else out[..., :n]
-
-
-def head_sums(a):
-    """[sum(a[..., :k]) for k = 0..n], shaped (..., n + 1). The leading zero is padded onto
-    the sums, where XLA fuses it into the pass that writes them (n is a multiple of
-    PREFIX_BLOCK for every padded support, so the sums need no padding of their own)."""
-    return jnp.pad(prefix_sum(a), [(0, 0)] * (a.ndim - 1) + [(1, 0)])
-
-
-def tail_sums(a):
-    """[sum(a[..., k:]) for k = 0..n], shaped (..., n + 1), summed from the far end."""
-    return jnp.pad(prefix_sum(a, reverse=True), [(0, 0)] * (a.ndim - 1) + [(0, 1)])
+from .queries import by_rows, traced
 
 
 class Breakpoints(NamedTuple):
@@ -125,161 +59,6 @@ def breakpoints(pair: Pair) -> Breakpoints:
     return Breakpoints(ccdf_x, cdf_y, ccdf_y, pair.offset)
 
 
-#: :func:`first_true` searches in SEARCH_LEVELS steps of ~n^(1/3) keys (69 at 3e5 points)
-#: for up to LEVEL_SEARCH_QUERIES queries, and by bisection beyond.
-SEARCH_LEVELS = 3
-LEVEL_SEARCH_QUERIES = 256
-
-
-def first_true(pred, n, shape):
-    """Smallest k in [0, n] with ``pred(k)`` (n where none), for a predicate that is False
-    then True along k = 0..n-1; elementwise over ``shape``.
-
-    ``pred`` maps an index array shaped ``shape + (m,)`` to booleans of that shape (values
-    it compares against broadcast with ``[..., None]``). Only the keys visited are read (no
-    table of keys is built). For few queries (the mu kernel's box ends and sides) the search
-    runs in SEARCH_LEVELS steps without a loop: at each, the last keys of S ~ n^(1/levels)
-    sub-ranges are evaluated at once and the False ones counted, narrowing the range S-fold.
-    For many (a fine grid of alphas) it bisects, ~log2(n) keys per query instead of ~3 S.
-    """
-    queries = math.prod(shape)
-    if queries > LEVEL_SEARCH_QUERIES:
-        def step(_, bounds):
-            lo, hi = bounds
-            mid = (lo + hi) // 2
-            t = (mid >= n) | pred(jnp.minimum(mid, n - 1)[..., None])[..., 0]  # n: the 'none' answer
-            return jnp.where(t, lo, mid + 1), jnp.where(t, mid, hi)
-
-        bounds = (jnp.zeros(shape, jnp.int64), jnp.full(shape, n, jnp.int64))
-        return jax.lax.fori_loop(0, max(1, math.ceil(math.log2(n + 1))), step, bounds)[0]
-    s = max(2, math.ceil(n ** (1.0 / SEARCH_LEVELS) - 1e-9))
-    while s ** SEARCH_LEVELS < n:
-        s += 1
-    lo = jnp.zeros(shape, jnp.int64)
-    span = n
-    for level in range(SEARCH_LEVELS - 1, -1, -1):
-        width = s**level  # sub-range length at this step; 1 at the last
-        keys = -(-span // width)
-        last = lo[..., None] + (jnp.arange(keys) * width + width - 1)  # each sub-range's last key
-        false = (last < n) & ~pred(jnp.minimum(last, n - 1))
-        lo = lo + width * jnp.sum(false, -1)
-        span = width
-    return lo
-
-
-def query_width(rows: int, m: int) -> int:
-    """Queries per row (alphas, deltas, epsilons) a kernel is compiled for: m rounded up to a
-    power of two, so that one executable serves every count up to twice smaller. Kept on m's
-    side of LEVEL_SEARCH_QUERIES, where :func:`first_true` changes method, so that padding
-    never changes how a table is searched.
-
-    >>> [query_width(1, m) for m in (1, 3, 5, 200, 300)], query_width(10, 20)
-    ([1, 4, 8, 256, 512], 25)
-    """
-    width = 1 << max(0, m - 1).bit_length()
-    if rows * m <= LEVEL_SEARCH_QUERIES < rows * width:
-        width = max(m, LEVEL_SEARCH_QUERIES // rows)
-    return width
-
-
-#: Working memory of the kernels that compare every query with every breakpoint, in bytes
-#: per row, (padded) query and grid point: the (rows, m, n) intermediates of
-#: :func:`epsilon_kernel` and :func:`delta_kernel` (measured: 16 and 8); the breakpoint
-#: tables of every kernel take ``grid.BYTES_PER_POINT`` per row and point.
-QUERY_BYTES = {"epsilon_kernel": 24, "delta_kernel": 16}
-#: Working memory per row and (padded) query whatever the support: the kernel's own
-#: per-query arrays, its input and output (measured on CPU: beta 64 bytes, delta 18), and
-#: the host's copies of a call's queries, padded queries and answers (24).
-PER_QUERY_BYTES = {"beta_kernel": 88, "delta_kernel": 48, "epsilon_kernel": 48}
-#: The argument each query kernel answers at (named in memory errors).
-QUERY_ARGUMENT = {"beta_kernel": "alpha", "delta_kernel": "epsilon", "epsilon_kernel": "delta"}
-#: Query kernels that search the breakpoint tables (:func:`first_true`): split for the
-#: memory budget, each call of theirs is padded to as many queries as keep the search
-#: method of a single call.
-SEARCHING_KERNELS = ("beta_kernel",)
-
-
-def _padded_queries(kernel, pair: Pair, queries: np.ndarray, width: int | None = None):
-    rows, m = queries.shape
-    width = query_width(rows, m) if width is None else width
-    if m == 0 or width == m:
-        return kernel(pair, queries)
-    padded = np.concatenate([queries, np.repeat(queries[:, -1:], width - m, axis=1)], axis=1)
-    return np.asarray(kernel(pair, padded))[:, :m]
-
-
-def _traced(pair: Pair) -> bool:
-    return any(isinstance(a, jax.core.Tracer) for a in pair)
-
-
-class QueryPlan(NamedTuple):
-    """How :func:`per_query` splits a batch of queries: ``rows`` rows and ``block`` queries
-    per call, each call's queries padded to ``width``."""
-
-    rows: int
-    block: int
-    width: int
-
-
-def query_plan(kernel, pair: Pair, rows: int, m: int, argument: str | None = None, held: float = 0) -> QueryPlan | None:
-    """The split of ``m`` queries on each of ``rows`` rows of ``pair`` that keeps the
-    answers (kept whole), ``held`` bytes the caller holds meanwhile (its copies of the
-    queries, answers computed before) and one call's working memory within the budget;
-    None when a single call fits. Raises :class:`~dpax._engine.grid.MemoryBudgetError`,
-    naming ``argument`` and its size, when not even one query on one row fits beside the
-    answers."""
-    name = getattr(kernel, "__name__", "analysis")
-    argument = argument or QUERY_ARGUMENT.get(name, "query")
-    n = pair.support_length
-    per_point = QUERY_BYTES.get(name, 0) * n + PER_QUERY_BYTES.get(name, max(PER_QUERY_BYTES.values()))
-    cost = lambda r, w: r * n * _grid.BYTES_PER_POINT + r * w * per_point
-    fixed = rows * m * 8 + held
-    limit = _grid.MEMORY_LIMIT_BYTES
-    if fixed + cost(rows, query_width(rows, m)) <= limit:
-        return None
-    bisect = name in SEARCHING_KERNELS and rows * m > LEVEL_SEARCH_QUERIES  # as a single call searches
-    row_width = lambda block: max(query_width(1, block), LEVEL_SEARCH_QUERIES + 1 if bisect else 0)
-    block = m  # queries per call: all, or the most (a power of two) with which one row fits
-    while block > 1 and fixed + cost(1, row_width(block)) > limit:
-        block = 1 << ((block - 1).bit_length() - 1)
-    detail = (f"{argument} of {m:,} value(s) on {rows} row(s) of {n} grid points (the answers alone "
-              f"{_grid._gib(rows * m * 8)})")
-    chunk = _grid.rows_per_chunk(rows, cost(1, row_width(block)), fixed, name.replace("_kernel", ""), detail,
-                                 hint=f"fewer {argument} values per call, a coarser grid_step or a smaller batch")
-    chunk = _batching.chunk_size(chunk)
-    width = query_width(chunk, block)
-    if bisect and chunk * width <= LEVEL_SEARCH_QUERIES:
-        width = LEVEL_SEARCH_QUERIES // chunk + 1
-    return QueryPlan(chunk, block, width)
-
-
-def per_query(kernel, pair: Pair, queries, argument: str | None = None, held: float = 0):
-    """``kernel(pair, queries)`` for queries (rows, m), evaluated with the query axis padded
-    to :func:`query_width` by repeating the last query, and sliced back: every query is
-    answered on its own, so the padding changes no answer, only how many shapes compile.
-
-    Rows and queries are independent, so a batch whose working memory (the answers,
-    ``held`` bytes the caller keeps meanwhile, :data:`QUERY_BYTES` and
-    :data:`PER_QUERY_BYTES` per call) exceeds the budget is evaluated in chunks of rows
-    and blocks of queries that fit (:func:`query_plan`), checked before any kernel runs; the
-    answers are those of one call."""
-    queries = np.asarray(queries)
-    rows, m = queries.shape
-    if m == 0 or _traced(pair):
-        return _padded_queries(kernel, pair, queries)
-    plan = query_plan(kernel, pair, rows, m, argument, held)
-    if plan is None:
-        return _padded_queries(kernel, pair, queries)
-    out = np.empty((rows, m))
-    for index, real in _batching.row_chunks(rows, plan.rows):
-        part = Pair(*(np.asarray(a)[index] for a in pair)) if plan.rows < rows else pair
-        for start in range(0, m, plan.block):
-            cols = slice(start, min(m, start + plan.block))
-            block = queries[index, cols]  # every call (plan.rows, plan.width): one kernel shape
-            answers = _padded_queries(kernel, part, block, max(plan.width, block.shape[1]))
-            out[index[:real], cols] = np.asarray(answers)[:real]
-    return out
-
 
 def tradeoff_tables(pair: Pair, held: float = 0):
     """:func:`tradeoff_points_kernel` (two tables (rows, n + 1), NumPy when split) with the
@@ -288,7 +67,7 @@ def tradeoff_tables(pair: Pair, held: float = 0):
     rows, n = pair.pmf_x.shape
     fixed = 2 * rows * (n + 1) * 8 + held
     per_row = n * _grid.BYTES_PER_POINT
-    if _traced(pair) or fixed + rows * per_row <= _grid.MEMORY_LIMIT_BYTES:
+    if traced(pair) or fixed + rows * per_row <= _grid.MEMORY_LIMIT_BYTES:
         return tradeoff_points_kernel(pair)
     chunk = _grid.rows_per_chunk(rows, per_row, fixed, "tradeoff_points",
                                  f"{rows} row(s) of {n + 1} breakpoints ({_grid._gib(fixed)} of arrays)")
@@ -297,22 +76,6 @@ def tradeoff_tables(pair: Pair, held: float = 0):
         a, b = tradeoff_points_kernel(Pair(*(np.asarray(t)[index] for t in pair)))
         cx[index[:real]], cy[index[:real]] = np.asarray(a)[:real], np.asarray(b)[:real]
     return cx, cy
-
-
-def by_rows(kernel, pair: Pair, what: str):
-    """``kernel(pair)`` (one answer per row), the rows in chunks whose breakpoint tables fit
-    the memory budget (checked before any kernel runs)."""
-    rows, n = pair.pmf_x.shape
-    if _traced(pair) or rows * n * _grid.BYTES_PER_POINT <= _grid.MEMORY_LIMIT_BYTES:
-        return kernel(pair)
-    chunk = _grid.rows_per_chunk(rows, n * _grid.BYTES_PER_POINT, 0, what, f"{rows} row(s) of {n} grid points")
-    out = None
-    for index, real in _batching.row_chunks(rows, _batching.chunk_size(chunk)):
-        part = np.asarray(kernel(Pair(*(np.asarray(a)[index] for a in pair))))
-        if out is None:  # one answer per row, or a row of answers per row
-            out = np.empty((rows,) + part.shape[1:])
-        out[index[:real]] = part[:real]
-    return out
 
 
 def interpolate_curve(ccdf_x, cdf_y, alpha, at_start=0.0):
@@ -376,36 +139,6 @@ def beta_kernel(pair: Pair, alpha):
     min(f, f^-1) outside.
     """
     return _beta_from_tables(both_directions(pair), pair.support_length, alpha)
-
-
-#: :func:`mass_deficit` splits each mass at this granularity: the coarse parts are whole
-#: multiples of 2^-40, so their sums below 2^13 are exact in float64 in any order.
-_SPLIT = 2.0**40
-
-
-def _split(a):
-    """``a`` as a multiple of 2^-40 and the rest, both exact (for |a| below 2^12)."""
-    coarse = jnp.round(a * _SPLIT) / _SPLIT
-    return coarse, a - coarse
-
-
-def mass_deficit(pmf, atom):
-    """1 - (sum(pmf) + atom) per row (rows,), up to ~1e-22 (not the ~1e-16 of a float64 sum
-    near 1): each mass is split into a multiple of 2^-40 and the rest (both exact), the
-    coarse parts summed exactly, the rests (each below 2^-41) to their relative precision.
-    For masses below 2^12 and totals below 2^13 (a probability law's)."""
-    hi, lo = _split(pmf)
-    hi_atom, lo_atom = _split(atom)
-    return (1.0 - (jnp.sum(hi, -1) + hi_atom)) - (jnp.sum(lo, -1) + lo_atom)
-
-
-def precise_sum(terms):
-    """sum(terms) along the last axis (rows,), up to ~1e-22 plus the terms' own relative
-    precision (not the ~n ulps of a float64 sum of n terms near 1): the coarse parts of
-    :func:`_split` summed exactly, the rests to their relative precision. For terms below
-    2^12 in size and sums of their sizes below 2^13."""
-    hi, lo = _split(terms)
-    return jnp.sum(hi, -1) + jnp.sum(lo, -1)
 
 
 def _advantage_of_pair(pair: Pair):

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import ndtri
 
-from . import analyse as _analyse
+from . import cumulative as _cumulative
 from .special import ndtr
 
 
@@ -26,13 +26,13 @@ def level_search(pred, n, shape):
     """Smallest k in [0, n] with ``pred(k)`` (n where none), for a predicate that is False
     then True along k = 0..n-1; elementwise over ``shape``.
 
-    :func:`dpax._engine.analyse.first_true`'s level search (the same keys, the same answer)
+    :func:`dpax._engine.cumulative.first_true`'s level search (the same keys, the same answer)
     as one loop of SEARCH_LEVELS steps: each step evaluates the last keys of S ~
     n^(1/levels) sub-ranges at once and narrows the range S-fold, so the kernel holds one
     copy of ``pred`` instead of one per level. Unlike first_true it never switches method
     with the number of queries, so a row's answer does not depend on the batch around it.
     """
-    levels = _analyse.SEARCH_LEVELS
+    levels = _cumulative.SEARCH_LEVELS
     s = max(2, math.ceil(n ** (1.0 / levels) - 1e-9))
     while s**levels < n:
         s += 1
@@ -170,7 +170,7 @@ def bounded_max(value, arrays, upper, lower, size, chunk=None):
 
 #: Bound on the absolute error of a breakpoint table's value up to 16^5 ~ 1e6 points (at
 #: most PREFIX_BLOCK = 16 roundings of <= 1.12e-16 per level of
-#: :func:`dpax._engine.analyse.prefix_sum`, 5 levels, and 3 of the interpolation at the box's sides;
+#: :func:`dpax._engine.cumulative.prefix_sum`, 5 levels, and 3 of the interpolation at the box's sides;
 #: longer tables get their own, :func:`_table_error`). Phi^-1 of a value p > 1/2 taken from
 #: the subtraction 1 - p is therefore off by up to TABLE_ERROR / phi(z), phi the normal
 #: density (~1e-5 at p = 1 - 1e-10, ~3e-12 at 1 - 1e-3).
@@ -179,8 +179,8 @@ TABLE_ERROR = 1e-14
 
 def _table_error(n):
     """TABLE_ERROR, or the rounding bound of a table of n points where that is larger."""
-    levels = max(1, math.ceil(math.log(max(n, 2)) / math.log(_analyse.PREFIX_BLOCK) - 1e-12))
-    return max(TABLE_ERROR, (levels * _analyse.PREFIX_BLOCK + 3) * 1.12e-16)
+    levels = max(1, math.ceil(math.log(max(n, 2)) / math.log(_cumulative.PREFIX_BLOCK) - 1e-12))
+    return max(TABLE_ERROR, (levels * _cumulative.PREFIX_BLOCK + 3) * 1.12e-16)
 
 
 #: Without complementary sums (``eq29_max(..., nx=None, ny=None, ...)``) Eq. 29's max is

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._engine import analyse as _analyse
+from .._engine import queries as _queries
 from .._engine import validation as _v
 from .._engine.x64 import as_result, float64
 from .checks import query_values
@@ -40,7 +41,7 @@ def check_queries(pl: Fields, kernel: Callable, value: Any, argument: str, bound
     m = int(np.prod(shape, dtype=np.int64))
     if m:
         rows = pl._rows_count()
-        _analyse.query_plan(kernel, pl.pair, rows, m, argument, held=m * 8 + (rows * m * 8 if bounds else 0))
+        _queries.query_plan(kernel, pl.pair, rows, m, argument, held=m * 8 + (rows * m * 8 if bounds else 0))
 
 
 def answers(pl: Fields, kernel: Callable, values: np.ndarray, argument: str, shape: tuple[int, ...],
@@ -50,7 +51,7 @@ def answers(pl: Fields, kernel: Callable, values: np.ndarray, argument: str, sha
     rows = np.broadcast_to(values.reshape(-1), (pl._rows_count(), values.size))
     if pl.optimistic:  # a companion bounds P-masses that underflow (analyse.UNDERFLOW)
         kernel = _analyse.for_companion(kernel)
-    return as_result(_analyse.per_query(kernel, pl.pair, rows, argument, held=values.nbytes + held),
+    return as_result(_queries.per_query(kernel, pl.pair, rows, argument, held=values.nbytes + held),
                      pl.batch_shape + shape)
 
 
@@ -135,7 +136,7 @@ def tradeoff_points(pl: Fields, symmetric: bool = False) -> tuple[np.ndarray, np
     alpha = np.concatenate([np.asarray(cx), np.asarray(rcx)], -1)
     del cx, rcx
     alpha.sort(-1)
-    beta = _analyse.per_query(_analyse.beta_kernel, pl.pair, alpha, "alpha", held=4 * table)
+    beta = _queries.per_query(_analyse.beta_kernel, pl.pair, alpha, "alpha", held=4 * table)
     beta = np.minimum.accumulate(np.asarray(beta), -1)
     shape = pl.batch_shape + (alpha.shape[-1],)
     return alpha.reshape(shape), beta.reshape(shape)
