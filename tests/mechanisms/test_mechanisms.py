@@ -365,6 +365,54 @@ def test_the_least_gaussian_noise_quoted_is_the_true_one(neighbouring, factor):
     dpax.mixture_of_gaussians(mixture, [0.0, 1.0], [0.0, 1.0], grid_step=0.1)
 
 
+def test_the_gaussian_familys_least_noise_is_one_number_at_every_sample_rate():
+    """Invariant: the least noise the docstrings state is the one enforced, at every sample
+    rate and for every Gaussian-family constructor. It is exactly L = 1 / (sqrt(z^2 + 1200) - z)
+    (z = -Phi^-1(1e-20), the loss at the single step's 1e-20 tail reaches 600 nats; 2 L under
+    substitution, which doubles the sensitivity), stated rounded up (0.037601, 0.075201). The
+    check was the loss at the given sample rate, which shrinks with it: dpsgd(0.0376, 0.1, 2)
+    and a substitution step at 0.0752 (below 2 L) were accepted while the docstrings said 0.0377
+    and 0.0753 (found by an independent fuzz)."""
+    import inspect
+
+    from dpax.mechanisms import gaussian_family
+
+    z = -norm.ppf(1e-20)
+    least = 1.0 / (np.sqrt(z**2 + 1200) - z)
+    assert least == pytest.approx(0.0376002227514754, rel=1e-12)
+    for factor, text in ((1.0, "0.037601"), (2.0, "0.075201")):  # the least rounded up to 5 digits
+        assert float(text) == np.ceil(factor * least * 1e6) / 1e6
+    for fn in (dpax.gaussian, dpax.subsampled_gaussian, dpax.dpsgd, dpax.mixture_of_gaussians):
+        doc = inspect.getdoc(fn)
+        assert "at least 0.037601" in doc and "0.0376002227514754" in doc, fn.__name__
+        if fn is not dpax.mixture_of_gaussians:
+            assert "0.075201 under substitution" in doc, fn.__name__
+    assert "0.0377" not in inspect.getsource(gaussian_family)
+    below = lambda x: x * (1 - 1e-9)
+    refused = [  # (call, the least it must quote exactly)
+        (lambda: dpax.dpsgd(0.0376, 0.1, 2, grid_step=0.1), least),
+        (lambda: dpax.dpsgd(below(least), 1e-6, 1, grid_step=0.1), least),
+        (lambda: dpax.subsampled_gaussian(below(least), 0.01, grid_step=0.1), least),
+        (lambda: dpax.subsampled_gaussian(0.0752, 0.1, grid_step=0.1, neighbouring="substitution"), 2 * least),
+        (lambda: dpax.dpsgd(below(2 * least), 1e-3, 3, grid_step=0.1, neighbouring="substitution"), 2 * least),
+        (lambda: dpax.gaussian(below(2 * least), grid_step=0.1, neighbouring="substitution"), 2 * least),
+        (lambda: dpax.gaussian(below(3 * least), 3.0, grid_step=0.1), least),
+        (lambda: dpax.mixture_of_gaussians(below(2 * least), [0.0, 2.0], [0.99, 0.01], grid_step=0.1), least),
+    ]
+    for call, quoted in refused:
+        with pytest.raises(ValueError, match=r"is too small: the least is ") as err:
+            call()
+        message = str(err.value)
+        assert "noise_multiplier" in message or "standard_deviation" in message
+        assert float(message.split("the least is ")[1].split(" ")[0]) == pytest.approx(quoted, rel=1e-15)
+    # the stated figures are accepted at every sample rate (and the exact least itself)
+    for s in (least, 0.037601):
+        dpax.subsampled_gaussian(s, [1.0, 0.1], grid_step=0.1)
+        dpax.mixture_of_gaussians(s, [0.0, 1.0], [0.5, 0.5], grid_step=0.1)
+    for s in (2 * least, 0.075201):
+        dpax.subsampled_gaussian(s, [1.0, 0.1], grid_step=0.1, neighbouring="substitution")
+
+
 # default sibling: tests/test_privacy_loss.py::test_tradeoff_points_are_monotone_and_on_the_curve
 # (symmetric=True points monotone and on the curve at 1e-9)
 @pytest.mark.slow

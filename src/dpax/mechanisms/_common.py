@@ -14,12 +14,17 @@ from .._engine import validation as _v
 #: point plus an infinite atom (pessimistically; nothing is dropped).
 SINGLE_STEP_TAIL = 1e-20
 _MAX_LOSS = _grid.MAX_LOSS
-#: Smallest noise / sensitivity of a Gaussian whose privacy loss stays within MAX_LOSS out to
+#: Least noise / sensitivity of a Gaussian whose privacy loss stays within MAX_LOSS out to
 #: the outputs that leave SINGLE_STEP_TAIL of the mass beyond: the loss there is x^2 / 2 + z x
-#: (x = sensitivity / noise, z = -Phi^-1(SINGLE_STEP_TAIL) = 9.26), at most MAX_LOSS for
-#: x <= sqrt(z^2 + 2 MAX_LOSS) - z: noise >= 0.0376 sensitivity. Sample rates below 1 and
-#: mixtures only shrink the loss, so it is enough for every one of them.
+#: (x = sensitivity / noise, z = -Phi^-1(SINGLE_STEP_TAIL) = 9.2623), at most MAX_LOSS for
+#: x <= sqrt(z^2 + 2 MAX_LOSS) - z: noise >= sensitivity / (sqrt(z^2 + 1200) - z) =
+#: 0.0376002227514754 sensitivity. Sample rates below 1 and mixtures only shrink the loss, but
+#: the Gaussian family enforces this one number at every sample rate (twice it under
+#: substitution), the number its docstrings and messages quote (:data:`LEAST_NOISE_TEXT`).
 _LEAST_NOISE_RATIO = float(1.0 / (np.sqrt(ndtri(SINGLE_STEP_TAIL) ** 2 + 2.0 * _MAX_LOSS) + ndtri(SINGLE_STEP_TAIL)))
+#: :data:`_LEAST_NOISE_RATIO` and twice it, rounded up to 5 significant digits, as the
+#: docstrings state them ("at least 0.037601"): every value at or above the text is accepted.
+LEAST_NOISE_TEXT = {1.0: "0.037601", 2.0: "0.075201"}
 
 
 def _at_least(value: float) -> str:
@@ -58,18 +63,34 @@ def _neighbouring(value: object) -> str:
     return value
 
 
-def _check_noise(s: np.ndarray, too_small: np.ndarray, factor: float = 1.0) -> None:
-    """A ValueError naming the first noise multiplier whose privacy loss leaves float64 range
-    (``too_small``: its bound is above MAX_LOSS, or NaN because the noise is so small that
-    the bound itself overflows), and the noise that is enough at every sample rate (``factor``
-    2 under substitution: the sensitivity doubled)."""
+def least_noise(factor: float = 1.0) -> float:
+    """The least noise multiplier (noise / sensitivity) of the Gaussian family:
+    ``factor`` x :data:`_LEAST_NOISE_RATIO` (``factor`` 2 under substitution, which doubles
+    the sensitivity), the same at every sample rate.
+
+    >>> least_noise(), least_noise(2.0)
+    (0.03760022275147539, 0.07520044550295078)
+    """
+    return factor * _LEAST_NOISE_RATIO
+
+
+def least_noise_message(name: str, value: float, factor: float = 1.0, per: str = "", shown: str = "") -> str:
+    """The refusal of ``name`` = ``value`` below :func:`least_noise` (``per``: what the least
+    is relative to, e.g. " x sensitivity"; ``shown``: how the value is named, ``name`` by
+    default), naming the exact least and the figure the docstrings quote (rounded up)."""
+    least, text = least_noise(factor), LEAST_NOISE_TEXT[factor]
+    equals = " = " if " " in (shown or name) else "="
+    return (f"{shown or name}{equals}{value:.6g} is too small: the least is {least!r}{per} (rounded up {text}{per}, at "
+            f"every sample rate); below it the privacy loss can exceed {_MAX_LOSS:g} nats, beyond float64 "
+            f"range; use {name} >= {text}{per}")
+
+
+def _check_noise(s: np.ndarray, factor: float = 1.0) -> None:
+    """A ValueError naming the first noise multiplier below :func:`least_noise` (``factor``
+    2 under substitution: the sensitivity doubled), the same bound at every sample rate."""
+    too_small = ~(s >= least_noise(factor))
     if np.any(too_small):
-        worst = s[np.argmax(too_small)]
-        raise ValueError(
-            f"noise_multiplier={worst:g} is too small: its privacy loss exceeds {_MAX_LOSS:g} nats, "
-            f"beyond float64 range; use noise_multiplier >= {_at_least(factor * _LEAST_NOISE_RATIO)} (enough at "
-            "every sample rate)"
-        )
+        raise ValueError(least_noise_message("noise_multiplier", float(s[np.argmax(too_small)]), factor))
 
 
 def _substitution_factor(neighbouring: str) -> float:

@@ -18,14 +18,13 @@ from ..privacy_loss import PrivacyLoss
 from ..privacy_loss.companion import optimistic
 from ..privacy_loss.fields import replaced
 from ._common import (
-    _LEAST_NOISE_RATIO,
-    _MAX_LOSS,
     SINGLE_STEP_TAIL,
-    _at_least,
     _check_noise,
     _describe,
     _neighbouring,
     _substitution_factor,
+    least_noise,
+    least_noise_message,
 )
 
 #: Largest noise multiplier the Gaussian kernels see: above it sigma^2 (about 1.8e308 at
@@ -54,8 +53,10 @@ def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gri
     (:func:`dpax._engine.construct.subsampled_gaussian_log_cdfs`).
 
     Args:
-        noise_multiplier: noise standard deviation over the clipping norm, at least 0.0377
-            (0.0753 under substitution): below it the privacy loss leaves the 600-nat grid.
+        noise_multiplier: noise standard deviation over the clipping norm, at least 0.037601
+            (0.075201 under substitution) at every sample rate: exactly 1 / (sqrt(z^2 + 1200) - z)
+            = 0.0376002227514754 (z = -Phi^-1(1e-20); twice it under substitution), below which
+            the privacy loss can leave the 600-nat grid.
         sample_rate: Poisson sampling probability p, in (0, 1].
         grid_step: the loss grid's step, in [1e-7, 1].
         neighbouring: ``"add_remove"`` (default) or ``"substitution"`` (replace one
@@ -82,11 +83,11 @@ def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gri
         pl = _subsampled_gaussian_substitution(sigma, p, step, shape, noise_multiplier, sample_rate)
         return replaced(pl, gdp_mu=gdp_bound)
     s, q = (np.broadcast_to(a, shape).reshape(-1) for a in (sigma, p))
+    _check_noise(s)  # one least noise at every sample rate, the one the docstring states
     z = -ndtri(SINGLE_STEP_TAIL)
     with np.errstate(over="ignore", invalid="ignore"):
         high = _loss_of_output(1.0 + s * z, s, q)
         low = _loss_of_output(-s * z, s, q)
-    _check_noise(s, ~((high <= _MAX_LOSS) & (low >= -_MAX_LOSS)))
     offset = np.floor(low / step).astype(np.int64)
     n_needed = int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1
     n = _grid.padded_length(n_needed, "construct")
@@ -109,8 +110,10 @@ def gaussian(noise_multiplier: ArrayLike, sensitivity: ArrayLike = 1.0, grid_ste
     of clipped per-record terms: mu = 2 sensitivity / noise_multiplier.
 
     Args:
-        noise_multiplier: noise standard deviation, at least 0.0377 times the sensitivity
-            (0.0753 under substitution): below it the privacy loss leaves the 600-nat grid.
+        noise_multiplier: noise standard deviation, at least 0.037601 times the sensitivity
+            (0.075201 under substitution): exactly 1 / (sqrt(z^2 + 1200) - z) = 0.0376002227514754
+            times it (z = -Phi^-1(1e-20); twice it under substitution), below which the privacy
+            loss leaves the 600-nat grid.
         sensitivity: L2 sensitivity of the query, > 0.
         grid_step: the loss grid's step, in [1e-7, 1].
         neighbouring: ``"add_remove"`` (default) or ``"substitution"``.
@@ -133,14 +136,11 @@ def gaussian(noise_multiplier: ArrayLike, sensitivity: ArrayLike = 1.0, grid_ste
     except ValueError as exc:  # said in the caller's terms: the ratio is not an argument they passed
         if "is too small" not in str(exc):
             raise
-        worst = np.broadcast_to(raw, np.broadcast_shapes(sigma.shape, sens.shape)).min()
-        least = f"{_at_least(_LEAST_NOISE_RATIO)} x sensitivity"
-        if neighbouring == "substitution":
-            least = (f"{_at_least(_LEAST_NOISE_RATIO)} x the doubled sensitivity, i.e. "
-                     f"{_at_least(2.0 * _LEAST_NOISE_RATIO)} x sensitivity")
-        doubled = " (the sensitivity doubled by substitution)" if neighbouring == "substitution" else ""
-        raise ValueError(f"noise_multiplier / sensitivity = {worst:g}{doubled} is too small: the privacy loss "
-                         f"exceeds {_MAX_LOSS:g} nats, beyond float64 range; use noise_multiplier >= {least}") from None
+        factor = _substitution_factor(neighbouring)
+        worst = float(np.broadcast_to(raw, np.broadcast_shapes(sigma.shape, sens.shape)).min()) * factor
+        doubled = " (substitution doubles the sensitivity)" if factor == 2.0 else ""
+        raise ValueError(least_noise_message("noise_multiplier", worst, factor, " x sensitivity",
+                                             f"noise_multiplier / sensitivity{doubled}")) from None
     desc = _describe("gaussian", neighbouring, noise_multiplier=noise_multiplier, sensitivity=sensitivity)
     with np.errstate(over="ignore", divide="ignore"):
         return replaced(pl, description=desc, gdp_mu=sens / sigma)  # exactly (sensitivity / noise)-GDP
@@ -154,8 +154,10 @@ def dpsgd(noise_multiplier: ArrayLike, sample_rate: ArrayLike, num_steps: ArrayL
     Every argument broadcasts; a list of noise values is one batched kernel call.
 
     Args:
-        noise_multiplier: noise standard deviation over the clipping norm, at least 0.0377
-            (0.0753 under substitution): below it the privacy loss leaves the 600-nat grid.
+        noise_multiplier: noise standard deviation over the clipping norm, at least 0.037601
+            (0.075201 under substitution) at every sample rate: exactly 1 / (sqrt(z^2 + 1200) - z)
+            = 0.0376002227514754 (z = -Phi^-1(1e-20); twice it under substitution), below which
+            the privacy loss can leave the 600-nat grid.
         sample_rate: Poisson sampling probability, in (0, 1].
         num_steps: number of training steps, integers >= 1.
         grid_step: the loss grid's step, in [1e-7, 1].
@@ -194,7 +196,9 @@ def mixture_of_gaussians(standard_deviation: ArrayLike, sensitivities: ArrayLike
     are dropped; all mass on sensitivity 0 is the identity (loss 0).
 
     Args:
-        standard_deviation: noise standard deviation s, > 0; broadcasts over a batch.
+        standard_deviation: noise standard deviation s, > 0 and at least 0.037601 times the
+            largest sensitivity with mass (exactly 0.0376002227514754 times it, the Gaussian's
+            least noise); broadcasts over a batch.
         sensitivities: the c_i, finite and >= 0: a sequence (shared by the batch) or an
             array whose last axis lists the components (the rest broadcasts).
         sampling_probs: the p_i, in [0, 1] and summing to 1 (within 1e-9), the shape of
@@ -230,18 +234,17 @@ def mixture_of_gaussians(standard_deviation: ArrayLike, sensitivities: ArrayLike
     s = np.broadcast_to(sd, shape).reshape(-1)
     c = np.broadcast_to(sens, shape + (m,)).reshape(-1, m)
     p = np.broadcast_to(probs / total[..., None], shape + (m,)).reshape(-1, m)
+    largest = np.max(np.where(p > 0, c, 0.0), -1)  # the largest sensitivity with mass
+    too_small = ~(s >= least_noise() * largest)  # the Gaussian's least noise, for its largest sensitivity
+    if np.any(too_small):
+        r = int(np.argmax(too_small))
+        raise ValueError(least_noise_message("standard_deviation", float(s[r]), 1.0, " x the largest sensitivity")
+                         + f" (here {largest[r]:g})")
     log_p0, shifts, log_p = _mixture_rows(s, c, p)
     z = -ndtri(SINGLE_STEP_TAIL)
     with np.errstate(over="ignore", invalid="ignore"):
         high = _mixture_loss(np.max(shifts, -1) + z, log_p0, shifts, log_p)
         low = _mixture_loss(np.full(s.shape, -z), log_p0, shifts, log_p)
-    too_small = ~((high <= _MAX_LOSS) & (low >= -_MAX_LOSS))
-    if np.any(too_small):
-        r = np.argmax(too_small)
-        raise ValueError(f"standard_deviation={s[r]:g} is too small for sensitivities up to "
-                         f"{np.max(np.where(p[r] > 0, c[r], 0.0)):g}: the "
-                         f"privacy loss exceeds {_MAX_LOSS:g} nats, beyond float64 range; use standard_deviation "
-                         f">= {_at_least(_LEAST_NOISE_RATIO)} times the largest sensitivity")
     offset = np.floor(low / step).astype(np.int64)
     needed = np.ceil(high / step).astype(np.int64) - offset + 1  # each row on its own length
     n = _grid.padded_length(int(np.max(needed)), "construct")
@@ -302,13 +305,12 @@ def _subsampled_gaussian_substitution(sigma: np.ndarray, p: np.ndarray, step: fl
     exact (:func:`dpax._engine.construct.subsampled_gaussian_substitution_log_cdfs`).
     """
     s, q = (np.broadcast_to(a, shape).reshape(-1) for a in (sigma, p))
+    _check_noise(s, factor=2.0)  # twice the least noise (the sensitivity doubled), at every sample rate
     z = -ndtri(SINGLE_STEP_TAIL)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         u = (1.0 + s * z) / s**2  # Q's upper tail output, in units of s^2
         log_b = np.log(q) - 0.5 / s**2
         high = np.logaddexp(np.log1p(-q), log_b + u) - np.logaddexp(np.log1p(-q), log_b - u)
-    # NaN: a noise so small that the bound overflows (inf - inf), as add/remove's inf
-    _check_noise(s, ~(high <= _MAX_LOSS), factor=2.0)
     offset = np.floor(-high / step).astype(np.int64)
     n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1, "construct")
     needed = np.ceil(high / step).astype(np.int64) - offset + 1  # each row on its own length
