@@ -21,10 +21,10 @@ from . import grid as _grid
 #: the inverse FFT is a sum over the n frequencies of the composed spectrum S (divided by
 #: n), each carrying ~(T + log2 n) ulps of its modulus (T from the power, log2 n from the
 #: transforms), so a point's error is at most ~(T + log2 n) x 2^-53 x mean_k |S_k|, however
-#: the law is padded (the companion's model in ||law||_2 / sqrt(n),
-#: :data:`dpax._engine.optimistic.FFT_ULPS`, shrinks with padding: DP-SGD's 2000
+#: the law is padded (a model in ||law||_2 / sqrt(n) shrinks with padding: DP-SGD's 2000
 #: steps at noise 4, sample rate 0.002, ~800 points, in an FFT of 2^19 points erred 29 times
-#: that model). mean_k |S_k| is at least the law's largest mass and, for a law of one mode
+#: that model; the optimistic companion uses this bound too, :mod:`dpax._engine.optimistic`).
+#: mean_k |S_k| is at least the law's largest mass and, for a law of one mode
 #: (or a lattice of them), about equal to it; the bound takes the largest mass (a cheap
 #: reduction over the output, where mean |S_k| would cost a fifth of an inverse FFT) and
 #: allows each point ROUNDOFF_ULPS times that. Measured (Gaussian and DP-SGD laws, 4 to 10^4
