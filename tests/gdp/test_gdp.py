@@ -613,3 +613,77 @@ def test_compose_neither_overflows_nor_underflows():
     assert gdp.compose(1e-200, 1e-200) == pytest.approx(2**0.5 * 1e-200, rel=1e-15)
     assert gdp.compose(0.6, 0.8) == pytest.approx(1.0, rel=1e-15)
     np.testing.assert_allclose(gdp.compose(np.array([[3.0, 4.0], [0.0, 0.0]])), [5.0, 0.0], rtol=1e-15)
+
+
+def _mp_gdp_beta(mu, alpha):
+    """f_mu(alpha) to ~40 digits (mpmath): Phi^-1 by Newton's method from SciPy's guess, then
+    Phi(Phi^-1(1 - alpha) - mu), every step in 50-digit arithmetic (independent of dpax)."""
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(50):
+        a, m = mpmath.mpf(float(alpha)), mpmath.mpf(float(mu))
+        if a == 0 or a == 1:
+            return 1 - a
+        small = min(a, 1 - a)  # Phi^-1(1 - a) = -Phi^-1(a)
+        z = mpmath.mpf(norm.ppf(float(small)))
+        for _ in range(60):
+            step = (mpmath.ncdf(z) - small) / mpmath.npdf(z)
+            z -= step
+            if abs(step) < mpmath.mpf(10) ** -40 * (1 + abs(z)):
+                break
+        return mpmath.ncdf((-z if a == small else z) - m)
+
+
+def test_tradeoff_closed_form_is_never_above_the_exact_curve():
+    """Invariant: gdp.tradeoff, the safe side of a mu-GDP guarantee and the reference the numeric
+    curves are checked against, is never above f_mu = Phi(Phi^-1(1 - alpha) - mu), and within
+    1e-11 relative of it; exactly 1 at alpha = 0 and 0 at alpha = 1. Rounded to nearest, it
+    was above by up to 1.4e-13 relative in the tails (the first points below, found against
+    mpmath; ndtr's own error grows like z^2 ulps for a negative z)."""
+    mpmath = pytest.importorskip("mpmath")
+    rng = np.random.default_rng(35)
+    alpha = np.concatenate([[0.04228589021140805, 0.9999999999998863, 0.999999819316124, 0.9999999999999997,
+                             5e-324, 1e-300, 0.5, 1.0 - 2.0**-53],
+                            10.0 ** -rng.uniform(0, 320, 60), 1 - 10.0 ** -rng.uniform(0, 16, 40),
+                            rng.uniform(0, 1, 20)])
+    mu = np.concatenate([[35.447097893340924, 28.63749351797143, 31.991538251770322, 27.052928454693966,
+                          1.0, 30.0, 1e-17, 20.0],
+                         rng.uniform(0, 40, 60), 10.0 ** rng.uniform(-17, 1.6, 60)])
+    got = gdp.tradeoff(mu, alpha)
+    for a, m, g in zip(alpha, mu, got):
+        exact = _mp_gdp_beta(m, a)
+        assert mpmath.mpf(float(g)) <= exact, (a, m, g, float(exact))
+        assert mpmath.mpf(float(g)) >= exact * (1 - mpmath.mpf(1e-11)) - mpmath.mpf(1e-323), (a, m, g)
+    assert gdp.tradeoff(1e162, [0.0, 0.1, 0.5, 1.0]).tolist() == [1.0, 0.0, 0.0, 0.0]  # no NaN: a margin of inf
+    for m in (0.0, 1e-300, 1.0, 1e300):
+        assert gdp.tradeoff(m, [0.0, 1.0]).tolist() == [1.0, 0.0]
+        assert cv.gdp_curve(m).beta(0.0) == 1.0 and cv.gdp_curve(m).beta(1.0) == 0.0
+
+
+def test_closed_form_mus_are_never_below_the_exact_value():
+    """Invariant: a composed mu (gdp.compose) and the composed Gaussian's mu (gdp.gaussian_mu),
+    reported as guarantees, are never below the exact value and within 2 ulps of it, checked
+    in exact rational arithmetic: compose(5e-324, 5e-324) was 5e-324 (the exact 7.0e-324 is
+    between two subnormals), compose(0.6, 0.8) was 1.0 (0.6^2 + 0.8^2 exceeds 1 in binary),
+    and gaussian_mu, rounded to nearest, was below the exact value about half the time."""
+    from fractions import Fraction as F
+
+    assert gdp.compose(5e-324, 5e-324) == 1e-323
+    assert gdp.compose(0.6, 0.8) == np.nextafter(1.0, 2.0) and gdp.compose(3.0, 4.0) == 5.0
+    assert gdp.gaussian_mu(2.0, num_steps=4) == 1.0 and gdp.compose(0.0, 0.0) == 0.0
+    assert gdp.compose(1.5e-151, 5e202) == np.nextafter(5e202, np.inf)  # the small square is lost in scaling
+    rng = np.random.default_rng(35)
+    for _ in range(150):
+        k = int(rng.integers(2, 5))
+        mus = 10.0 ** rng.uniform(-323.5, 300, k) if rng.random() < 0.3 else 10.0 ** rng.uniform(-320, 300) * \
+            rng.uniform(0.1, 1.0, k)
+        got = gdp.compose(*mus) if rng.random() < 0.5 else float(gdp.compose(mus))
+        exact = sum(F(float(m)) ** 2 for m in mus)
+        assert F(got) ** 2 >= exact, (mus, got)
+        assert F(float(np.nextafter(np.nextafter(got, 0.0), 0.0))) ** 2 < exact, (mus, got)
+    sigma, sens = 10.0 ** rng.uniform(-5, 5, 200), 10.0 ** rng.uniform(-5, 5, 200)
+    steps = rng.integers(1, 2**53, 200)
+    got = gdp.gaussian_mu(sigma, sens, steps)
+    for g, s, c, t in zip(got, sigma, sens, steps):
+        exact = int(t) * F(float(c)) ** 2  # (mu sigma)^2 against T c^2
+        assert (F(float(g)) * F(float(s))) ** 2 >= exact
+        assert (F(float(np.nextafter(np.nextafter(g, 0.0), 0.0))) * F(float(s))) ** 2 < exact
