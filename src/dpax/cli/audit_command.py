@@ -13,10 +13,10 @@ import math
 from .._text import fmt, pairs, table
 from ..audit import audit as audit_counts
 from ..mechanisms import dpsgd
-from .parsing import Parents, count, number, options_parser
+from .parsing import Parents, Subparsers, count, number, options_parser
 
 
-def add_parser(subparsers, parents: Parents) -> None:
+def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     """Register ``audit`` (its ``func`` and ``render``) with ``subparsers``."""
     p = subparsers.add_parser(
         "audit",

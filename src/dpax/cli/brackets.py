@@ -148,7 +148,7 @@ def risk_summary(pl: PrivacyLoss, alpha: ArrayLike, delta: ArrayLike, bounds: bo
     return out
 
 
-def max_width(brackets) -> float:
+def max_width(brackets: Iterable[Interval]) -> float:
     """The widest of ``brackets`` (Intervals; NaN widths, both ends infinite, left out; 0 if none)."""
     w = np.atleast_1d(np.asarray(joint(list(brackets)).width, dtype=float))
     w = w[~np.isnan(w)]

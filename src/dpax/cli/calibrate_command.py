@@ -20,12 +20,12 @@ from ..calibration import calibrate_dpsgd
 from ..targets import Advantage, Epsilon, ErrRates
 from .brackets import bracket_args
 from .configuration import dpsgd_args
-from .parsing import Parents, number, options_parser
+from .parsing import Parents, Subparsers, number, options_parser
 
 TARGET_HELP = "exactly one of: --alpha A --beta B | --alpha A --tpr X | --advantage E | --epsilon E --delta D"
 
 
-def add_parser(subparsers, parents: Parents) -> None:
+def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     """Register ``calibrate`` (its ``func`` and ``render``) with ``subparsers``."""
     p = subparsers.add_parser(
         "calibrate",

@@ -8,7 +8,7 @@ import argparse
 import dataclasses
 import itertools
 import math
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -33,7 +33,8 @@ def dpsgd_args(p: argparse.ArgumentParser, *, noise: bool = True, required: bool
     configuration_args(p, g, required=required)
 
 
-def configuration_args(p: argparse.ArgumentParser, group, *, required: bool = True, several: bool = False) -> None:
+def configuration_args(p: argparse.ArgumentParser, group: argparse._ArgumentGroup, *, required: bool = True,
+                       several: bool = False) -> None:
     """DP-SGD's configuration in ``group`` (of the parser ``p``): --sample-rate and
     --num-steps, or --dataset-size, --batch-size and --epochs (:func:`dpax.dpsgd_schedule`),
     one pair or the other (:func:`resolve_configuration` checks them).
@@ -50,7 +51,7 @@ def configuration_args(p: argparse.ArgumentParser, group, *, required: bool = Tr
     >>> p.parse_args(["--dataset-size", "1000", "--batch-size", "100", "--epochs", "2"]).epochs
     2
     """
-    more = {"nargs": "+"} if several else {}
+    more: dict[str, Any] = {"nargs": "+"} if several else {}
     each = " (one or more: every combination)" if several else ""
     group.add_argument("--sample-rate", type=number, metavar="P", help="Poisson sampling rate, in (0, 1]" + each,
                        **more)

@@ -27,10 +27,10 @@ from .brackets import (
     risk_summary,
 )
 from .configuration import dpsgd_args
-from .parsing import Parents, options_parser
+from .parsing import Parents, Subparsers, options_parser
 
 
-def add_parser(subparsers, parents: Parents) -> None:
+def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     """Register ``curve`` (its ``func`` and ``render``) with ``subparsers``."""
     p = subparsers.add_parser(
         "curve",

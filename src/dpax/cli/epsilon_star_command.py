@@ -10,13 +10,13 @@ import argparse
 
 from .._text import fmt, table
 from ..audit import epsilon_star, goodness_of_fit, read_losses
-from .parsing import Parents, integer, number, options_parser
+from .parsing import Parents, Subparsers, integer, number, options_parser
 
 #: Largest --goodness-of-fit (mixtures of 1..K Gaussians are fitted, each costing more).
 MAX_COMPONENTS = 20
 
 
-def add_parser(subparsers, parents: Parents) -> None:
+def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     """Register ``epsilon-star`` (its ``func`` and ``render``) with ``subparsers``."""
     p = subparsers.add_parser(
         "epsilon-star",

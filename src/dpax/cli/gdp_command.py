@@ -23,7 +23,7 @@ from ..mechanisms import dpsgd
 from ..privacy_loss import Interval, PrivacyLoss
 from .brackets import bracket_args, bracket_note, bracket_text, choose_grid, epsilon_lines, grid_lines, joint, max_width
 from .configuration import dpsgd_args
-from .parsing import Parents, number, options_parser
+from .parsing import Parents, Subparsers, number, options_parser
 
 #: What --accuracy applies to in the DP-SGD report (and why not to mu).
 ACCURACY_APPLIES_TO = (
@@ -32,7 +32,7 @@ ACCURACY_APPLIES_TO = (
     "and runs the mu kernel on every grid tried)")
 
 
-def add_parser(subparsers, parents: Parents) -> None:
+def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     """Register ``gdp`` (its ``func`` and ``render``) with ``subparsers``."""
     p = subparsers.add_parser(
         "gdp",

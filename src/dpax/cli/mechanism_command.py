@@ -14,7 +14,7 @@ from .. import mechanisms
 from .._engine.validation import positive_int_array
 from .._text import fmt, pairs
 from .brackets import attack_lines, epsilon_lines, risk_summary
-from .parsing import Parents, count, number, options_parser
+from .parsing import Parents, Subparsers, count, number, options_parser
 
 #: kind -> (builder in :mod:`dpax.mechanisms`, the options it takes); builders get keyword arguments.
 KINDS = {
@@ -43,7 +43,7 @@ _ALL_OPTIONS = ("noise_multiplier", "sigma", "scale", "sensitivity", "sample_rat
                 "neighbouring")
 
 
-def add_parser(subparsers, parents: Parents) -> None:
+def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     """Register ``mechanism`` (its ``func`` and ``render``) with ``subparsers``."""
     p = subparsers.add_parser(
         "mechanism",

@@ -16,8 +16,8 @@ import difflib
 import math
 import re
 import sys
-from collections.abc import Iterator
-from typing import NoReturn
+from collections.abc import Callable, Iterator
+from typing import NoReturn, TypeAlias
 
 from .._engine import cache as engine_cache
 from .._engine.grid import DEFAULT_GRID_STEP
@@ -160,7 +160,7 @@ def count(text: str) -> int | float:
         return int(value) if math.isfinite(value) and value == int(value) and abs(value) <= 2**53 else value
 
 
-def integer(minimum: int, maximum: int | None = None):
+def integer(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     """The argument type of an option that is a whole number in [minimum, maximum] for the
     command line itself (not passed on to dpax): anything else is a usage error naming it.
 
@@ -183,7 +183,7 @@ def integer(minimum: int, maximum: int | None = None):
     return parse
 
 
-def bounded(low: float, high: float):
+def bounded(low: float, high: float) -> Callable[[str], float]:
     """The argument type of a number in [low, high] for the command line itself.
 
     >>> bounded(10, 1200)("300")
@@ -225,6 +225,10 @@ class _GridStep(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         setattr(namespace, self.dest, values)
         namespace.grid_step_given = True
+
+
+#: What ``ArgumentParser.add_subparsers`` returns: each subcommand's ``add_parser`` adds its parser to it.
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,14 +16,14 @@ from .. import plot
 from ..mechanisms import dpsgd
 from ..result_table import records_text
 from .configuration import DPSGD_GROUP, configuration_args
-from .parsing import Parents, bounded, number, options_parser
+from .parsing import Parents, Subparsers, bounded, number, options_parser
 
 FORMATS = (".png", ".svg", ".pdf")
 #: Allowed --dpi: a PNG of the default 6.4 x 4.8 inches stays under 8,000 x 6,000 pixels.
 DPI_RANGE = (10.0, 1200.0)
 
 
-def add_parser(subparsers, parents: Parents) -> None:
+def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     """Register ``plot`` (its ``func`` and ``render``) with ``subparsers``."""
     p = subparsers.add_parser(
         "plot",

@@ -13,10 +13,10 @@ from .. import distributed as _dist
 from .._text import pairs
 from ..sweep import config as sweep_config
 from ..sweep import run_sweep
-from .parsing import PROG, Parents, integer, number, options_parser
+from .parsing import PROG, Parents, Subparsers, integer, number, options_parser
 
 
-def add_parser(subparsers, parents: Parents) -> None:
+def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     """Register ``sweep`` (its ``func`` and ``render``) with ``subparsers``."""
     p = subparsers.add_parser(
         "sweep",
