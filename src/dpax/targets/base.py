@@ -71,7 +71,7 @@ class Target:
     # set by @dataclass on the subclasses whose broadcast / flat / take use it (not on All)
     __dataclass_fields__: ClassVar[dict[str, Any]]
 
-    def __init_subclass__(cls, **kwargs) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         for name, check in _CHECKS.items():
             if name in vars(cls):
@@ -79,6 +79,9 @@ class Target:
 
     def shape(self) -> tuple[int, ...]:
         """The broadcast shape of the target's fields.
+
+        Returns:
+            The shape as a tuple of integers (``()`` for scalar fields).
 
         >>> from dpax.targets import ErrRates
         >>> ErrRates([0.01, 0.1], 0.5).shape()
@@ -95,6 +98,11 @@ class Target:
         Returns:
             A target of the same type with fields of shape ``shape``.
 
+        Raises:
+            TypeError: ``shape`` is not a tuple of integers.
+            ValueError: ``shape`` holds a negative integer, or the fields do not broadcast
+                to it.
+
         >>> from dpax.targets import ErrRates
         >>> ErrRates(0.01, [0.5, 0.6]).broadcast((2,)).alpha
         array([0.01, 0.01])
@@ -109,6 +117,11 @@ class Target:
 
         Returns:
             A target of the same type with 1-D fields of length ``prod(shape)``.
+
+        Raises:
+            TypeError: ``shape`` is not a tuple of integers.
+            ValueError: ``shape`` holds a negative integer, or the fields do not broadcast
+                to it.
 
         >>> from dpax.targets import ErrRates
         >>> ErrRates(0.01, 0.5).flat((2, 2)).beta
@@ -125,6 +138,12 @@ class Target:
 
         Returns:
             A target of the same type holding the selected rows.
+
+        Raises:
+            TypeError: ``index`` is not integers, a boolean mask or a slice (a bare
+                ``True`` / ``False`` or ``None`` included).
+            IndexError: NumPy refuses ``index`` for the target's shape (out of range).
+            ValueError: ``index`` selects no row.
 
         >>> from dpax.targets import ErrRates
         >>> ErrRates([0.01, 0.1], 0.5).flat((2,)).take([1]).alpha
@@ -146,7 +165,14 @@ class Target:
 
         Returns:
             ``(margin, achieved)``: float64 arrays of one entry per row, and a dict from the
-            names in :attr:`reports` to the achieved risk values per row.
+            names in :attr:`reports` to the achieved risk values per row. The risks are
+            on the safe side of ``pair``'s curve (beta never above it, advantage and
+            epsilon never below it), so where ``pair`` dominates the mechanism (every
+            dpax PrivacyLoss's does) a margin >= 0 means the mechanism meets the target
+            (:class:`GDP` forgives the mass at +-inf and ``GDP_SLACK``; see there).
+
+        Raises:
+            TypeError: ``pair`` is not a :class:`dpax.PrivacyLoss`'s ``.pair``.
 
         >>> import dpax
         >>> from dpax.targets import ErrRates
@@ -160,7 +186,8 @@ class Target:
         """The mu of the Gaussian-DP mechanism that just meets the target (a search start).
 
         Returns:
-            mu, with the target's shape.
+            mu, a float64 array with the target's shape. Only a starting point of the
+            search: no guarantee rests on it.
 
         >>> from dpax.targets import ErrRates
         >>> round(float(ErrRates(0.01, 0.5).gdp_mu()), 4)
@@ -176,8 +203,12 @@ class Target:
             delta: the delta of the (epsilon, delta)-DP guarantee, in [0, 1).
 
         Returns:
-            epsilon, with the broadcast shape of the target and ``delta`` (NaN where no
-            (epsilon, delta) guarantee implies the target).
+            epsilon, a float64 array with the broadcast shape of the target and ``delta``
+            (NaN where no (epsilon, delta) guarantee implies the target).
+
+        Raises:
+            TypeError: ``delta`` is not numeric.
+            ValueError: an entry of ``delta`` lies outside [0, 1) or is not finite.
 
         >>> from dpax.targets import ErrRates
         >>> round(float(ErrRates(0.01, 0.5).standard_epsilon(1e-5)), 4)
@@ -193,7 +224,13 @@ class Target:
             leak_probability: q = 1 - (1 - p)^T for T steps at sample rate p, in [0, 1].
 
         Returns:
-            Booleans, with the broadcast shape of the target and ``leak_probability``.
+            A boolean array, with the broadcast shape of the target and
+            ``leak_probability``.
+
+        Raises:
+            TypeError: ``leak_probability`` is not numeric.
+            ValueError: an entry of ``leak_probability`` lies outside [0, 1] or is not
+                finite.
 
         >>> from dpax.targets import ErrRates
         >>> bool(ErrRates(0.01, 0.5).met_without_noise(0.01))
