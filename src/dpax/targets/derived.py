@@ -26,6 +26,10 @@ class _ViaErrRates(Target):
     def err_rates(self) -> ErrRates:
         """The equivalent :class:`ErrRates` target f(alpha) >= beta*.
 
+        Returns:
+            An :class:`ErrRates` with the target's alpha and the derived beta* (Kulynych
+            et al. 2024, Table 1), fields in the target's shape.
+
         >>> from dpax.targets import Accuracy
         >>> round(float(Accuracy(0.1, 0.6).err_rates().beta), 4)
         0.7
@@ -34,27 +38,101 @@ class _ViaErrRates(Target):
 
     @property
     def beta(self) -> np.ndarray:
-        """The derived FNR bound beta*."""
+        """The derived FNR bound beta* (a float64 array of the target's shape).
+
+        >>> from dpax.targets import Accuracy
+        >>> Accuracy(0.1, [0.6, 0.7]).beta
+        array([0.7, 0.5])
+        """
         return self.err_rates().beta
 
     def shape(self) -> tuple[int, ...]:
-        """The shape of the equivalent :class:`ErrRates` target."""
+        """The shape of the equivalent :class:`ErrRates` target.
+
+        Returns:
+            The broadcast shape of the target's fields, a tuple of integers.
+
+        >>> from dpax.targets import Accuracy
+        >>> Accuracy(0.1, [0.6, 0.7]).shape()
+        (2,)
+        """
         return self.err_rates().shape()
 
     def margin(self, pair: Pair) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """The margin of the equivalent :class:`ErrRates` target (see :meth:`Target.margin`)."""
+        """The margin of the equivalent :class:`ErrRates` target (see :meth:`Target.margin`).
+
+        Args:
+            pair: PLRV rows, one per configuration of a flat target
+                (:attr:`dpax.PrivacyLoss.pair`).
+
+        Returns:
+            ``(margin, achieved)``: f(alpha) - beta* per row (>= 0: met) and
+            ``{"beta": f(alpha)}``, float64 arrays of one entry per row; f(alpha) is never
+            above ``pair``'s curve.
+
+        Raises:
+            TypeError: ``pair`` is not a :class:`dpax.PrivacyLoss`'s ``.pair``.
+
+        >>> import dpax
+        >>> from dpax.targets import Accuracy
+        >>> margin, achieved = Accuracy(0.1, 0.6).margin(dpax.gaussian(1.0, grid_step=1e-2).pair)
+        >>> margin.round(4), achieved["beta"].round(4)
+        (array([-0.0891]), array([0.6109]))
+        """
         return self.err_rates().margin(pair)
 
     def gdp_mu(self) -> np.ndarray:
-        """The mu of the equivalent :class:`ErrRates` target."""
+        """The mu of the equivalent :class:`ErrRates` target: G_mu passes through (alpha, beta*).
+
+        Returns:
+            mu, a float64 array of the target's shape (a search start only).
+
+        >>> from dpax.targets import Accuracy
+        >>> Accuracy(0.1, [0.6, 0.7]).gdp_mu().round(4)
+        array([0.7572, 1.2816])
+        """
         return self.err_rates().gdp_mu()
 
     def standard_epsilon(self, delta: ArrayLike) -> np.ndarray:
-        """The standard epsilon of the equivalent :class:`ErrRates` target."""
+        """The standard epsilon of the equivalent :class:`ErrRates` target (Prop. 2.5).
+
+        Args:
+            delta: the delta of the (epsilon, delta)-DP guarantee, in [0, 1).
+
+        Returns:
+            epsilon, a float64 array with the broadcast shape of the target and ``delta``.
+
+        Raises:
+            TypeError: ``delta`` is not numeric.
+            ValueError: an entry of ``delta`` lies outside [0, 1) or is not finite.
+
+        >>> from dpax.targets import Accuracy
+        >>> Accuracy(0.1, [0.6, 0.7]).standard_epsilon(1e-5).round(4)
+        array([1.0986, 1.6094])
+        """
         return self.err_rates().standard_epsilon(delta)
 
     def met_without_noise(self, leak_probability: ArrayLike) -> np.ndarray:
-        """Whether subsampling alone meets the equivalent :class:`ErrRates` target."""
+        """Whether subsampling alone meets the equivalent :class:`ErrRates` target:
+        (1 - q)(1 - alpha) >= beta*.
+
+        Args:
+            leak_probability: q = 1 - (1 - p)^T for T steps at sample rate p, in [0, 1].
+
+        Returns:
+            A boolean array, with the broadcast shape of the target and
+            ``leak_probability``.
+
+        Raises:
+            TypeError: ``leak_probability`` is not numeric.
+            ValueError: an entry of ``leak_probability`` lies outside [0, 1] or is not
+                finite.
+
+        >>> from dpax.targets import Accuracy
+        >>> Accuracy(0.1, [0.6, 0.7]).met_without_noise([[0.01], [0.5]])
+        array([[ True,  True],
+               [False, False]])
+        """
         return self.err_rates().met_without_noise(leak_probability)
 
 
@@ -79,6 +157,11 @@ class Accuracy(_ViaErrRates):
         alpha: the attack's false-positive rate, in (0, 1).
         accuracy: the largest accuracy allowed at ``alpha``, in (1/2, 1 - alpha/2).
 
+    Raises:
+        TypeError: a field is not numeric (booleans and strings included).
+        ValueError: a field is out of its range or not finite, or the fields do not
+            broadcast together.
+
     >>> from dpax.targets import Accuracy
     >>> round(float(Accuracy(alpha=0.1, accuracy=0.6).beta), 4)
     0.7
@@ -98,7 +181,15 @@ class Accuracy(_ViaErrRates):
         object.__setattr__(self, "accuracy", acc)
 
     def err_rates(self) -> ErrRates:
-        """f(alpha) >= 2 (1 - accuracy) - alpha."""
+        """The equivalent bound f(alpha) >= 2 (1 - accuracy) - alpha.
+
+        Returns:
+            ``ErrRates(alpha, 2 (1 - accuracy) - alpha)``.
+
+        >>> from dpax.targets import Accuracy
+        >>> Accuracy(0.1, 0.6).err_rates()
+        ErrRates(alpha=array(0.1), beta=array(0.7))
+        """
         return ErrRates(self.alpha, 2.0 * (1.0 - self.accuracy) - self.alpha)
 
 
@@ -111,6 +202,11 @@ class PPV(_ViaErrRates):
     Args:
         alpha: the attack's false-positive rate, in (0, 1).
         ppv: the largest precision allowed at ``alpha``, in (1/2, 1 / (1 + alpha)).
+
+    Raises:
+        TypeError: a field is not numeric (booleans and strings included).
+        ValueError: a field is out of its range or not finite, or the fields do not
+            broadcast together.
 
     >>> from dpax.targets import PPV
     >>> round(float(PPV(alpha=0.1, ppv=0.6).beta), 4)
@@ -131,7 +227,15 @@ class PPV(_ViaErrRates):
         object.__setattr__(self, "ppv", v)
 
     def err_rates(self) -> ErrRates:
-        """f(alpha) >= 1 - alpha ppv / (1 - ppv)."""
+        """The equivalent bound f(alpha) >= 1 - alpha ppv / (1 - ppv).
+
+        Returns:
+            ``ErrRates(alpha, 1 - alpha ppv / (1 - ppv))``.
+
+        >>> from dpax.targets import PPV
+        >>> PPV(0.1, 0.6).err_rates()
+        ErrRates(alpha=array(0.1), beta=array(0.85))
+        """
         return ErrRates(self.alpha, 1.0 - self.alpha * self.ppv / (1.0 - self.ppv))
 
 
@@ -145,6 +249,11 @@ class Reconstruction(_ViaErrRates):
     Args:
         baseline: the attack's baseline success kappa, in (0, 1).
         success: the largest success probability allowed, in (baseline, 1).
+
+    Raises:
+        TypeError: a field is not numeric (booleans and strings included).
+        ValueError: a field is out of its range or not finite, or the fields do not
+            broadcast together.
 
     >>> from dpax.targets import Reconstruction
     >>> round(float(Reconstruction(baseline=0.1, success=0.3).beta), 4)
@@ -165,9 +274,22 @@ class Reconstruction(_ViaErrRates):
 
     @property
     def alpha(self) -> np.ndarray:
-        """The FPR of the equivalent bound: the baseline kappa."""
+        """The FPR of the equivalent bound: the baseline kappa (a float64 array).
+
+        >>> from dpax.targets import Reconstruction
+        >>> Reconstruction(baseline=0.1, success=0.3).alpha
+        array(0.1)
+        """
         return self.baseline
 
     def err_rates(self) -> ErrRates:
-        """f(kappa) >= 1 - success."""
+        """The equivalent bound f(kappa) >= 1 - success.
+
+        Returns:
+            ``ErrRates(baseline, 1 - success)``.
+
+        >>> from dpax.targets import Reconstruction
+        >>> Reconstruction(0.1, 0.3).err_rates()
+        ErrRates(alpha=array(0.1), beta=array(0.7))
+        """
         return ErrRates(self.baseline, 1.0 - self.success)
