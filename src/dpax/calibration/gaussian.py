@@ -4,13 +4,17 @@ closed forms of the target's mu-GDP (Kulynych et al. 2024, App. B)."""
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import targets as _targets
 from .._engine import validation as _v
 from .result import _out
 
 
-def calibrate_gaussian(target, sensitivity=1.0):
+def calibrate_gaussian(
+    target: _targets.Target | list[_targets.Target] | tuple[_targets.Target, ...],
+    sensitivity: ArrayLike = 1.0,
+) -> float | np.ndarray:
     """Exact noise standard deviation of the (plain) Gaussian mechanism meeting ``target``:
     sigma = sensitivity / mu* with mu* the largest mu-GDP meeting it (Kulynych et al. 2024, App. B).
 
@@ -20,9 +24,29 @@ def calibrate_gaussian(target, sensitivity=1.0):
     GDP: mu*; several targets: the smallest mu*. Arrays broadcast. A noise outside float64's
     positive range (0 or inf after the division) is a ValueError.
 
+    Args:
+        target: a :mod:`dpax.targets` target, or a list / tuple of them (meet all).
+        sensitivity: the L2 sensitivity of the released query, > 0 (default 1.0: sigma is
+            then the noise multiplier); broadcasts with the target's fields.
+
+    Returns:
+        sigma: a float for one configuration, else a float64 array of the broadcast shape
+        of ``sensitivity`` and the target's fields. The closed forms are evaluated in
+        float64 rounded to nearest (not directed), so sigma may lie a few ulps on either
+        side of the exact value.
+
+    Raises:
+        TypeError: ``target`` is not a target (or list of them), or ``sensitivity`` is not
+            numeric.
+        ValueError: ``sensitivity`` is not finite or not > 0, it does not broadcast with the
+            target's fields, or the noise is outside float64's positive range.
+
     >>> import dpax
     >>> round(dpax.calibrate_gaussian(dpax.targets.Advantage(0.2)), 4)   # Corollary B.3
     1.9736
+    >>> from dpax.targets import GDP, Advantage   # several targets: the smallest mu*, per sensitivity
+    >>> dpax.calibrate_gaussian([Advantage(0.2), GDP(1.0)], sensitivity=[1.0, 2.0]).round(4)
+    array([1.9736, 3.9472])
     """
     target = _targets.as_target(target)
     sens = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True)
