@@ -4,7 +4,10 @@ profile, searched by the same bracketing as :func:`dpax.calibrate`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import targets as _targets
 from .._engine import progress as _progress
@@ -67,19 +70,19 @@ def _blackbox_margin(target, w, eps_fn, delta_fn, deltas, epsilons):
 
 
 def calibrate_blackbox(
-    target,
+    target: _targets.Target | list[_targets.Target] | tuple[_targets.Target, ...],
     *,
-    epsilon=None,
-    delta=None,
-    noise_bounds=None,
-    rtol=1e-3,
+    epsilon: Callable[[float, np.ndarray], ArrayLike] | None = None,
+    delta: Callable[[float, np.ndarray], ArrayLike] | None = None,
+    noise_bounds: tuple[float, float] | None = None,
+    rtol: float = 1e-3,
     candidates: int = 8,
-    deltas=None,
-    epsilons=None,
-    on_infeasible=None,
+    deltas: ArrayLike | None = None,
+    epsilons: ArrayLike | None = None,
+    on_infeasible: str | None = None,
     progress: bool | None = None,
-    bounds=None,
-):
+    bounds: tuple[float, float] | None = None,
+) -> float | np.ndarray:
     """Smallest parameter (noise) in ``noise_bounds`` (default (0.05, 100)) meeting ``target``,
     from a black-box accountant
     (Kulynych et al. 2024, Appendix A), for a user who has only ``epsilon(w, deltas)`` or
@@ -92,14 +95,56 @@ def calibrate_blackbox(
     ``epsilons`` (default 0 and 199 values 1e-3..50) -- pessimistic, tighter with more
     points. Epsilon: the accountant itself. The bracket search is the same as
     :func:`dpax.calibrate`'s; each round costs (candidates x profile points) accountant calls per
-    row. Target fields may be arrays (rows are searched together). Returns a float or array.
-    ``on_infeasible`` and ``progress`` as in :func:`dpax.calibrate_dpsgd`. (``bounds=`` is the
-    deprecated name of ``noise_bounds``, kept for one release.)
+    row. Target fields may be arrays (rows are searched together).
+
+    Args:
+        target: an ErrRates, Accuracy, PPV, Reconstruction, Advantage or Epsilon target
+            (:mod:`dpax.targets`), or a list / tuple of them (meet all); GDP is not
+            supported.
+        epsilon: the accountant as ``epsilon(w, deltas)``: the epsilon at each delta of a
+            1-D array, >= 0 or inf (round-off down to -1e-12 is clipped to 0). Give exactly
+            one of ``epsilon`` and ``delta``.
+        delta: the accountant as ``delta(w, epsilons)``: the delta at each epsilon of a 1-D
+            array, in [0, 1] (round-off of 1e-12 beyond it is clipped).
+        noise_bounds: ``(low, high)`` parameters searched, 0 < low < high (None: (0.05, 100)).
+        rtol: relative width of the final bracket, hi / lo - 1, in [1e-8, 0.1] (default 1e-3).
+        candidates: parameters tried per row per round, an integer in [2, 1024] (default 8).
+        deltas: the deltas, in [0, 1], at which ``epsilon`` is asked for the profile (None:
+            200 values geometrically spaced from 1e-12 to 0.9).
+        epsilons: the epsilons, >= 0, at which ``delta`` is asked for the profile (None: 0
+            and 199 values geometrically spaced from 1e-3 to 50).
+        on_infeasible: 'raise' (a ValueError naming the row), 'mark' (NaN) or None (raise
+            for a single configuration, mark in a batch), as in :func:`dpax.calibrate_dpsgd`.
+        progress: as in :func:`dpax.calibrate_dpsgd`: None (a bar on a terminal, plain
+            lines in a log), True or False (nothing).
+        bounds: the deprecated name of ``noise_bounds`` (a DeprecationWarning), kept for
+            one release.
+
+    Returns:
+        The parameter: a float for one configuration, else a float64 array of the
+        target's shape; NaN where the target is not met even at the upper end of
+        ``noise_bounds`` (with ``on_infeasible='mark'``). It is a verified upper end of
+        the search's bracket: it meets the target by the accountant's answers (through the
+        pessimistic bound of Eq. 20 or Prop. 2.6 where the target needs the profile), and
+        a parameter ``rtol`` smaller was seen to fail.
+
+    Raises:
+        TypeError: not exactly one of ``epsilon`` and ``delta`` given, or it is not
+            callable; ``target`` not a supported target; ``candidates`` not an integer;
+            ``progress`` not None, True or False; both ``noise_bounds`` and ``bounds``
+            given; the accountant returns something that is not real numbers.
+        ValueError: ``rtol``, ``candidates``, ``noise_bounds``, ``deltas``, ``epsilons`` or
+            ``on_infeasible`` out of range; the accountant returns the wrong number of
+            values, NaN, or values out of range; a row is infeasible and
+            ``on_infeasible`` is 'raise'.
 
     >>> import dpax   # a mu-GDP accountant with mu = 1 / w, seen only through epsilon(delta)
     >>> eps = lambda w, deltas: dpax.gdp.epsilon(deltas, 1.0 / w)
     >>> round(dpax.calibrate_blackbox(dpax.targets.Advantage(0.2), epsilon=eps), 2)
     1.97
+    >>> dl = lambda w, epsilons: dpax.gdp.delta(epsilons, 1.0 / w)   # or through delta(epsilon)
+    >>> dpax.calibrate_blackbox(dpax.targets.Advantage([0.2, 0.3]), delta=dl).round(2)
+    array([1.97, 1.3 ])
     """
     if (epsilon is None) == (delta is None):
         raise TypeError("calibrate_blackbox needs exactly one of epsilon=(w, deltas) -> eps "
