@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import targets as _targets
 from .._engine import batching as _batching
@@ -198,19 +199,19 @@ def _search(build_at, target, guess, bounds, phases, what, cost=None, anchor=Non
 @float64
 def calibrate(
     mechanism: Callable[..., PrivacyLoss],
-    target,
+    target: _targets.Target | list[_targets.Target] | tuple[_targets.Target, ...],
     *,
-    args=(),
-    param_bounds=None,
-    rtol=DEFAULT_RTOL,
+    args: tuple[ArrayLike, ...] | list[ArrayLike] | ArrayLike = (),
+    param_bounds: tuple[float, float] | None = None,
+    rtol: float = DEFAULT_RTOL,
     candidates: int = DEFAULT_CANDIDATES,
-    guess=None,
+    guess: ArrayLike | None = None,
     privacy: str = "increasing",
-    on_infeasible=None,
+    on_infeasible: str | None = None,
     full_output: bool = False,
     progress: bool | None = None,
-    bounds=None,
-):
+    bounds: tuple[float, float] | None = None,
+) -> float | np.ndarray | CalibrationResult:
     """Parameter w in ``param_bounds`` (default (1e-2, 1e3)) meeting ``target`` with the least
     privacy (Eq. 9), for any monotone family ``mechanism(w, *args) -> PrivacyLoss``.
     (``bounds=`` is the deprecated name of ``param_bounds``, kept for one release.)
@@ -224,15 +225,60 @@ def calibrate(
     target's fields), the matching 1-D array of values; it returns one batched PrivacyLoss
     with one row per value. The whole batch is searched together, one kernel call per round.
 
-    Returns the verified parameter (a float, or an array in the broadcast shape; NaN where
-    infeasible); with ``full_output`` a :class:`CalibrationResult` with per-row ``status``
-    ('calibrated', 'met_at_bound', 'infeasible') and ``reason`` (the parameter is in its
-    ``noise_multiplier`` field). ``on_infeasible`` and ``progress`` as in
-    :func:`dpax.calibrate_dpsgd`.
+    Args:
+        mechanism: the family, ``mechanism(w, *args) -> PrivacyLoss`` with one row per
+            entry of the 1-D array ``w``; monotone in w (see ``privacy``).
+        target: a :mod:`dpax.targets` target, or a list / tuple of them (meet all).
+        args: configuration arrays passed to ``mechanism`` row by row, broadcast with the
+            target's fields and ``guess`` (a single array-like that is not a tuple or list
+            is one argument; default: none).
+        param_bounds: ``(low, high)`` parameters searched, 0 < low < high (None: (1e-2, 1e3)).
+        rtol: relative width of the final bracket, hi / lo - 1, in [1e-8, 0.1] (default 1e-4).
+        candidates: parameters tried per row per round, an integer in [2, 1024] (default 3).
+        guess: where the search starts, > 0, broadcast with the rows (None: the geometric
+            middle of ``param_bounds``); clipped to ``param_bounds``. It only steers the
+            search, never the answer.
+        privacy: 'increasing' (default: larger w more private) or 'decreasing'.
+        on_infeasible: 'raise' (a ValueError naming the row), 'mark' (NaN and status
+            'infeasible') or None (raise for a single configuration, mark in a batch).
+        full_output: return a :class:`CalibrationResult` instead of the parameters
+            (default False).
+        progress: as in :func:`dpax.calibrate_dpsgd`: None (a bar on a terminal, plain
+            lines in a log), True or False (nothing).
+        bounds: the deprecated name of ``param_bounds`` (a DeprecationWarning), kept for
+            one release.
+
+    Returns:
+        The verified parameter: a float for one configuration, else a float64 array of
+        the broadcast shape; NaN where infeasible. It meets the target with the
+        PrivacyLoss ``mechanism`` returns (dpax's mechanisms are pessimistic, so the
+        mechanism meets it too), and a parameter ``rtol`` (relative) less private was seen
+        to fail. With ``full_output`` a :class:`CalibrationResult` with per-row ``status``
+        ('calibrated', 'met_at_bound', 'infeasible') and ``reason`` (the parameter is in
+        its ``noise_multiplier`` field, the target's risks at it in ``achieved``; its
+        ``delta``, standard comparison and ``grid_step`` are NaN).
+
+    Raises:
+        TypeError: ``mechanism`` not callable or not returning a PrivacyLoss; ``target``
+            not a target; an entry of ``args`` not array-like (ragged); ``candidates`` not
+            an integer; ``full_output`` not a boolean; ``progress`` not None, True or
+            False; both ``param_bounds`` and ``bounds`` given.
+        ValueError: ``privacy``, ``rtol``, ``candidates``, ``param_bounds``, ``guess`` or
+            ``on_infeasible`` out of range; ``args``, ``guess`` and the target's fields do
+            not broadcast together; ``mechanism`` returns a batch of the wrong size; a row
+            is infeasible and ``on_infeasible`` is 'raise'.
 
     >>> import dpax
     >>> round(dpax.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-3), dpax.targets.Advantage(0.2)), 3)
     1.974
+
+    Randomized response is less private as its epsilon grows; its advantage is
+    tanh(epsilon / 2), so the largest epsilon meeting advantage 0.2 is 2 artanh(0.2) = 0.405465:
+
+    >>> r = dpax.calibrate(lambda e: dpax.randomized_response(e, k=2), dpax.targets.Advantage(0.2),
+    ...                    privacy="decreasing", param_bounds=(0.01, 10.0), full_output=True)
+    >>> round(r.noise_multiplier, 4), r.status, r.achieved["advantage"] <= 0.2
+    (0.4054, 'calibrated', True)
     """
     if not callable(mechanism):
         raise TypeError(f"mechanism must be a callable parameter -> PrivacyLoss, got {type(mechanism).__name__}")
