@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._engine import batching as _batching
 from .._engine import grid as _grid
@@ -30,7 +31,26 @@ __all__ = ["DEFAULT_TAIL", "MuRegret", "gdp_bound", "mu_and_regret", "mu_regret_
 DEFAULT_TAIL = 1e-10
 
 
-def check_loss(pl, name="pl"):
+def check_loss(pl: object, name: str = "pl") -> None:
+    """Refuse anything but a :class:`~dpax.PrivacyLoss` with a TypeError naming the argument.
+
+    Args:
+        pl: the value to check.
+        name: the argument's name in the message (default ``"pl"``).
+
+    Returns:
+        None; ``pl`` is a PrivacyLoss.
+
+    Raises:
+        TypeError: ``pl`` is not a PrivacyLoss.
+
+    >>> import dpax
+    >>> check_loss(dpax.gaussian(1.0, grid_step=1e-2))
+    >>> check_loss(1.0, "loss")
+    Traceback (most recent call last):
+    ...
+    TypeError: loss must be a dpax.PrivacyLoss, got float
+    """
     if not isinstance(pl, PrivacyLoss):
         raise TypeError(f"{name} must be a dpax.PrivacyLoss, got {type(pl).__name__}")
 
@@ -63,14 +83,41 @@ def _by_rows(pl, at_mu, call, outputs: int):
 
 
 @float64
-def mu_regret_rows(pl, tail, at_mu=None):
+def mu_regret_rows(pl: PrivacyLoss, tail: float, at_mu: ArrayLike | None = None
+                   ) -> tuple[float | np.ndarray, float | np.ndarray, float | np.ndarray]:
     """(mu, regret, witness) of every row of ``pl``, shaped like its batch; with ``at_mu``
     (one value per row), the regret against f_m at those m (:func:`_by_rows`).
 
     ``tail`` = 0 (every attack): the grid's curve cannot certify the corners of the square
     (its truncated tails are kept as infinite atoms, below every f_mu), so where the
     mechanism knows a closed-form GDP bound for every attack (:func:`gdp_bound`), mu is the
-    smaller of the grid's and that bound, and the regret is taken against it."""
+    smaller of the grid's and that bound, and the regret is taken against it.
+
+    Args:
+        pl: the privacy loss, one configuration or a batch.
+        tail: the attacks left out of mu: those with an FPR or FNR outside
+            [tail, 1 - tail]; one number in [0, 0.5) (:func:`mu_and_regret`).
+        at_mu: ``None`` (default): each row's own mu; else one mu >= 0 per row (``pl``'s
+            batch size, any shape), against which the regret and witness are taken.
+
+    Returns:
+        ``(mu, regret, witness)``: floats for one configuration, else arrays of ``pl``'s
+        batch shape. mu is never below the mechanism's (see :func:`mu_and_regret`); with
+        ``at_mu`` the first entry is the curve's own mu. The regret is exact where the
+        symmetrised curve is convex and a lower bound otherwise; the witness is the FPR
+        where it is attained (:func:`regret_witness`).
+
+    Raises:
+        TypeError: ``pl`` is not a PrivacyLoss, or ``tail`` not real.
+        ValueError: ``tail`` outside [0, 0.5), NaN or more than one number; ``at_mu`` not
+            one value per row (NumPy's reshape message); a row too large for the memory
+            budget (``MemoryBudgetError``, a ValueError).
+
+    >>> import dpax
+    >>> mu, regret, witness = mu_regret_rows(dpax.gaussian([1.0, 2.0], grid_step=1e-2), 1e-10)
+    >>> mu.round(3), bool((regret < 1e-3).all()), witness.shape
+    (array([1. , 0.5]), True, (2,))
+    """
     check_loss(pl)
     t = np.float64(_v.scalar("tail", tail, low=0.0, high=0.5, high_open=True))  # one tail for the batch
     own = np.full(int(np.prod(pl.batch_shape, dtype=np.int64)), np.nan)  # NaN: the curve's own mu
@@ -85,7 +132,7 @@ def mu_regret_rows(pl, tail, at_mu=None):
     return (as_result(mu, pl.batch_shape),) + tuple(out[1:])
 
 
-def gdp_bound(pl):
+def gdp_bound(pl: PrivacyLoss) -> np.ndarray | None:
     """The mechanism's own all-attack GDP bound per configuration (an array shaped like the
     batch), or None: a mu such that the mechanism itself (its exact laws, not the grid) is
     mu-GDP for every attack, recorded by the mechanisms that have one in closed form and
@@ -96,18 +143,61 @@ def gdp_bound(pl):
     (the largest sensitivity over the noise). For the subsampled ones it is the exact
     all-attack mu too: as the FPR goes to 0 the curve's Eq. 29 term tends to it. None for a
     pair from arrays, a profile, atoms, approximate_dp or dp-accounting, and for any
-    composition with one of those."""
+    composition with one of those.
+
+    Args:
+        pl: the privacy loss, one configuration or a batch.
+
+    Returns:
+        A float64 array of ``pl``'s batch shape (0-d for one configuration, not a float),
+        each entry a mu the mechanism is GDP with for every attack (a valid guarantee, exact
+        for the mechanisms named above; ``inf`` for zero noise), or None where ``pl`` records
+        none.
+
+    >>> import dpax
+    >>> gdp_bound(dpax.gaussian([1.0, 2.0], grid_step=1e-2))
+    array([1. , 0.5])
+    >>> gdp_bound(dpax.gaussian(1.0, grid_step=1e-2).self_compose(4))
+    array(2.)
+    >>> gdp_bound(dpax.randomized_response(1.0, grid_step=1e-2)) is None
+    True
+    """
     bound = gdp_bound_rows(pl)
     return None if bound is None else np.asarray(bound, np.float64).reshape(pl.batch_shape)
 
 
 @float64
-def regret_upper_rows(pl, at_mu):
-    """:func:`dpax._engine.mu_regret.regret_upper_kernel` of every row of ``pl`` at ``at_mu`` (one per row)."""
+def regret_upper_rows(pl: PrivacyLoss, at_mu: ArrayLike) -> float | np.ndarray:
+    """:func:`dpax._engine.mu_regret.regret_upper_kernel` of every row of ``pl`` at ``at_mu`` (one per row).
+
+    The upper end of :func:`regret_bracket`'s regret, read on the optimistic companion there.
+
+    Args:
+        pl: the privacy loss, one configuration or a batch.
+        at_mu: one mu >= 0 per row of ``pl`` (its batch size, any shape).
+
+    Returns:
+        An upper bound on Delta(h, f_m) of each row (h ``pl``'s symmetrised curve, m its
+        ``at_mu``): a float for one configuration, else an array of ``pl``'s batch shape.
+
+    Raises:
+        TypeError: ``pl`` is not a PrivacyLoss.
+        ValueError: ``at_mu`` not one value per row (NumPy's reshape message); a row too
+            large for the memory budget (``MemoryBudgetError``, a ValueError).
+
+    >>> import dpax
+    >>> g = dpax.gaussian(2.0, grid_step=1e-2)
+    >>> mu, regret = dpax.gdp.mu_and_regret(g)
+    >>> f"{regret_upper_rows(g, mu):.3g}", f"{regret:.3g}"   # tight: the Gaussian's curve is symmetric
+    ('4.83e-06', '4.83e-06')
+    """
     return _by_rows(pl, at_mu, lambda part, m: regret_upper_kernel(part, m), 1)[0]
 
 
-def mu_and_regret(pl, tail=DEFAULT_TAIL, bounds=False):
+# Returns tuple[float | np.ndarray, float | np.ndarray] | tuple[Interval, Interval]; not
+# annotated so: callers that know their loss is one configuration and bounds=False (gdpnum's
+# converter: tuple[float, float]) would need a cast first.
+def mu_and_regret(pl: PrivacyLoss, tail: float = DEFAULT_TAIL, bounds: bool = False):
     """(mu, regret) of the symmetrised trade-off curve h of ``pl`` (floats, or arrays shaped
     like its batch); with ``bounds=True``, two :class:`dpax.Interval` brackets
     (:func:`regret_bracket`).
@@ -134,6 +224,33 @@ def mu_and_regret(pl, tail=DEFAULT_TAIL, bounds=False):
     docstring), so it is exact up to float64 rounding (~1e-15) where h is convex, and an
     underestimate (a lower bound) otherwise; unlike gdpnum it is not limited to a fixed grid
     of 10,000 FPR values. The whole batch is one compiled kernel.
+
+    Args:
+        pl: the privacy loss, one configuration or a batch.
+        tail: the attacks left out of mu, those with an FPR or FNR outside [tail, 1 - tail];
+            one number in [0, 0.5) (default :data:`DEFAULT_TAIL`, 1e-10; 0: every attack).
+        bounds: ``True``: certified brackets instead of points (default ``False``).
+
+    Returns:
+        ``(mu, regret)``: floats for one configuration, else arrays of ``pl``'s batch
+        shape; mu is never below the mechanism's (the safe side), the regret exact up to
+        float64 rounding where h is convex and a lower bound otherwise. With
+        ``bounds=True``, ``(Interval, Interval)`` as :func:`regret_bracket` returns them.
+
+    Raises:
+        TypeError: ``pl`` is not a PrivacyLoss, ``bounds`` not a boolean, or ``tail`` not
+            real.
+        ValueError: ``tail`` outside [0, 0.5), NaN or more than one number; a row too large
+            for the memory budget (``MemoryBudgetError``, a ValueError); with
+            ``bounds=True``, ``pl`` without an optimistic companion.
+
+    >>> import dpax
+    >>> mu, regret = mu_and_regret(dpax.gaussian(2.0, grid_step=1e-2))
+    >>> round(mu, 3), regret < 1e-3
+    (0.5, True)
+    >>> mu, regret = mu_and_regret(dpax.gaussian([1.0, 2.0], grid_step=1e-2), tail=0.0)
+    >>> mu                                  # tail=0: the Gaussian's closed-form mu, every attack
+    array([1. , 0.5])
     """
     if _v.flag("bounds", bounds):
         return regret_bracket(pl, tail)
@@ -159,8 +276,20 @@ def regret_bracket(pl: PrivacyLoss, tail: float = DEFAULT_TAIL) -> tuple[Interva
     symmetrised curve is convex, up to float64 rounding). Three kernel calls: f_s, f_o at
     mu_s, f_s at mu_o.
 
+    Args:
+        pl: the privacy loss, one configuration or a batch, with an optimistic companion.
+        tail: the attacks left out of mu, one number in [0, 0.5) (default
+            :data:`DEFAULT_TAIL`; see :func:`mu_and_regret`).
+
+    Returns:
+        ``(mu, regret)``, two :class:`dpax.Interval`: mu's ``safe`` end (the larger) and
+        ``optimistic`` end, the regret's ``safe`` end (the upper) and ``optimistic`` end;
+        each end a float for one configuration, else an array of ``pl``'s batch shape.
+
     Raises:
-        ValueError: ``pl`` has no optimistic companion (see :meth:`PrivacyLoss.bounds`).
+        TypeError: ``pl`` is not a PrivacyLoss, or ``tail`` not real.
+        ValueError: ``pl`` has no optimistic companion (see :meth:`PrivacyLoss.bounds`);
+            ``tail`` outside [0, 0.5), NaN or more than one number.
 
     >>> import dpax
     >>> mu, regret = dpax.gdp.mu_and_regret(dpax.gaussian(2.0, grid_step=1e-2), bounds=True)
@@ -176,7 +305,26 @@ def regret_bracket(pl: PrivacyLoss, tail: float = DEFAULT_TAIL) -> tuple[Interva
     return Interval(mu_s, mu_o), Interval(upper, lower)
 
 
-def regret_witness(pl, tail=DEFAULT_TAIL):
+def regret_witness(pl: PrivacyLoss, tail: float = DEFAULT_TAIL) -> float | np.ndarray:
     """FPR alpha at which the regret is attained: f(alpha + Delta) - Delta = f_mu(alpha)
-    (the smaller of the two symmetric points)."""
+    (the smaller of the two symmetric points).
+
+    Args:
+        pl: the privacy loss, one configuration or a batch.
+        tail: as in :func:`mu_and_regret`, one number in [0, 0.5) (default
+            :data:`DEFAULT_TAIL`).
+
+    Returns:
+        The FPR in [0, 1]: a float for one configuration, else an array of ``pl``'s batch
+        shape (where the regret is 0 the witness carries no information).
+
+    Raises:
+        TypeError: ``pl`` is not a PrivacyLoss, or ``tail`` not real.
+        ValueError: ``tail`` outside [0, 0.5), NaN or more than one number; a row too large
+            for the memory budget (``MemoryBudgetError``, a ValueError).
+
+    >>> import dpax
+    >>> round(regret_witness(dpax.gaussian(2.0, grid_step=1e-2)), 2)
+    0.4
+    """
     return mu_regret_rows(pl, tail)[2]
