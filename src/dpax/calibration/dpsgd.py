@@ -8,6 +8,7 @@ import hashlib
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import targets as _targets
 from .._engine import grid as _grid
@@ -130,18 +131,18 @@ def _calibrate_dpsgd_all(p_rows, t_rows, tgt_rows, step, rtol, candidates, bound
 @float64
 def calibrate_dpsgd(
     *,
-    sample_rate,
-    num_steps,
-    target,
-    grid_step=None,
-    rtol=DEFAULT_RTOL,
-    noise_bounds=(0.05, 1000.0),
-    standard_delta=DEFAULT_STANDARD_DELTA,
+    sample_rate: ArrayLike,
+    num_steps: ArrayLike,
+    target: _targets.Target | list[_targets.Target] | tuple[_targets.Target, ...],
+    grid_step: float | None = None,
+    rtol: float = DEFAULT_RTOL,
+    noise_bounds: tuple[float, float] = (0.05, 1000.0),
+    standard_delta: float = DEFAULT_STANDARD_DELTA,
     compare_standard: bool = True,
     candidates: int = DEFAULT_CANDIDATES,
-    on_infeasible=None,
+    on_infeasible: str | None = None,
     progress: bool | None = None,
-    accuracy=None,
+    accuracy: float | None = None,
 ) -> CalibrationResult:
     """Smallest DP-SGD noise multiplier meeting ``target`` at ``grid_step``.
 
@@ -179,19 +180,43 @@ def calibrate_dpsgd(
     a ValueError giving the width reached and the grid step.
 
     Args:
-        sample_rate, num_steps: DP-SGD's configuration (broadcast with the target's fields).
-        target: a :mod:`dpax.targets` target, or a list of them (meet all).
-        grid_step: the grid, in [1e-7, 1] (None: 1e-4); not with ``accuracy``.
-        rtol: relative width of the final bracket of the noise, in [1e-8, 0.1].
-        noise_bounds: (low, high) noise searched.
-        standard_delta, compare_standard: the standard (epsilon, delta) comparison.
-        candidates: points per row per round, in [2, 1024].
-        on_infeasible, progress: see above.
+        sample_rate: DP-SGD's Poisson sampling rate p, in (0, 1] (broadcast with
+            ``num_steps`` and the target's fields).
+        num_steps: the number of steps T, whole numbers >= 1 (broadcast likewise).
+        target: a :mod:`dpax.targets` target, or a list / tuple of them (meet all).
+        grid_step: the grid, one number in [1e-7, 1] (None: 1e-4); not with ``accuracy``.
+        rtol: relative width of the final bracket of the noise, in [1e-8, 0.1] (default 1e-4).
+        noise_bounds: ``(low, high)`` noise multipliers searched, 0 < low < high (default
+            (0.05, 1000)).
+        standard_delta: the delta of the standard (epsilon, delta) comparison, in (0, 1)
+            (default 1e-5; an :class:`~dpax.targets.Epsilon` target uses its own delta).
+        compare_standard: also calibrate to the standard (epsilon, ``standard_delta``)
+            that implies the target (default True).
+        candidates: points per row per round, an integer in [2, 1024] (default 3).
+        on_infeasible: 'raise', 'mark' or None (see above).
+        progress: None, True or False (see above).
         accuracy: the widest bracket of the target's quantity accepted, > 0 (None: use
             ``grid_step``).
 
     Returns:
-        A :class:`CalibrationResult`.
+        A :class:`CalibrationResult` whose array fields have the broadcast shape of
+        ``sample_rate``, ``num_steps`` and the target's fields (Python scalars for one
+        configuration). ``noise_multiplier`` is verified at ``grid_step`` with dpax's
+        pessimistic pair, so the true mechanism meets the target there too; the
+        ``achieved`` risks at it are pessimistic (beta never above, advantage and epsilon
+        never below the truth).
+
+    Raises:
+        TypeError: ``target`` not a target; ``sample_rate`` or ``num_steps`` not numeric;
+            ``grid_step`` not one number; ``candidates`` not an integer;
+            ``compare_standard`` not a boolean; ``progress`` not None, True or False.
+        ValueError: an argument out of the range above (``sample_rate`` outside (0, 1],
+            ``num_steps`` not a whole number >= 1, ``grid_step``, ``rtol``, ``candidates``,
+            ``noise_bounds``, ``standard_delta``, ``accuracy``, ``on_infeasible``); the
+            arguments do not broadcast together; both ``grid_step`` and ``accuracy``
+            given, or ``accuracy`` with a GDP target; a row is infeasible and
+            ``on_infeasible`` is 'raise'; ``accuracy`` not reached within the memory
+            budget or the smallest grid step.
 
     >>> import dpax
     >>> r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
