@@ -136,7 +136,10 @@ class TradeoffCurve:
         spaced u in [-1, 1] (exact for a piecewise-linear curve).
 
         Returns:
-            The advantage, in [0, 1].
+            The advantage, in [0, 1]: exact (up to float64 rounding) for a piecewise-linear
+            curve; for a smooth curve that does not override it, V is read at finitely many
+            u, whose minimum is at least the true one, so the result can lie below the truth
+            (:class:`GDPCurve` overrides it with its closed form).
 
         >>> from dpax.gdp.curves import PiecewiseLinearCurve
         >>> PiecewiseLinearCurve([0.0, 0.2, 1.0], [1.0, 0.3, 0.0]).advantage()
@@ -191,7 +194,8 @@ class PiecewiseLinearCurve(TradeoffCurve):
             alpha: false-positive rates in [0, 1] (any shape).
 
         Returns:
-            beta with the shape of ``alpha`` (a float for one number).
+            beta with the shape of ``alpha`` (a float for one number): the hull, never above
+            the points the curve was built from.
 
         Raises:
             ValueError, TypeError: ``alpha`` outside [0, 1], not finite or not real.
@@ -282,7 +286,8 @@ class GDPCurve(TradeoffCurve):
             alpha: false-positive rates in [0, 1] (any shape).
 
         Returns:
-            beta with the shape of ``alpha`` (a float for one number).
+            beta with the shape of ``alpha`` (a float for one number), never above f_mu
+            (lowered by a bound on its float64 rounding, see :func:`dpax.gdp.tradeoff`).
 
         Raises:
             ValueError, TypeError: ``alpha`` outside [0, 1] or not real.
@@ -359,7 +364,7 @@ class GDPCurve(TradeoffCurve):
         """Largest TPR - FPR of an attack on mu-GDP: 2 Phi(mu / 2) - 1 (:func:`dpax.gdp.advantage`).
 
         Returns:
-            The advantage, in [0, 1).
+            The advantage, in [0, 1], never below the truth (raised past erf's rounding).
 
         >>> from dpax.gdp.curves import GDPCurve
         >>> round(GDPCurve(1.0).advantage(), 4)

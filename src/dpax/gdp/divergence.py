@@ -71,7 +71,8 @@ class PrivacyLossCurve(TradeoffCurve):
             alpha: false-positive rates in [0, 1] (any shape).
 
         Returns:
-            beta with the shape of ``alpha`` (a float for one number).
+            beta with the shape of ``alpha`` (a float for one number), never above the
+            mechanism's true curve (``pl.beta``'s guarantee).
 
         Raises:
             ValueError, TypeError: ``alpha`` outside [0, 1] or not real.
@@ -141,7 +142,8 @@ class PrivacyLossCurve(TradeoffCurve):
         """Largest TPR - FPR of an attack: ``pl.advantage()``.
 
         Returns:
-            The advantage, in [0, 1].
+            The advantage, in [0, 1], never below the mechanism's (``pl.advantage``'s
+            guarantee).
 
         >>> import dpax
         >>> from dpax.gdp.divergence import PrivacyLossCurve
@@ -203,7 +205,8 @@ def delta_divergence(f: PrivacyLoss | TradeoffCurve, g: PrivacyLoss | TradeoffCu
 
     Returns:
         Delta(f, g) >= 0: a float, or an array of the broadcast batch shape where ``f`` or
-        ``g`` is a batch.
+        ``g`` is a batch; exact up to float64 rounding where one curve is piecewise linear
+        (a PrivacyLoss's is) and the other piecewise linear or GDP, a lower bound otherwise.
 
     Raises:
         TypeError: ``f`` or ``g`` is neither a PrivacyLoss nor a curve object.
