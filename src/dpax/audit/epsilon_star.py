@@ -129,6 +129,10 @@ class EpsilonStar:
     def term_name(self) -> str:
         """The fraction of Eq. 7 that attained the maximum, written out.
 
+        Returns:
+            One of the four fractions of Eq. 7, e.g. ``"(1 - delta - FNR) / FPR"``, or
+            ``"1 (no pair beats it)"`` when Epsilon* = 0.
+
         >>> from dpax.audit import epsilon_star_from_rates
         >>> epsilon_star_from_rates([0.5], [0.5]).term_name
         '1 (no pair beats it)'
@@ -138,6 +142,10 @@ class EpsilonStar:
     @property
     def threshold(self) -> float | None:
         """The loss threshold of the maximising pair (``None`` for bare rates or no pair).
+
+        Returns:
+            The loss at which the maximising attack switches (it calls a loss <= it a
+            member), or ``None`` when the rates came without thresholds or no pair beats 1.
 
         >>> from dpax.audit import epsilon_star
         >>> result = epsilon_star([1.0, 2.0, 3.0], [2.5, 3.5, 4.5], method="empirical", rate_range=(0, 1))
@@ -216,10 +224,21 @@ def epsilon_star_from_rates(fpr: ArrayLike, fnr: ArrayLike, delta: float = 0.0, 
         rate_range: ``(low, high)``: keep only the pairs with both rates strictly inside
             it (the paper's noise guard); ``None`` keeps every pair.
         thresholds: the loss threshold of each pair, recorded in the result.
-        method: the label stored in the result.
+        method: the label stored in the result (default ``"rates"``).
 
     Returns:
-        An :class:`EpsilonStar`.
+        An :class:`EpsilonStar`: the maximum of Eq. 7 over the pairs kept (in log space, up
+        to float64 rounding; ``inf`` for perfect separation), the exact Epsilon* when the
+        pairs are exact CDFs; from estimated rates it is an estimate (see the module
+        docstring).
+
+    Raises:
+        ValueError: a rate outside [0, 1], NaN, infinite or empty; ``fpr`` and ``fnr`` of
+            different shapes; ``delta`` outside [0, 1) or not one number; ``thresholds``
+            not finite or not one per pair; ``rate_range`` not (low, high) with
+            0 <= low < high <= 1.
+        TypeError: a rate, ``delta``, ``rate_range`` or ``thresholds`` not real, or
+            ``method`` not a string.
 
     >>> from dpax.audit import epsilon_star_from_rates
     >>> round(epsilon_star_from_rates([0.01, 0.1], [0.5, 0.2], delta=1e-5).value, 4)
@@ -277,6 +296,11 @@ def loss_transform(train_losses: ArrayLike, test_losses: ArrayLike
     Returns:
         ``(phi_train, phi_test, (low, high))``, with ``(low, high)`` the loss range used to
         normalise.
+
+    Raises:
+        ValueError: a loss set not 1-D (an (n, 1) or (1, n) array is flattened), with fewer
+            than 2 losses or a NaN or infinite loss; all losses of both sets equal.
+        TypeError: a loss set not an array of real numbers (a ragged list, strings).
 
     >>> from dpax.audit import loss_transform
     >>> phi_train, phi_test, loss_range = loss_transform([1.0, 2.0], [2.0, 3.0])
@@ -374,14 +398,27 @@ def epsilon_star(train_losses: ArrayLike, test_losses: ArrayLike, delta: float =
     Args:
         train_losses: the model's losses on training data, 1-D, at least 2 finite values.
         test_losses: its losses on held-out data, 1-D, at least 2 finite values.
-        delta: the delta of Eq. 7, in [0, 1) (> 0 for the parametric method).
+        delta: the delta of Eq. 7, in [0, 1) (> 0 for the parametric method; default 1e-5).
         method: ``"parametric"`` (default) or ``"empirical"``.
-        rate_range: the empirical method's rate window (default
-            :data:`EMPIRICAL_RATE_RANGE`).
-        grid_points: thresholds on the parametric method's grid, >= 3.
+        rate_range: the empirical method's rate window, ``(low, high)`` with
+            0 <= low < high <= 1 (default ``None``: :data:`EMPIRICAL_RATE_RANGE`); only with
+            ``method="empirical"``.
+        grid_points: thresholds on the parametric method's grid, an integer >= 3 (default
+            20001).
 
     Returns:
         An :class:`EpsilonStar` (``float(result)`` is the value; thresholds are in loss units).
+        An estimate, on neither side of the exact Epsilon* for certain: the module docstring
+        gives which way each method errs, as measured.
+
+    Raises:
+        ValueError: a loss set not 1-D, with fewer than 2 losses or a NaN or infinite loss;
+            all losses equal (both sets, or one set under the parametric method's fit);
+            ``method`` not ``"parametric"`` or ``"empirical"``; ``delta`` outside its range
+            or not one number; ``rate_range`` given to the parametric method or not
+            (low, high) with 0 <= low < high <= 1; ``grid_points`` not an integer >= 3.
+        TypeError: a loss set, ``delta`` or ``grid_points`` not real, or ``method`` not a
+            string.
 
     >>> import numpy as np
     >>> from dpax.audit import epsilon_star
@@ -414,10 +451,14 @@ def mechanism_bound(epsilon_stars: ArrayLike) -> float:
     the same thresholds can certify. Computed with logsumexp (no overflow).
 
     Args:
-        epsilon_stars: Epsilon* of each trained model, >= 0.
+        epsilon_stars: Epsilon* of each trained model, finite and >= 0 (flattened).
 
     Returns:
-        log(mean(exp(epsilon_stars))).
+        log(mean(exp(epsilon_stars))), a float, at least the mean of the Epsilon* values.
+
+    Raises:
+        ValueError: an entry negative, NaN or infinite, or no entry.
+        TypeError: ``epsilon_stars`` not real.
 
     >>> from dpax.audit import mechanism_bound
     >>> round(mechanism_bound([1.0, 2.0]), 4)
