@@ -5,8 +5,10 @@ run: the same arguments and the same answer, row for row, on every process.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import targets as _targets
 from .._engine import validation as _v
@@ -14,6 +16,7 @@ from .._engine.x64 import as_result
 from ..calibration import CalibrationResult
 from ..calibration import calibrate as _calibrate
 from ..calibration import calibrate_dpsgd as _calibrate_dpsgd
+from ..privacy_loss import PrivacyLoss
 from .processes import _run_shares
 
 
@@ -44,20 +47,41 @@ def _mode(on_infeasible, shape) -> str:
     return _v.choice("on_infeasible", on_infeasible, ("raise", "mark"))
 
 
-def calibrate_dpsgd(*, sample_rate, num_steps, target, on_infeasible=None, **options) -> CalibrationResult:
+def calibrate_dpsgd(
+    *,
+    sample_rate: ArrayLike,
+    num_steps: ArrayLike,
+    target: _targets.Target | list[_targets.Target] | tuple[_targets.Target, ...],
+    on_infeasible: str | None = None,
+    **options: Any,
+) -> CalibrationResult:
     """:func:`dpax.calibrate_dpsgd` with the rows divided among the processes of a
     ``jax.distributed`` run (same arguments, same answer, row for row, on every process).
 
     Args:
-        sample_rate: Poisson sampling rate(s), broadcast with ``num_steps`` and the target.
-        num_steps: number(s) of steps.
-        target: a target (or several), as for :func:`dpax.calibrate_dpsgd`.
+        sample_rate: Poisson sampling rate(s), in (0, 1], broadcast with ``num_steps`` and
+            the target's fields.
+        num_steps: number(s) of steps, whole numbers >= 1.
+        target: a target (or a list / tuple of them: meet all), as for
+            :func:`dpax.calibrate_dpsgd`.
         on_infeasible: 'raise', 'mark' or None (raise for one configuration, mark in a batch).
         options: the other keyword arguments of :func:`dpax.calibrate_dpsgd` (``grid_step``, ``rtol``...),
             except ``accuracy`` (a ValueError: the processes must share one grid step).
 
     Returns:
-        The :class:`dpax.CalibrationResult` of the whole batch (``evaluations`` summed over processes).
+        The :class:`dpax.CalibrationResult` of the whole batch (``evaluations`` summed over
+        processes), the same on every process and row for row equal to a one-process
+        :func:`dpax.calibrate_dpsgd` of the batch (its noise verified with the
+        pessimistic pair). It does not record ``sample_rate`` and ``num_steps`` (None).
+
+    Raises:
+        ValueError: ``accuracy`` given; an argument out of range or the arguments do not
+            broadcast (as :func:`dpax.calibrate_dpsgd`); an infeasible row with
+            ``on_infeasible='raise'``. An error in one process is raised in every process
+            (a ValueError or TypeError as itself, naming the process and its rows).
+        TypeError: as :func:`dpax.calibrate_dpsgd` (a bad target, a non-numeric argument,
+            an unknown option).
+        DistributedError: another process died, left, or raised an error of another kind.
 
     >>> import dpax
     >>> r = dpax.distributed.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
@@ -89,22 +113,47 @@ def calibrate_dpsgd(*, sample_rate, num_steps, target, on_infeasible=None, **opt
     return _result(got, shape, target, meta["grid_step"], meta["rtol"])
 
 
-def calibrate(mechanism: Callable, target, *, args=(), guess=None, on_infeasible=None, full_output: bool = False,
-              **options):
+def calibrate(
+    mechanism: Callable[..., PrivacyLoss],
+    target: _targets.Target | list[_targets.Target] | tuple[_targets.Target, ...],
+    *,
+    args: tuple[ArrayLike, ...] | list[ArrayLike] | ArrayLike = (),
+    guess: ArrayLike | None = None,
+    on_infeasible: str | None = None,
+    full_output: bool = False,
+    **options: Any,
+) -> float | np.ndarray | CalibrationResult:
     """:func:`dpax.calibrate` with the rows divided among the processes of a
     ``jax.distributed`` run (same arguments, same answer, row for row, on every process).
 
     Args:
         mechanism: ``mechanism(w, *args) -> PrivacyLoss``, batched over rows.
-        target: the target (its fields broadcast with ``args`` and ``guess``).
-        args: configuration arrays passed to ``mechanism`` (this process's rows of each).
-        guess: starting value(s) of the search (None: the geometric middle of ``bounds``).
+        target: the target, or a list / tuple of them (its fields broadcast with ``args``
+            and ``guess``).
+        args: configuration arrays passed to ``mechanism`` (this process's rows of each; a
+            single array-like that is not a tuple or list is one argument).
+        guess: starting value(s) of the search, > 0 (None: the geometric middle of
+            ``param_bounds``).
         on_infeasible: 'raise', 'mark' or None (raise for one configuration, mark in a batch).
-        full_output: return a :class:`dpax.CalibrationResult` instead of the parameters.
-        options: the other keyword arguments of :func:`dpax.calibrate`.
+        full_output: return a :class:`dpax.CalibrationResult` instead of the parameters
+            (default False).
+        options: the other keyword arguments of :func:`dpax.calibrate` (``param_bounds``,
+            ``rtol``, ``candidates``, ``privacy``, ``progress``).
 
     Returns:
-        The parameters (broadcast shape) or, with ``full_output``, the result.
+        The parameters (a float for one configuration, else a float64 array of the
+        broadcast shape; NaN where infeasible) or, with ``full_output``, the
+        :class:`dpax.CalibrationResult`; the same on every process, row for row equal to
+        a one-process :func:`dpax.calibrate` (verified against the PrivacyLoss
+        ``mechanism`` returns).
+
+    Raises:
+        ValueError: an argument out of range, or ``args``, ``guess`` and the target's
+            fields do not broadcast; an infeasible row with ``on_infeasible='raise'``; as
+            :func:`dpax.calibrate`. An error in one process is raised in every process (a
+            ValueError or TypeError as itself, naming the process and its rows).
+        TypeError: ``target`` not a target; as :func:`dpax.calibrate`.
+        DistributedError: another process died, left, or raised an error of another kind.
 
     >>> import dpax
     >>> w = dpax.distributed.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-2),
