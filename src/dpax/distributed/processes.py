@@ -19,6 +19,7 @@ from typing import NotRequired, TypedDict, cast
 import jax
 import numpy as np
 from jax.experimental import multihost_utils
+from numpy.typing import ArrayLike
 
 from .._engine import validation as _v
 
@@ -56,6 +57,10 @@ def process() -> Process:
     """This process's index and the number of processes (``Process(0, 1)`` without
     ``jax.distributed``).
 
+    Returns:
+        ``Process(index, count)``: ``jax.process_index()`` and ``jax.process_count()`` once
+        ``jax.distributed`` is initialised.
+
     >>> process()
     Process(index=0, count=1)
     """
@@ -66,6 +71,9 @@ def process() -> Process:
 
 def initialized() -> bool:
     """Whether ``jax.distributed`` has been initialised in this process.
+
+    Returns:
+        True once :func:`initialize` (or ``jax.distributed.initialize``) has run.
 
     >>> initialized()
     False
@@ -104,9 +112,23 @@ def initialize(
     Returns:
         This process's :class:`Process`.
 
+    Raises:
+        TypeError: ``join_timeout`` or ``heartbeat_timeout`` is not a number.
+        ValueError: ``join_timeout`` or ``heartbeat_timeout`` is not finite or not > 0;
+            ``num_processes`` is not an integer >= 1; ``process_id`` is not an integer in
+            [0, num_processes); ``coordinator`` is not ``'host:port'``; nothing is given
+            and no cluster is found in the environment.
+
+    Past ``join_timeout`` the process exits (status :data:`JOIN_EXIT_STATUS`) instead of
+    raising: JAX would abort it anyway.
+
     >>> import dpax
     >>> dpax.distributed.process()      # not initialised: one process
     Process(index=0, count=1)
+    >>> dpax.distributed.initialize(join_timeout=0)   # refused before anything is started
+    Traceback (most recent call last):
+    ...
+    ValueError: join_timeout must lie in (0, inf), got 0
     """
     join_timeout = _v.scalar("join_timeout", join_timeout, low=0.0, low_open=True)
     heartbeat_timeout = _v.scalar("heartbeat_timeout", heartbeat_timeout, low=0.0, low_open=True)
@@ -294,6 +316,20 @@ def wait_for_all(tag: str, status: str = "ok", timeout: float | None = None) -> 
     raises :class:`DistributedError` naming it (here, in every surviving process); with
     ``timeout`` (seconds) the wait is bounded even while the others are alive.
 
+    Args:
+        tag: the name of this barrier, the same on every process and new for each one
+            (e.g. with :func:`next_call`).
+        status: what this process publishes (default ``'ok'``).
+        timeout: the longest wait in seconds while the others are alive (None: no limit
+            but their heartbeats).
+
+    Returns:
+        ``{process index: status}`` for every process (``{0: status}`` with one process).
+
+    Raises:
+        DistributedError: a process stopped (no heartbeat for ``heartbeat_timeout``
+            seconds) or left the run before publishing, or ``timeout`` passed.
+
     >>> wait_for_all("example")   # one process: nobody to wait for
     {0: 'ok'}
     """
@@ -344,6 +380,14 @@ def _get(client, key: str) -> str | None:
 def share(n_rows: int, proc: Process | None = None) -> range:
     """This process's contiguous share of ``n_rows`` rows: ``[i * n // P, (i + 1) * n // P)``.
 
+    Args:
+        n_rows: the number of rows of the batch, an integer >= 0.
+        proc: the process whose share is asked for (None: this one, :func:`process`).
+
+    Returns:
+        The share's row numbers as a ``range`` (empty where ``n_rows`` < the process count
+        leaves it none).
+
     >>> share(10, Process(1, 3))
     range(3, 6)
     """
@@ -377,6 +421,9 @@ def _gather(local: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
 
 def next_call() -> int:
     """A number for the next collective step: the same on every process, which make the same calls.
+
+    Returns:
+        The count of calls of this function in this process, from 1.
 
     >>> n = next_call(); next_call() == n + 1
     True
@@ -414,7 +461,10 @@ def _run_shares(fn: Callable[[np.ndarray], dict], n_rows: int, what: str) -> dic
             for k in keys}
 
 
-def evaluate(fn: Callable, *arrays) -> object:
+def evaluate(
+    fn: Callable[..., ArrayLike | tuple[ArrayLike, ...] | dict[str, ArrayLike]],
+    *arrays: ArrayLike,
+) -> np.ndarray | tuple[np.ndarray, ...] | dict[str, np.ndarray]:
     """``fn(*arrays)`` for a batch, its rows divided among the processes and gathered.
 
     Args:
@@ -425,7 +475,15 @@ def evaluate(fn: Callable, *arrays) -> object:
 
     Returns:
         What ``fn`` returns for the whole batch, each array shaped (broadcast shape, ...),
-        on every process.
+        on every process: an array, a tuple of arrays or a dict of arrays, as ``fn``
+        returns (a tuple stays a tuple, a dict a dict; anything else becomes one array).
+
+    Raises:
+        ValueError: ``arrays`` do not broadcast together (NumPy's message).
+        ValueError, TypeError: ``fn`` raised one in some process: raised in every process,
+            naming the process and its rows.
+        DistributedError: ``fn`` raised another exception in some process (the same
+            message), a process died or left, or one process's answers exceed 2 GiB.
 
     >>> import dpax, numpy as np
     >>> eps = dpax.distributed.evaluate(lambda s: dpax.gaussian(s, grid_step=1e-2).epsilon(1e-5), [0.8, 1.0, 1.5])
