@@ -492,7 +492,7 @@ NB4 = [
 # Certified error bars: what the grid step costs, measured
 
 Every dpax number is on the safe side of the truth; `bounds=True` also computes it from the
-*optimistic companion* (`pl.bounds()`, a post-processing of the mechanism), so the truth lies
+*optimistic companion* (`pl.optimistic_companion()`, a post-processing of the mechanism), so the truth lies
 in the bracket between the two and the bracket's width is what the discretisation costs. This
 notebook measures that width for DP-SGD (noise multiplier 1, sample rate 1e-3):
 
@@ -528,7 +528,7 @@ rows = {}
 for h in GRIDS:
     pl = dpax.dpsgd(SIGMA, P, T, grid_step=h)
     b, e = pl.beta(0.01, bounds=True), pl.epsilon(1e-5, bounds=True)
-    mu = (dpax.gdp.mu_and_regret(pl)[0], dpax.gdp.mu_and_regret(pl.bounds())[0]) if h in MU_GRIDS else None
+    mu = (dpax.gdp.mu_and_regret(pl)[0], dpax.gdp.mu_and_regret(pl.optimistic_companion())[0]) if h in MU_GRIDS else None
     rows[h] = (b, e, mu)
 print("grid step   beta(0.01): safe .. optimistic   width     epsilon(1e-5): optimistic .. safe   width     mu: lower .. safe      width")
 for h, (b, e, mu) in rows.items():
@@ -573,7 +573,7 @@ steps_rows = {}
 for t in STEPS:
     pl = dpax.dpsgd(SIGMA, P, t, grid_step=STEPS_GRID)
     b, e = pl.beta(0.01, bounds=True), pl.epsilon(1e-5, bounds=True)
-    mu = (dpax.gdp.mu_and_regret(pl)[0], dpax.gdp.mu_and_regret(pl.bounds())[0]) if FULL else None
+    mu = (dpax.gdp.mu_and_regret(pl)[0], dpax.gdp.mu_and_regret(pl.optimistic_companion())[0]) if FULL else None
     steps_rows[t] = (b, e, mu)
     print(f"{t:9d}   {b.width:16.1e}   {e.optimistic:12.6f} .. {e.safe:.6f}        {e.width:.1e}   {mu_text(mu)}")
     assert b.safe <= b.optimistic and e.optimistic <= e.safe

@@ -1,5 +1,5 @@
 """Certified brackets: the truth lies between the safe pair and its optimistic
-companion (``pl.bounds()``), for every quantity, at every grid.
+companion (``pl.optimistic_companion()``), for every quantity, at every grid.
 
 The truths are closed forms computed here independently of dpax (tests/exact_refs.py):
 the composed Gaussian is mu-GDP (beta = Phi(Phi^-1(1 - alpha) - mu)), one subsampled
@@ -113,14 +113,14 @@ def test_composed_gaussian_inside_bracket_fine(sigma, steps, step):
 
 # slow (the mu kernel at 4096 points, ~3 s to compile); default siblings:
 # tests/engine/test_companion_tails.py::test_mu_bracket_holds_the_truth_and_is_narrow (the composed
-# Gaussian's mu(pl.bounds()) below the true mu (16 steps: 4), mu(pl) above it, less than 1e-4 apart)
+# Gaussian's mu(pl.optimistic_companion()) below the true mu (16 steps: 4), mu(pl) above it, less than 1e-4 apart)
 # and tests/gdp/test_regret_bracket.py::test_composed_gaussian_regret_is_zero (mu's bracket holds the truth)
 @pytest.mark.slow
 def test_gaussian_mu_inside_bracket():
-    """mu from the companion's curve (``gdp.mu_and_regret(pl.bounds())``) is a lower bound."""
+    """mu from the companion's curve (``gdp.mu_and_regret(pl.optimistic_companion())``) is a lower bound."""
     pl = dpax.gaussian(1.0, grid_step=1e-2).self_compose(4)
     mu_safe = dpax.gdp.mu_and_regret(pl)[0]
-    mu_opt = dpax.gdp.mu_and_regret(pl.bounds())[0]
+    mu_opt = dpax.gdp.mu_and_regret(pl.optimistic_companion())[0]
     assert mu_opt <= 2.0 <= mu_safe and mu_safe - mu_opt < 1e-3
 
 
@@ -321,20 +321,22 @@ def test_interval_fields_and_batches():
 def test_companion_follows_indexing_broadcast_and_composition():
     # the batch of test_interval_fields_and_batches, and shapes of the tests above (fewer compilations)
     pl = dpax.gaussian([1.0, 2.0], grid_step=1e-2)
-    np.testing.assert_allclose(pl[1].bounds().beta(ALPHAS), pl.bounds()[1].beta(ALPHAS), atol=1e-12)
-    np.testing.assert_allclose(pl[1].bounds().beta(ALPHAS), dpax.gaussian(2.0, grid_step=1e-2).bounds().beta(ALPHAS),
-                               atol=1e-12)
-    assert pl[0].broadcast_to((2, 2)).bounds().batch_shape == (2, 2)
+    second = pl[1].optimistic_companion().beta(ALPHAS)
+    np.testing.assert_allclose(second, pl.optimistic_companion()[1].beta(ALPHAS), atol=1e-12)
+    alone = dpax.gaussian(2.0, grid_step=1e-2).optimistic_companion()
+    np.testing.assert_allclose(second, alone.beta(ALPHAS), atol=1e-12)
+    assert pl[0].broadcast_to((2, 2)).optimistic_companion().batch_shape == (2, 2)
     steps = pl.self_compose([1, 4])
-    direct = pl.bounds().self_compose([1, 4])
-    np.testing.assert_array_equal(steps.bounds().beta(ALPHAS), direct.beta(ALPHAS))
-    assert steps.bounds().optimistic and not steps.optimistic
+    direct = pl.optimistic_companion().self_compose([1, 4])
+    np.testing.assert_array_equal(steps.optimistic_companion().beta(ALPHAS), direct.beta(ALPHAS))
+    assert steps.optimistic_companion().optimistic and not steps.optimistic
     # heterogeneous: the companion of a composition is the composition of the companions,
     # and the composed Gaussian (mu-GDP) stays inside its bracket (counts 4 and 3: mu = 2 and
     # 4096 points, the length of the default GAUSS case at grid 1e-2, whose kernels analyse it)
     both = dpax.compose((pl[1], 4), (pl[0], 3))
-    np.testing.assert_array_equal(both.bounds().beta(ALPHAS),
-                                  dpax.compose((pl[1].bounds(), 4), (pl[0].bounds(), 3)).beta(ALPHAS))
+    np.testing.assert_array_equal(both.optimistic_companion().beta(ALPHAS),
+                                  dpax.compose((pl[1].optimistic_companion(), 4),
+                                               (pl[0].optimistic_companion(), 3)).beta(ALPHAS))
     _check_beta(both.beta(ALPHAS, bounds=True), gdp_beta(ALPHAS, np.sqrt(4 / 2.0**2 + 3 / 1.0**2)))
     # factors on different grids: the companions are regridded by nearest point (grid 1e-3: the
     # construction of the default GAUSS case at that grid; counts 1 and 3: mu = 2 on 4096 points again)
@@ -345,8 +347,8 @@ def test_companion_follows_indexing_broadcast_and_composition():
 def test_bounds_of_a_companion_is_itself_and_survives_a_pytree_round_trip():
     import jax
 
-    c = dpax.gaussian(1.0, grid_step=1e-2).bounds()
-    assert c.bounds() is c and c.optimistic and "optimistic" in c.description
+    c = dpax.gaussian(1.0, grid_step=1e-2).optimistic_companion()
+    assert c.optimistic_companion() is c and c.optimistic and "optimistic" in c.description
     leaves, tree = jax.tree_util.tree_flatten(c)
     back = jax.tree_util.tree_unflatten(tree, leaves)
     assert back.optimistic
@@ -370,7 +372,7 @@ def test_no_companion_says_why():
     }
     for why, pl in cases.items():
         with pytest.raises(ValueError, match="no optimistic companion exists") as err:
-            pl.bounds()
+            pl.optimistic_companion()
         assert why in str(err.value)
         with pytest.raises(ValueError, match="no optimistic companion"):
             pl.beta(ALPHAS, bounds=True)  # the ALPHAS queries: from_atoms' and approximate_dp's support is Laplace's
@@ -380,16 +382,16 @@ def test_no_companion_says_why():
     arrays = dpax.PrivacyLoss(g.pmf_x, g.pmf_y, g.offset, g.inf_mass_y, g.neginf_mass_x, g.grid_step)
     mixed = dpax.compose(g, arrays)
     with pytest.raises(ValueError, match="compose argument 1 has none"):
-        mixed.bounds()
+        mixed.optimistic_companion()
     with pytest.raises(ValueError, match="cannot mix optimistic"):
-        dpax.compose(g, g.bounds())
+        dpax.compose(g, g.optimistic_companion())
 
 
 def test_dp_accounting_import_has_no_companion():
     pytest.importorskip("dp_accounting")
     pld = dpax.gaussian(1.0, grid_step=1e-2).to_dp_accounting()
     with pytest.raises(ValueError, match="no optimistic companion exists .*dp-accounting"):
-        dpax.from_dp_accounting(pld).bounds()
+        dpax.from_dp_accounting(pld).optimistic_companion()
 
 
 # --------------------------------------------------------------------------------------
@@ -440,7 +442,7 @@ def test_refine_checks_what_build_returns():
     with pytest.raises(TypeError, match=r"build must return a dpax.PrivacyLoss .* got Interval"):
         dpax.refine(lambda h: one.advantage(bounds=True), evaluate, 1e-3)
     with pytest.raises(ValueError, match=r"build returned an optimistic companion"):
-        dpax.refine(lambda h: dpax.gaussian(1.0, grid_step=h).bounds(), evaluate, 1e-3)
+        dpax.refine(lambda h: dpax.gaussian(1.0, grid_step=h).optimistic_companion(), evaluate, 1e-3)
     with pytest.raises(ValueError, match=r"build\(grid_step=0.01\) returned a PrivacyLoss on grid_step=0.02"):
         dpax.refine(lambda h: dpax.gaussian(1.0, grid_step=2 * h), evaluate, 1e-3)
 
@@ -492,3 +494,43 @@ def test_epsilon_beyond_700_nats_keeps_a_finite_optimistic_side():
     delta = pl.delta(epsilons, bounds=True)
     truth = gdp_delta(epsilons, mu)
     assert np.all(delta.optimistic <= truth) and np.all(truth <= delta.safe)
+
+
+# slow (~6 s idle: a construction and a companion per family); default sibling:
+# tests/test_gaussian_exact.py::test_beta_near_alpha_one_on_both_sides_of_the_truth (the ends of the Gaussian's)
+@pytest.mark.slow
+def test_every_family_is_exact_at_the_ends_of_its_curve():
+    """Invariant: every trade-off curve passes through (1, 0), and f(0) = 1 - (the mass one law
+    has where the other has none): at alpha = 1 both sides of beta are exactly 0, at alpha = 0
+    the safe side is at most f(0) and the optimistic one at least f(0) (exactly 1 for these
+    mechanisms, 1 - delta for the (epsilon, delta) worst case), for every mechanism family and
+    a composition; tradeoff_points keep alpha in [0, 1], with beta 0 at alpha 1. gaussian(4.0,
+    grid_step=1e-2)'s beta(1) was 1.3e-17 (Pr[X > -inf] summed to 1 + 2^-52), a companion's
+    beta(0) 1 - 2^-53 (its Y-masses summed below 1), and tradeoff_points' first alpha
+    1 + 2^-52. Grid 0.1: the fuzz's supports."""
+    g = 0.1
+    families = {
+        "gaussian": (dpax.gaussian(4.0, grid_step=g), 1.0),
+        "gaussian substitution": (dpax.gaussian(8.0, grid_step=g, neighbouring="substitution"), 1.0),
+        "subsampled_gaussian": (dpax.subsampled_gaussian(4.0, 0.3, grid_step=g), 1.0),
+        "dpsgd": (dpax.dpsgd(4.0, 0.3, 3, grid_step=g), 1.0),
+        "laplace": (dpax.laplace(2.0, grid_step=g), 1.0),
+        "subsampled_laplace": (dpax.subsampled_laplace(1.0, 0.3, grid_step=g), 1.0),
+        "randomized_response": (dpax.randomized_response(1.0, 2**50, grid_step=g), 1.0),
+        "discrete_laplace": (dpax.discrete_laplace(2.0, grid_step=g), 1.0),
+        "mixture_of_gaussians": (dpax.mixture_of_gaussians(4.0, [0.0, 1.0], [0.5, 0.5], grid_step=g), 1.0),
+        "composition": (dpax.compose(dpax.gaussian(4.0, grid_step=g), (dpax.laplace(2.0, grid_step=g), 2)), 1.0),
+        "approximate_dp": (dpax.approximate_dp(1.0, 1e-5, grid_step=g), 1.0 - 1e-5),  # no companion
+    }
+    for name, (pl, f0) in families.items():
+        if name == "approximate_dp":
+            safe, opt = pl.beta([0.0, 1.0]), None
+        else:
+            got = pl.beta([0.0, 1.0], bounds=True)
+            safe, opt = got.safe, got.optimistic
+        assert safe[0] <= f0 and safe[1] == 0.0, (name, safe)
+        assert opt is None or (opt[0] >= f0 and opt[1] == 0.0), (name, opt)
+        for symmetric in (False, True):
+            alpha, beta = pl.tradeoff_points(symmetric=symmetric)
+            assert 0.0 <= alpha.min() and alpha.max() <= 1.0, (name, symmetric, alpha.max())
+            assert np.all(beta[alpha == 1.0] == 0.0), (name, symmetric)

@@ -220,7 +220,7 @@ def test_calibrate_accuracy_prints_the_noise_interval(capsys):
     b = pl.beta(0.1, bounds=True)
     assert b.safe >= 0.5 and b.width <= acc
     assert out["achieved"]["beta"] == b.safe and out["achieved_optimistic"]["beta"] == pytest.approx(b.optimistic)
-    assert dpax.dpsgd(low, p, t, grid_step=out["grid_step"]).bounds().beta(0.1) < 0.5
+    assert dpax.dpsgd(low, p, t, grid_step=out["grid_step"]).optimistic_companion().beta(0.1) < 0.5
     text = cli.render_calibrate(out)
     assert f"chosen by --accuracy {acc:g}" in text and "noise, optimistic" in text and "optimistic " in text
     # without --accuracy nothing of it is printed

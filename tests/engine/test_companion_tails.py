@@ -37,7 +37,7 @@ def test_small_sides_over_estimate_the_exact_composition():
     exact ones, down to the far tails (1e-30 and below), and close to them (the booking is
     tight: the tilted laws' round-off is relative)."""
     steps, step = 16, 1e-2
-    one = dpax.gaussian(1.0, grid_step=step).bounds()
+    one = dpax.gaussian(1.0, grid_step=step).optimistic_companion()
     px1, py1 = (np.asarray(a)[0] for a in (one.pair.pmf_x, one.pair.pmf_y))
     ex, ey = _exact_power(px1, steps), _exact_power(py1, steps)
     start = steps * int(np.asarray(one.pair.offset)[0])
@@ -82,7 +82,7 @@ def test_far_tail_epsilon_brackets_the_truth(step):
 
 def test_mu_bracket_holds_the_truth_and_is_narrow():
     pl = dpax.gaussian(1.0, grid_step=1e-2).self_compose(16)
-    mu_opt = dpax.gdp.mu_and_regret(pl.bounds())[0]
+    mu_opt = dpax.gdp.mu_and_regret(pl.optimistic_companion())[0]
     mu_safe = dpax.gdp.mu_and_regret(pl)[0]
     assert mu_opt < 4.0 < mu_safe and mu_safe - mu_opt < 1e-4
 
@@ -92,7 +92,7 @@ def test_dpsgd_mu_bracket_is_narrow():
     would leave 0.013 at grid 1e-3 with 10^4 steps; the slow test below runs sigma 1, p 1e-3,
     10^4 steps at grid 1e-4)."""
     pl = dpax.dpsgd(1.0, 0.01, 200, grid_step=1e-2)
-    mu_opt = dpax.gdp.mu_and_regret(pl.bounds())[0]
+    mu_opt = dpax.gdp.mu_and_regret(pl.optimistic_companion())[0]
     mu_safe = dpax.gdp.mu_and_regret(pl)[0]
     assert 0.0 < mu_opt <= mu_safe and mu_safe - mu_opt < 5e-3
 
@@ -101,7 +101,7 @@ def test_dpsgd_mu_bracket_is_narrow():
 def test_dpsgd_mu_bracket_at_grid_1e4():
     """The README's DP-SGD (sigma 1, p 1e-3, 10^4 steps) at grid 1e-4."""
     pl = dpax.dpsgd(1.0, 1e-3, 10_000, grid_step=1e-4)
-    mu_opt = dpax.gdp.mu_and_regret(pl.bounds())[0]
+    mu_opt = dpax.gdp.mu_and_regret(pl.optimistic_companion())[0]
     mu_safe = dpax.gdp.mu_and_regret(pl)[0]
     assert mu_opt <= mu_safe and mu_safe - mu_opt < 3e-3
 
@@ -110,7 +110,7 @@ def test_tilt_rates_aim_at_the_tail():
     """Rates are >= 1 and follow the law (mu-GDP: X ~ N(-mu^2/2, mu^2), whose Chernoff point
     at 1e-10 has rate (s + mu^2/2) / mu^2 = 1.6 for mu = 4), and the tilt is exact: rate 1
     everywhere gives the same companion up to round-off."""
-    one = dpax.subsampled_gaussian(1.0, 0.01, grid_step=1e-2).bounds()
+    one = dpax.subsampled_gaussian(1.0, 0.01, grid_step=1e-2).optimistic_companion()
     # the step as compose_arrays passes it (a float64, not a weakly typed Python float): the
     # kernels compiled by the compositions above and below (a Python float is another key)
     step, span = np.float64(1e-2), np.array([10.0])
@@ -118,16 +118,16 @@ def test_tilt_rates_aim_at_the_tail():
         rates = [np.asarray(composition.tilt_rates((one.pair,), (np.array([t]),), step, span)[0])
                  for t in (1, 100, 10_000)]
     assert all(r.shape == (1, 4) and np.all(r >= 1.0) for r in rates)
-    g = dpax.gaussian(1.0, grid_step=1e-2).bounds()
+    g = dpax.gaussian(1.0, grid_step=1e-2).optimistic_companion()
     with jax.enable_x64(True):
         rate = np.asarray(composition.tilt_rates((g.pair,), (np.array([16]),), step, span)[0])
     assert np.all(np.abs(rate[:, :2] - (-8.0 + 4.0 * 6.36 + 8.0) / 16.0) < 0.15)  # the rates are a grid (ratio 1.26)
     pl = dpax.gaussian(1.0, grid_step=1e-2).self_compose(16)
-    tuned = pl.bounds().pair
+    tuned = pl.optimistic_companion().pair
     real = composition.tilt_rates
     try:
         composition.tilt_rates = lambda *a: (real(*a)[0] * 0.0 + 1.0, real(*a)[1])
-        plain = dpax.gaussian(1.0, grid_step=1e-2).self_compose(16).bounds().pair
+        plain = dpax.gaussian(1.0, grid_step=1e-2).self_compose(16).optimistic_companion().pair
     finally:
         composition.tilt_rates = real
     for a, b in ((plain.pmf_x, tuned.pmf_x), (plain.pmf_y, tuned.pmf_y)):
@@ -165,8 +165,8 @@ def test_companion_mu_batch_independence():
     test_companion_batch_independence, and the mu kernel's rows as alone by
     tests/engine/test_composition.py::test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails."""
     alone, batch = _alone_and_batch()
-    np.testing.assert_allclose(dpax.gdp.mu_and_regret(batch.bounds())[0][0], dpax.gdp.mu_and_regret(alone.bounds())[0],
-                               rtol=5e-5)
+    np.testing.assert_allclose(dpax.gdp.mu_and_regret(batch.optimistic_companion())[0][0],
+                               dpax.gdp.mu_and_regret(alone.optimistic_companion())[0], rtol=5e-5)
 
 
 # slow (~11 s of its own kernels): companion rows answer as alone in the default run by
@@ -197,7 +197,7 @@ def test_companion_of_a_gaussian_with_little_noise_is_finite():
 
     for p in (1.0, 0.5):
         pl = dpax.subsampled_gaussian(0.05, p, grid_step=0.1)
-        comp = pl.bounds()
+        comp = pl.optimistic_companion()
         for law in (comp.pmf_x, comp.pmf_y):
             assert np.all(np.isfinite(law)) and abs(np.sum(law) - 1.0) < 1e-12
         adv = pl.advantage(bounds=True)

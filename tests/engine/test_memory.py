@@ -195,7 +195,7 @@ def small_batch():
     """Two rows (256 points each) with their companions, and every query method's answers
     from one call each (the default budget)."""
     pl = dpax.gaussian([1.0, 2.0], grid_step=0.1)
-    pl.bounds()
+    pl.optimistic_companion()
     alpha, eps, delta = np.linspace(0.0, 1.0, 3001), np.linspace(-1.0, 20.0, 301), np.geomspace(1e-12, 1.0, 301)
     answers = {"beta": pl.beta(alpha), "delta": pl.delta(eps), "epsilon": pl.epsilon(delta),
                "beta bounds": pl.beta(alpha, bounds=True), "tradeoff": pl.tradeoff_points(),

@@ -34,7 +34,7 @@ def test_a_second_bounded_query_reuses_the_companion():
     assert first == second
     truth = gdp_delta(1.0, 1.0)
     assert first.optimistic <= truth <= first.safe
-    assert pl.bounds() is pl.bounds() is companion.bounds(pl)
+    assert pl.optimistic_companion() is pl.optimistic_companion() is companion.optimistic_companion(pl)
 
 
 def test_the_value_is_unchanged_by_its_companion():
@@ -44,12 +44,19 @@ def test_the_value_is_unchanged_by_its_companion():
     assert adv.optimistic <= gdp_advantage(1.0) <= adv.safe
     after = vars(pl)
     assert after.keys() == before.keys() and all(after[k] is before[k] for k in before)
-    assert pl.bounds().description == f"{pl.description} (optimistic)" and pl.bounds().optimistic
+    comp = pl.optimistic_companion()
+    assert comp.description == f"{pl.description} (optimistic)" and comp.optimistic
+
+
+def test_bounds_is_a_deprecated_name_of_the_companion():
+    pl = dpax.gaussian(1.0, grid_step=1e-2)
+    with pytest.warns(DeprecationWarning, match="optimistic_companion"):
+        assert pl.bounds() is pl.optimistic_companion()
 
 
 def test_the_memo_does_not_keep_a_value_alive():
     pl = dpax.gaussian(1.0, grid_step=1e-2)
-    pl.bounds()
+    pl.optimistic_companion()
     ref = weakref.ref(pl)
     size = len(companion._MEMO)
     del pl
@@ -60,7 +67,7 @@ def test_the_memo_does_not_keep_a_value_alive():
 def test_no_companion_names_the_reason():
     pl = dpax.approximate_dp(1.0, 1e-5, grid_step=1e-2)
     with pytest.raises(ValueError, match="no optimistic companion exists for approximate_dp.*worst case"):
-        pl.bounds()
+        pl.optimistic_companion()
     rebuilt = dpax.PrivacyLoss(pl.pmf_x, pl.pmf_y, pl.offset, pl.inf_mass_y, pl.neginf_mass_x, pl.grid_step)
     with pytest.raises(ValueError, match="bounded from the safe side only"):
         rebuilt.advantage(bounds=True)
@@ -68,7 +75,7 @@ def test_no_companion_names_the_reason():
 
 
 def test_derived_rows_of_a_companion_keep_their_slack():
-    comp = dpax.gaussian([1.0, 2.0], grid_step=1e-2).bounds()
+    comp = dpax.gaussian([1.0, 2.0], grid_step=1e-2).optimistic_companion()
     row = comp[1]
     assert row.optimistic and companion.need_slack(row) is not None
     # the slack lets the row compose as a companion: on or below the truth (mu = 0.5 sqrt 2)

@@ -40,7 +40,7 @@ def test_compose_refuses_what_it_cannot_compose():
     with pytest.raises(TypeError, match=r"other must be a PrivacyLoss .*self_compose\(3\)"):
         compose_with(pl, 3)
     with pytest.raises(ValueError, match="cannot mix optimistic companions"):
-        compose(pl, pl.bounds())
+        compose(pl, pl.optimistic_companion())
     profile = dpax.approximate_dp(1.0, 1e-5, grid_step=1e-2)
     with pytest.raises(ValueError, match="compose argument 1 has none: approximate_dp"):
-        compose(pl, profile).bounds()
+        compose(pl, profile).optimistic_companion()

@@ -36,10 +36,10 @@ def test_the_pytree_carries_the_facts_but_not_the_recipe():
     np.testing.assert_array_equal(gdp_bound_rows(copy), gdp_bound_rows(pl))
     assert copy._companion == NO_COMPANION
     with pytest.raises(ValueError, match="no optimistic companion"):
-        copy.bounds()
-    comp = jax.tree_util.tree_map(lambda a: a, pl.bounds())
-    assert comp.optimistic and comp._slack.to_aux() == pl.bounds()._slack.to_aux()
-    assert comp.advantage() == pl.bounds().advantage()
+        copy.optimistic_companion()
+    comp = jax.tree_util.tree_map(lambda a: a, pl.optimistic_companion())
+    assert comp.optimistic and comp._slack.to_aux() == pl.optimistic_companion()._slack.to_aux()
+    assert comp.advantage() == pl.optimistic_companion().advantage()
 
 
 def test_a_hand_built_value_is_checked_and_complete():

@@ -18,7 +18,8 @@ def test_refine_step_follows_the_quadratic_width():
 
 def test_refine_refuses_a_companion_and_a_wrong_grid():
     with pytest.raises(ValueError, match="build returned an optimistic companion"):
-        refine(lambda h: dpax.gaussian(1.0, grid_step=h).bounds(), lambda pl: pl.beta(0.1, bounds=True), 1e-3)
+        refine(lambda h: dpax.gaussian(1.0, grid_step=h).optimistic_companion(), lambda pl: pl.beta(0.1, bounds=True),
+               1e-3)
     with pytest.raises(ValueError, match="returned a PrivacyLoss on grid_step"):
         refine(lambda h: dpax.gaussian(1.0, grid_step=1e-2), lambda pl: pl.beta(0.1, bounds=True), 1e-9,
                grid_step=2e-2)

@@ -26,8 +26,8 @@ def test_regrid_dominates_and_a_refinement_is_exact():
 
 def test_a_regridded_companion_stays_optimistic():
     pl = dpax.gaussian(1.0, grid_step=1e-2)
-    comp = regrid(pl.bounds(), 4e-2)
-    assert comp.optimistic and comp.description == pl.bounds().description
+    comp = regrid(pl.optimistic_companion(), 4e-2)
+    assert comp.optimistic and comp.description == pl.optimistic_companion().description
     assert comp.advantage() <= gdp_advantage(1.0) <= regrid(pl, 4e-2).advantage()
     assert np.all(comp.beta([0.01, 0.1]) >= gdp_beta(np.array([0.01, 0.1]), 1.0) - 1e-12)
-    assert regrid(pl, 4e-2).bounds().advantage() <= gdp_advantage(1.0)  # the regridded pair's companion
+    assert regrid(pl, 4e-2).optimistic_companion().advantage() <= gdp_advantage(1.0)  # the regridded pair's companion

@@ -8,7 +8,7 @@ import pytest
 
 import dpax
 from dpax.privacy_loss import risks
-from dpax.privacy_loss.companion import bounds
+from dpax.privacy_loss.companion import optimistic_companion
 from dpax.privacy_loss.fields import replaced
 from exact_refs import gdp_advantage, gdp_beta, gdp_delta, gdp_epsilon
 
@@ -41,7 +41,7 @@ def test_delta_beyond_the_float64_range_is_answered_at_the_largest_epsilon():
 def test_a_crossed_bracket_falls_back_and_warns_at_the_caller():
     pl = dpax.gaussian(1.0, grid_step=1e-2)
     # a wrong companion: the optimistic pair of a less private Gaussian lies beyond the safe side
-    wrong = replaced(pl, companion=lambda: bounds(dpax.gaussian(0.5, grid_step=1e-2)))
+    wrong = replaced(pl, companion=lambda: optimistic_companion(dpax.gaussian(0.5, grid_step=1e-2)))
     with pytest.warns(RuntimeWarning, match="advantage: the optimistic companion's answer crossed") as record:
         a = wrong.advantage(bounds=True)
     assert record[0].filename == __file__  # the user's line, not dpax's

@@ -18,11 +18,11 @@ def test_selected_rows_are_the_rows_with_their_companion():
     assert row.batch_shape == () and row.description.endswith("[1]")
     np.testing.assert_array_equal(row.pmf_y, pl.pmf_y[1])
     np.testing.assert_allclose(gdp_bound_rows(row), [0.5], rtol=1e-14)
-    assert row.bounds().advantage() == pl.bounds().advantage()[1]
-    assert row.bounds().advantage() <= gdp_advantage(0.5) <= row.advantage()
+    assert row.optimistic_companion().advantage() == pl.optimistic_companion().advantage()[1]
+    assert row.optimistic_companion().advantage() <= gdp_advantage(0.5) <= row.advantage()
     two = select(pl, [2, 0])
     assert two.batch_shape == (2,) and two.description.endswith("[2 of 3 rows]")
-    np.testing.assert_array_equal(two.advantage(bounds=True).optimistic, pl.bounds().advantage()[[2, 0]])
+    np.testing.assert_array_equal(two.advantage(bounds=True).optimistic, pl.optimistic_companion().advantage()[[2, 0]])
     with pytest.raises(IndexError, match="single PrivacyLoss"):
         select(row, 0)
 
@@ -32,7 +32,8 @@ def test_broadcast_rows_repeat_the_batch():
     wide = broadcast_to(pl, (3, 2))
     assert wide.batch_shape == (3, 2) and broadcast_to(pl, (2,)) is pl
     np.testing.assert_array_equal(wide.advantage(), np.tile(pl.advantage(), (3, 1)))
-    np.testing.assert_array_equal(wide.bounds().advantage(), np.tile(pl.bounds().advantage(), (3, 1)))
+    np.testing.assert_array_equal(wide.optimistic_companion().advantage(),
+                                  np.tile(pl.optimistic_companion().advantage(), (3, 1)))
     np.testing.assert_array_equal(gdp_bound_rows(wide), np.tile(gdp_bound_rows(pl), 3))
     with pytest.raises(ValueError, match="not one that batch_shape"):
         broadcast_to(pl, (3,))

@@ -27,7 +27,8 @@ def test_no_operation_changes_a_value():
     pl = dpax.gaussian([1.0, 2.0], grid_step=1e-2)
     before = dict(vars(pl))
     pl.beta(0.1, bounds=True), pl.advantage(bounds=True), pl.delta(1.0, bounds=True)
-    pl.epsilon(1e-5, bounds=True), pl[0].bounds(), pl.self_compose(2).bounds(), pl.tradeoff_points()
+    pl.epsilon(1e-5, bounds=True), pl[0].optimistic_companion(), pl.self_compose(2).optimistic_companion()
+    pl.tradeoff_points()
     # (broadcast_to, regrid and compose build new values the same way: from_pair / replaced)
     after = vars(pl)
     assert after.keys() == before.keys() and all(after[k] is before[k] for k in before)
@@ -37,7 +38,7 @@ def test_methods_agree_with_the_functions_of_their_modules():
     from dpax.privacy_loss import companion, composing, regridding, risks, shaping
 
     pl = dpax.gaussian([1.0, 2.0], grid_step=1e-2)
-    assert pl.bounds() is companion.bounds(pl)
+    assert pl.optimistic_companion() is companion.optimistic_companion(pl)
     np.testing.assert_array_equal(pl.delta([0.5, 1.0]), risks.delta(pl, [0.5, 1.0]))
     np.testing.assert_array_equal(pl[1].pmf_x, shaping.select(pl, 1).pmf_x)
     np.testing.assert_array_equal(pl.regrid(2e-2).pmf_y, regridding.regrid(pl, 2e-2).pmf_y)

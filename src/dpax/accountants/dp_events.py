@@ -308,7 +308,7 @@ class DpEventAccounting:
         at_inf = float(max(np.max(pl.inf_mass_y), np.max(pl.neginf_mass_x)))
         if bounds:
             bracket = cast(Interval, finite)  # delta(..., bounds=True) is an Interval
-            companion = pl.bounds()
+            companion = pl.optimistic_companion()
             low = float(max(np.max(companion.inf_mass_y), np.max(companion.neginf_mass_x)))
             return Interval(as_result(np.where(infinite, at_inf, bracket.safe)),
                             as_result(np.where(infinite, low, bracket.optimistic)))

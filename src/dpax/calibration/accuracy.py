@@ -86,7 +86,7 @@ def _both_sides(noise, p, t, target, step, names) -> _Sides:
         def run(a, b, sel=sel):
             r = sel[a:b]
             pl, tg = dpsgd(noise[r], p[r], t[r], step), target.take(r)
-            (m, ach), (mo, acho) = tg.margin(pl.pair), tg.margin(pl.bounds().pair)
+            (m, ach), (mo, acho) = tg.margin(pl.pair), tg.margin(pl.optimistic_companion().pair)
             return np.stack([m, mo] + [ach[n] for n in names] + [acho[n] for n in names], -1)
 
         vals[sel[:count]] = _sharding.map_chunks(run, sel.size)[0][:count]
@@ -175,9 +175,9 @@ class _AccuracyFit:
         est = hi[run] * np.exp(-gap)
         sub = _Bracket(est / (1 + 0.6 * self.rtol), np.minimum(hi[run], est * (1 + 0.6 * self.rtol)),
                        np.zeros(run.size, bool), widen=1 + 10 * self.rtol)
-        p, t, step = self.p[run], self.t[run], self.step  # the companion, as PrivacyLoss.bounds() gives it
-        ev = _Evaluator(lambda w, r: dpsgd(w, p[r], t[r], step).bounds(), self.target.take(run), "calibrate_dpsgd",
-                        lambda w, r: self.cost(w, run[r]), self.lengths, step)
+        p, t, step = self.p[run], self.t[run], self.step  # the companion, as PrivacyLoss gives it
+        ev = _Evaluator(lambda w, r: dpsgd(w, p[r], t[r], step).optimistic_companion(), self.target.take(run),
+                        "calibrate_dpsgd", lambda w, r: self.cost(w, run[r]), self.lengths, step)
         sub.run(ev, self.rtol, self.k, self.bounds, "calibrate_dpsgd")
         self.evaluations += sub.evaluations
         out[run] = np.minimum(np.where(np.isnan(sub.lo), self.bounds[0], sub.lo), hi[run])

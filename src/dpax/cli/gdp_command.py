@@ -113,7 +113,7 @@ def _optimistic(pl: PrivacyLoss, r: gdp.GDPReport, tail: float) -> dict:
     regret lies between them), the companion's advantage, beta at the report's FPRs and
     epsilon at its deltas; and ``max_width``, the widest bracket (mu's and the regret's
     included)."""
-    companion = pl.bounds()
+    companion = pl.optimistic_companion()
     mu, regret = gdp.mu_and_regret(pl, tail, bounds=True)
     brackets = [mu, regret, Interval(r.beta, np.asarray(companion.beta(np.asarray(r.alpha)))),
                 Interval(r.advantage, companion.advantage()),

@@ -297,7 +297,7 @@ def regret_bracket(pl: PrivacyLoss, tail: float = DEFAULT_TAIL) -> tuple[Interva
     (0.5, 0.5, True)
     """
     check_loss(pl)
-    companion = pl.bounds()
+    companion = pl.optimistic_companion()
     mu_s = mu_regret_rows(pl, tail)[0]
     mu_o = mu_regret_rows(companion, tail)[0]
     lower = mu_regret_rows(pl, tail, at_mu=mu_o)[1]

@@ -6,13 +6,14 @@ loss rounded to a grid point, or for the add/remove subsampled Gaussian split be
 cell's ends by exponential interpolation), so every number it gives is on the optimistic
 side; compositions compose the companions. :mod:`dpax._engine.optimistic` has the argument
 and its equations. A value carries only how its companion is obtained (a recipe, or the
-reason there is none: :data:`dpax.privacy_loss.fields.Companion`); :func:`bounds` runs the
+reason there is none: :data:`dpax.privacy_loss.fields.Companion`); :func:`optimistic_companion` runs the
 recipe on first use and keeps the result in a weak table keyed by the value's identity, so
 a second ``pl.delta(1.0, bounds=True)`` reuses it and the value itself never changes.
 """
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any, cast
@@ -27,7 +28,7 @@ from .fields import Fields, V, replaced
 _MEMO: weakref.WeakKeyDictionary[Fields, Fields] = weakref.WeakKeyDictionary()
 
 
-def bounds(pl: V) -> V:
+def optimistic_companion(pl: V) -> V:
     """The optimistic companion of ``pl`` (``pl`` itself if it is one), labelled
     ``"<description> (optimistic)"``; built by its recipe on first use, then memoised.
 
@@ -36,7 +37,7 @@ def bounds(pl: V) -> V:
 
     >>> import dpax
     >>> pl = dpax.gaussian(1.0, grid_step=1e-2)
-    >>> bounds(pl) is bounds(pl), bounds(pl).description
+    >>> optimistic_companion(pl) is optimistic_companion(pl), optimistic_companion(pl).description
     (True, 'gaussian(noise_multiplier=1, sensitivity=1) (optimistic)')
     """
     if pl.optimistic:
@@ -53,6 +54,14 @@ def bounds(pl: V) -> V:
     return cast(V, comp)
 
 
+def deprecated_bounds(pl: V) -> V:
+    """:func:`optimistic_companion` for the deprecated ``PrivacyLoss.bounds()``, with a
+    DeprecationWarning pointing at the caller's line."""
+    warnings.warn("PrivacyLoss.bounds() is deprecated and will be removed in the next release: it is "
+                  "PrivacyLoss.optimistic_companion()", DeprecationWarning, stacklevel=3)
+    return optimistic_companion(pl)
+
+
 def optimistic(cls: type[V], built: tuple[Pair, _optimistic.Slack], grid_step: float, batch_shape: tuple[int, ...],
                description: str = "optimistic companion") -> V:
     """The optimistic value (of class ``cls``) of an engine result ``(pair, slack)``: the
@@ -60,7 +69,7 @@ def optimistic(cls: type[V], built: tuple[Pair, _optimistic.Slack], grid_step: f
 
     >>> import dpax
     >>> pl = dpax.gaussian(1.0, grid_step=1e-2)
-    >>> c = bounds(pl)
+    >>> c = optimistic_companion(pl)
     >>> optimistic(type(pl), (c.pair, need_slack(c)), 1e-2, ()).optimistic
     True
     """
@@ -73,12 +82,12 @@ def need_slack(pl: Fields) -> _optimistic.Slack:
     from arrays).
 
     >>> import dpax
-    >>> need_slack(bounds(dpax.gaussian(1.0, grid_step=1e-2))) is not None
+    >>> need_slack(optimistic_companion(dpax.gaussian(1.0, grid_step=1e-2))) is not None
     True
     """
     if pl._slack is None:
         raise ValueError(f"{pl.description}: this optimistic pair has lost its ratio bounds (rebuilt from "
-                         "its arrays?); compose or regrid the PrivacyLoss that bounds() returned instead")
+                         "its arrays?); compose or regrid the PrivacyLoss that optimistic_companion() returned instead")
     return pl._slack
 
 
@@ -86,7 +95,7 @@ def derived(parent: V, make: Callable[[V], Fields], rows: Any = None) -> dict[st
     """The companion facts of a value derived from ``parent`` (rows taken, broadcast,
     regridded, composed with itself), as keyword arguments of ``Fields._make``: an optimistic
     parent gives an optimistic value with the slack of ``rows`` (an index array; None: lost);
-    otherwise the companion is ``make(bounds(parent))`` (built on first use), or ``parent``'s
+    otherwise the companion is ``make(optimistic_companion(parent))`` (built on first use), or ``parent``'s
     reason why there is none.
 
     >>> import dpax
@@ -98,4 +107,4 @@ def derived(parent: V, make: Callable[[V], Fields], rows: Any = None) -> dict[st
         return {"optimistic": True, "slack": slack}
     if isinstance(parent._companion, str):
         return {"companion": parent._companion}
-    return {"companion": lambda: make(bounds(parent))}
+    return {"companion": lambda: make(optimistic_companion(parent))}

@@ -23,7 +23,7 @@ from .._engine import optimistic as _optimistic
 from .._engine import validation as _v
 from .._engine.pair import Pair
 from .._engine.x64 import float64
-from .companion import bounds, derived, need_slack, optimistic
+from .companion import derived, need_slack, optimistic, optimistic_companion
 from .fields import Companion, Fields, V, gdp_rows
 from .regridding import regrid
 from .shaping import broadcast_to
@@ -80,8 +80,8 @@ def compose(*losses: V | tuple[V, ArrayLike], grid_step: float | str | None = No
     step, exact = items[0][0].grid_step, all(pl.exact_ratio for pl, _ in items)
     kind = {pl.optimistic for pl, _ in items}
     if len(kind) > 1:
-        raise ValueError("compose cannot mix optimistic companions (from bounds()) with other pairs: compose the "
-                         "pairs, then call bounds() on the result")
+        raise ValueError("compose cannot mix optimistic companions (from optimistic_companion()) with other pairs: "
+                         "compose the pairs, then call optimistic_companion() on the result")
     try:
         arrays = _compose.compose_arrays([pl.pair for pl in factors], counts, step, exact, tilted=kind == {True})
     except _grid.MemoryBudgetError as exc:  # say which arguments made it so large
@@ -165,4 +165,4 @@ def _companion(losses: tuple, grid_step: float | str | None) -> Companion:
     for i, (pl, _) in enumerate(factors):
         if isinstance(pl._companion, str):
             return f"compose argument {i} has none: {pl._companion}"
-    return lambda: compose(*((bounds(pl), c) for pl, c in factors), grid_step=grid_step)
+    return lambda: compose(*((optimistic_companion(pl), c) for pl, c in factors), grid_step=grid_step)

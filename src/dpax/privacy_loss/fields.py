@@ -35,7 +35,7 @@ NO_COMPANION = ("it was not built by a dpax mechanism with a closed-form loss la
                 "from atoms, approximate_dp or imported from dp-accounting is bounded from the safe side only")
 
 #: How a value's optimistic companion is obtained: a recipe (called once, on first use, by
-#: :func:`dpax.privacy_loss.companion.bounds`) or the reason why there is none.
+#: :func:`dpax.privacy_loss.companion.optimistic_companion`) or the reason why there is none.
 Companion = Callable[[], "Fields"] | str
 
 V = TypeVar("V", bound="Fields")
@@ -83,7 +83,7 @@ class Fields:
         #: True when Pr[X = x] = e^-x Pr[Y = x] holds on every finite point by construction
         #: (dpax's own mechanisms); composition then rebuilds far tails from the larger side.
         self.exact_ratio = exact_ratio
-        #: True for an optimistic companion (:meth:`bounds`): its curve lies on or above the truth.
+        #: True for an optimistic companion (:meth:`optimistic_companion`): its curve lies on or above the truth.
         self.optimistic = optimistic
         self._slack = slack  # an optimistic pair's ratio bounds (None: unknown, e.g. rebuilt from arrays)
         #: Per row (rows,), or None: a mu such that the mechanism itself (not the grid) is

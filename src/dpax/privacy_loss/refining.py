@@ -105,8 +105,9 @@ def _built(pl: Any, step: float, first: PrivacyLoss | None) -> PrivacyLoss:
         raise TypeError(f"build must return a dpax.PrivacyLoss (build(grid_step) -> PrivacyLoss), got "
                         f"{type(pl).__name__} from build(grid_step={step:.6g})")
     if pl.optimistic:
-        raise ValueError(f"build returned an optimistic companion (from bounds()) at grid_step={step:.6g}; build "
-                         "must return the mechanism's own pair, whose bounds() refine evaluates")
+        raise ValueError(f"build returned an optimistic companion (from optimistic_companion()) at grid_step="
+                         f"{step:.6g}; build must return the mechanism's own pair, whose optimistic_companion() "
+                         "refine evaluates")
     if pl.grid_step != step:
         raise ValueError(f"build(grid_step={step!r}) returned a PrivacyLoss on grid_step={pl.grid_step!r}; build "
                          "must build the pair on the grid step it is given")

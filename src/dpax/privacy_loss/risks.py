@@ -21,7 +21,7 @@ from .._engine import queries as _queries
 from .._engine import validation as _v
 from .._engine.x64 import as_result, float64
 from .checks import query_values
-from .companion import bounds as _bounds
+from .companion import optimistic_companion as _bounds
 from .fields import Fields
 from .interval import Interval, uncrossed
 

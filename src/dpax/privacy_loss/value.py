@@ -73,7 +73,7 @@ class PrivacyLoss(Fields):
     (0.4621, 1.0)
     """
 
-    def bounds(self) -> PrivacyLoss:
+    def optimistic_companion(self) -> PrivacyLoss:
         """The optimistic companion: a pair whose trade-off curve lies on or above the truth.
 
         Built on first use (then kept) by one map of outputs to grid labels applied to both
@@ -97,10 +97,14 @@ class PrivacyLoss(Fields):
 
         >>> import dpax
         >>> pl = dpax.gaussian(1.0, grid_step=1e-2)
-        >>> round(pl.advantage(), 4), round(pl.bounds().advantage(), 4)
+        >>> round(pl.advantage(), 4), round(pl.optimistic_companion().advantage(), 4)
         (0.3829, 0.3829)
         """
-        return _companion.bounds(self)
+        return _companion.optimistic_companion(self)
+
+    def bounds(self) -> PrivacyLoss:
+        """Deprecated name of :meth:`optimistic_companion` (warns; removed in the next release)."""
+        return _companion.deprecated_bounds(self)
 
     @float64
     def broadcast_to(self, shape: tuple[int, ...]) -> PrivacyLoss:
