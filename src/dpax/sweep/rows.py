@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
 
 import numpy as np
 
@@ -36,8 +35,8 @@ class Row:
         raw: the values as read (column -> value; empty values left out), carried to the
             results.
         params: the parsed numeric parameters (column -> float; ``num_steps`` an int,
-            ``grid_step`` always present); empty for a malformed row.
-        error: why the row is malformed ('' for a well-formed row).
+            ``grid_step`` always present); empty for a malformed row (default).
+        error: why the row is malformed ('' for a well-formed row, the default).
 
     >>> from dpax.sweep import parse_row
     >>> r = parse_row(1, 2, {"noise_multiplier": "1.0", "sample_rate": "0.01", "num_steps": "100"}, 1e-3)
@@ -47,13 +46,18 @@ class Row:
 
     row: int
     line: int
-    raw: dict[str, Any]
-    params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    raw: dict[str, object]
+    params: dict[str, float] = dataclasses.field(default_factory=dict)
     error: str = ""
 
     @property
     def mode(self) -> str:
-        """'analyse' for a row with ``noise_multiplier``, else 'calibrate'."""
+        """'analyse' for a row with ``noise_multiplier``, else 'calibrate'.
+
+        >>> from dpax.sweep import parse_row
+        >>> parse_row(1, 2, {"sample_rate": 0.01, "num_steps": 100, "advantage": 0.1}, 1e-3).mode
+        'calibrate'
+        """
         return "analyse" if "noise_multiplier" in self.params else "calibrate"
 
     def batch_key(self) -> tuple[float, str, tuple[str, ...]]:
@@ -190,11 +194,11 @@ def parse_row(row: int, line: int, record: object, default_grid_step: float) -> 
     return r
 
 
-def _kinds(p: dict[str, Any]) -> tuple[str, ...]:
+def _kinds(p: dict[str, float]) -> tuple[str, ...]:
     return Row(0, 0, {}, p).target_kinds()
 
 
-def make_target(params: list[dict[str, Any]]) -> T.Target:
+def make_target(params: list[dict[str, float]]) -> T.Target:
     """The calibration target of rows that share their target kinds.
 
     Args:
