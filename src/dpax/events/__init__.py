@@ -54,7 +54,7 @@ optional dependency (the ``test`` extra installs it); it is imported when an eve
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -64,31 +64,41 @@ from ..privacy_loss import PrivacyLoss
 from .build import from_tallies, identity, mixture, non_private
 from .tally import MAX_COUNT, RELATIONS, Leaf, Tally, UnsupportedEvent, dp_event_module, relation, tally
 
+if TYPE_CHECKING:  # dp-accounting is optional: imported when an event is read
+    from dp_accounting.dp_event import DpEvent
+    from dp_accounting.privacy_accountant import NeighboringRelation, UnsupportedEventError
+
 __all__ = ["MAX_COUNT", "RELATIONS", "Leaf", "Tally", "UnsupportedEvent", "dp_event_module", "event_family",
            "from_dp_event", "from_tallies", "identity", "mixture", "non_private", "relation", "tally",
            "unsupported_error"]
 
 
 @float64
-def from_dp_event(event: Any, grid_step: float = 1e-4, neighbouring: Any = "add_remove") -> PrivacyLoss:
+def from_dp_event(event: DpEvent | list[DpEvent] | tuple[DpEvent, ...], grid_step: float = 1e-4,
+                  neighbouring: str | NeighboringRelation = "add_remove") -> PrivacyLoss:
     """The :class:`~dpax.PrivacyLoss` of a dp-accounting ``DpEvent`` tree (or of a sequence
     of trees, one batch row each).
 
     Args:
-        event: a ``dp_accounting.dp_event.DpEvent``, or a list of them.
+        event: a ``dp_accounting.dp_event.DpEvent``, or a non-empty list (or tuple) of them.
         grid_step: the loss grid's step, in [1e-7, 1] (dp-accounting's
-            ``value_discretization_interval``).
+            ``value_discretization_interval``; default 1e-4).
         neighbouring: ``"add_remove"`` (default), ``"substitution"`` (replace one) or
             ``"replace_special"``, or dp-accounting's ``NeighboringRelation``.
 
     Returns:
         A :class:`~dpax.PrivacyLoss` of batch shape ``()`` for one event, ``(len(event),)``
-        for a list.
+        for a list: dpax's pessimistic pairs composed, so every risk read from it is on the
+        safe side.
 
     Raises:
         dp_accounting.privacy_accountant.UnsupportedEventError: the tree holds an event
             dpax cannot account for under ``neighbouring``, named in the message.
-        ValueError: an event's parameter outside its range, or a bad ``grid_step``.
+        ValueError: an event's parameter outside its range, a bad ``grid_step``, an unknown
+            ``neighbouring``, an empty list, or Gaussian runs composed beyond float64's
+            range (600 nats).
+        TypeError: an event (or a list entry, named by its index) is not a DpEvent, or an
+            event's parameter or ``grid_step`` not real.
 
     >>> import dpax
     >>> from dp_accounting import dp_event
@@ -114,21 +124,51 @@ def from_dp_event(event: Any, grid_step: float = 1e-4, neighbouring: Any = "add_
     return from_tallies(tallies, step, None if many else ())
 
 
-def unsupported_error(event: Any, exc: UnsupportedEvent) -> Exception:
+def unsupported_error(event: DpEvent, exc: UnsupportedEvent) -> UnsupportedEventError:
     """dp-accounting's ``UnsupportedEventError`` for ``exc`` raised on ``event``, in the
-    words of its ``PrivacyAccountant.compose``."""
+    words of its ``PrivacyAccountant.compose``.
+
+    Args:
+        event: the event (the whole tree) that was being read.
+        exc: the :class:`UnsupportedEvent` raised on it (its subevent and reason).
+
+    Returns:
+        The error, not raised (the caller raises it).
+
+    >>> from dp_accounting import dp_event
+    >>> e = dp_event.UnsupportedDpEvent()
+    >>> print(unsupported_error(e, UnsupportedEvent(e, "Unsupported event.")))
+    Unsupported event: UnsupportedDpEvent(). Error: [Unsupported event.] caused by subevent UnsupportedDpEvent().
+    """
     from dp_accounting.privacy_accountant import UnsupportedEventError
 
     return UnsupportedEventError(f"Unsupported event: {event}. Error: [{exc.message}] caused by subevent {exc.event}.")
 
 
-def event_family(make_event: Callable[..., Any], *, grid_step: float = 1e-4,
-                 neighbouring: Any = "add_remove") -> Callable[..., PrivacyLoss]:
+def event_family(make_event: Callable[..., DpEvent], *, grid_step: float = 1e-4,
+                 neighbouring: str | NeighboringRelation = "add_remove") -> Callable[..., PrivacyLoss]:
     """A batched mechanism family for :func:`dpax.calibrate` from a function that maps one
     parameter value (and one value of each of calibrate's ``args``) to a ``DpEvent``.
 
     The family calls ``make_event`` once per row and builds the rows together
     (:func:`from_dp_event` of the list: rows of one shape share each batched kernel).
+
+    Args:
+        make_event: called as ``make_event(w, *args)`` with the parameter ``w`` (a float)
+            and one Python scalar of each of calibrate's ``args``; returns a ``DpEvent``.
+        grid_step: the loss grid's step, in [1e-7, 1] (default 1e-4).
+        neighbouring: the neighbouring relation, as :func:`from_dp_event`'s (default
+            ``"add_remove"``).
+
+    Returns:
+        ``family(w, *args)``: for ``w`` a number or a 1-D array of parameters (each of
+        ``args`` broadcast to it), a :class:`~dpax.PrivacyLoss` of batch shape
+        ``(w.size,)``, as :func:`dpax.calibrate` calls it; it raises what
+        :func:`from_dp_event` raises.
+
+    Raises:
+        TypeError: ``make_event`` is not callable, or ``grid_step`` not real.
+        ValueError: ``grid_step`` outside [1e-7, 1] or an unknown ``neighbouring``.
 
     >>> import dpax
     >>> from dp_accounting import dp_event

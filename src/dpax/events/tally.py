@@ -6,11 +6,16 @@ dp-accounting's ``PLDAccountant`` rules for which event allows which relation.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+import types
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from .._engine import validation as _v
+
+if TYPE_CHECKING:  # dp-accounting is optional: imported when an event is read
+    from dp_accounting.dp_event import DpEvent
+    from dp_accounting.privacy_accountant import NeighboringRelation
 
 #: The neighbouring relations, by dpax's name; each maps to dp-accounting's enum name.
 RELATIONS = {"add_remove": "ADD_OR_REMOVE_ONE", "substitution": "REPLACE_ONE", "replace_special": "REPLACE_SPECIAL"}
@@ -19,8 +24,18 @@ _BY_DP_ACCOUNTING_NAME = {v: k for k, v in RELATIONS.items()}
 MAX_COUNT = 2**53
 
 
-def dp_event_module() -> Any:
-    """``dp_accounting.dp_event``, or an ImportError that says how to install it."""
+def dp_event_module() -> types.ModuleType:
+    """``dp_accounting.dp_event``, or an ImportError that says how to install it.
+
+    Returns:
+        The module ``dp_accounting.dp_event``.
+
+    Raises:
+        ImportError: dp-accounting is not installed (the message gives the pip command).
+
+    >>> dp_event_module().__name__
+    'dp_accounting.dp_event'
+    """
     try:
         from dp_accounting import dp_event
     except ImportError as exc:  # pragma: no cover - dp-accounting is in the test extra
@@ -28,12 +43,27 @@ def dp_event_module() -> Any:
     return dp_event
 
 
-def relation(value: Any, name: str = "neighbouring") -> str:
+def relation(value: str | NeighboringRelation, name: str = "neighbouring") -> str:
     """dpax's name of a neighbouring relation given by name or as dp-accounting's enum
     (``name``: the argument's name in the error).
 
+    Args:
+        value: dpax's name (``"add_remove"``, ``"substitution"``, ``"replace_special"``),
+            dp-accounting's name (``"ADD_OR_REMOVE_ONE"``, ``"REPLACE_ONE"``,
+            ``"REPLACE_SPECIAL"``) or a ``dp_accounting.NeighboringRelation`` member.
+        name: the argument's name in the error message (default ``"neighbouring"``).
+
+    Returns:
+        dpax's name of the relation, a key of :data:`RELATIONS`.
+
+    Raises:
+        ValueError: ``value`` is none of these (the message lists them).
+
     >>> relation("REPLACE_ONE"), relation("add_remove")
     ('substitution', 'add_remove')
+    >>> from dp_accounting import NeighboringRelation
+    >>> relation(NeighboringRelation.REPLACE_SPECIAL)
+    'replace_special'
     """
     given = getattr(value, "name", value)
     if isinstance(given, str):
@@ -46,17 +76,35 @@ def relation(value: Any, name: str = "neighbouring") -> str:
 
 
 class Leaf(NamedTuple):
-    """One mechanism of an event tree: its family and its parameters (hashable)."""
+    """One mechanism of an event tree: its family and its parameters (hashable).
+
+    ``params`` by ``kind``: ``"gaussian"`` (mu,), the sensitivity over the noise (doubled
+    under substitution); ``"laplace"`` (scale,); ``"discrete_laplace"`` (noise parameter,
+    sensitivity); ``"randomized_response"`` (noise parameter, buckets, relation);
+    ``"subsampled_gaussian"`` (noise multiplier, sampling probability, relation);
+    ``"subsampled_laplace"`` (scale, sampling probability); ``"mixture_of_gaussians"``
+    (standard deviation, sensitivities, sampling probabilities), the last two tuples;
+    ``"truncated_subsampled_gaussian"`` (dataset size, sampling probability, truncated batch
+    size, noise multiplier, relation).
+
+    >>> Leaf("gaussian", (0.5,))
+    Leaf(kind='gaussian', params=(0.5,))
+    """
 
     kind: str
-    params: tuple
+    params: tuple  # floats, ints, relation names and tuples of floats, by kind (above)
 
 
 class Tally(NamedTuple):
     """An event tree read: each distinct mechanism with its number of runs, and whether a
-    mechanism without privacy (``NonPrivateDpEvent``, zero noise) ran."""
+    mechanism without privacy (``NonPrivateDpEvent``, zero noise) ran.
 
-    counts: dict
+    >>> from dp_accounting import dp_event
+    >>> tally(dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(2.0), 3))
+    Tally(counts={Leaf(kind='gaussian', params=(0.5,)): 3}, non_private=False)
+    """
+
+    counts: dict[Leaf, int]
     non_private: bool
 
 
@@ -66,6 +114,13 @@ class UnsupportedEvent(Exception):
     Attributes:
         event: the offending subevent.
         message: why, in dp-accounting's words where it has them.
+
+    >>> from dp_accounting import dp_event
+    >>> try:
+    ...     tally(dp_event.UnsupportedDpEvent())
+    ... except UnsupportedEvent as exc:
+    ...     print(exc.message, exc.event)
+    Unsupported event. UnsupportedDpEvent()
     """
 
     def __init__(self, event: Any, message: str):
@@ -94,20 +149,30 @@ def _integer(event: Any, name: str, value: Any, minimum: int = 0) -> int:
     return _v.one_integer(where, value, minimum=minimum)
 
 
-def tally(event: Any, neighbouring: Any = "add_remove", count: int = 1) -> Tally:
+def tally(event: DpEvent, neighbouring: str | NeighboringRelation = "add_remove", count: int = 1) -> Tally:
     """The mechanisms of ``event`` run ``count`` times, with their counts.
 
     Args:
         event: a ``dp_accounting.dp_event.DpEvent``.
-        neighbouring: the neighbouring relation (see :func:`relation`).
-        count: how many times ``event`` runs.
+        neighbouring: the neighbouring relation (see :func:`relation`; default
+            ``"add_remove"``).
+        count: how many times ``event`` runs, an integer >= 0 (default 1; not checked:
+            read with ``int``).
 
     Returns:
-        A :class:`Tally`.
+        A :class:`Tally`: each leaf's count multiplied through the tree's
+        ``SelfComposedDpEvent`` counts, and whether a mechanism without privacy ran.
 
     Raises:
         UnsupportedEvent: an event dpax does not support under ``neighbouring``.
-        ValueError: an event's parameter outside its range (the message names the field).
+        ValueError: an event's parameter outside its range (the message names the field),
+            a mechanism run more than 2**53 times, or an unknown ``neighbouring``.
+        TypeError: ``event`` is not a DpEvent, or an event's parameter not real.
+        ImportError: dp-accounting is not installed.
+
+    >>> from dp_accounting import dp_event
+    >>> tally(dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(2.0), dp_event.LaplaceDpEvent(1.0)]), count=2)
+    Tally(counts={Leaf(kind='gaussian', params=(0.5,)): 2, Leaf(kind='laplace', params=(1.0,)): 2}, non_private=False)
     """
     dp_event = dp_event_module()
     rel = relation(neighbouring)
