@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import bdtrc
 
 from .. import mechanisms as _mech
@@ -36,12 +37,31 @@ def _aligned(pairs: list) -> tuple[int, list[tuple[np.ndarray, ...]]]:
     return lo, out
 
 
-def mixture(first: PrivacyLoss, second: PrivacyLoss, weight: Any, description: str = "mixture") -> PrivacyLoss:
+def mixture(first: PrivacyLoss, second: PrivacyLoss, weight: ArrayLike, description: str = "mixture"
+            ) -> PrivacyLoss:
     """The mechanism that runs ``first`` with probability ``weight``, else ``second``, and
     shows which it ran: both laws mixed point by point (dp-accounting's ``compute_mixture``).
 
     Showing the choice can only help an attacker, so the mixture is on the safe side of a
     mechanism that hides it. ``weight`` broadcasts against the (equal) batch shapes.
+
+    Args:
+        first: the mechanism run with probability ``weight``.
+        second: the one run otherwise; the same grid step and batch shape as ``first``.
+        weight: the probability of running ``first``, in [0, 1]; broadcasts to the batch
+            shape.
+        description: the result's description (default ``"mixture"``).
+
+    Returns:
+        A :class:`~dpax.PrivacyLoss` of the batch shape of ``first``: the mixed pair, on the
+        safe side of both mixed mechanisms' truths if they are of theirs (dpax's are). It
+        has no optimistic companion (``bounds=True`` on it raises a ValueError).
+
+    Raises:
+        ValueError: ``first`` and ``second`` of different grid steps or batch shapes;
+            ``weight`` outside [0, 1], NaN or empty, or not broadcasting to the batch shape
+            (NumPy's message).
+        TypeError: ``weight`` not real.
 
     >>> import dpax
     >>> g = dpax.gaussian(1.0, grid_step=1e-2)
@@ -74,12 +94,44 @@ def _stack(losses: list[PrivacyLoss], description: str, shape: tuple[int, ...]) 
 
 def non_private(grid_step: float) -> PrivacyLoss:
     """A mechanism with no privacy: its outputs tell the two datasets apart surely
-    (all mass at infinite loss; epsilon = inf, delta = 1, beta = 0)."""
+    (all mass at infinite loss; epsilon = inf, delta = 1, beta = 0).
+
+    Args:
+        grid_step: the loss grid's step, in [1e-7, 1].
+
+    Returns:
+        A :class:`~dpax.PrivacyLoss` of batch shape ``()`` described ``"non-private"``
+        (``approximate_dp(0, 1)``): exact, advantage 1.
+
+    Raises:
+        ValueError: ``grid_step`` outside [1e-7, 1].
+        TypeError: ``grid_step`` not real or not one number.
+
+    >>> pl = non_private(1e-2)
+    >>> pl.advantage(), pl.beta(0.0), pl.epsilon(0.5)
+    (1.0, 0.0, inf)
+    """
     return replaced(_mech.approximate_dp(0.0, 1.0, grid_step=grid_step), description="non-private")
 
 
 def identity(grid_step: float) -> PrivacyLoss:
-    """A mechanism whose output does not depend on the record (loss 0 surely)."""
+    """A mechanism whose output does not depend on the record (loss 0 surely).
+
+    Args:
+        grid_step: the loss grid's step, in [1e-7, 1].
+
+    Returns:
+        A :class:`~dpax.PrivacyLoss` of batch shape ``()`` described ``"no-op"``
+        (``randomized_response(0, 2)``): exact, advantage 0, beta = 1 - alpha.
+
+    Raises:
+        ValueError: ``grid_step`` outside [1e-7, 1].
+        TypeError: ``grid_step`` not real or not one number.
+
+    >>> pl = identity(1e-2)
+    >>> pl.advantage(), pl.beta(0.1), pl.epsilon(1e-5)
+    (0.0, 0.9, 0.0)
+    """
     return replaced(_mech.randomized_response(0.0, 2, grid_step=grid_step), description="no-op")
 
 
@@ -194,7 +246,36 @@ def _build_rows(tallies: list[Tally], step: float, shape: tuple[int, ...]) -> Pr
 @float64
 def from_tallies(tallies: Sequence[Tally], grid_step: float, shape: tuple[int, ...] | None = None) -> PrivacyLoss:
     """The composed PrivacyLoss of each tally: one batch of ``len(tallies)`` rows (or a
-    single PrivacyLoss for one tally and ``shape=()``)."""
+    single PrivacyLoss for one tally and ``shape=()``).
+
+    Tallies with the same kinds of mechanisms are built together, each family as one
+    batch; rows of different kinds are built apart and stacked onto one grid.
+
+    Args:
+        tallies: the tallies (:func:`dpax.events.tally`), at least one.
+        grid_step: the loss grid's step, in [1e-7, 1].
+        shape: ``None`` (default) for a batch of one row per tally, or ``()`` for a single
+            PrivacyLoss of exactly one tally. Any other shape is read as ``None`` (the
+            batch shape is ``(len(tallies),)`` whatever it says).
+
+    Returns:
+        A :class:`~dpax.PrivacyLoss`: the Gaussian leaves merged (GDP composes exactly),
+        the other leaves composed with their counts by FFT; every risk from it on the safe
+        side, as each mechanism's own is.
+
+    Raises:
+        ValueError: ``grid_step`` outside [1e-7, 1]; the Gaussian runs composed reach a
+            privacy loss beyond 600 nats (the message gives their count and mu); a
+            mechanism's parameters outside what it accepts.
+        TypeError: ``grid_step`` not real or not one number.
+
+    >>> from dp_accounting import dp_event
+    >>> from dpax.events import tally
+    >>> rows = [tally(dp_event.GaussianDpEvent(2.0)), tally(dp_event.GaussianDpEvent(1.0))]
+    >>> pl = from_tallies(rows, 1e-2)
+    >>> pl.batch_shape, pl.advantage().round(4)
+    ((2,), array([0.1974, 0.3829]))
+    """
     step = _v.grid_step(grid_step)
     if shape is None:
         shape = (len(tallies),)
