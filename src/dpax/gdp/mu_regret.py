@@ -259,9 +259,9 @@ def mu_and_regret(pl: PrivacyLoss, tail: float = DEFAULT_TAIL, bounds: bool = Fa
 
 
 def regret_bracket(pl: PrivacyLoss, tail: float = DEFAULT_TAIL) -> tuple[Interval, Interval]:
-    """Certified brackets of mu and of the regret, from ``pl`` (the dominating
-    pair, curve f_s below the truth f) and its optimistic companion (:meth:`PrivacyLoss.bounds`,
-    curve f_o above it).
+    """Certified brackets of mu and of the regret, from ``pl`` (the dominating pair, curve
+    f_s below the truth f) and its optimistic companion
+    (:meth:`PrivacyLoss.optimistic_companion`, curve f_o above it).
 
     mu: ``Interval(safe=mu(f_s), optimistic=mu(f_o))``, mu(f_o) <= mu(f) <= mu(f_s) since a
     higher curve needs a smaller mu. Regret: Delta(h, g) grows with h and falls as g rises
@@ -288,8 +288,9 @@ def regret_bracket(pl: PrivacyLoss, tail: float = DEFAULT_TAIL) -> tuple[Interva
 
     Raises:
         TypeError: ``pl`` is not a PrivacyLoss, or ``tail`` not real.
-        ValueError: ``pl`` has no optimistic companion (see :meth:`PrivacyLoss.bounds`);
-            ``tail`` outside [0, 0.5), NaN or more than one number.
+        ValueError: ``pl`` has no optimistic companion (see
+            :meth:`PrivacyLoss.optimistic_companion`); ``tail`` outside [0, 0.5), NaN or more
+            than one number.
 
     >>> import dpax
     >>> mu, regret = dpax.gdp.mu_and_regret(dpax.gaussian(2.0, grid_step=1e-2), bounds=True)
