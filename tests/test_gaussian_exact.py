@@ -421,3 +421,51 @@ def test_delta_near_one_never_below_the_truth():
     assert np.all(got.safe >= exact), got.safe - exact
     assert np.all(got.optimistic <= exact + 1e-15), got.optimistic - exact
     assert got.safe[1] - exact[1] <= 1e-13
+
+
+def _mp_gdp_beta(alpha, mu):
+    """f_mu(alpha) to ~40 digits (mpmath): Phi^-1 of the smaller of alpha and 1 - alpha by
+    Newton's method from SciPy's guess, then Phi(Phi^-1(1 - alpha) - mu)."""
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(50):
+        a, m = mpmath.mpf(float(alpha)), mpmath.mpf(float(mu))
+        if a == 0 or a == 1:
+            return 1 - a
+        small = min(a, 1 - a)
+        z = mpmath.mpf(norm.ppf(float(small)))
+        for _ in range(60):
+            step = (mpmath.ncdf(z) - small) / mpmath.npdf(z)
+            z -= step
+            if abs(step) < mpmath.mpf(10) ** -40 * (1 + abs(z)):
+                break
+        return mpmath.ncdf((-z if a == small else z) - m)
+
+
+# grid 1e-3 is slow (kernels of its own, ~3 s); default sibling: the same sweep at grid 1e-2
+@pytest.mark.parametrize("step", [1e-2, pytest.param(1e-3, marks=pytest.mark.slow)])
+def test_beta_near_alpha_one_on_both_sides_of_the_truth(step):
+    """Invariant: at alpha = 1 - 10^-k (k = 1..15) the safe beta is at or below the exact
+    f_mu and the optimistic one at or above it (to float64's last 2 ulps), and both are 0 at
+    alpha = 1; the optimistic beta(0) is 1. The alphas near 1 were read from Pr[X > x], which
+    near 1 holds only ~1e-16 absolute precision: gaussian(1.0, grid_step=1e-2)'s optimistic
+    beta(1 - 1e-10) was 2.7e-6 relative below the truth (9.10357e-14 for 9.10360e-14), with
+    noise 4 at 1 - 1e-11..1e-14 the sides crossed by a factor 5, and gaussian(4.0)'s beta(1)
+    was 1.3e-17 (the table's total rounded to 1 + 2^-52). Now read from Pr[X <= x]. Noise
+    0.5, 1 and 4 as one batch (one kernel each)."""
+    mpmath = pytest.importorskip("mpmath")
+    alpha = np.concatenate([1.0 - 10.0 ** -np.arange(1, 16), [1.0, 0.0]])
+    ulps = mpmath.mpf(2) ** -51  # 2 ulps, relative
+    sigmas = (0.5, 1.0, 4.0)
+    pl = dpax.gaussian(np.array(sigmas), grid_step=step)
+    got = pl.beta(alpha, bounds=True)
+    for symmetric in (False, True):  # the breakpoints: alpha in [0, 1] (it was 1 + 2^-52), beta 0 at alpha 1
+        points_alpha, points_beta = pl.tradeoff_points(symmetric=symmetric)
+        assert 0.0 <= points_alpha.min() and points_alpha.max() <= 1.0
+        assert np.all(points_beta[points_alpha == 1.0] == 0.0)
+    for sigma, safe_row, opt_row in zip(sigmas, got.safe, got.optimistic):
+        assert safe_row[-2] == opt_row[-2] == 0.0 and opt_row[-1] == 1.0
+        for a, safe, opt in zip(alpha[:-2], safe_row, opt_row):
+            exact = _mp_gdp_beta(a, 1.0 / sigma)
+            assert mpmath.mpf(float(safe)) <= exact * (1 + ulps), (sigma, a, safe, float(exact))
+            assert mpmath.mpf(float(opt)) >= exact * (1 - ulps), (sigma, a, opt, float(exact))
+            assert opt <= exact * 1.01  # and tight: the companion's slack at these grids is below 1e-3

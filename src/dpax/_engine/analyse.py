@@ -60,28 +60,40 @@ def breakpoints(pair: Pair) -> Breakpoints:
 
 
 
-def tradeoff_tables(pair: Pair, held: float = 0):
-    """:func:`tradeoff_points_kernel` (two tables (rows, n + 1), NumPy when split) with the
-    rows in chunks whose breakpoint tables fit the memory budget beside both outputs and
-    ``held`` bytes the caller keeps meanwhile (checked before any kernel runs)."""
+def tradeoff_tables(pair: Pair, held: float = 0, complement: bool = False):
+    """:func:`tradeoff_points_kernel` (two tables (rows, n + 1), four with ``complement``;
+    NumPy when split) with the rows in chunks whose breakpoint tables fit the memory budget
+    beside the outputs and ``held`` bytes the caller keeps meanwhile (checked before any
+    kernel runs)."""
     rows, n = pair.pmf_x.shape
-    fixed = 2 * rows * (n + 1) * 8 + held
+    tables = 4 if complement else 2
+    fixed = tables * rows * (n + 1) * 8 + held
     per_row = n * _grid.BYTES_PER_POINT
     if traced(pair) or fixed + rows * per_row <= _grid.MEMORY_LIMIT_BYTES:
-        return tradeoff_points_kernel(pair)
+        return tradeoff_points_kernel(pair, complement=complement)
     chunk = _grid.rows_per_chunk(rows, per_row, fixed, "tradeoff_points",
                                  f"{rows} row(s) of {n + 1} breakpoints ({_grid._gib(fixed)} of arrays)")
-    cx, cy = np.empty((rows, n + 1)), np.empty((rows, n + 1))
+    out = tuple(np.empty((rows, n + 1)) for _ in range(tables))
     for index, real in _batching.row_chunks(rows, _batching.chunk_size(chunk)):
-        a, b = tradeoff_points_kernel(Pair(*(np.asarray(t)[index] for t in pair)))
-        cx[index[:real]], cy[index[:real]] = np.asarray(a)[:real], np.asarray(b)[:real]
-    return cx, cy
+        parts = tradeoff_points_kernel(Pair(*(np.asarray(t)[index] for t in pair)), complement=complement)
+        for whole, part in zip(out, parts):
+            whole[index[:real]] = np.asarray(part)[:real]
+    return out
 
 
-def interpolate_curve(ccdf_x, cdf_y, alpha, at_start=0.0):
+def interpolate_curve(ccdf_x, cdf_y, alpha, at_start=0.0, ncdf_x=None, ncdf_y=None):
     """Algorithm 1 for one direction: beta at each alpha (rows, m), by breakpoint interpolation
     (``at_start`` where alpha reaches the first breakpoint's; given Pr[Y > x] as ``cdf_y``
-    and ``at_start=1``, the same interpolation gives 1 - beta)."""
+    and ``at_start=1``, the same interpolation gives 1 - beta).
+
+    ``ncdf_x``, ``ncdf_y``: the complement tables Pr[X <= x] (the -inf atom included) and
+    Pr[Y > x] (the +inf atom included), each summed from its small end. Alphas above
+    :data:`NEAR_ONE` are then placed by 1 - alpha (exact there) against the first, and a beta
+    above 1/2 is 1 minus the second's interpolation. Near 1 a table of Pr[X > x] or Pr[Y <= x]
+    holds only float64's absolute precision (~1e-16), so a breakpoint 1 - c keeps c only to
+    ~1e-16 / c relative: gaussian(1.0)'s beta at 1 - 1e-10 was 2.7e-6 relative off (its
+    optimistic side below the truth), beta(1) above 0 where the table's total rounded above
+    1, and a companion's beta(0) 1 - 2^-53 where its Y-masses summed below 1."""
     n1 = ccdf_x.shape[-1]
 
     def one(cx, cy, a):
@@ -95,7 +107,49 @@ def interpolate_curve(ccdf_x, cdf_y, alpha, at_start=0.0):
         beta = b_right - gamma * (b_right - b_left)
         return jnp.where(k <= 0, at_start, beta)
 
-    return jax.vmap(one)(ccdf_x, cdf_y, alpha)
+    def near(cx, cy, nx, ny, a):
+        far, c = a <= NEAR_ONE, 1.0 - a  # c: 1 - alpha, exact for alpha >= 1/2
+        k = first_true(lambda j: jnp.where(far[..., None], cx[j] <= a[..., None], nx[j] >= c[..., None]), n1,
+                       a.shape)  # one search: cx falls and nx rises with j
+        kk = jnp.clip(k, 1, n1 - 1)
+        width = jnp.where(far, cx[kk - 1] - cx[kk], nx[kk] - nx[kk - 1])
+        past = jnp.where(far, a - cx[kk], nx[kk] - c)  # alpha minus the right breakpoint's
+        gamma = jnp.clip(jnp.where(width > 0, past / jnp.where(width > 0, width, 1.0), 0.0), 0.0, 1.0)
+        beta = cy[kk] - gamma * (cy[kk] - cy[kk - 1])
+        beta = jnp.where(beta > 0.5, 1.0 - (ny[kk] - gamma * (ny[kk] - ny[kk - 1])), beta)
+        return jnp.where(k <= 0, at_start, beta)
+
+    if ncdf_x is None:
+        return jax.vmap(one)(ccdf_x, cdf_y, alpha)
+    return jax.vmap(near)(ccdf_x, cdf_y, ncdf_x, ncdf_y, alpha)
+
+
+#: FPRs above this are read from the complement tables (:func:`interpolate_curve`): 1 - alpha
+#: is exact in float64 there, and the breakpoints' complements keep their relative precision.
+NEAR_ONE = 0.5
+
+
+def needs_complements(alpha) -> bool:
+    """Whether FPRs ``alpha`` hold one above :data:`NEAR_ONE` or an end of the curve (0 or 1):
+    then :func:`beta_kernel` and :func:`risk_summary_kernel` run with ``near_one=True`` (two
+    more prefix sums in the former); other queries keep the kernels without the complements.
+
+    >>> needs_complements([0.1, 0.5]), needs_complements([0.1, 0.9]), needs_complements([0.0])
+    (False, True, True)
+    """
+    a = np.asarray(alpha)
+    return bool(np.any(a > NEAR_ONE) or np.any(a == 0.0))
+
+
+def near_one(kernel):
+    """:func:`beta_kernel` with ``near_one=True``, under the same name (the memory tables of
+    :func:`dpax._engine.queries.query_plan`)."""
+
+    @functools.wraps(kernel)
+    def call(pair, queries):
+        return kernel(pair, queries, near_one=True)
+
+    return call
 
 
 def zero_index(offset, n):
@@ -115,30 +169,38 @@ def both_directions(pair: Pair) -> Curves:
     return Curves(f, Breakpoints(jnp.flip(f.cdf_y, -1), jnp.flip(f.ccdf_x, -1), rccy, rev.offset))
 
 
-def _beta_from_tables(tables: Curves, n, alpha):
+def _beta_from_tables(tables: Curves, n, alpha, complements: bool = False):
     f, r = tables
-    beta_f = interpolate_curve(f.ccdf_x, f.cdf_y, alpha)
-    beta_f_inv = interpolate_curve(r.ccdf_x, r.cdf_y, alpha)
+    # the complements of f's alphas, Pr[X <= x] (the -inf atom included), are the reversed
+    # pair's Pr[Y' > x'] read backwards, and f^-1's f's Pr[Y > x]; of the betas, Pr[Y > x] and Pr[Y' > x']
+    nx_f, ny_f, nx_r, ny_r = ((jnp.flip(r.ccdf_y, -1), f.ccdf_y, jnp.flip(f.ccdf_y, -1), r.ccdf_y) if complements
+                              else (None, None, None, None))
+    beta_f = interpolate_curve(f.ccdf_x, f.cdf_y, alpha, ncdf_x=nx_f, ncdf_y=ny_f)
+    beta_f_inv = interpolate_curve(r.ccdf_x, r.cdf_y, alpha, ncdf_x=nx_r, ncdf_y=ny_r)
     k0 = zero_index(f.offset, n)
     rows = jnp.arange(f.ccdf_x.shape[0])
     a_bar = f.ccdf_x[rows, k0][:, None]
     b_bar = f.cdf_y[rows, k0][:, None]
     lo, hi = jnp.minimum(a_bar, b_bar), jnp.maximum(a_bar, b_bar)
     line = a_bar + b_bar - alpha
+    if nx_f is not None:  # b_bar + (1 - alpha) - (1 - a_bar), from the complements near 1
+        line = jnp.where(alpha > NEAR_ONE, b_bar + (1.0 - alpha) - nx_f[rows, k0][:, None], line)
     beta = jnp.where((alpha > lo) & (alpha < hi), line, jnp.minimum(beta_f, beta_f_inv))
     return jnp.clip(beta, 0.0, 1.0)
 
 
 @functools.partial(_cache.kernel, name="beta_kernel")
-@jax.jit
-def beta_kernel(pair: Pair, alpha):
+@functools.partial(jax.jit, static_argnames=("near_one",))
+def beta_kernel(pair: Pair, alpha, *, near_one=False):
     """Symmetrised trade-off curve at ``alpha`` (rows, m): Algorithm 1 + Def. F.1 of Dong et al.
 
     With alpha_bar = Pr[X > 0] and beta_bar = Pr[Y <= 0] (the ends of the slope -1 piece of
     f), the symmetrised curve is the line alpha_bar + beta_bar - alpha between the two, and
-    min(f, f^-1) outside.
+    min(f, f^-1) outside. ``near_one`` (for queries above :data:`NEAR_ONE`,
+    :func:`needs_complements`): those are read from the complement tables too, two more prefix
+    sums (:func:`interpolate_curve`); beta(1) is then exactly 0.
     """
-    return _beta_from_tables(both_directions(pair), pair.support_length, alpha)
+    return _beta_from_tables(both_directions(pair), pair.support_length, alpha, near_one)
 
 
 def _advantage_of_pair(pair: Pair):
@@ -264,19 +326,24 @@ class RiskSummary(NamedTuple):
 
 
 @functools.partial(_cache.kernel, name="risk_summary_kernel")
-@jax.jit
-def risk_summary_kernel(pair: Pair, alpha, delta) -> RiskSummary:
+@functools.partial(jax.jit, static_argnames=("near_one",))
+def risk_summary_kernel(pair: Pair, alpha, delta, *, near_one=False) -> RiskSummary:
     """:func:`advantage_kernel`, :func:`epsilon_kernel` and :func:`beta_kernel` from one set
-    of breakpoint tables (four prefix sums instead of eight)."""
+    of breakpoint tables (four prefix sums instead of eight); ``near_one`` as for
+    :func:`beta_kernel` (no more sums: its complements are among these four)."""
     tables = both_directions(pair)
     n = pair.support_length
     return RiskSummary(_advantage_of_pair(pair)[:, 0], _epsilon_from_tables(tables, delta),
-                       _beta_from_tables(tables, n, alpha))
+                       _beta_from_tables(tables, n, alpha, near_one))
 
 
 @functools.partial(_cache.kernel, name="tradeoff_points_kernel")
-@jax.jit
-def tradeoff_points_kernel(pair: Pair):
-    """Breakpoints (alpha_i, beta_i) of f for one direction, alpha descending."""
+@functools.partial(jax.jit, static_argnames=("complement",))
+def tradeoff_points_kernel(pair: Pair, *, complement=False):
+    """Breakpoints (alpha_i, beta_i) of f for one direction, alpha descending; with
+    ``complement``, also 1 - alpha_i = Pr[X <= x_i] (the -inf atom included) and 1 - beta_i =
+    Pr[Y > x_i] (the +inf atom included), each summed from its small end (precise near 1)."""
     t = breakpoints(pair)
-    return t.ccdf_x, t.cdf_y
+    if not complement:
+        return t.ccdf_x, t.cdf_y
+    return t.ccdf_x, t.cdf_y, pair.neginf_x[:, None] + head_sums(pair.pmf_x), t.ccdf_y

@@ -54,7 +54,8 @@ def _achieved(noise, p, t, target, delta, grid_step):
             r = have[start:stop]
             pair = dpsgd(noise[r], p[r], t[r], grid_step).pair
             a = (alpha[r] if alpha is not None else np.full(r.size, 0.5)).reshape(-1, 1)
-            adv, eps, beta = _analyse.risk_summary_kernel(pair, a, delta[r].reshape(-1, 1))
+            adv, eps, beta = _analyse.risk_summary_kernel(pair, a, delta[r].reshape(-1, 1),
+                                                          near_one=_analyse.needs_complements(a))
             return np.stack([np.asarray(adv), np.asarray(eps)[:, 0], np.asarray(beta)[:, 0]], -1)
 
         # rows grouped by support width, so small rows are not padded to the widest

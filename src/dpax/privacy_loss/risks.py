@@ -67,7 +67,7 @@ def query(pl: Fields, kernel: Callable, values: np.ndarray, argument: str, shape
     if not bounds:
         return out
     other = answers(_bounds(pl), kernel, values, argument, shape, held=8 * np.size(out))
-    if kernel is _analyse.beta_kernel:  # beta: the safe side is the lower one; 1 - alpha bounds every curve
+    if kernel.__name__ == "beta_kernel":  # beta: the safe side is the lower one; 1 - alpha bounds every curve
         return uncrossed(out, other, False, 1.0 - values.reshape(shape), "beta")
     return uncrossed(out, other, True, 0.0, kernel.__name__.replace("_kernel", ""))
 
@@ -79,7 +79,14 @@ def beta(pl: Fields, alpha: ArrayLike, bounds: bool = False) -> Any:
     want = _v.flag("bounds", bounds)
     check_queries(pl, _analyse.beta_kernel, alpha, "alpha", want)
     a = query_values(_v.probabilities, "alpha", alpha)
-    return query(pl, _analyse.beta_kernel, a, "alpha", a.shape, want)
+    return query(pl, _beta_kernel_for(a), a, "alpha", a.shape, want)
+
+
+def _beta_kernel_for(alpha: np.ndarray) -> Callable:
+    """The beta kernel for the FPRs ``alpha``: with the complement tables where one is above
+    1/2 (:func:`dpax._engine.analyse.needs_complements`), so that beta near alpha = 1 keeps
+    its relative precision and beta(1) is exactly 0."""
+    return _analyse.near_one(_analyse.beta_kernel) if _analyse.needs_complements(alpha) else _analyse.beta_kernel
 
 
 @float64
@@ -123,11 +130,13 @@ def tradeoff_points(pl: Fields, symmetric: bool = False) -> tuple[np.ndarray, np
     moving out-of-order neighbours an ulp down. See :meth:`dpax.PrivacyLoss.tradeoff_points`."""
     symmetric = _v.flag("symmetric", symmetric)
     table = pl._rows_count() * (pl.support_length + 1) * 8  # bytes of one (rows, n + 1) array
-    if not symmetric:  # beside the two tables: the two arrays returned
-        cx, cy = _analyse.tradeoff_tables(pl.pair, held=2 * table)
+    if not symmetric:  # beside the four tables: the two arrays returned
+        cx, cy, nx, ny = (np.asarray(t) for t in _analyse.tradeoff_tables(pl.pair, held=2 * table, complement=True))
         shape = pl.batch_shape + (pl.support_length + 1,)
-        alpha = np.minimum.accumulate(np.asarray(cx), -1)
-        beta = np.flip(np.minimum.accumulate(np.flip(np.asarray(cy), -1), -1), -1)
+        # a point (alpha, beta) moved left or down stays below a decreasing curve: the safe side
+        # rounds both down, an optimistic companion's both up
+        alpha = np.minimum.accumulate(near_one(cx, nx, not pl.optimistic), -1)
+        beta = np.flip(np.minimum.accumulate(np.flip(near_one(cy, ny, not pl.optimistic), -1), -1), -1)
         return alpha.reshape(shape), beta.reshape(shape)
     # held beside each step: f's alphas and the reversed pair, then the sorted alphas of
     # both directions and the running minimum of the answers to come
@@ -136,7 +145,26 @@ def tradeoff_points(pl: Fields, symmetric: bool = False) -> tuple[np.ndarray, np
     alpha = np.concatenate([np.asarray(cx), np.asarray(rcx)], -1)
     del cx, rcx
     alpha.sort(-1)
-    beta = _queries.per_query(_analyse.beta_kernel, pl.pair, alpha, "alpha", held=4 * table)
+    np.clip(alpha, 0.0, 1.0, out=alpha)  # a table's total may round above 1; beta is evaluated there
+    beta = _queries.per_query(_beta_kernel_for(alpha), pl.pair, alpha, "alpha", held=4 * table)
     beta = np.minimum.accumulate(np.asarray(beta), -1)
     shape = pl.batch_shape + (alpha.shape[-1],)
     return alpha.reshape(shape), beta.reshape(shape)
+
+
+def near_one(p: np.ndarray, complement: np.ndarray, down: bool) -> np.ndarray:
+    """Probabilities ``p`` (a table of sums) in [0, 1], those above 1/2 taken as 1 -
+    ``complement`` (its sum from the other end, precise there) and rounded ``down`` or up. A
+    table near 1 holds only ~1e-16 absolute precision, and its total may round above 1
+    (gaussian(4.0, grid_step=1e-2)'s first breakpoint was (1 + 2.2e-16, 0)).
+
+    >>> near_one(np.array([1.0 + 2**-52, 0.25]), np.array([0.0, 0.75]), True)
+    array([1.  , 0.25])
+    """
+    with np.errstate(invalid="ignore"):
+        r = 1.0 - complement  # rounded; 1 - r is exact for r in [1/2, 1]
+        if down:
+            r = np.where(1.0 - r < complement, np.nextafter(r, -1.0), r)
+        else:
+            r = np.where(1.0 - r > complement, np.nextafter(r, 2.0), r)
+    return np.clip(np.where(p > 0.5, r, p), 0.0, 1.0)

@@ -88,7 +88,8 @@ class ErrRates(Target):
     @float64
     def margin(self, pair: Pair) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """f(alpha) - beta per row; achieved ``{"beta": f(alpha)}`` (see :meth:`Target.margin`)."""
-        b = np.asarray(analyse.beta_kernel(pair, np.asarray(self.alpha).reshape(-1, 1)))[:, 0]
+        alpha = np.asarray(self.alpha).reshape(-1, 1)  # above 1/2: read from the complement tables too
+        b = np.asarray(analyse.beta_kernel(pair, alpha, near_one=analyse.needs_complements(alpha)))[:, 0]
         return b - self.beta.reshape(-1), {"beta": b}
 
     def gdp_mu(self) -> np.ndarray:
