@@ -42,6 +42,22 @@ def test_proposition_6_1():
         assert cv.mu_from_epsilon_dp(eps) > cv.mu_from_epsilon_dp(eps * 0.99)
 
 
+
+def test_mu_of_pure_dp_is_never_below_the_exact_value():
+    """-2 Phi^-1(1 / (e^eps + 1)) = 2 sqrt(2) erfinv(tanh(eps / 2)), at 60 digits (mpmath, with the digits it needs),
+    from epsilon 1e-300 to 700: the reported mu lies at or above it, within 2e-15 relative
+    (forming 1 / (e^eps + 1) next to 1/2 loses ~1e-16 / eps relative: 1e-6 at 1e-10)."""
+    mpmath = pytest.importorskip("mpmath")
+    eps = np.concatenate([np.geomspace(1e-300, 1e-20, 9), np.geomspace(1e-12, 0.999, 25), np.geomspace(1.0, 700.0, 20)])
+    got = cv.mu_from_epsilon_dp(eps)
+    def exact_mu(e):  # tanh(e / 2) is 1 - 2 e^-e: digits enough to hold e^-e
+        with mpmath.workdps(60 + int(e / 2.3)):
+            return float(2 * mpmath.sqrt(2) * mpmath.erfinv(mpmath.tanh(mpmath.mpf(float(e)) / 2)))
+
+    exact = np.array([exact_mu(e) for e in eps])
+    assert np.all(got >= exact)
+    np.testing.assert_allclose(got, exact, rtol=2e-15, atol=0)
+
 def test_epsilon_delta_curve():
     eps, delta = 1.0, 1e-3
     alpha = np.linspace(0, 1, 1001)

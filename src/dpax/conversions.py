@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import expit, ndtri
+from scipy.special import erfinv, expit, ndtri
 
 from ._engine import validation as _v
 from .gdp import closed_form as _closed
@@ -25,6 +25,12 @@ from .gdp.curves import GDPCurve, PiecewiseLinearCurve, TradeoffCurve
 from .gdp.divergence import PrivacyLossCurve, delta_divergence, symmetric_delta_divergence
 
 # -- scalar conversions ---------------------------------------------------------------------
+
+
+#: Relative rounding up of :func:`mu_from_epsilon_dp`: twice the largest error measured
+#: against 400-digit mpmath (4.7e-16, epsilon from 1e-300 to 709), so that mu is never below
+#: the exact value.
+MU_PURE_DP_ROUNDING = 1e-15
 
 
 def mu_from_epsilon_dp(epsilon: ArrayLike) -> float | np.ndarray:
@@ -36,11 +42,12 @@ def mu_from_epsilon_dp(epsilon: ArrayLike) -> float | np.ndarray:
         epsilon: the pure-DP epsilon, finite and >= 0 (any shape).
 
     Returns:
-        mu, a float for one number, else an array of the shape of ``epsilon``. Computed in
-        float64 and not rounded outward: within a few ulp of the exact value, either side,
-        for epsilon >= 0.1 (measured against 50-digit mpmath up to 709); for a small epsilon
-        1 / (e^eps + 1) lies next to 1/2 and the subtraction inside Phi^-1 costs digits
-        (relative error up to ~1e-16 / epsilon, either side; 0 below epsilon ~1e-16).
+        mu, a float for one number, else an array of the shape of ``epsilon``, at or above
+        the exact value (a privacy bound rounded on the safe side): below epsilon = 1 as
+        2 sqrt(2) erfinv(tanh(eps / 2)) (the same number without the cancellation of
+        1 / (e^eps + 1) next to 1/2), above it from Phi^-1; measured against 400-digit
+        mpmath for epsilon from 1e-300 to 709, within 4.7e-16 relative before the rounding
+        up by :data:`MU_PURE_DP_ROUNDING`.
 
     Raises:
         ValueError: ``epsilon`` negative, NaN, infinite or empty.
@@ -55,7 +62,9 @@ def mu_from_epsilon_dp(epsilon: ArrayLike) -> float | np.ndarray:
     with np.errstate(over="ignore"):  # e^eps overflows beyond ~709: expit(-eps) is exact there
         q = np.where(e > 700.0, expit(-e), 1.0 / (np.exp(e) + 1.0))
     with np.errstate(divide="ignore"):
-        out = -2.0 * ndtri(q)  # inf where q underflows to 0 (epsilon above ~745)
+        far = -2.0 * ndtri(q)  # inf where q underflows to 0 (epsilon above ~745)
+    near = 2.0 * np.sqrt(2.0) * erfinv(np.tanh(np.minimum(e, 1.0) / 2.0))  # Phi^-1(1/2 + t/2) = sqrt(2) erfinv(t)
+    out = np.asarray(np.where(e < 1.0, near, far) * (1.0 + MU_PURE_DP_ROUNDING))
     return out if out.ndim else float(out)
 
 
