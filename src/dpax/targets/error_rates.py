@@ -31,6 +31,11 @@ class ErrRates(Target):
         beta: the least false-negative rate allowed at ``alpha``, in (0, 1),
             alpha + beta < 1.
 
+    Raises:
+        TypeError: a field is not numeric (booleans and strings included).
+        ValueError: a field is out of its range or not finite, alpha + beta >= 1, or the
+            fields do not broadcast together.
+
     >>> import dpax
     >>> from dpax.targets import ErrRates
     >>> ErrRates(alpha=0.01, beta=0.5).margin(dpax.gaussian(1.0, grid_step=1e-2).pair)[0].round(4)
@@ -68,6 +73,11 @@ class ErrRates(Target):
         Returns:
             ``ErrRates(alpha, 1 - tpr)``.
 
+        Raises:
+            TypeError: ``alpha`` or ``tpr`` is not numeric.
+            ValueError: ``alpha`` outside (0, 1), ``tpr`` outside (alpha, 1) or not finite,
+                or the two do not broadcast together.
+
         >>> from dpax.targets import ErrRates
         >>> ErrRates.from_tpr(0.01, 0.1).beta
         array(0.9)
@@ -82,12 +92,39 @@ class ErrRates(Target):
         return cls(alpha, 1.0 - t)
 
     def shape(self) -> tuple[int, ...]:
-        """The broadcast shape of ``alpha`` and ``beta``."""
+        """The broadcast shape of ``alpha`` and ``beta``.
+
+        Returns:
+            The shape as a tuple of integers.
+
+        >>> from dpax.targets import ErrRates
+        >>> ErrRates([0.01, 0.1], 0.5).shape()
+        (2,)
+        """
         return np.broadcast_shapes(self.alpha.shape, self.beta.shape)
 
     @float64
     def margin(self, pair: Pair) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """f(alpha) - beta per row; achieved ``{"beta": f(alpha)}`` (see :meth:`Target.margin`)."""
+        """f(alpha) - beta per row; achieved ``{"beta": f(alpha)}`` (see :meth:`Target.margin`).
+
+        Args:
+            pair: PLRV rows, one per configuration of a flat target
+                (:attr:`dpax.PrivacyLoss.pair`).
+
+        Returns:
+            ``(margin, achieved)``: f(alpha) - beta per row (>= 0: met) and
+            ``{"beta": f(alpha)}``, float64 arrays of one entry per row; f(alpha) is never
+            above ``pair``'s curve.
+
+        Raises:
+            TypeError: ``pair`` is not a :class:`dpax.PrivacyLoss`'s ``.pair``.
+
+        >>> import dpax
+        >>> from dpax.targets import ErrRates
+        >>> margin, achieved = ErrRates(0.01, 0.5).margin(dpax.gaussian(1.0, grid_step=1e-2).pair)
+        >>> margin.round(4), achieved["beta"].round(4)   # G_1(0.01) = 0.9076
+        (array([0.4076]), array([0.9076]))
+        """
         alpha = np.asarray(self.alpha).reshape(-1, 1)  # above 1/2: read from the complement tables too
         b = np.asarray(analyse.beta_kernel(pair, alpha, near_one=analyse.needs_complements(alpha)))[:, 0]
         return b - self.beta.reshape(-1), {"beta": b}
@@ -98,6 +135,13 @@ class ErrRates(Target):
         Below 0.01 the difference of the two quantiles cancels (alpha + beta near 1): mu is
         the integral of 1 / phi(Phi^-1(p)) over p from beta to 1 - alpha instead, whose width
         is formed exactly (8-point Gauss-Legendre; the integrand varies by under 50% there).
+
+        Returns:
+            mu, a float64 array of the target's shape (a search start only).
+
+        >>> from dpax.targets import ErrRates
+        >>> ErrRates([0.01, 0.1], 0.5).gdp_mu().round(4)
+        array([2.3263, 1.2816])
         """
         a, b = np.broadcast_arrays(self.alpha, self.beta)
         mu = -_np_ndtri(a) - _np_ndtri(b)
@@ -113,7 +157,23 @@ class ErrRates(Target):
         return mu
 
     def standard_epsilon(self, delta: ArrayLike) -> np.ndarray:
-        """The epsilon whose (epsilon, delta) curve passes above (alpha, beta) (Prop. 2.5)."""
+        """The epsilon whose (epsilon, delta) curve passes above (alpha, beta) (Prop. 2.5):
+        max(0, log((1 - delta - beta) / alpha), log((1 - delta - alpha) / beta)).
+
+        Args:
+            delta: the delta of the (epsilon, delta)-DP guarantee, in [0, 1).
+
+        Returns:
+            epsilon, a float64 array with the broadcast shape of the target and ``delta``.
+
+        Raises:
+            TypeError: ``delta`` is not numeric.
+            ValueError: an entry of ``delta`` lies outside [0, 1) or is not finite.
+
+        >>> from dpax.targets import ErrRates
+        >>> ErrRates([0.01, 0.1], 0.5).standard_epsilon(1e-5).round(4)
+        array([3.912 , 1.6094])
+        """
         # (eps, delta)-DP curve max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a)) >= beta
         a, b = self.alpha, self.beta
         d = cast(np.ndarray, delta)  # a float64 array: checked by _CHECKS["standard_epsilon"]
@@ -123,7 +183,24 @@ class ErrRates(Target):
         return np.maximum(np.maximum(e1, e2), 0.0)
 
     def met_without_noise(self, leak_probability: ArrayLike) -> np.ndarray:
-        """(1 - q)(1 - alpha) >= beta."""
+        """Whether subsampling alone meets the target: (1 - q)(1 - alpha) >= beta.
+
+        Args:
+            leak_probability: q = 1 - (1 - p)^T for T steps at sample rate p, in [0, 1].
+
+        Returns:
+            A boolean array, with the broadcast shape of the target and
+            ``leak_probability``.
+
+        Raises:
+            TypeError: ``leak_probability`` is not numeric.
+            ValueError: an entry of ``leak_probability`` lies outside [0, 1] or is not
+                finite.
+
+        >>> from dpax.targets import ErrRates
+        >>> ErrRates(0.01, [0.5, 0.985]).met_without_noise(0.01)
+        array([ True, False])
+        """
         q = cast(np.ndarray, leak_probability)  # a float64 array: checked by _CHECKS["met_without_noise"]
         return (1 - q) * (1 - self.alpha) >= self.beta
 
@@ -134,6 +211,10 @@ class Advantage(Target):
 
     Args:
         advantage: the largest advantage allowed, in (0, 1).
+
+    Raises:
+        TypeError: a field is not numeric (booleans and strings included).
+        ValueError: a field is out of its range or not finite.
 
     >>> from dpax.targets import Advantage
     >>> round(float(Advantage(0.3).gdp_mu()), 4)
@@ -149,25 +230,75 @@ class Advantage(Target):
         object.__setattr__(self, "advantage", a)
 
     def shape(self) -> tuple[int, ...]:
-        """The shape of ``advantage``."""
+        """The shape of ``advantage``.
+
+        Returns:
+            The shape as a tuple of integers.
+
+        >>> from dpax.targets import Advantage
+        >>> Advantage([0.3, 0.4]).shape()
+        (2,)
+        """
         return self.advantage.shape
 
     @float64
     def margin(self, pair: Pair) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """advantage bound - achieved advantage per row (see :meth:`Target.margin`)."""
+        """advantage bound - achieved advantage per row (see :meth:`Target.margin`).
+
+        Args:
+            pair: PLRV rows, one per configuration of a flat target
+                (:attr:`dpax.PrivacyLoss.pair`).
+
+        Returns:
+            ``(margin, achieved)``: the bound minus the advantage per row (>= 0: met) and
+            ``{"advantage": advantage}``, float64 arrays of one entry per row; the
+            advantage is never below ``pair``'s.
+
+        Raises:
+            TypeError: ``pair`` is not a :class:`dpax.PrivacyLoss`'s ``.pair``.
+
+        >>> import dpax
+        >>> from dpax.targets import Advantage
+        >>> margin, achieved = Advantage(0.4).margin(dpax.gaussian(1.0, grid_step=1e-2).pair)
+        >>> margin.round(4), achieved["advantage"].round(4)   # 1-GDP: 2 Phi(1/2) - 1 = 0.3829
+        (array([0.0171]), array([0.3829]))
+        """
         adv = np.asarray(analyse.advantage_kernel(pair))
         return self.advantage.reshape(-1) - adv, {"advantage": adv}
 
     def gdp_mu(self) -> np.ndarray:
         """mu = 2 Phi^-1((1 + advantage) / 2), the mu-GDP advantage inverted: -2 Phi^-1((1 -
         advantage) / 2) above 1/2 (1 - advantage is exact there; (1 + advantage) / 2 rounds to 1
-        at advantage 1 - 2**-53), 2 sqrt(2) erfinv(advantage) below (no cancellation for a tiny one)."""
+        at advantage 1 - 2**-53), 2 sqrt(2) erfinv(advantage) below (no cancellation for a tiny one).
+
+        Returns:
+            mu, a float64 array of the target's shape (a search start only).
+
+        >>> from dpax.targets import Advantage
+        >>> Advantage([0.3, 0.4]).gdp_mu().round(4)
+        array([0.7706, 1.0488])
+        """
         a = self.advantage
         with np.errstate(under="ignore"):
             return np.where(a > 0.5, -2.0 * _np_ndtri((1.0 - a) / 2.0), 2.0 * np.sqrt(2.0) * _erfinv(a))
 
     def standard_epsilon(self, delta: ArrayLike) -> np.ndarray:
-        """epsilon = log((1 + advantage - 2 delta) / (1 - advantage)) (Prop. 2.6), >= 0."""
+        """epsilon = log((1 + advantage - 2 delta) / (1 - advantage)) (Prop. 2.6), >= 0.
+
+        Args:
+            delta: the delta of the (epsilon, delta)-DP guarantee, in [0, 1).
+
+        Returns:
+            epsilon, a float64 array with the broadcast shape of the target and ``delta``.
+
+        Raises:
+            TypeError: ``delta`` is not numeric.
+            ValueError: an entry of ``delta`` lies outside [0, 1) or is not finite.
+
+        >>> from dpax.targets import Advantage
+        >>> Advantage([0.3, 0.4]).standard_epsilon(1e-5).round(4)
+        array([0.619 , 0.8473])
+        """
         # Proposition 2.6: advantage <= (e^eps - 1 + 2 delta) / (e^eps + 1)
         eta = self.advantage
         d = cast(np.ndarray, delta)  # a float64 array: checked by _CHECKS["standard_epsilon"]
@@ -175,7 +306,25 @@ class Advantage(Target):
             return np.maximum(np.log((1 + eta - 2 * d) / (1 - eta)), 0.0)
 
     def met_without_noise(self, leak_probability: ArrayLike) -> np.ndarray:
-        """q <= advantage (the noiseless curve's advantage is q)."""
+        """Whether subsampling alone meets the target: q <= advantage (the noiseless
+        curve's advantage is q).
+
+        Args:
+            leak_probability: q = 1 - (1 - p)^T for T steps at sample rate p, in [0, 1].
+
+        Returns:
+            A boolean array, with the broadcast shape of the target and
+            ``leak_probability``.
+
+        Raises:
+            TypeError: ``leak_probability`` is not numeric.
+            ValueError: an entry of ``leak_probability`` lies outside [0, 1] or is not
+                finite.
+
+        >>> from dpax.targets import Advantage
+        >>> Advantage([0.3, 0.4]).met_without_noise(0.35)
+        array([False,  True])
+        """
         return leak_probability <= self.advantage
 
 
@@ -186,6 +335,11 @@ class Epsilon(Target):
     Args:
         epsilon: the guarantee's epsilon, > 0.
         delta: the guarantee's delta, in (0, 1).
+
+    Raises:
+        TypeError: a field is not numeric (booleans and strings included).
+        ValueError: a field is out of its range or not finite, or the fields do not
+            broadcast together.
 
     >>> from dpax.targets import Epsilon
     >>> round(float(Epsilon(1.0, 1e-5).gdp_mu()), 4)
@@ -205,23 +359,92 @@ class Epsilon(Target):
         object.__setattr__(self, "delta", d)
 
     def shape(self) -> tuple[int, ...]:
-        """The broadcast shape of ``epsilon`` and ``delta``."""
+        """The broadcast shape of ``epsilon`` and ``delta``.
+
+        Returns:
+            The shape as a tuple of integers.
+
+        >>> from dpax.targets import Epsilon
+        >>> Epsilon([1.0, 2.0], 1e-5).shape()
+        (2,)
+        """
         return np.broadcast_shapes(self.epsilon.shape, self.delta.shape)
 
     @float64
     def margin(self, pair: Pair) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """epsilon bound - achieved epsilon(delta) per row (see :meth:`Target.margin`)."""
+        """epsilon bound - achieved epsilon(delta) per row (see :meth:`Target.margin`).
+
+        Args:
+            pair: PLRV rows, one per configuration of a flat target
+                (:attr:`dpax.PrivacyLoss.pair`).
+
+        Returns:
+            ``(margin, achieved)``: the bound minus epsilon(delta) per row (>= 0: met) and
+            ``{"epsilon": epsilon(delta)}``, float64 arrays of one entry per row; the
+            epsilon is never below ``pair``'s.
+
+        Raises:
+            TypeError: ``pair`` is not a :class:`dpax.PrivacyLoss`'s ``.pair``.
+
+        >>> import dpax
+        >>> from dpax.targets import Epsilon
+        >>> margin, achieved = Epsilon(1.0, 1e-5).margin(dpax.gaussian(1.0, grid_step=1e-2).pair)
+        >>> margin.round(4), achieved["epsilon"].round(4)   # 1-GDP's exact epsilon: 4.3772
+        (array([-3.3772]), array([4.3772]))
+        """
         eps = np.asarray(analyse.epsilon_kernel(pair, np.asarray(self.delta).reshape(-1, 1)))[:, 0]
         return self.epsilon.reshape(-1) - eps, {"epsilon": eps}
 
     def gdp_mu(self) -> np.ndarray:
-        """The largest mu whose mu-GDP mechanism is (epsilon, delta)-DP."""
+        """The largest mu whose mu-GDP mechanism is (epsilon, delta)-DP.
+
+        Returns:
+            mu, a float64 array of the target's shape (a search start only).
+
+        >>> from dpax.targets import Epsilon
+        >>> Epsilon([1.0, 2.0], 1e-5).gdp_mu().round(4)
+        array([0.2681, 0.5016])
+        """
         return np.asarray(mu_from_epsilon_delta(self.epsilon, self.delta), float)
 
     def standard_epsilon(self, delta: ArrayLike) -> np.ndarray:
-        """The target's own ``epsilon`` (``delta`` is ignored)."""
+        """The target's own ``epsilon`` (``delta`` is ignored).
+
+        Args:
+            delta: the delta of the (epsilon, delta)-DP guarantee, in [0, 1).
+
+        Returns:
+            ``epsilon``, a float64 array of the target's shape (not broadcast with
+            ``delta``).
+
+        Raises:
+            TypeError: ``delta`` is not numeric.
+            ValueError: an entry of ``delta`` lies outside [0, 1) or is not finite.
+
+        >>> from dpax.targets import Epsilon
+        >>> Epsilon([1.0, 2.0], 1e-5).standard_epsilon(1e-6)
+        array([1., 2.])
+        """
         return self.epsilon
 
     def met_without_noise(self, leak_probability: ArrayLike) -> np.ndarray:
-        """q <= delta (the noiseless pair is (0, q)-DP)."""
+        """Whether subsampling alone meets the target: q <= delta (the noiseless pair is
+        (0, q)-DP).
+
+        Args:
+            leak_probability: q = 1 - (1 - p)^T for T steps at sample rate p, in [0, 1].
+
+        Returns:
+            A boolean array, with the broadcast shape of the target and
+            ``leak_probability``.
+
+        Raises:
+            TypeError: ``leak_probability`` is not numeric.
+            ValueError: an entry of ``leak_probability`` lies outside [0, 1] or is not
+                finite.
+
+        >>> from dpax.targets import Epsilon
+        >>> Epsilon(1.0, 1e-5).met_without_noise([0.0, 1e-3])
+        array([ True, False])
+        """
         return leak_probability <= self.delta
