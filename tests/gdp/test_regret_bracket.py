@@ -113,3 +113,17 @@ def test_no_companion_is_a_value_error():
     pl = dpax.PrivacyLoss([0.6, 0.4], [0.4, 0.6], 0, 0.0, 0.0, 0.2)
     with pytest.raises(ValueError, match="no optimistic companion"):
         dpax.gdp.mu_and_regret(pl, bounds=True)
+
+
+def test_mu_bracket_holds_a_vanishing_mu():
+    """Invariant: mu's bracket holds the truth however small it is: for the Gaussian with noise
+    1e300 (built as 1e154, the largest the kernels take: the same pair), mu = 1e-300, its
+    companion is the identity (all mass at the loss 0) and its optimistic mu must be 0. It
+    was 1.3e-8: f at the box's side alpha = 1 - tail was interpolated in Pr[X > x], whose
+    ~1e-16 absolute error the probit's slope there (1 / phi(6.4) ~ 1.5e9 at tail 1e-10)
+    turned into a term of ~1e-8. The side is now placed and interpolated in Pr[X <= x]."""
+    for noise in (1e300, 1e154, 10.0):  # and a mu the grid resolves (0.1; the same kernels: 256 points)
+        mu, regret = dpax.gdp.mu_and_regret(dpax.gaussian(noise, grid_step=1e-2), bounds=True)
+        assert mu.optimistic <= 1.0 / noise <= mu.safe, (noise, mu)
+        assert mu.optimistic == 0.0 if noise > 1e100 else mu.safe - mu.optimistic <= 2e-4, (noise, mu)
+        assert regret.optimistic <= regret.safe

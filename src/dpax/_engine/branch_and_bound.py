@@ -303,17 +303,23 @@ def _box_and_sides(tables, tail_col):
 
     One search (seven queries per row) finds the first k where nx >= tail and cy >= tail (the
     box's first breakpoint), cx < tail and ny < tail (one past its last), cx <= tail and
-    cx <= 1 - tail (f's segments at the sides), and cy >= 1 - tail (with cy >= tail: f^-1's).
-    The box's breakpoints form one index range (cx falls and cy rises with k; the blocked
-    sums can leave a table an ulp out of order, which moves an end by a point only where the
-    table meets the box's side within that ulp).
+    nx >= 1 - (1 - tail) (f's segments at the sides), and cy >= tail and ny <= 1 - (1 - tail)
+    (f^-1's). A side at 1 - tail is placed and interpolated in the complement tables (its
+    complement 1 - (1 - tail) is exact): near 1, cx and cy hold only ~1e-16 absolute
+    precision, which the probit's slope there (1 / phi(6.4) ~ 1e9 at tail 1e-10) turned into
+    a term off by ~1e-8, so an identity companion (gaussian(1e300)'s) had mu 1.3e-8. The
+    box's breakpoints form one index range (cx falls and cy rises with k; the blocked sums
+    can leave a table an ulp out of order, which moves an end by a point only where the table
+    meets the box's side within that ulp).
     """
     cx, cy, nx, ny = tables
     n1 = cx.shape[-1]
     hi = 1.0 - tail_col
-    bound = jnp.concatenate([tail_col, tail_col, hi, tail_col, hi, tail_col, tail_col], -1)[..., None]
-    groups = ((cx, 0, 3), (cy, 3, 5), (nx, 5, 6), (ny, 6, 7))
-    at_least = jnp.asarray([False, False, False, True, True, True, False])[:, None]  # the others: below
+    n_hi = 1.0 - hi  # the complement of the side 1 - tail, exact
+    # queries: cx < tail, cx <= tail | cy >= tail | nx >= n_hi, nx >= tail | ny <= n_hi, ny < tail
+    bound = jnp.concatenate([tail_col, tail_col, tail_col, n_hi, tail_col, n_hi, tail_col], -1)[..., None]
+    groups = ((cx, 0, 2), (cy, 2, 3), (nx, 3, 5), (ny, 5, 7))
+    at_least = jnp.asarray([False, False, True, True, True, False, False])[:, None]  # the others: below
     strict = jnp.asarray([True, False, False, False, False, False, True])[:, None]
 
     def pred(k):  # k (rows, 7, keys)
@@ -321,30 +327,33 @@ def _box_and_sides(tables, tail_col):
         return jnp.where(at_least, v >= bound, jnp.where(strict, v < bound, v <= bound))
 
     k = level_search(pred, n1, (cx.shape[0], 7))
-    box_first = jnp.maximum(k[:, 5], k[:, 3])
+    box_first = jnp.maximum(k[:, 4], k[:, 2])
     box_last = jnp.minimum(k[:, 0], k[:, 6]) - 1
     ok = box_last >= box_first
     sides_a = jnp.concatenate([tail_col, hi], -1)
+    sides_na = jnp.concatenate([1.0 - tail_col, n_hi], -1)
+    near = jnp.asarray([False, True])[None, :]  # the side at 1 - tail: read from the complements
 
     at = take
     # f at the sides (Algorithm 1's interpolation between the breakpoints k - 1 and k)
-    kf = k[:, 1:3]
+    kf = k[:, jnp.asarray([1, 3])]
     kk = jnp.clip(kf, 1, n1 - 1)
-    a_right, a_left = at(cx, kk), at(cx, kk - 1)
-    width = a_left - a_right
-    gamma = jnp.clip(jnp.where(width > 0, (sides_a - a_right) / jnp.where(width > 0, width, 1.0), 0.0), 0.0, 1.0)
+    width = jnp.where(near, at(nx, kk) - at(nx, kk - 1), at(cx, kk - 1) - at(cx, kk))
+    past = jnp.where(near, at(nx, kk) - sides_na, sides_a - at(cx, kk))  # alpha minus the right breakpoint's
+    gamma = jnp.clip(jnp.where(width > 0, past / jnp.where(width > 0, width, 1.0), 0.0), 0.0, 1.0)
     b_at, nb_at = (jnp.where(kf <= 0, start, at(t, kk) - gamma * (at(t, kk) - at(t, kk - 1)))
                    for t, start in ((cy, 0.0), (ny, 1.0)))
     # f^-1 at the sides: alpha where f has FNR beta = tail, 1 - tail (beyond the last breakpoint: 0)
-    j = jnp.clip(k[:, 3:5], 1, n1 - 1)
-    b0 = at(cy, j - 1)
-    w = at(cy, j) - b0
-    t = jnp.clip(jnp.where(w > 0, (sides_a - b0) / jnp.where(w > 0, w, 1.0), 1.0), 0.0, 1.0)
-    beyond = sides_a > cy[:, -1:]
+    kb = k[:, jnp.asarray([2, 5])]
+    j = jnp.clip(kb, 1, n1 - 1)
+    w = jnp.where(near, at(ny, j - 1) - at(ny, j), at(cy, j) - at(cy, j - 1))
+    rise = jnp.where(near, at(ny, j - 1) - sides_na, sides_a - at(cy, j - 1))  # beta minus the left breakpoint's
+    t = jnp.clip(jnp.where(w > 0, rise / jnp.where(w > 0, w, 1.0), 1.0), 0.0, 1.0)
+    beyond = jnp.where(near, sides_na < ny[:, -1:], sides_a > cy[:, -1:])
     a_at, na_at = (jnp.where(beyond, far, at(t_, j - 1) + t * (at(t_, j) - at(t_, j - 1)))
                    for t_, far in ((cx, 0.0), (nx, 1.0)))
     return ((jnp.where(ok, box_first, 0), jnp.where(ok, box_last, -1)),
-            (sides_a, 1.0 - sides_a, b_at, nb_at, a_at, na_at))
+            (sides_a, sides_na, b_at, nb_at, a_at, na_at))
 
 
 def eq29_max(pmf_x, pmf_y, ratio, cx, cy, nx, ny, tail_col):
