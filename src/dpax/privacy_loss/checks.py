@@ -5,7 +5,6 @@ query arrays of the risk methods (each message names the argument and the allowe
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -18,11 +17,36 @@ MASS_TOLERANCE = 1e-6
 
 
 def checked_arrays(pmf_x: ArrayLike, pmf_y: ArrayLike, offset: ArrayLike, inf_mass_y: ArrayLike,
-                   neginf_mass_x: ArrayLike, grid_step: Any) -> tuple:
+                   neginf_mass_x: ArrayLike, grid_step: ArrayLike
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     """The arrays of a PrivacyLoss built by hand, checked (each message names its argument):
     masses finite and non-negative, both laws of one shape ``batch_shape + (n,)``, offsets
     whole numbers of that batch shape, atoms probabilities broadcasting to it, every law's
     total mass 1 within :data:`MASS_TOLERANCE`, the grid step a positive number.
+
+    Args:
+        pmf_x: Pr[X = (offset + i) * grid_step], finite masses >= 0, shape
+            ``batch_shape + (n,)`` (at least one axis).
+        pmf_y: Pr[Y = (offset + i) * grid_step], the shape of ``pmf_x``.
+        offset: grid index of the first support point, whole numbers in [-2**53, 2**53],
+            shape ``batch_shape``.
+        inf_mass_y: Pr[Y = +inf], probabilities in [0, 1] broadcasting to ``batch_shape``;
+            ``pmf_y``'s total plus this must be 1 within :data:`MASS_TOLERANCE`.
+        neginf_mass_x: Pr[X = -inf], likewise for ``pmf_x``.
+        grid_step: the grid's step, one finite number > 0.
+
+    Returns:
+        ``(pmf_x, pmf_y, offset, inf_mass_y, neginf_mass_x, grid_step)``: the masses as
+        float64 arrays, ``offset`` as int64, the two atoms broadcast to ``batch_shape``
+        (read-only views), the step a float. Nothing is normalised.
+
+    Raises:
+        ValueError: a mass negative, NaN, infinite or an array empty; ``pmf_x`` or ``pmf_y``
+            one number; the two laws of different shapes; ``offset`` not of the batch shape
+            or not whole numbers; an atom outside [0, 1] or not broadcasting to the batch
+            shape; a law's total mass not 1 within :data:`MASS_TOLERANCE`; ``grid_step`` not
+            > 0 or more than one number. Each message names the argument.
+        TypeError: an argument not real (a boolean, a string, complex, a ragged list).
 
     >>> px, py, off, iy, nx, step = checked_arrays([0.5, 0.5], [0.5, 0.5], 0, 0.0, 0.0, 1.0)
     >>> off.dtype, step
@@ -61,10 +85,25 @@ def checked_arrays(pmf_x: ArrayLike, pmf_y: ArrayLike, offset: ArrayLike, inf_ma
     return px, py, off.astype(np.int64), atoms[0], atoms[1], step
 
 
-def query_values(check: Callable[[str, Any], np.ndarray], name: str, value: ArrayLike) -> np.ndarray:
+def query_values(check: Callable[[str, ArrayLike], np.ndarray], name: str, value: ArrayLike) -> np.ndarray:
     """``check(name, value)`` for the query array of a risk method, which may have any shape,
     an empty one included (it gets answers of its own shape, empty): an empty array's dtype
     is checked on one zero of it (booleans, strings and objects are refused as ever).
+
+    Args:
+        check: the validation of one query (e.g. ``validation.probabilities`` for alpha and
+            delta, ``validation.real_array`` for epsilon), called with ``(name, value)``.
+        name: the argument's name, quoted in error messages.
+        value: the query, any shape (an empty array included).
+
+    Returns:
+        What ``check`` returns for a non-empty ``value`` (a float64 array of its shape);
+        for an empty one, float64 zeros of its shape.
+
+    Raises:
+        TypeError: an empty array of a refused dtype (booleans, strings, objects), with the
+            message ``check`` gives, quoting the array; otherwise what ``check`` raises.
+        ValueError: what ``check`` raises (an entry outside its range, not finite).
 
     >>> query_values(_v.probabilities, "alpha", np.zeros((0, 2))).shape
     (0, 2)
