@@ -33,14 +33,12 @@ from .processes import (
     JOIN_EXIT_STATUS,
     DistributedError,
     Process,
-    evaluate,
     initialize,
     initialized,
-    next_call,
     process,
-    share,
     wait_for_all,
 )
+from .shares import evaluate, next_call, share
 
 __all__ = [
     "DEFAULT_HEARTBEAT_TIMEOUT",

@@ -17,7 +17,7 @@ from ..calibration import CalibrationResult
 from ..calibration import calibrate as _calibrate
 from ..calibration import calibrate_dpsgd as _calibrate_dpsgd
 from ..privacy_loss import PrivacyLoss
-from .processes import _run_shares
+from .shares import _run_shares
 
 
 def _result_fields(r: CalibrationResult) -> dict[str, np.ndarray]:
