@@ -16,24 +16,49 @@ from __future__ import annotations
 import warnings
 import weakref
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TypedDict, cast
 
 import jax
+import numpy as np
 
 from .._engine import optimistic as _optimistic
 from .._engine.pair import Pair
-from .fields import Fields, V, replaced
+from .fields import Companion, Fields, V, replaced
 
 #: value -> its companion, for as long as the value lives (keys compare by identity).
 _MEMO: weakref.WeakKeyDictionary[Fields, Fields] = weakref.WeakKeyDictionary()
 
 
+class DerivedFacts(TypedDict, total=False):
+    """The companion facts of a derived value, as keyword arguments of ``Fields._make``
+    (:func:`derived`): ``optimistic`` and ``slack`` for an optimistic value, ``companion``
+    (a recipe or the reason there is none) for any other.
+
+    >>> DerivedFacts(companion="none here")
+    {'companion': 'none here'}
+    """
+
+    optimistic: bool
+    slack: _optimistic.Slack | None
+    companion: Companion
+
+
 def optimistic_companion(pl: V) -> V:
     """The optimistic companion of ``pl`` (``pl`` itself if it is one), labelled
-    ``"<description> (optimistic)"``; built by its recipe on first use, then memoised.
+    ``"<description> (optimistic)"``; built by its recipe on first use, then memoised. See
+    :meth:`dpax.PrivacyLoss.optimistic_companion` for what it is.
+
+    Args:
+        pl: the value (a :class:`dpax.PrivacyLoss`, or any subclass of its fields).
+
+    Returns:
+        A value of ``pl``'s class, ``optimistic`` True, with ``pl``'s grid step and batch
+        shape, whose trade-off curve lies on or above the truth (every risk it gives is on
+        the optimistic side); the same object on every call while ``pl`` lives.
 
     Raises:
-        ValueError: ``pl`` has none; the message says why.
+        ValueError: ``pl`` has none (built from arrays, a privacy profile, atoms,
+            ``approximate_dp``, or imported from dp-accounting); the message says why.
 
     >>> import dpax
     >>> pl = dpax.gaussian(1.0, grid_step=1e-2)
@@ -56,7 +81,28 @@ def optimistic_companion(pl: V) -> V:
 
 def deprecated_bounds(pl: V) -> V:
     """:func:`optimistic_companion` for the deprecated ``PrivacyLoss.bounds()``, with a
-    DeprecationWarning pointing at the caller's line."""
+    DeprecationWarning pointing at the caller's line.
+
+    Args:
+        pl: the value whose companion is asked for.
+
+    Returns:
+        ``optimistic_companion(pl)``, the same object.
+
+    Raises:
+        ValueError: ``pl`` has no companion (as :func:`optimistic_companion`).
+
+    Warns:
+        DeprecationWarning: always; ``bounds()`` is removed in the next release.
+
+    >>> import warnings, dpax
+    >>> pl = dpax.gaussian(1.0, grid_step=1e-2)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     same = deprecated_bounds(pl) is optimistic_companion(pl)
+    >>> same, caught[0].category.__name__
+    (True, 'DeprecationWarning')
+    """
     warnings.warn("PrivacyLoss.bounds() is deprecated and will be removed in the next release: it is "
                   "PrivacyLoss.optimistic_companion()", DeprecationWarning, stacklevel=3)
     return optimistic_companion(pl)
@@ -66,6 +112,18 @@ def optimistic(cls: type[V], built: tuple[Pair, _optimistic.Slack], grid_step: f
                description: str = "optimistic companion") -> V:
     """The optimistic value (of class ``cls``) of an engine result ``(pair, slack)``: the
     mechanisms' companion recipes end here.
+
+    Args:
+        cls: the class of the value to build (:class:`dpax.PrivacyLoss`).
+        built: ``(pair, slack)``: the companion's PLRV arrays (rows, unchecked) and their
+            ratio bounds, as :mod:`dpax._engine.optimistic` returns them.
+        grid_step: the grid's step.
+        batch_shape: the batch shape to show (its product is the number of rows).
+        description: a label shown by ``repr`` and in reports.
+
+    Returns:
+        A ``cls`` value with ``optimistic`` True and the slack kept (it has no companion of
+        its own: it is one).
 
     >>> import dpax
     >>> pl = dpax.gaussian(1.0, grid_step=1e-2)
@@ -81,6 +139,16 @@ def need_slack(pl: Fields) -> _optimistic.Slack:
     """The slack (ratio bounds) of an optimistic pair, or a ValueError (lost on a rebuild
     from arrays).
 
+    Args:
+        pl: an optimistic value (from :func:`optimistic_companion`).
+
+    Returns:
+        Its :class:`dpax._engine.optimistic.Slack`, per row.
+
+    Raises:
+        ValueError: ``pl`` carries none (an optimistic pair rebuilt from its arrays, or a
+            value that is not optimistic); the message names ``pl``'s description.
+
     >>> import dpax
     >>> need_slack(optimistic_companion(dpax.gaussian(1.0, grid_step=1e-2))) is not None
     True
@@ -91,12 +159,26 @@ def need_slack(pl: Fields) -> _optimistic.Slack:
     return pl._slack
 
 
-def derived(parent: V, make: Callable[[V], Fields], rows: Any = None) -> dict[str, Any]:
+def derived(parent: V, make: Callable[[V], Fields], rows: np.ndarray | None = None) -> DerivedFacts:
     """The companion facts of a value derived from ``parent`` (rows taken, broadcast,
     regridded, composed with itself), as keyword arguments of ``Fields._make``: an optimistic
     parent gives an optimistic value with the slack of ``rows`` (an index array; None: lost);
     otherwise the companion is ``make(optimistic_companion(parent))`` (built on first use), or ``parent``'s
     reason why there is none.
+
+    Args:
+        parent: the value derived from.
+        make: what the derivation does, applied to ``parent``'s companion (called only when
+            the derived value's companion is first asked for).
+        rows: for an optimistic ``parent``, the flat row numbers the derived value keeps
+            (its slack is taken at them); ``None`` (default) where the rows are not
+            ``parent``'s (the slack is then lost, and the derived value cannot be composed
+            or regridded).
+
+    Returns:
+        ``{"optimistic": True, "slack": ...}`` for an optimistic ``parent``;
+        ``{"companion": recipe}`` for one with a companion recipe; ``{"companion": reason}``
+        (the string) for one without.
 
     >>> import dpax
     >>> derived(dpax.approximate_dp(1.0, 1e-5, grid_step=1e-2), lambda c: c)["companion"][:27]
