@@ -12,7 +12,7 @@ tilted FFTs closed with their composed slack (:mod:`dpax._engine.optimistic`).
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -34,6 +34,35 @@ def compose(*losses: V | tuple[V, ArrayLike], grid_step: float | str | None = No
     """The composition of ``losses`` (each a value or a ``(value, count)`` pair), batches and
     counts broadcast; ``grid_step``: a step, ``"coarsest"`` or ``None`` (keep a shared step).
     See :func:`dpax.compose`.
+
+    Args:
+        *losses: at least one; each a value or a pair ``(value, count)`` meaning ``count``
+            copies of it (positive integers, any shape broadcasting with the batches). The
+            factors are all dominating pairs or all optimistic companions.
+        grid_step: the common grid: a step in [1e-7, 1], ``"coarsest"`` (the largest of the
+            factors' steps), or ``None`` (default: the factors' shared step, ``"coarsest"``
+            when their steps differ). Factors on another step are regridded
+            (:func:`dpax.privacy_loss.regridding.regrid`: pessimistic for a dominating pair).
+
+    Returns:
+        A value of the first factor's class, batch shape the broadcast of every factor's
+        batch shape and count shape, described as the sum of the factors' descriptions. The
+        composition of dominating pairs dominates the composed mechanism (its risks on the
+        safe side), with the composed GDP bound where every factor has one and, as its
+        companion, the composition of the factors' companions; that of optimistic
+        companions is optimistic. A single factor with count 1 on its own step is returned
+        as it is.
+
+    Raises:
+        TypeError: an argument neither a value nor a ``(value, count)`` pair (a number after
+            the first: the message says to pass ``grid_step`` by keyword); ``grid_step`` an
+            array or not a number or string; a count not numeric or a boolean.
+        ValueError: no argument; a count not a whole number >= 1; ``grid_step`` a string
+            other than ``"coarsest"`` or a number outside [1e-7, 1]; a factor that cannot be
+            brought to the common grid (named by its position); batches and counts that do
+            not broadcast; optimistic companions mixed with other pairs; a composition beyond
+            the memory budget (:class:`dpax._engine.grid.MemoryBudgetError`, a ValueError
+            naming the largest count and the grid step).
 
     >>> import dpax
     >>> pl = dpax.gaussian(1.0, grid_step=1e-2)
@@ -108,6 +137,24 @@ def self_compose(pl: V, num_steps: ArrayLike) -> V:
     """``num_steps``-fold composition of ``pl`` (broadcasting against its batch); see
     :meth:`dpax.PrivacyLoss.self_compose`.
 
+    Args:
+        pl: the value to compose with itself (a dominating pair or an optimistic companion).
+        num_steps: positive integers, any shape broadcasting with ``pl.batch_shape``.
+
+    Returns:
+        A value of ``pl``'s class, batch shape the broadcast shape, described as
+        ``"<description> x <num_steps>"`` (``x num_steps`` for an array): for a dominating
+        pair it dominates the composed mechanism (risks on the safe side), with the GDP
+        bound sqrt(num_steps) mu and the composed companion; for a companion, optimistic.
+        ``pl`` itself (broadcast) where every count is 1.
+
+    Raises:
+        TypeError: ``num_steps`` not numeric or a boolean.
+        ValueError: ``num_steps`` not whole numbers in [1, 2**53]; its shape not
+            broadcasting with the batch; the composition beyond the memory budget
+            (:class:`dpax._engine.grid.MemoryBudgetError`, a ValueError naming the largest
+            ``num_steps``).
+
     >>> import dpax
     >>> self_compose(dpax.gaussian(1.0, grid_step=1e-2), 4).description
     'gaussian(noise_multiplier=1, sensitivity=1) x 4'
@@ -131,9 +178,26 @@ def self_compose(pl: V, num_steps: ArrayLike) -> V:
 
 
 @float64
-def compose_with(pl: V, other: Any, grid_step: float | str | None = None) -> V:
+def compose_with(pl: V, other: V | tuple[V, ArrayLike], grid_step: float | str | None = None) -> V:
     """``pl`` composed with ``other`` (a value, or a ``(value, count)`` pair), checked so
     that the message names ``other``; see :meth:`dpax.PrivacyLoss.compose`.
+
+    Args:
+        pl: the first factor.
+        other: the second: a value, or ``(value, count)`` for ``count`` copies of it
+            (positive integers broadcasting with the batches).
+        grid_step: the common grid, as :func:`compose` (default ``None``: the shared step,
+            or the coarsest when the steps differ).
+
+    Returns:
+        ``compose(pl, other, grid_step=grid_step)``: a value of ``pl``'s class on the safe
+        side of the composed mechanism, batch shape the broadcast shape.
+
+    Raises:
+        TypeError: ``other`` not a value or a ``(value, count)`` pair (a positive integer:
+            the message points at ``self_compose``), or as :func:`compose`.
+        ValueError: a count not a whole number >= 1 (the message names ``other``), or as
+            :func:`compose`.
 
     >>> import dpax
     >>> pl = dpax.gaussian(1.0, grid_step=1e-2)
@@ -145,7 +209,7 @@ def compose_with(pl: V, other: Any, grid_step: float | str | None = None) -> V:
         hint = (f" (for {other} copies of this mechanism: self_compose({other}))"
                 if isinstance(other, (int, np.integer)) and not isinstance(other, bool) and other > 0 else "")
         raise TypeError(f"other must be a PrivacyLoss or a (PrivacyLoss, count) pair, got {_v.brief(other)}{hint}")
-    if pair:  # the count checked here, so that its message names other
+    if pair and isinstance(other, tuple):  # the count checked here, so that its message names other
         other = (other[0], _v.positive_int_array("the count of other (other = (PrivacyLoss, count))", other[1]))
     return compose(pl, other, grid_step=grid_step)
 

@@ -25,6 +25,24 @@ def regrid(pl: V, grid_step: float) -> V:
     """``pl`` on the grid ``k * grid_step`` (``pl`` if the step is unchanged); see
     :meth:`dpax.PrivacyLoss.regrid`.
 
+    Args:
+        pl: the value to move (a dominating pair or an optimistic companion).
+        grid_step: the new grid's step, one number in [1e-7, 1].
+
+    Returns:
+        A value of ``pl``'s class on the new grid, same batch shape and description. For a
+        dominating pair, by connect-the-dots: it dominates ``pl`` (its curve lies on or
+        below, every risk on the safe side), exactly ``pl``'s risks where the new points
+        include the old ones (an integer divisor of the old step), and it keeps the GDP
+        bound and gets the regridded companion. For an optimistic companion, by nearest
+        point: still optimistic. ``pl`` itself if the step is unchanged.
+
+    Raises:
+        TypeError: ``grid_step`` an array or not a real number.
+        ValueError: ``grid_step`` outside (0, 1] or below 1e-7; an optimistic ``pl`` that
+            lost its ratio bounds (rebuilt from arrays); or the new pair beyond the memory
+            budget (:class:`dpax._engine.grid.MemoryBudgetError`, a ValueError).
+
     >>> import dpax
     >>> regrid(dpax.gaussian(1.0, grid_step=1e-2), 2e-2).grid_step
     0.02
