@@ -534,3 +534,42 @@ def test_every_family_is_exact_at_the_ends_of_its_curve():
             alpha, beta = pl.tradeoff_points(symmetric=symmetric)
             assert 0.0 <= alpha.min() and alpha.max() <= 1.0, (name, symmetric, alpha.max())
             assert np.all(beta[alpha == 1.0] == 0.0), (name, symmetric)
+
+
+def _mp_randomized_response(epsilon, k):
+    """k-ary randomized response's masses at mpmath's working precision (the tests' 50 digits):
+    losses -eps, 0, eps with P-masses (e^eps, k - 2, 1) / (e^eps + k - 1) and Q the mirror."""
+    mpmath = pytest.importorskip("mpmath")
+    e = mpmath.exp(mpmath.mpf(epsilon))
+    norm_ = e + k - 1
+    return [e / norm_, (k - 2) / norm_, 1 / norm_], [1 / norm_, (k - 2) / norm_, e / norm_]
+
+
+#: (epsilon, k) of randomized response: the loss 0 holds all but ~1e-12..1e-15 of the mass, and k = 3
+RR_MANY_VALUES = ((0.1, 2**40), (1.0, 2**50), (0.1, 2**53), (1.0, 3))
+
+
+def test_randomized_response_beta_near_alpha_one_on_both_sides():
+    """Invariant: beta's safe side at or below the exact curve and its optimistic side at or
+    above it, to 16 ulps, at alpha = 1e-15, 1/2, 1 - 1e-10 and 1 - 1e-15, for k-ary randomized
+    response (k = 2^40, 2^50, 2^53 and 3; exact masses in 50-digit arithmetic). Near alpha = 1
+    beta was interpolated from the far end of its segment, Q (1 - gamma) with gamma =
+    1 - 1.7e-15 rounded (2.4% off at k = 3, epsilon 1, alpha 1 - 1e-15), and the symmetrised
+    curve's middle line from two sums near 1, Pr[Y <= 0] - Pr[X <= 0] (1.2% off at k = 2^53,
+    epsilon 0.1): now from the nearer end and from the complements Pr[Y > 0] - Pr[X > 0]."""
+    mpmath = pytest.importorskip("mpmath")
+    alphas = np.array([1e-15, 0.5, 1.0 - 1e-10, 1.0 - 1e-15])
+    for epsilon, k in RR_MANY_VALUES:
+        beta = dpax.randomized_response(epsilon, k, grid_step=0.1).beta(alphas, bounds=True)
+        with mpmath.workdps(50):
+            tol = 16 * mpmath.mpf(2) ** -53
+            p, q = _mp_randomized_response(epsilon, k)
+            points = [(mpmath.mpf(1), mpmath.mpf(0))]  # Neyman-Pearson: reject above each loss
+            for pi, qi in zip(p, q):
+                points.append((points[-1][0] - pi, points[-1][1] + qi))
+            for a, safe, opt in zip(alphas, beta.safe, beta.optimistic):
+                a = mpmath.mpf(float(a))
+                (a1, b1), (a2, b2) = next(((u, v) for u, v in zip(points, points[1:]) if v[0] <= a <= u[0]))
+                exact = b2 + (b1 - b2) * (a - a2) / (a1 - a2)  # a symmetric pair: f is its own inverse
+                assert mpmath.mpf(float(safe)) <= exact * (1 + tol), (epsilon, k, float(a), safe, float(exact))
+                assert mpmath.mpf(float(opt)) >= exact * (1 - tol), (epsilon, k, float(a), opt, float(exact))

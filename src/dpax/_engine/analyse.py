@@ -113,10 +113,21 @@ def interpolate_curve(ccdf_x, cdf_y, alpha, at_start=0.0, ncdf_x=None, ncdf_y=No
                        a.shape)  # one search: cx falls and nx rises with j
         kk = jnp.clip(k, 1, n1 - 1)
         width = jnp.where(far, cx[kk - 1] - cx[kk], nx[kk] - nx[kk - 1])
-        past = jnp.where(far, a - cx[kk], nx[kk] - c)  # alpha minus the right breakpoint's
-        gamma = jnp.clip(jnp.where(width > 0, past / jnp.where(width > 0, width, 1.0), 0.0), 0.0, 1.0)
-        beta = cy[kk] - gamma * (cy[kk] - cy[kk - 1])
-        beta = jnp.where(beta > 0.5, 1.0 - (ny[kk] - gamma * (ny[kk] - ny[kk - 1])), beta)
+        safe_width = jnp.where(width > 0, width, 1.0)
+        # the fractions of the segment from its right end (gamma) and from its left end, each
+        # formed from its own difference, and beta interpolated from the nearer end: from the
+        # far one, alpha 1 - 1e-15 on randomized response's last segment (from (1, 0)) read
+        # beta as Q(1 - gamma) with gamma = 1 - 1.7e-15 rounded, 2.4% off
+        gamma = jnp.clip(jnp.where(width > 0, jnp.where(far, a - cx[kk], nx[kk] - c) / safe_width, 0.0), 0.0, 1.0)
+        rest = jnp.clip(jnp.where(width > 0, jnp.where(far, cx[kk - 1] - a, c - nx[kk - 1]) / safe_width, 1.0),
+                        0.0, 1.0)
+        left = gamma > 0.5
+
+        def along(t):  # t interpolated at alpha between the breakpoints k - 1 and k
+            return jnp.where(left, t[kk - 1] + rest * (t[kk] - t[kk - 1]), t[kk] - gamma * (t[kk] - t[kk - 1]))
+
+        beta = along(cy)
+        beta = jnp.where(beta > 0.5, 1.0 - along(ny), beta)
         return jnp.where(k <= 0, at_start, beta)
 
     if ncdf_x is None:
@@ -183,9 +194,14 @@ def _beta_from_tables(tables: Curves, n, alpha, complements: bool = False):
     b_bar = f.cdf_y[rows, k0][:, None]
     lo, hi = jnp.minimum(a_bar, b_bar), jnp.maximum(a_bar, b_bar)
     line = a_bar + b_bar - alpha
-    if nx_f is not None:  # b_bar + (1 - alpha) - (1 - a_bar), from the complements near 1
-        line = jnp.where(alpha > NEAR_ONE, b_bar + (1.0 - alpha) - nx_f[rows, k0][:, None], line)
-    beta = jnp.where((alpha > lo) & (alpha < hi), line, jnp.minimum(beta_f, beta_f_inv))
+    on_line = (alpha > lo) & (alpha < hi)
+    if complements:  # near 1: (1 - alpha) - (Pr[Y > 0] - alpha_bar), and alpha < hi as 1 - alpha > 1 - hi,
+        # from the complements (b_bar and 1 - a_bar near 1 cancelled to ~1e-16)
+        nb_bar, na_bar = ny_f[rows, k0][:, None], nx_f[rows, k0][:, None]
+        near = alpha > NEAR_ONE
+        line = jnp.where(near, (1.0 - alpha) - (nb_bar - a_bar), line)
+        on_line = jnp.where(near, (alpha > lo) & (1.0 - alpha > jnp.minimum(nb_bar, na_bar)), on_line)
+    beta = jnp.where(on_line, line, jnp.minimum(beta_f, beta_f_inv))
     return jnp.clip(beta, 0.0, 1.0)
 
 
