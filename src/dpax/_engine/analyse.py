@@ -197,7 +197,7 @@ def _beta_from_tables(tables: Curves, n, alpha, complements: bool = False):
     on_line = (alpha > lo) & (alpha < hi)
     if complements:  # near 1: (1 - alpha) - (Pr[Y > 0] - alpha_bar), and alpha < hi as 1 - alpha > 1 - hi,
         # from the complements (b_bar and 1 - a_bar near 1 cancelled to ~1e-16)
-        nb_bar, na_bar = ny_f[rows, k0][:, None], nx_f[rows, k0][:, None]
+        nb_bar, na_bar = f.ccdf_y[rows, k0][:, None], r.ccdf_y[rows, n - k0][:, None]  # ny_f, nx_f at k0
         near = alpha > NEAR_ONE
         line = jnp.where(near, (1.0 - alpha) - (nb_bar - a_bar), line)
         on_line = jnp.where(near, (alpha > lo) & (1.0 - alpha > jnp.minimum(nb_bar, na_bar)), on_line)
