@@ -12,6 +12,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.special import erf, erfcx
 from scipy.special import log_ndtr as _np_log_ndtr
 from scipy.special import ndtr as _np_ndtr
@@ -22,7 +23,7 @@ from .._engine.x64 import float64
 from ..privacy_loss import PrivacyLoss
 
 
-def tradeoff(mu, alpha):
+def tradeoff(mu: ArrayLike, alpha: ArrayLike) -> float | NDArray[np.float64]:
     """f_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu), the trade-off curve of mu-GDP (Eq. 7),
     never above the exact value (it is the safe side of a mu-GDP guarantee, and the
     reference the numeric curves are checked against): 1 at alpha = 0 and 0 at alpha = 1
@@ -32,10 +33,27 @@ def tradeoff(mu, alpha):
 
     ``mu`` >= 0 and ``alpha`` in [0, 1] broadcast together.
 
+    Args:
+        mu: the GDP parameter, finite and >= 0, any shape.
+        alpha: the attack's FPR, in [0, 1]; broadcasts with ``mu``.
+
+    Returns:
+        The smallest FNR of an attack at FPR ``alpha`` against mu-GDP, in [0, 1]: a float
+        for two numbers, else a float64 array of the broadcast shape; never above f_mu
+        (the safe side of the guarantee).
+
+    Raises:
+        ValueError: ``mu`` negative, ``alpha`` outside [0, 1], either NaN, infinite or
+            empty, or shapes that do not broadcast (the message names the arguments).
+        TypeError: an argument not real (a boolean, a string, complex, a masked array).
+
     >>> round(tradeoff(1.0, 0.1), 4)   # FNR of the best attack at FPR 0.1 against 1-GDP
     0.6109
     >>> tradeoff(3.0, 0.0), tradeoff(3.0, 1.0)
     (1.0, 0.0)
+    >>> tradeoff([0.5, 1.0], [[0.01], [0.1]]).round(4)
+    array([[0.9661, 0.9076],
+           [0.7828, 0.6109]])
     """
     m = _v.real_array("mu", mu, low=0.0)
     a = _v.probabilities("alpha", alpha)
@@ -66,13 +84,26 @@ def _tradeoff_rounding(n, z):
     return 4.0 * u * (2.0 + np.abs(z) + np.abs(n)) * (1.0 + 2.0 * np.maximum(-z, 0.0))
 
 
-def advantage(mu):
+def advantage(mu: ArrayLike) -> float | NDArray[np.float64]:
     """Largest TPR - FPR of any attack on a mu-GDP mechanism: 2 Phi(mu / 2) - 1, computed as
     erf(mu / (2 sqrt 2)) (no cancellation for a tiny mu) and raised by 3 ulp, past erf's
     rounding (below 2.2 ulp), so it is never below the truth.
 
+    Args:
+        mu: the GDP parameter, finite and >= 0, any shape.
+
+    Returns:
+        The advantage in [0, 1], never below the truth (0 exactly at mu = 0): a float for
+        one number, else a float64 array of the shape of ``mu``.
+
+    Raises:
+        ValueError: ``mu`` negative, NaN, infinite or empty.
+        TypeError: ``mu`` not real (a boolean, a string, complex, a masked array).
+
     >>> round(advantage(1.0), 4)
     0.3829
+    >>> advantage([0.5, 1.0, 2.0]).round(4)
+    array([0.1974, 0.3829, 0.6827])
     """
     m = _v.real_array("mu", mu, low=0.0)
     out = erf(m / (2.0 * _SQRT2))
@@ -225,7 +256,7 @@ def _delta_np(eps, mu):
     return np.clip(d, 0.0, 1.0)
 
 
-def delta(epsilon, mu):
+def delta(epsilon: ArrayLike, mu: ArrayLike) -> float | NDArray[np.float64]:
     """delta(epsilon) of mu-GDP (Dong, Roth & Su, Corollary 2.13):
     Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).
 
@@ -235,8 +266,27 @@ def delta(epsilon, mu):
     about 1e-11 relative of it. ``epsilon`` may be any real number (below 0 delta exceeds
     1 - e^eps); ``mu`` >= 0.
 
+    Args:
+        epsilon: finite real numbers (negative allowed), any shape.
+        mu: the GDP parameter, finite and >= 0; broadcasts with ``epsilon``.
+
+    Returns:
+        The smallest delta such that mu-GDP is (epsilon, delta)-DP, in [0, 1]: a float for
+        two numbers, else a float64 array of the broadcast shape. Never below the truth
+        where the truth is at least float64's smallest subnormal (about 5e-324), and
+        within about 1e-11 relative of it; a delta below that underflows to 0 (e.g.
+        ``delta(1.0, 1e-3)``, whose truth is about e^-500000). At mu = 0, (1 - e^eps)_+
+        rounded up.
+
+    Raises:
+        ValueError: ``mu`` negative, either argument NaN, infinite or empty, or shapes
+            that do not broadcast (the message names the arguments).
+        TypeError: an argument not real (a boolean, a string, complex, a masked array).
+
     >>> round(delta(1.0, 1.0), 4)
     0.1269
+    >>> delta([0.0, 1.0], 1.0).round(4), delta(1.0, 0.0)
+    (array([0.3829, 0.1269]), 0.0)
     """
     e = _v.real_array("epsilon", epsilon)
     m = _v.real_array("mu", mu, low=0.0)
@@ -270,7 +320,7 @@ def _bisect(ok, lo, hi, live):
     return lo, hi
 
 
-def epsilon(delta_, mu):
+def epsilon(delta_: ArrayLike, mu: ArrayLike) -> float | NDArray[np.float64]:
     """Smallest epsilon >= 0 with mu-GDP's delta(epsilon) <= ``delta_`` (Corollary 2.13), never
     below the truth and within about 1e-11 relative of it, for every delta in (0, 1] (the
     smallest subnormal included) and every mu >= 0; inf where epsilon exceeds float64 (mu
@@ -279,8 +329,25 @@ def epsilon(delta_, mu):
     Bisection on epsilon whose every step is decided by :func:`delta`'s one-sided bounds, so
     the epsilon returned provably meets ``delta_``.
 
+    Args:
+        delta_: the target delta, in (0, 1], any shape.
+        mu: the GDP parameter, finite and >= 0; broadcasts with ``delta_``.
+
+    Returns:
+        epsilon >= 0, a float for two numbers, else a float64 array of the broadcast
+        shape: never below the truth (mu-GDP is (epsilon, ``delta_``)-DP for the epsilon
+        returned), within about 1e-11 relative of it; 0 where mu = 0, ``delta_`` = 1 or
+        delta(0) already meets ``delta_``; inf where epsilon exceeds float64.
+
+    Raises:
+        ValueError: ``delta_`` outside (0, 1], ``mu`` negative, either NaN, infinite or
+            empty, or shapes that do not broadcast (the message names ``delta`` and ``mu``).
+        TypeError: an argument not real (a boolean, a string, complex, a masked array).
+
     >>> round(epsilon(1e-5, 1.0), 4)
     4.3772
+    >>> epsilon([1e-5, 1e-9], 1.0).round(4), epsilon(1e-5, 0.0)
+    (array([4.3772, 6.1739]), 0.0)
     """
     d = _v.probabilities("delta", delta_, low_open=True)
     m = _v.real_array("mu", mu, low=0.0)
@@ -317,13 +384,31 @@ def _mu_of_epsilon_delta(e, d):
     return low
 
 
-def compose(*mus):
+def compose(*mus: ArrayLike) -> float | NDArray[np.float64]:
     """mu of the composition of mu_i-GDP mechanisms: sqrt(sum mu_i^2) (Dong et al., Cor. 3.3).
 
     ``compose(0.5, 0.5)`` or ``compose([0.5, 0.5])`` (an array is composed along its last axis).
 
+    Args:
+        *mus: one or more GDP parameters, finite and >= 0. Several arguments broadcast
+            together and are composed entry by entry; a single array argument is composed
+            along its last axis (a single number is returned as it is).
+
+    Returns:
+        sqrt(sum mu_i^2), never below the exact value (rounded up, without overflow or
+        underflow of the squares): a float where the result is one number, else a float64
+        array (the broadcast shape of several arguments; a single array's shape without
+        its last axis).
+
+    Raises:
+        TypeError: no argument, or an argument not real (a boolean, a string, complex).
+        ValueError: an entry negative, NaN, infinite, an argument empty, or arguments that
+            do not broadcast (the message names them ``mu 0``, ``mu 1``, ...).
+
     >>> compose(3.0, 4.0)
     5.0
+    >>> compose([[3.0, 4.0], [1.0, 1.0]]).round(6), compose(0.5, [0.5, 1.2]).round(6)
+    (array([5.      , 1.414214]), array([0.707107, 1.3     ]))
     """
     if len(mus) == 1:
         m = _v.real_array("mu", mus[0], low=0.0)
@@ -381,14 +466,37 @@ def _square_short(r: np.ndarray, x: np.ndarray, positive: np.ndarray) -> np.ndar
     return np.array([math.fsum(row) < 0.0 for row in terms], bool).reshape(r.shape)
 
 
-def gaussian_mu(noise_multiplier, sensitivity=1.0, num_steps=1):
+def gaussian_mu(noise_multiplier: ArrayLike, sensitivity: ArrayLike = 1.0,
+                num_steps: ArrayLike = 1) -> float | NDArray[np.float64]:
     """mu of the Gaussian mechanism composed ``num_steps`` times: sqrt(T) sensitivity / sigma
     (exact: the mechanism is mu-GDP with this mu and no smaller), rounded up: never below
     the exact value (the float64 product and quotient, rounded to nearest, were below it
     about half the time), stepped up by an ulp where (mu sigma)^2 < T sensitivity^2 exactly.
 
+    Args:
+        noise_multiplier: sigma, the noise's standard deviation over the sensitivity's
+            unit, finite and > 0, any shape.
+        sensitivity: the L2 sensitivity, finite and > 0 (default 1).
+        num_steps: the number of compositions T, whole numbers >= 1 (default 1). The three
+            arguments broadcast together.
+
+    Returns:
+        mu, never below the exact value: a float for three numbers, else a float64 array
+        of the broadcast shape; inf where mu exceeds float64.
+
+    Raises:
+        ValueError: ``noise_multiplier`` or ``sensitivity`` not > 0, ``num_steps`` not a
+            whole number >= 1, an argument NaN, infinite or empty, or shapes that do not
+            broadcast (the message names the arguments).
+        TypeError: an argument not real (a boolean, a string, complex, a masked array).
+
     >>> gaussian_mu(2.0, num_steps=4)   # sqrt(4) / 2
     1.0
+    >>> gaussian_mu(3.0)   # 1/3 rounded up: the nearest float64, 0.333...3148, lies below it
+    0.33333333333333337
+    >>> gaussian_mu([1.0, 2.0], num_steps=[[1], [100]])
+    array([[ 1. ,  0.5],
+           [10. ,  5. ]])
     """
     s = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
     c = _v.real_array("sensitivity", sensitivity, low=0.0, low_open=True)
@@ -406,7 +514,8 @@ def gaussian_mu(noise_multiplier, sensitivity=1.0, num_steps=1):
     return out if out.ndim else float(out)
 
 
-def subsampled_clt_mu(noise_multiplier, sample_rate, num_steps):
+def subsampled_clt_mu(noise_multiplier: ArrayLike, sample_rate: ArrayLike,
+                      num_steps: ArrayLike) -> float | NDArray[np.float64]:
     """APPROXIMATION (can be optimistic): the asymptotic mu of DP-SGD, Bu et al. (2020) /
     Dong et al. Corollary 5.4 with mu_step = 1 / sigma:
     p sqrt(T) sqrt(e^{mu^2} Phi(3 mu / 2) + 3 Phi(-mu / 2) - 2).
@@ -414,8 +523,27 @@ def subsampled_clt_mu(noise_multiplier, sample_rate, num_steps):
     Valid only as T -> infinity with p sqrt(T) fixed; it is not a guarantee. Use
     :func:`mu_and_regret` on ``dpax.dpsgd(...)`` for one.
 
+    Args:
+        noise_multiplier: sigma, finite and > 0, any shape.
+        sample_rate: the Poisson sampling rate p, in (0, 1].
+        num_steps: the number of steps T, whole numbers >= 1. The three arguments
+            broadcast together.
+
+    Returns:
+        The approximate mu, >= 0: a float for three numbers, else a float64 array of the
+        broadcast shape. On neither side of the truth for certain: it can lie below the
+        mechanism's mu (optimistic).
+
+    Raises:
+        ValueError: ``noise_multiplier`` not > 0, ``sample_rate`` outside (0, 1],
+            ``num_steps`` not a whole number >= 1, an argument NaN, infinite or empty, or
+            shapes that do not broadcast (the message names the arguments).
+        TypeError: an argument not real (a boolean, a string, complex, a masked array).
+
     >>> round(subsampled_clt_mu(1.0, 0.01, 10_000), 4)
     1.2093
+    >>> subsampled_clt_mu([1.0, 2.0], 0.01, 10_000).round(4)
+    array([1.2093, 0.4437])
     """
     s = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
@@ -429,7 +557,7 @@ def subsampled_clt_mu(noise_multiplier, sample_rate, num_steps):
 
 
 @float64
-def clt_mu(pl, num_steps=1):
+def clt_mu(pl: PrivacyLoss, num_steps: ArrayLike = 1) -> float | NDArray[np.float64]:
     """APPROXIMATION (can be optimistic; Gopi et al. 2021 show it can underestimate risk):
     the central-limit mu of ``num_steps`` compositions of ``pl`` (Dong, Roth & Su, Theorem 3.5),
     mu = 2 T kl / sqrt(T (kappa_2 - kl^2)), with kl = KL(P || Q) = -E[X] and
@@ -438,9 +566,28 @@ def clt_mu(pl, num_steps=1):
     The moments are those of the finite grid (the truncation atoms at +-inf, which would make
     KL infinite, are left out): one more reason it is an approximation, not a bound.
 
+    Args:
+        pl: the privacy loss of one step (a single mechanism or a batch).
+        num_steps: the number of compositions T, whole numbers >= 1 (default 1),
+            broadcasting with ``pl.batch_shape``.
+
+    Returns:
+        The approximate mu, >= 0: a float for a single mechanism and a scalar
+        ``num_steps``, else a float64 array of the broadcast shape. On neither side of the
+        truth for certain: it can lie far below the mechanism's mu (optimistic), as for
+        DP-SGD below.
+
+    Raises:
+        TypeError: ``pl`` not a :class:`dpax.PrivacyLoss`; ``num_steps`` not real.
+        ValueError: ``num_steps`` not a whole number >= 1, NaN, infinite or empty, or not
+            broadcasting with ``pl``'s batch.
+
     >>> import dpax
     >>> round(clt_mu(dpax.gaussian(2.0, grid_step=1e-2), num_steps=4), 3)   # the Gaussian is exactly GDP
     1.0
+    >>> pl = dpax.dpsgd([1.0, 2.0], 0.01, 100, grid_step=1e-3)
+    >>> clt_mu(pl).round(4)   # optimistic: the tight mu (dpax.gdp.mu_and_regret) is [0.3583, 0.065]
+    array([0.1295, 0.0534])
     """
     if not isinstance(pl, PrivacyLoss):
         raise TypeError(f"pl must be a dpax.PrivacyLoss, got {type(pl).__name__}")
