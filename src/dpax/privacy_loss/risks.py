@@ -11,8 +11,8 @@ the answers.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+import jax
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -32,7 +32,7 @@ from .interval import Interval, uncrossed
 DELTA_EPSILON_MAX = 709.78
 
 
-def check_queries(pl: Fields, kernel: Callable[..., Any], value: ArrayLike, argument: str, bounds: bool) -> None:
+def check_queries(pl: Fields, kernel: Callable[..., jax.Array], value: ArrayLike, argument: str, bounds: bool) -> None:
     """Refuse, before ``value`` is converted, a query array whose answers (both sides'
     with ``bounds``) and dpax's copy of it exceed the memory budget.
 
@@ -72,7 +72,7 @@ def check_queries(pl: Fields, kernel: Callable[..., Any], value: ArrayLike, argu
         _queries.query_plan(kernel, pl.pair, rows, m, argument, held=m * 8 + (rows * m * 8 if bounds else 0))
 
 
-def answers(pl: Fields, kernel: Callable[..., Any], values: np.ndarray, argument: str, shape: tuple[int, ...],
+def answers(pl: Fields, kernel: Callable[..., jax.Array], values: np.ndarray, argument: str, shape: tuple[int, ...],
             held: float = 0) -> float | np.ndarray:
     """``kernel``'s answers at every one of ``values`` (validated, float64) for every row,
     shaped ``batch_shape + shape``; ``held``: bytes the caller keeps meanwhile.
@@ -111,7 +111,7 @@ def answers(pl: Fields, kernel: Callable[..., Any], values: np.ndarray, argument
                      pl.batch_shape + shape)
 
 
-def query(pl: Fields, kernel: Callable[..., Any], values: np.ndarray, argument: str, shape: tuple[int, ...],
+def query(pl: Fields, kernel: Callable[..., jax.Array], values: np.ndarray, argument: str, shape: tuple[int, ...],
           bounds: bool) -> float | np.ndarray | Interval:
     """:func:`answers` of ``pl``, and with ``bounds`` the :class:`Interval` with the
     companion's (computed while this pair's are held). An empty query has empty
@@ -191,7 +191,7 @@ def beta(pl: Fields, alpha: ArrayLike, bounds: bool = False) -> float | np.ndarr
     return query(pl, _beta_kernel_for(a), a, "alpha", a.shape, want)
 
 
-def _beta_kernel_for(alpha: np.ndarray) -> Callable[..., Any]:
+def _beta_kernel_for(alpha: np.ndarray) -> Callable[..., jax.Array]:
     """The beta kernel for the FPRs ``alpha``: with the complement tables where one is above
     1/2 (:func:`dpax._engine.analyse.needs_complements`), so that beta near alpha = 1 keeps
     its relative precision and beta(1) is exactly 0."""
