@@ -157,6 +157,16 @@ def test_gdp_delta_is_never_below_the_truth(mu):
     assert gdp.delta(-1.0, 0.0) >= -np.expm1(-1.0)  # mu = 0: delta = 1 - e^eps, not 0
 
 
+def test_gdp_delta_below_float64_is_the_smallest_subnormal_not_0():
+    """mu > 0 gives a positive delta at every epsilon: one below float64's range (delta(1, 1e-3)
+    is about e^-500000) is reported as 5e-324, the nearest float on the safe side; at mu = 0
+    and epsilon >= 0 the truth is 0 itself."""
+    tiny = np.nextafter(0.0, 1.0)
+    assert gdp.delta(1.0, 1e-3) == tiny
+    np.testing.assert_array_equal(gdp.delta([1.0, 2000.0, 1e300], [1e-3, 1.0, 1.0]), [tiny] * 3)
+    assert gdp.delta(1.0, 0.0) == 0.0 and gdp.delta(0.0, 0.0) == 0.0
+
+
 @pytest.mark.parametrize("eps", (0.0, 1e-300, 1.0, 1e3, 1e40, 1e300, np.finfo(float).max))
 def test_mu_from_epsilon_delta_at_the_ends_of_its_range(eps):
     """The mu of the Gaussian that is exactly (epsilon, delta)-DP: never above the root (the
@@ -173,7 +183,7 @@ def test_mu_from_epsilon_delta_at_the_ends_of_its_range(eps):
 
 
 def test_gdp_closed_forms_stay_numbers_over_all_of_float64():
-    """No NaN and no warning anywhere in float64 (delta(709, 1e-152), exactly 0, read NaN: the
+    """No NaN and no warning anywhere in float64 (delta(709, 1e-152), below float64, read NaN: the
     one-sided margin added inf to -inf); epsilon is inf only where it exceeds float64."""
     import warnings
 
@@ -183,7 +193,7 @@ def test_gdp_closed_forms_stay_numbers_over_all_of_float64():
     d = 10 ** rng.uniform(-323, 0, 400)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert gdp.delta(709.0, 1e-152) == 0.0
+        assert gdp.delta(709.0, 1e-152) == np.nextafter(0.0, 1.0)  # the truth is below float64: its floor
         out = gdp.delta(eps, mu)
         assert np.all((out >= 0) & (out <= 1))
         e = gdp.epsilon(d, mu)

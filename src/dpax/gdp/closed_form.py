@@ -272,11 +272,11 @@ def delta(epsilon: ArrayLike, mu: ArrayLike) -> float | NDArray[np.float64]:
 
     Returns:
         The smallest delta such that mu-GDP is (epsilon, delta)-DP, in [0, 1]: a float for
-        two numbers, else a float64 array of the broadcast shape. Never below the truth
-        where the truth is at least float64's smallest subnormal (about 5e-324), and
-        within about 1e-11 relative of it; a delta below that underflows to 0 (e.g.
-        ``delta(1.0, 1e-3)``, whose truth is about e^-500000). At mu = 0, (1 - e^eps)_+
-        rounded up.
+        two numbers, else a float64 array of the broadcast shape. Never below the truth,
+        and within about 1e-11 relative of it where the truth is at least float64's
+        smallest subnormal (about 5e-324); a smaller delta (e.g. ``delta(1.0, 1e-3)``,
+        whose truth is about e^-500000) is reported as that subnormal. At mu = 0,
+        (1 - e^eps)_+ rounded up.
 
     Raises:
         ValueError: ``mu`` negative, either argument NaN, infinite or empty, or shapes
@@ -292,7 +292,13 @@ def delta(epsilon: ArrayLike, mu: ArrayLike) -> float | NDArray[np.float64]:
     m = _v.real_array("mu", mu, low=0.0)
     _v.broadcast_shapes(("epsilon", e), ("mu", m))
     out = _delta_np(e, m)
+    # mu > 0: delta is positive at every finite epsilon; one below float64's range is reported
+    # as the smallest subnormal, not 0, so that it stays on the safe side
+    out = np.where((m > 0.0) & (out == 0.0), _SMALLEST_SUBNORMAL, out)
     return out if out.ndim else float(out)
+
+
+_SMALLEST_SUBNORMAL = float(np.nextafter(0.0, 1.0))
 
 
 #: Most bisection steps: a root within a factor 2 of the bracket's top takes about 55, one
