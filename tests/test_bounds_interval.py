@@ -12,6 +12,8 @@ wide enough at a coarse grid for a swap to show).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from scipy.stats import norm
@@ -573,3 +575,37 @@ def test_randomized_response_beta_near_alpha_one_on_both_sides():
                 exact = b2 + (b1 - b2) * (a - a2) / (a1 - a2)  # a symmetric pair: f is its own inverse
                 assert mpmath.mpf(float(safe)) <= exact * (1 + tol), (epsilon, k, float(a), safe, float(exact))
                 assert mpmath.mpf(float(opt)) >= exact * (1 - tol), (epsilon, k, float(a), opt, float(exact))
+
+
+def _mp_delta(p, q, epsilon):
+    """delta(epsilon) of a symmetric pair of atoms: the sum of (Q - e^eps P)^+."""
+    import mpmath
+
+    return sum(max(mpmath.mpf(0), qi - mpmath.exp(epsilon) * pi) for pi, qi in zip(p, q))
+
+
+def test_randomized_response_with_many_values_keeps_its_optimistic_side():
+    """Invariant: the optimistic side of delta, epsilon and the advantage is at or below the
+    truth, to 16 ulps, for k-ary randomized response with k = 2^40, 2^50 and 2^53 values: the
+    loss 0 holds all but ~1e-12 of the mass, so at thresholds below it Pr[Y > x] and Pr[X > x]
+    are both near 1 and their float64 difference carried ~1e-16 of round-off above a true
+    delta of 1e-13, which the max over thresholds picked up (optimistic delta(0) 5e-4
+    relative above the truth at epsilon 0.1, k = 2^40); the advantage's differences, exact,
+    of masses carrying a few ulps each, were 1.4e-14 above. Found by an independent fuzz;
+    truths from the exact masses in 50-digit arithmetic."""
+    mpmath = pytest.importorskip("mpmath")
+    for epsilon, k in RR_MANY_VALUES:
+        pl = dpax.randomized_response(epsilon, k, grid_step=0.1)
+        eps_grid = np.array([-1.0, 0.0, epsilon / 2])
+        got, adv = pl.delta(eps_grid, bounds=True).optimistic, pl.advantage(bounds=True).optimistic
+        with mpmath.workdps(50):
+            tol = 16 * mpmath.mpf(2) ** -53
+            delta = functools.partial(_mp_delta, *_mp_randomized_response(epsilon, k))
+            for e, opt in zip(eps_grid, got):
+                assert mpmath.mpf(float(opt)) <= delta(mpmath.mpf(float(e))) * (1 + tol), (epsilon, k, e, opt)
+            assert mpmath.mpf(float(adv)) <= delta(0) * (1 + tol), (epsilon, k, adv)
+            # epsilon at delta: at or below the truth where delta there is at or above the query's
+            deltas = np.array([1e-20, float(delta(0) / 2)])
+            for d, opt in zip(deltas, pl.epsilon(deltas, bounds=True).optimistic):
+                assert opt <= epsilon * (1 + 1e-15), (epsilon, k, d, opt)
+                assert delta(mpmath.mpf(float(opt))) >= d * (1 - tol), (epsilon, k, d, opt)
