@@ -169,3 +169,22 @@ def oracle_advantage(sigma, p, num_steps, grid_step):
 def oracle_epsilon(sigma, p, num_steps, grid_step, delta):
     return float(oracle_pld(sigma, p, num_steps, grid_step).get_epsilon_for_delta(delta))
 
+
+def mp_gdp_beta(alpha, mu):
+    """f_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu) to ~40 digits (mpmath, 50-digit arithmetic;
+    independent of dpax): Phi^-1 of the smaller of alpha and 1 - alpha by Newton's method from
+    SciPy's guess. Needs mpmath (callers skip without it)."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        a, m = mpmath.mpf(float(alpha)), mpmath.mpf(float(mu))
+        if a == 0 or a == 1:
+            return 1 - a
+        small = min(a, 1 - a)  # Phi^-1(1 - a) = -Phi^-1(a)
+        z = mpmath.mpf(norm.ppf(float(small)))
+        for _ in range(60):
+            step = (mpmath.ncdf(z) - small) / mpmath.npdf(z)
+            z -= step
+            if abs(step) < mpmath.mpf(10) ** -40 * (1 + abs(z)):
+                break
+        return mpmath.ncdf((-z if a == small else z) - m)

@@ -13,7 +13,7 @@ import pytest
 from scipy.stats import norm
 
 import dpax
-from exact_refs import ALPHAS, gdp_advantage, gdp_beta, gdp_delta, gdp_epsilon
+from exact_refs import ALPHAS, gdp_advantage, gdp_beta, gdp_delta, gdp_epsilon, mp_gdp_beta
 
 #: (sigma, T) pairs, mu = sqrt(T) / sigma from 0.2 to 10.5.
 CASES = [
@@ -423,24 +423,6 @@ def test_delta_near_one_never_below_the_truth():
     assert got.safe[1] - exact[1] <= 1e-13
 
 
-def _mp_gdp_beta(alpha, mu):
-    """f_mu(alpha) to ~40 digits (mpmath): Phi^-1 of the smaller of alpha and 1 - alpha by
-    Newton's method from SciPy's guess, then Phi(Phi^-1(1 - alpha) - mu)."""
-    mpmath = pytest.importorskip("mpmath")
-    with mpmath.workdps(50):
-        a, m = mpmath.mpf(float(alpha)), mpmath.mpf(float(mu))
-        if a == 0 or a == 1:
-            return 1 - a
-        small = min(a, 1 - a)
-        z = mpmath.mpf(norm.ppf(float(small)))
-        for _ in range(60):
-            step = (mpmath.ncdf(z) - small) / mpmath.npdf(z)
-            z -= step
-            if abs(step) < mpmath.mpf(10) ** -40 * (1 + abs(z)):
-                break
-        return mpmath.ncdf((-z if a == small else z) - m)
-
-
 # grid 1e-3 is slow (kernels of its own, ~3 s); default sibling: the same sweep at grid 1e-2
 @pytest.mark.parametrize("step", [1e-2, pytest.param(1e-3, marks=pytest.mark.slow)])
 def test_beta_near_alpha_one_on_both_sides_of_the_truth(step):
@@ -465,7 +447,7 @@ def test_beta_near_alpha_one_on_both_sides_of_the_truth(step):
     for sigma, safe_row, opt_row in zip(sigmas, got.safe, got.optimistic):
         assert safe_row[-2] == opt_row[-2] == 0.0 and opt_row[-1] == 1.0
         for a, safe, opt in zip(alpha[:-2], safe_row, opt_row):
-            exact = _mp_gdp_beta(a, 1.0 / sigma)
+            exact = mp_gdp_beta(a, 1.0 / sigma)
             assert mpmath.mpf(float(safe)) <= exact * (1 + ulps), (sigma, a, safe, float(exact))
             assert mpmath.mpf(float(opt)) >= exact * (1 - ulps), (sigma, a, opt, float(exact))
             assert opt <= exact * 1.01  # and tight: the companion's slack at these grids is below 1e-3

@@ -17,7 +17,7 @@ from scipy.stats import norm
 import dpax
 from dpax import conversions as cv
 from dpax import gdp
-from exact_refs import gdp_advantage, gdp_beta, gdp_delta
+from exact_refs import gdp_advantage, gdp_beta, gdp_delta, mp_gdp_beta
 
 
 @functools.cache
@@ -625,24 +625,6 @@ def test_compose_neither_overflows_nor_underflows():
     np.testing.assert_allclose(gdp.compose(np.array([[3.0, 4.0], [0.0, 0.0]])), [5.0, 0.0], rtol=1e-15)
 
 
-def _mp_gdp_beta(mu, alpha):
-    """f_mu(alpha) to ~40 digits (mpmath): Phi^-1 by Newton's method from SciPy's guess, then
-    Phi(Phi^-1(1 - alpha) - mu), every step in 50-digit arithmetic (independent of dpax)."""
-    mpmath = pytest.importorskip("mpmath")
-    with mpmath.workdps(50):
-        a, m = mpmath.mpf(float(alpha)), mpmath.mpf(float(mu))
-        if a == 0 or a == 1:
-            return 1 - a
-        small = min(a, 1 - a)  # Phi^-1(1 - a) = -Phi^-1(a)
-        z = mpmath.mpf(norm.ppf(float(small)))
-        for _ in range(60):
-            step = (mpmath.ncdf(z) - small) / mpmath.npdf(z)
-            z -= step
-            if abs(step) < mpmath.mpf(10) ** -40 * (1 + abs(z)):
-                break
-        return mpmath.ncdf((-z if a == small else z) - m)
-
-
 def test_tradeoff_closed_form_is_never_above_the_exact_curve():
     """Invariant: gdp.tradeoff, the safe side of a mu-GDP guarantee and the reference the numeric
     curves are checked against, is never above f_mu = Phi(Phi^-1(1 - alpha) - mu), and within
@@ -660,7 +642,7 @@ def test_tradeoff_closed_form_is_never_above_the_exact_curve():
                          rng.uniform(0, 40, 60), 10.0 ** rng.uniform(-17, 1.6, 60)])
     got = gdp.tradeoff(mu, alpha)
     for a, m, g in zip(alpha, mu, got):
-        exact = _mp_gdp_beta(m, a)
+        exact = mp_gdp_beta(a, m)
         assert mpmath.mpf(float(g)) <= exact, (a, m, g, float(exact))
         assert mpmath.mpf(float(g)) >= exact * (1 - mpmath.mpf(1e-11)) - mpmath.mpf(1e-323), (a, m, g)
     assert gdp.tradeoff(1e162, [0.0, 0.1, 0.5, 1.0]).tolist() == [1.0, 0.0, 0.0, 0.0]  # no NaN: a margin of inf
