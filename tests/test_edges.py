@@ -71,8 +71,8 @@ def test_a_scalar_argument_given_several_numbers_is_named():
 
 
 def test_an_overflowing_gaussian_is_named_in_the_callers_terms():
-    with pytest.raises(ValueError, match=r"noise_multiplier / sensitivity = 5e-301 \(the sensitivity doubled "
-                                         r"by substitution\) is too small"):
+    with pytest.raises(ValueError, match=r"noise_multiplier / sensitivity \(substitution doubles the sensitivity\) "
+                                         r"= 1e-300 is too small"):
         dpax.gaussian(1.0, sensitivity=1e300, neighbouring="substitution")
 
 

@@ -211,9 +211,9 @@ def _query_calls(monkeypatch):
     for name in ("beta_kernel", "delta_kernel", "epsilon_kernel", "tradeoff_points_kernel"):
         real = getattr(analyse, name)
 
-        def spy(pair, *queries, _real=real, _name=name):
+        def spy(pair, *queries, _real=real, _name=name, **static):
             calls.append((_name, np.shape(queries[0]) if queries else np.shape(pair.pmf_x)[:1]))
-            return _real(pair, *queries)
+            return _real(pair, *queries, **static)
 
         spy.__name__ = name
         monkeypatch.setattr(analyse, name, spy)
