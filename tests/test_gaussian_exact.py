@@ -407,6 +407,8 @@ def test_bracket_of_a_long_composition_holds_the_truth_at_negative_epsilon():
     assert got.optimistic[0] >= exact[0] - 1e-11  # and the optimistic side stays tight there
 
 
+# slow (kernels of its own, ~4 s) while it documents a known defect rather than guarding a guarantee
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="known: the composition's round-off bounds are scaled down to each law's "
                    "total, which lowers tails near 1 by the whole excess (5.1e-14 here); making each law one law "
                    "of its bounds fixes it but cost 10-30% of the first run's compilation, so it waits")

@@ -88,12 +88,12 @@ def test_advantage_and_epsilon_brackets_are_oriented(target, name):
     assert ni.optimistic < ni.safe == r.noise_multiplier
 
 
-def test_a_smaller_accuracy_refines_the_grid():
-    kw = dict(sample_rate=0.1, num_steps=10, target=TARGET, compare_standard=False)
-    r = dpax.calibrate_dpsgd(**kw, accuracy=2e-5)
-    assert r.grid_step < 1e-2 and r.achieved_interval["beta"].width <= 2e-5
-    coarse = dpax.calibrate_dpsgd(**kw, accuracy=1e-2)
-    assert coarse.grid_step == 1e-2 and coarse.achieved_interval["beta"].width > 2e-5
+def test_a_smaller_accuracy_refines_the_grid(coarse):
+    # the coarse fixture's configuration: beta's width 1.7e-4 at grid 1e-2, refined to 5e-3 for 1e-4
+    r = dpax.calibrate_dpsgd(sample_rate=P, num_steps=T, target=TARGET, accuracy=1e-4, rtol=RTOL,
+                             compare_standard=False)
+    assert r.grid_step < 1e-2 and r.achieved_interval["beta"].width <= 1e-4
+    assert coarse.grid_step == 1e-2 and coarse.achieved_interval["beta"].width > 1e-4
     # the finer grid's interval is the narrower one, and both hold its answer
     assert r.noise_interval.width < coarse.noise_interval.width
     assert coarse.noise_interval.lower <= r.noise_multiplier <= coarse.noise_multiplier * (1 + 1e-4)
