@@ -308,3 +308,24 @@ def test_read_losses_names_the_file_numpy_refuses(tmp_path):
     bad.write_bytes(b"\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, 'shape': (-3,), }" + b" " * 60)
     raises(ValueError, lambda: dpax.audit.read_losses(bad), str(bad))
     raises(TypeError, lambda: dpax.audit.read_losses(12), "path")
+
+
+def test_arguments_checked_by_their_own_functions_are_named(pl):
+    """Arguments that reached NumPy or int() unchecked (found reading their docstrings): each
+    refusal names the argument, and a valid call still answers."""
+    from dp_accounting import dp_event
+
+    from dpax.events import tally
+    from dpax.gdp import mu_regret
+
+    event = dp_event.GaussianDpEvent(1.0)
+    raises(ValueError, lambda: tally(event, count=-1), "count")
+    raises(ValueError, lambda: tally(event, count=1.5), "count")
+    assert sum(tally(event, count=3).counts.values()) == 3
+    raises(ValueError, lambda: targets.ErrRates([0.1, 0.2], 0.5).broadcast((3,)), "ErrRates", "(3,)", "alpha (2,)")
+    raises(ValueError, lambda: targets.Advantage([0.1, 0.2]).flat((2, 3)), "Advantage", "(2, 3)")
+    raises(TypeError, lambda: targets.Advantage(0.1).flat("2"), "shape")
+    assert targets.ErrRates([0.1, 0.2], 0.5).flat((3, 2)).alpha.shape == (6,)
+    raises(ValueError, lambda: mu_regret.mu_regret_rows(pl, 1e-10, at_mu=[1.0, 2.0]), "at_mu", "1")
+    raises(TypeError, lambda: dpax.distributed.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-2),
+                                                          targets.Advantage(0.3), full_output="yes"), "full_output")

@@ -169,6 +169,7 @@ def calibrate(
     if guess is not None:
         shapes.append(("guess", np.shape(guess)))
     shape = _v.broadcast_shapes(*shapes)
+    full_output = _v.flag("full_output", full_output)
     mode = _mode(on_infeasible, shape)
     arg_rows = [np.broadcast_to(a, shape).reshape(-1) for a in arg_arrays]
     g_rows = None if guess is None else np.broadcast_to(np.asarray(guess, float), shape).reshape(-1)

@@ -156,8 +156,7 @@ def tally(event: DpEvent, neighbouring: str | NeighboringRelation = "add_remove"
         event: a ``dp_accounting.dp_event.DpEvent``.
         neighbouring: the neighbouring relation (see :func:`relation`; default
             ``"add_remove"``).
-        count: how many times ``event`` runs, an integer >= 0 (default 1; not checked:
-            read with ``int``).
+        count: how many times ``event`` runs, an integer >= 0 (default 1).
 
     Returns:
         A :class:`Tally`: each leaf's count multiplied through the tree's
@@ -291,5 +290,5 @@ def tally(event: DpEvent, neighbouring: str | NeighboringRelation = "add_remove"
 
     if not isinstance(event, dp_event.DpEvent):
         raise TypeError(f"event must be a dp_accounting DpEvent, got {type(event).__name__}")
-    walk(event, int(count))
+    walk(event, _v.one_integer("count", count, minimum=0))
     return Tally(counts, non_private)

@@ -70,7 +70,11 @@ def _by_rows(pl, at_mu, call, outputs: int):
     length = kernel_length(n)
     chunk = _batching.chunk_size(_grid.rows_per_chunk(
         rows, length * _grid.BYTES_PER_POINT, 0, "mu_and_regret", f"{rows} row(s) of {length} grid points"))
-    rows_mu = None if at_mu is None else np.asarray(at_mu, np.float64).reshape(rows)
+    rows_mu = None if at_mu is None else np.asarray(at_mu, np.float64)
+    if rows_mu is not None and rows_mu.size != rows:
+        raise ValueError(f"at_mu must hold one mu per row of the PrivacyLoss ({rows}), got {rows_mu.size} "
+                         f"(shape {rows_mu.shape})")
+    rows_mu = None if rows_mu is None else rows_mu.reshape(rows)
     out = np.empty((outputs, rows))
     for index, real in _batching.row_chunks(rows, chunk):
         part = _pair.padded(pair.take(jnp.asarray(index)) if chunk < rows else pair, _batching.group_size(chunk),

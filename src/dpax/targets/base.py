@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._engine import shapes as _shapes
 from .._engine import validation as _v
 from .._engine.pair import Pair
 
@@ -107,7 +108,7 @@ class Target:
         >>> ErrRates(0.01, [0.5, 0.6]).broadcast((2,)).alpha
         array([0.01, 0.01])
         """
-        return type(self)(*(np.broadcast_to(getattr(self, f), shape) for f in self.__dataclass_fields__))
+        return type(self)(*self._broadcast_fields(shape))
 
     def flat(self, shape: tuple[int, ...]) -> Target:
         """Broadcast to ``shape`` and flattened to one row per configuration.
@@ -127,7 +128,17 @@ class Target:
         >>> ErrRates(0.01, 0.5).flat((2, 2)).beta
         array([0.5, 0.5, 0.5, 0.5])
         """
-        return type(self)(*(np.broadcast_to(getattr(self, f), shape).reshape(-1) for f in self.__dataclass_fields__))
+        return type(self)(*(a.reshape(-1) for a in self._broadcast_fields(shape)))
+
+    def _broadcast_fields(self, shape: Any) -> list[np.ndarray]:
+        """Every field broadcast to ``shape``, or an error naming the shape and the fields."""
+        shape = _shapes.shape_tuple(shape, what="the batch shape of the configurations")
+        fields = [np.asarray(getattr(self, f)) for f in self.__dataclass_fields__]
+        try:
+            return [np.broadcast_to(a, shape) for a in fields]
+        except ValueError:
+            have = ", ".join(f"{f} {np.shape(a)}" for f, a in zip(self.__dataclass_fields__, fields))
+            raise ValueError(f"{type(self).__name__}'s fields ({have}) do not broadcast to shape {shape}") from None
 
     def take(self, index: ArrayLike | slice) -> Target:
         """Rows ``index`` of a flat target.
