@@ -322,6 +322,13 @@ def test_arguments_checked_by_their_own_functions_are_named(pl):
     raises(ValueError, lambda: tally(event, count=-1), "count")
     raises(ValueError, lambda: tally(event, count=1.5), "count")
     assert sum(tally(event, count=3).counts.values()) == 3
+    from dpax.events import from_tallies
+
+    two = [tally(event), tally(event, count=2)]
+    raises(ValueError, lambda: from_tallies(two, 1e-2, shape=(1, 2)), "shape", "(2,)")
+    raises(ValueError, lambda: from_tallies(two, 1e-2, shape=()), "shape", "exactly one")
+    raises(TypeError, lambda: from_tallies(two, 1e-2, shape="2"), "shape")
+    assert from_tallies(two, 1e-2, shape=(2,)).batch_shape == (2,)
     raises(ValueError, lambda: targets.ErrRates([0.1, 0.2], 0.5).broadcast((3,)), "ErrRates", "(3,)", "alpha (2,)")
     raises(ValueError, lambda: targets.Advantage([0.1, 0.2]).flat((2, 3)), "Advantage", "(2, 3)")
     raises(TypeError, lambda: targets.Advantage(0.1).flat("2"), "shape")

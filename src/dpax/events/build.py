@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike
 from scipy.special import bdtrc
 
 from .. import mechanisms as _mech
+from .._engine import shapes as _shapes
 from .._engine import validation as _v
 from .._engine.x64 import float64
 from ..privacy_loss import PrivacyLoss, compose
@@ -254,9 +255,8 @@ def from_tallies(tallies: Sequence[Tally], grid_step: float, shape: tuple[int, .
     Args:
         tallies: the tallies (:func:`dpax.events.tally`), at least one.
         grid_step: the loss grid's step, in [1e-7, 1].
-        shape: ``None`` (default) for a batch of one row per tally, or ``()`` for a single
-            PrivacyLoss of exactly one tally. Any other shape is read as ``None`` (the
-            batch shape is ``(len(tallies),)`` whatever it says).
+        shape: ``None`` (default) or ``(len(tallies),)`` for a batch of one row per tally,
+            or ``()`` for a single PrivacyLoss of exactly one tally.
 
     Returns:
         A :class:`~dpax.PrivacyLoss`: the Gaussian leaves merged (GDP composes exactly),
@@ -264,7 +264,8 @@ def from_tallies(tallies: Sequence[Tally], grid_step: float, shape: tuple[int, .
         side, as each mechanism's own is.
 
     Raises:
-        ValueError: ``grid_step`` outside [1e-7, 1]; the Gaussian runs composed reach a
+        ValueError: ``shape`` other than those (it names the tally count); ``grid_step``
+            outside [1e-7, 1]; the Gaussian runs composed reach a
             privacy loss beyond 600 nats (the message gives their count and mu); a
             mechanism's parameters outside what it accepts.
         TypeError: ``grid_step`` not real or not one number.
@@ -277,8 +278,10 @@ def from_tallies(tallies: Sequence[Tally], grid_step: float, shape: tuple[int, .
     ((2,), array([0.1974, 0.3829]))
     """
     step = _v.grid_step(grid_step)
-    if shape is None:
-        shape = (len(tallies),)
+    shape = (len(tallies),) if shape is None else _shapes.shape_tuple(shape, what="the batch shape")
+    if shape not in ((len(tallies),), ()) or (shape == () and len(tallies) != 1):
+        raise ValueError(f"shape must be None or ({len(tallies)},) for {len(tallies)} tallies, or () for exactly one, "
+                         f"got {shape}")
     if shape == ():
         return _build_rows(list(tallies), step, ())
     groups: dict[tuple, list[int]] = {}
