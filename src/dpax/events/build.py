@@ -72,7 +72,12 @@ def mixture(first: PrivacyLoss, second: PrivacyLoss, weight: ArrayLike, descript
     if first.grid_step != second.grid_step or first.batch_shape != second.batch_shape:
         raise ValueError("mixture needs two PrivacyLoss values of one grid step and batch shape, got "
                          f"{first.grid_step:g} {first.batch_shape} and {second.grid_step:g} {second.batch_shape}")
-    w = np.broadcast_to(_v.probabilities("weight", weight), first.batch_shape).reshape(-1)
+    w = _v.probabilities("weight", weight)
+    try:
+        w = np.broadcast_to(w, first.batch_shape).reshape(-1)
+    except ValueError:
+        raise ValueError(f"weight of shape {w.shape} does not broadcast to the batch shape "
+                         f"{first.batch_shape}") from None
     lo, ((xa, ya, ia, na), (xb, yb, ib, nb)) = _aligned([first.pair, second.pair])
     mix = lambda a, b: (w.reshape((-1,) + (1,) * (a.ndim - 1)) * a + (1.0 - w.reshape((-1,) + (1,) * (a.ndim - 1))) * b)
     pl = PrivacyLoss(mix(xa, xb).reshape(first.batch_shape + (-1,)), mix(ya, yb).reshape(first.batch_shape + (-1,)),
