@@ -111,7 +111,7 @@ def _brute_delta(f_beta, g_beta, n=200_001):
     alpha = np.linspace(0, 1, n)
     g = g_beta(alpha)
     lo, hi = 0.0, 1.0
-    for _ in range(50):
+    for _ in range(36):  # kappa to 2^-36 ~ 1.5e-11, below the 1e-9 the comparison allows
         k = 0.5 * (lo + hi)
         if np.all(f_beta(np.clip(alpha + k, 0, 1)) - k <= g + 1e-15):
             hi = k
