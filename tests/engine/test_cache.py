@@ -478,3 +478,24 @@ def test_an_executable_xla_refuses_is_dropped_from_memory_too(store, seeds):
     before = dict(cache.stats)
     np.testing.assert_array_equal(_small(), reference)  # from memory
     assert cache.stats == before
+
+
+def test_kernels_compile_with_their_emitters_and_give_the_same_numbers_with_either(monkeypatch):
+    """The query kernels compile on CPU with XLA's classic emitters (faster to compile, as
+    fast to run), the construction and composition with its fusion emitters: the numbers are
+    the same bit for bit either way."""
+    asked = []
+    real = cache.compile_options
+    monkeypatch.setattr(cache, "compile_options", lambda fusion_emitters: asked.append(fusion_emitters) or
+                        real(fusion_emitters))
+    with cache.suspended():
+        cache.clear(memory_only=True)
+        chosen = _numbers()
+        assert set(asked) == {True, False}  # construction and FFT / beta, advantage, epsilon, delta
+        if jax.default_backend() == "cpu":
+            assert real(False) == {"xla_cpu_use_fusion_emitters": False} and real(True) == {}
+        monkeypatch.setattr(cache, "compile_options", lambda fusion_emitters: {})
+        cache.clear(memory_only=True)
+        fusion_everywhere = _numbers()
+        cache.clear(memory_only=True)
+    np.testing.assert_array_equal(chosen, fusion_everywhere)

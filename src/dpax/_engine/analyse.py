@@ -205,7 +205,7 @@ def _beta_from_tables(tables: Curves, n, alpha, complements: bool = False):
     return jnp.clip(beta, 0.0, 1.0)
 
 
-@functools.partial(_cache.kernel, name="beta_kernel")
+@functools.partial(_cache.kernel, name="beta_kernel", fusion_emitters=False)
 @functools.partial(jax.jit, static_argnames=("near_one",))
 def beta_kernel(pair: Pair, alpha, *, near_one=False):
     """Symmetrised trade-off curve at ``alpha`` (rows, m): Algorithm 1 + Def. F.1 of Dong et al.
@@ -253,7 +253,7 @@ def _advantage_of_pair(pair: Pair, allowance: bool = False):
     return jnp.clip(jnp.stack([safe, optimistic], -1), 0.0, 1.0)
 
 
-@functools.partial(_cache.kernel, name="advantage_kernel")
+@functools.partial(_cache.kernel, name="advantage_kernel", fusion_emitters=False)
 @functools.partial(jax.jit, static_argnames=("optimistic",))
 def _advantage_kernel(pair: Pair, *, optimistic=False):
     return _advantage_of_pair(pair, optimistic)
@@ -287,7 +287,7 @@ UNDERFLOW = float(np.finfo(np.float64).tiny)
 TABLE_ROUNDING = 128 * 2.0**-53
 
 
-@functools.partial(_cache.kernel, name="delta_kernel")
+@functools.partial(_cache.kernel, name="delta_kernel", fusion_emitters=False)
 @functools.partial(jax.jit, static_argnames=("optimistic",))
 def delta_kernel(pair: Pair, epsilon, *, optimistic=False):
     """delta(epsilon) (rows, m) of the symmetrised curve: the larger of the two directions'
@@ -327,7 +327,7 @@ def _epsilon_from_tables(tables: Curves, delta, slack=0.0, optimistic=False):
     return jnp.maximum(eps, 0.0)
 
 
-@functools.partial(_cache.kernel, name="epsilon_kernel")
+@functools.partial(_cache.kernel, name="epsilon_kernel", fusion_emitters=False)
 @functools.partial(jax.jit, static_argnames=("optimistic",))
 def epsilon_kernel(pair: Pair, delta, *, optimistic=False):
     """Smallest epsilon >= 0 with delta(epsilon) <= delta (rows, m): the largest over
@@ -362,7 +362,7 @@ class RiskSummary(NamedTuple):
     beta: Any  #: at each alpha, (rows, k)
 
 
-@functools.partial(_cache.kernel, name="risk_summary_kernel")
+@functools.partial(_cache.kernel, name="risk_summary_kernel", fusion_emitters=False)
 @functools.partial(jax.jit, static_argnames=("near_one",))
 def risk_summary_kernel(pair: Pair, alpha, delta, *, near_one=False) -> RiskSummary:
     """:func:`advantage_kernel`, :func:`epsilon_kernel` and :func:`beta_kernel` from one set
@@ -374,7 +374,7 @@ def risk_summary_kernel(pair: Pair, alpha, delta, *, near_one=False) -> RiskSumm
                        _beta_from_tables(tables, n, alpha, near_one))
 
 
-@functools.partial(_cache.kernel, name="tradeoff_points_kernel")
+@functools.partial(_cache.kernel, name="tradeoff_points_kernel", fusion_emitters=False)
 @functools.partial(jax.jit, static_argnames=("complement",))
 def tradeoff_points_kernel(pair: Pair, *, complement=False):
     """Breakpoints (alpha_i, beta_i) of f for one direction, alpha descending; with

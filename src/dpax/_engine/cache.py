@@ -12,6 +12,14 @@ the checked store of :mod:`dpax._engine.kernel_store`, so that a new process loa
 instead of tracing, lowering and compiling; nothing read from it is trusted.
 
 Importing dpax changes no JAX setting; the store does not use JAX's own persistent cache.
+
+On CPU each kernel says whether XLA compiles it with its MLIR fusion emitters (XLA's
+default) or its classic LLVM emitters (``fusion_emitters=False``, passed to that one
+compilation as ``xla_cpu_use_fusion_emitters``). The classic emitters compile a kernel 20-35%
+faster; the fusion emitters' code is faster only where a kernel's time goes to elementwise
+transcendental or complex arithmetic (the construction's CDFs: 10-20% faster; the FFT
+composition's spectrum powers: 30-50%). So the query and mu/regret kernels, which run as
+fast either way, compile with the classic emitters (benchmarks/README.md, "Compile options").
 """
 
 from __future__ import annotations
@@ -166,9 +174,20 @@ def _single_default_device(leaves) -> bool:
     return True
 
 
-def kernel(jitted, name: str):
+def compile_options(fusion_emitters: bool) -> dict[str, Any]:
+    """XLA options of one compilation on the default backend: on CPU, the fusion emitters
+    off unless ``fusion_emitters`` (see the module's docstring); elsewhere none."""
+    if fusion_emitters or jax.default_backend() != "cpu":
+        return {}
+    return {"xla_cpu_use_fusion_emitters": False}
+
+
+def kernel(jitted, name: str, fusion_emitters: bool = True):
     """Wrap a jitted kernel (positional arguments traced, keyword arguments static) so that
-    its executables come from the in-memory table, then the on-disk store, then XLA."""
+    its executables come from the in-memory table, then the on-disk store, then XLA.
+
+    ``fusion_emitters=False``: compile it on CPU with XLA's classic emitters, for a kernel
+    whose run time they do not lengthen (:func:`compile_options`)."""
 
     @functools.wraps(jitted)
     def call(*args, **static):
@@ -184,7 +203,8 @@ def kernel(jitted, name: str):
             if entry is not None:
                 _table.move_to_end(key)
         if entry is None:
-            entry = _obtain(jitted, key, args, static, _store.signature(name, tree, leaves, static), leaves)
+            entry = _obtain(jitted, key, args, static, _store.signature(name, tree, leaves, static), leaves,
+                            fusion_emitters)
         if isinstance(entry, _store.Stored):
             try:
                 out = entry(leaves)
@@ -192,7 +212,7 @@ def kernel(jitted, name: str):
                 if not _store.refused_by_xla(exc):
                     raise
                 out = _rebuild(jitted, key, args, static, _store.signature(name, tree, leaves, static), entry,
-                               exc)(*args)
+                               exc, fusion_emitters)(*args)
         else:
             out = entry(*args)
         if _recorders:
@@ -249,9 +269,10 @@ def _fresh_jit(jitted, static):
     return jax.jit(once, static_argnames=tuple(static))
 
 
-def _compile(jitted, key, args, static, call, store):
-    """Compile the kernel for this call and (``store`` set) write it to the store."""
-    compiled = _fresh_jit(jitted, static).lower(*args, **static).compile()
+def _compile(jitted, key, args, static, call, store, fusion_emitters=True):
+    """Compile the kernel for this call (with :func:`compile_options`) and (``store`` set)
+    write it to the store."""
+    compiled = _fresh_jit(jitted, static).lower(*args, **static).compile(compile_options(fusion_emitters))
     _store.stats["compiled"] += 1
     if store and not _jax_cache_in_use():
         try:
@@ -271,18 +292,18 @@ def _keep(key, entry):
     return entry
 
 
-def _obtain(jitted, key, args, static, call, leaves):
+def _obtain(jitted, key, args, static, call, leaves, fusion_emitters=True):
     """The executable for the call ``call`` (:func:`dpax._engine.kernel_store.signature`),
     from the store or compiled, kept in memory under ``key`` (:func:`_memory_key`)."""
     store = directory()
     disk_key = _store.signature_key(call)
     entry = _store.load_entry(store, disk_key, call, leaves) if store else None
     if entry is None:
-        entry = _compile(jitted, disk_key, args, static, call, store)
+        entry = _compile(jitted, disk_key, args, static, call, store, fusion_emitters)
     return _keep(key, entry)
 
 
-def _rebuild(jitted, key, args, static, call, bad, exc):
+def _rebuild(jitted, key, args, static, call, bad, exc, fusion_emitters=True):
     """A loaded entry XLA refused to run (or whose outputs did not match its header): dropped
     from memory, deleted from the store with a warning like any bad entry, compiled again."""
     with _lock:
@@ -295,4 +316,4 @@ def _rebuild(jitted, key, args, static, call, bad, exc):
     else:
         _store.stats["discarded"] += 1
         _store.warn(f"discarded a loaded kernel: {exc}; compiling it again")
-    return _keep(key, _compile(jitted, disk_key, args, static, call, store))
+    return _keep(key, _compile(jitted, disk_key, args, static, call, store, fusion_emitters))

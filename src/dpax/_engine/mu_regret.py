@@ -46,7 +46,7 @@ class MuRegret(NamedTuple):
     witness: Any
 
 
-@functools.partial(_cache.kernel, name="mu_regret")
+@functools.partial(_cache.kernel, name="mu_regret", fusion_emitters=False)
 @jax.jit
 def mu_regret_kernel(pair: Pair, tail, at_mu=None) -> MuRegret:
     """(mu, regret, witness alpha) per row for the symmetrised curve; with ``at_mu`` (rows,),
@@ -226,7 +226,7 @@ def regret_upper_kernel(pair: Pair, m):
 GDP_SLACK = 1e-12
 
 
-@functools.partial(_cache.kernel, name="gdp_margin")
+@functools.partial(_cache.kernel, name="gdp_margin", fusion_emitters=False)
 @jax.jit
 def gdp_margin_kernel(pair: Pair, mu: jax.Array) -> jax.Array:
     """min over breakpoints (alpha_i, beta_i) of both directions of beta_i - G_mu(alpha_i),

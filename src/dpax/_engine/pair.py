@@ -66,7 +66,7 @@ class Pair(NamedTuple):
         return Pair(*(xp.take(xp.asarray(a), index, axis=0) for a in self))
 
 
-@functools.partial(_cache.kernel, name="pad_pair")
+@functools.partial(_cache.kernel, name="pad_pair", fusion_emitters=False)
 @functools.partial(jax.jit, static_argnames=("rows", "length"))
 def _pad(pair: Pair, rows: int, length: int) -> Pair:
     extra_rows, extra_points = rows - pair.pmf_x.shape[0], length - pair.pmf_x.shape[1]

@@ -97,7 +97,7 @@ def _atoms_pair(loss, log_p, log_q, offset, grid_step, n):
     return close_rounding(*split_atoms(loss, log_p, log_q, offset, grid_step, n))
 
 
-_atoms_pair = _cache.kernel(jax.jit(_atoms_pair, static_argnames=("n",)), "atoms_pair")
+_atoms_pair = _cache.kernel(jax.jit(_atoms_pair, static_argnames=("n",)), "atoms_pair", fusion_emitters=False)
 
 
 def _atoms_cdfs(loss, log_p, log_q, offset, grid_step, n):

@@ -160,7 +160,7 @@ def _tilted_back(mass, exponent):
     return (mass * half) * half
 
 
-_reclose = _cache.kernel(_reclose, "opt_reclose")
+_reclose = _cache.kernel(_reclose, "opt_reclose", fusion_emitters=False)
 
 
 def reclose(comp, slack: Slack, grid_step: float) -> Pair:
