@@ -49,6 +49,22 @@ def test_calibrate_blackbox_still_takes_an_infinite_epsilon():
     assert round(dpax.calibrate_blackbox(dpax.targets.Advantage(0.2), epsilon=eps), 2) == 1.97
 
 
+def test_calibrate_blackbox_says_which_rows_are_infeasible_and_why():
+    """full_output: each row's status and reason, as calibrate's (a NaN alone said neither)."""
+    eps = lambda w, deltas: dpax.gdp.epsilon(deltas, 1.0 / w)  # an accountant of the 1/w-GDP mechanism
+    target = dpax.targets.Advantage([0.2, 1e-6, 0.99])
+    result = dpax.calibrate_blackbox(target, epsilon=eps, noise_bounds=(0.5, 5.0), full_output=True)
+    assert isinstance(result, dpax.CalibrationResult)
+    assert result.status.tolist() == ["calibrated", "infeasible", "met_at_bound"]
+    assert "not met even at 5" in result.reason[1] and "low end of noise_bounds (0.5)" in result.reason[2]
+    assert result.reason[0] == "" and result.evaluations > 0
+    noise = result.noise_multiplier
+    assert round(noise[0], 2) == 1.97 and np.isnan(noise[1]) and noise[2] == 0.5
+    np.testing.assert_array_equal(noise, dpax.calibrate_blackbox(target, epsilon=eps, noise_bounds=(0.5, 5.0)))
+    with pytest.raises(TypeError, match="full_output must be True or False"):
+        dpax.calibrate_blackbox(target, epsilon=eps, full_output="yes")
+
+
 @pytest.mark.parametrize("returns, error, words", [
     (lambda e: np.array(["0.1"] * np.size(e)), TypeError, r"delta\(epsilon\) must return .* not strings"),
     (lambda e: np.zeros(np.shape(e)) + 0.1j, TypeError, "not complex numbers"),

@@ -871,10 +871,15 @@ def _refined(r: Any) -> None:
     around(r.value, gdp_advantage(GAUSS_MU), True)
 
 
-def _blackbox(target, rtol, candidates, deltas, progress):
+def _blackbox(target, rtol, candidates, deltas, progress, full_output):
     eps = lambda w, d: gdp.epsilon(d, 1.0 / w)  # noqa: E731  an accountant of the 1/w-GDP mechanism
-    return dpax.calibrate_blackbox(target, epsilon=eps, rtol=rtol, candidates=candidates, deltas=deltas,
-                                   progress=progress)
+    out = dpax.calibrate_blackbox(target, epsilon=eps, rtol=rtol, candidates=candidates, deltas=deltas,
+                                  progress=progress, full_output=full_output)
+    if not full_output:
+        return out
+    assert isinstance(out, dpax.CalibrationResult) and out.status == "calibrated" and out.reason == ""
+    assert out.noise_multiplier_failing < out.noise_multiplier <= out.noise_multiplier_failing * (1 + rtol)
+    return out.noise_multiplier
 
 
 def _event(kind: str) -> Any:
@@ -918,6 +923,7 @@ TOP = [
         Arg("candidates", one_of(3), BAD_CANDIDATES),
         Arg("deltas", one_of(None, [1e-6, 1e-3, 0.1]), bad(below(0.0), above(1.0), none_ok=True)),
         Arg("progress", one_of(None, False), one_of("yes", 1, 0.5)),
+        Arg("full_output", one_of(False, True), one_of("yes", 1, None)),
     ), lambda w: finite(w), FEW,
         # the 1/w-GDP accountant's answer meets the target's mu (1 / w at most the target's GDP mu)
         relation=lambda w, kw: around(1.0 / np.asarray(w), targets.Advantage(0.2).gdp_mu(), False, 2e-2)),

@@ -13,7 +13,7 @@ from .. import targets as _targets
 from .._engine import progress as _progress
 from .._engine import validation as _v
 from .._engine.search import bracket_search
-from .result import _on_infeasible, _out, _raise_infeasible
+from .result import CalibrationResult, _on_infeasible, _out, _raise_infeasible
 from .search import _renamed_bounds, _search_settings
 
 
@@ -82,7 +82,8 @@ def calibrate_blackbox(
     on_infeasible: str | None = None,
     progress: bool | None = None,
     bounds: tuple[float, float] | None = None,
-) -> float | np.ndarray:
+    full_output: bool = False,
+) -> float | np.ndarray | CalibrationResult:
     """Smallest parameter (noise) in ``noise_bounds`` (default (0.05, 100)) meeting ``target``,
     from a black-box accountant
     (Kulynych et al. 2024, Appendix A), for a user who has only ``epsilon(w, deltas)`` or
@@ -119,6 +120,12 @@ def calibrate_blackbox(
             lines in a log), True or False (nothing).
         bounds: the deprecated name of ``noise_bounds`` (a DeprecationWarning), kept for
             one release.
+        full_output: return a :class:`dpax.CalibrationResult` instead of the parameters:
+            per row ``status`` ('calibrated', 'met_at_bound' where the low end of
+            ``noise_bounds`` already meets the target, 'infeasible') and ``reason``, the
+            bracket's failing end and the accountant calls' count (``evaluations``, in
+            parameters); ``achieved`` is empty and ``grid_step`` NaN (the accountant is a
+            black box).
 
     Returns:
         The parameter: a float for one configuration, else a float64 array of the
@@ -126,11 +133,13 @@ def calibrate_blackbox(
         ``noise_bounds`` (with ``on_infeasible='mark'``). It is a verified upper end of
         the search's bracket: it meets the target by the accountant's answers (through the
         pessimistic bound of Eq. 20 or Prop. 2.6 where the target needs the profile), and
-        a parameter ``rtol`` smaller was seen to fail.
+        a parameter ``rtol`` smaller was seen to fail. With ``full_output``, a
+        :class:`dpax.CalibrationResult` holding it as ``noise_multiplier``.
 
     Raises:
         TypeError: not exactly one of ``epsilon`` and ``delta`` given, or it is not
             callable; ``target`` not a supported target; ``candidates`` not an integer;
+            ``full_output`` not a boolean;
             ``progress`` not None, True or False; both ``noise_bounds`` and ``bounds``
             given; the accountant returns something that is not real numbers.
         ValueError: ``rtol``, ``candidates``, ``noise_bounds``, ``deltas``, ``epsilons`` or
@@ -156,6 +165,7 @@ def calibrate_blackbox(
     target = _targets.as_target(target)
     noise_bounds = _renamed_bounds("noise_bounds", noise_bounds, bounds, (0.05, 100.0))
     rtol, candidates, (lo_b, hi_b) = _search_settings(rtol, candidates, noise_bounds, "noise_bounds")
+    full_output = _v.flag("full_output", full_output)
     deltas = (np.geomspace(1e-12, 0.9, 200) if deltas is None
               else _v.real_array("deltas", deltas, low=0.0, high=1.0).reshape(-1))
     epsilons = (
@@ -176,11 +186,23 @@ def calibrate_blackbox(
     g = np.full(n, np.sqrt(lo_b * hi_b))
     _progress.check(progress)
     with _progress.task("dpax calibrate_blackbox", progress):
-        hi, lo, _, bad = bracket_search(evaluate, g / 2, g * 2, bounds=(lo_b, hi_b), rtol=rtol, candidates=candidates,
-                                        what="calibrate_blackbox")
+        hi, lo, evaluations, bad = bracket_search(evaluate, g / 2, g * 2, bounds=(lo_b, hi_b), rtol=rtol,
+                                                  candidates=candidates, what="calibrate_blackbox")
     status = np.where(bad, "infeasible", "calibrated").astype(object)
     reason = np.where(bad, f"the target is not met even at {hi_b:g} (the upper end of noise_bounds); "
                            "widen noise_bounds or relax the target", "").astype(object)
+    at_floor = ~bad & np.isnan(lo)
+    status[at_floor] = "met_at_bound"
+    reason[at_floor] = f"the low end of noise_bounds ({lo_b:g}) already meets the target"
     if mode == "raise":
         _raise_infeasible("calibrate_blackbox", status, reason, shape)
-    return _out(np.where(bad, np.nan, hi).reshape(shape))
+    out = lambda a: _out(np.asarray(a).reshape(shape))
+    noise = out(np.where(bad, np.nan, hi))
+    if not full_output:
+        return noise
+    nan = out(np.full(n, np.nan))
+    return CalibrationResult(
+        noise_multiplier=noise, noise_multiplier_failing=out(lo), achieved={}, delta=nan, standard_epsilon=nan,
+        standard_noise_multiplier=nan, status=out(status.astype(str)), target=target, grid_step=float("nan"),
+        rtol=rtol, evaluations=evaluations, reason=out(reason.astype(str)),
+    )
