@@ -110,6 +110,31 @@ def test_brackets_never_cross_at_extreme_settings():
     assert not [w for w in seen if issubclass(w.category, RuntimeWarning)]
 
 
+@pytest.mark.parametrize("sigma, p", [(1e9, 1.0), (1e12, 1.0), (1e300, 1.0), (1e7, 1e-3), (100.0, 1e-12),
+                                      (1e4, 1e-8)])
+def test_the_optimistic_mu_stays_below_the_truth_at_huge_noise(sigma, p):
+    """Where sigma / p is huge the companion's split shares lost their precision and its mu
+    rose above the truth (the Gaussian at noise 1e12: 7e-5, above even the safe side's 1.7e-5;
+    noise 100 at p 1e-12: 7e-12 against ~1e-14); those rows now map outputs to the nearest
+    point. The truth is at least the mu its total variation implies, sqrt(2 pi) TV to first
+    order, TV = p erf(1 / (2 sqrt(2) sigma)) (1 / sigma for the Gaussian)."""
+    from scipy.special import erf
+
+    mu, _ = dpax.gdp.mu_and_regret(dpax.subsampled_gaussian(sigma, p), bounds=True)
+    at_least = np.sqrt(2 * np.pi) * p * erf(1.0 / (2.0 * np.sqrt(2.0) * sigma))
+    assert 0.0 <= mu.optimistic <= at_least and mu.optimistic <= mu.safe
+
+
+def test_rows_on_either_side_of_the_nearest_point_switch_keep_their_own_companions():
+    batch = dpax.subsampled_gaussian(np.array([1e5, 1e9, 2.0]), np.array([1.0, 1.0, 0.01]))
+    both = batch.optimistic_companion()
+    for row, (sigma, p) in enumerate([(1e5, 1.0), (1e9, 1.0), (2.0, 0.01)]):
+        alone = dpax.subsampled_gaussian(sigma, p).optimistic_companion()
+        n = alone.pmf_x.shape[-1]
+        np.testing.assert_allclose(np.asarray(both.pmf_x)[row, :n], alone.pmf_x, rtol=1e-12, atol=1e-300)
+        np.testing.assert_allclose(np.asarray(both.pmf_y)[row, :n], alone.pmf_y, rtol=1e-12, atol=1e-300)
+
+
 #: Advantage (total variation) of 7 steps of DP-SGD, noise 1, sample rate 1e-12: to first order
 #: p E[(S)_+], S = sum of 7 independent e^(Z - 1/2) - 1, Z ~ N(0, 1); E[(S)_+] = 1.24556547406
 #: (7-fold convolution of the lognormal's cell masses, Richardson-extrapolated in the cell width;

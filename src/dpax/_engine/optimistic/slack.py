@@ -63,9 +63,10 @@ def composed_slack(slacks, counts) -> Slack:
         cross_p, cross_q = [np.where(total(i) > 0, 2.0 * np.exp(ratio) * np.expm1(total(i)), 0.0) for i in (1, 2)]
     return Slack(ratio, cross_p, cross_q, total(3))
 
-def with_slack(pair: Pair, grid_step: float, loss_min, loss_max, width: float = 0.5, top=None) -> tuple[Pair, Slack]:
+def with_slack(pair: Pair, grid_step: float, loss_min, loss_max, width: float | np.ndarray = 0.5,
+               top=None) -> tuple[Pair, Slack]:
     """``pair`` and its :class:`Slack`: a label's mass comes from losses within ``width``
-    steps of it; the first point (which absorbs L below it) keeps the lower ratio bound
+    steps of it (a float, or one per row); the first point (which absorbs L below it) keeps the lower ratio bound
     only if the law's smallest loss ``loss_min`` is that close, else its P-mass is
     irregular; likewise the last point (index ``top``, rows, default the grid's end) and
     ``loss_max`` (its Q-mass)."""
