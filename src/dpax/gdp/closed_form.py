@@ -9,6 +9,7 @@ and SciPy only: these are the references the numeric engine is checked against.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -72,7 +73,7 @@ def tradeoff(mu: ArrayLike, alpha: ArrayLike) -> float | NDArray[np.float64]:
 _TINY = float(np.finfo(np.float64).tiny)
 
 
-def _tradeoff_rounding(n, z):
+def _tradeoff_rounding(n: np.ndarray, z: np.ndarray) -> np.ndarray:
     """A bound on the relative error of ``ndtr(z)``, z = -ndtri(alpha) - mu (n = ndtri(alpha)),
     as a fraction of the value: z carries ~(|n| + |z|) ulps of absolute error (ndtri's and
     the subtraction's), which Phi's relative slope phi(z) / Phi(z) (below 1 for z >= 0, below
@@ -136,11 +137,11 @@ _M1_TERMS = 14
 _LOG_MARGIN = 1e-12
 
 
-def _log_phi(x):
+def _log_phi(x: np.ndarray) -> np.ndarray:
     return -0.5 * x * x - _LOG_SQRT_2PI
 
 
-def _two_prod(a, b):
+def _two_prod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(p, e) with p + e = a b exactly (Dekker; |a|, |b| below ~1e300)."""
     p = a * b
     parts = []
@@ -152,7 +153,7 @@ def _two_prod(a, b):
     return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
 
 
-def _t_of(eps, mu):
+def _t_of(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """t = eps / mu - mu / 2 (mu > 0) rounded down: below the exact value by at most ~16 ulp.
 
     Where eps / mu and mu / 2 are within a factor 2 their difference is exact (Sterbenz) and the
@@ -168,7 +169,7 @@ def _t_of(eps, mu):
         return np.where(np.isfinite(t), t - 8.0 * _EPS64 * np.abs(t), t)
 
 
-def _m1_positive(x):
+def _m1_positive(x: np.ndarray) -> np.ndarray:
     """1 - x R(x) for x >= 0, to a few ulp times min(x, 15)^2 relative."""
     out = np.empty_like(x)
     near = x < _M1_ASYMPTOTIC
@@ -184,7 +185,7 @@ def _m1_positive(x):
     return out
 
 
-def _log_b(t, mu):
+def _log_b(t: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """log(phi(t) R(t + mu)) = log(e^eps Phi(-s))."""
     s = t + mu
     with np.errstate(all="ignore"):
@@ -193,7 +194,7 @@ def _log_b(t, mu):
     return np.where(s >= 0.0, pos, neg)
 
 
-def _log_delta_quad(t, mu):
+def _log_delta_quad(t: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """log delta = log(phi(t) (R(t) - R(t + mu))) for a small mu with mu max(-t, 0) <= 1 (flat
     arrays), the difference as the integral of 1 - x R(x) > 0 over [t, t + mu] (12-point
     Gauss-Legendre; the integrand varies by at most a factor e there)."""
@@ -213,7 +214,7 @@ def _log_delta_quad(t, mu):
     return np.where(top == -np.inf, -np.inf, out)
 
 
-def _log_delta_t(t, mu):
+def _log_delta_t(t: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(log delta, log(1 - delta)) of mu-GDP at t = eps / mu - mu / 2 (mu > 0), each within
     1.5e-13 (plus 1e-16 of its size) of the truth."""
     t, mu = np.broadcast_arrays(np.asarray(t, float), np.asarray(mu, float))
@@ -235,7 +236,7 @@ def _log_delta_t(t, mu):
     return log_d.reshape(shape), log_c.reshape(shape)
 
 
-def _delta_bounds(eps, mu):
+def _delta_bounds(eps: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(log delta, log(1 - delta)) of mu-GDP, the first never below and the second never above
     the truth (mu > 0; epsilon any real)."""
     log_d, log_c = _log_delta_t(_t_of(eps, mu), mu)
@@ -244,7 +245,7 @@ def _delta_bounds(eps, mu):
                 np.where(np.isfinite(log_c), log_c - (_LOG_MARGIN + 1e-15 * np.abs(log_c)), log_c))
 
 
-def _delta_np(eps, mu):
+def _delta_np(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """delta(eps) of mu-GDP (arrays that broadcast, mu >= 0), never below the truth."""
     eps, mu = np.broadcast_arrays(np.asarray(eps, float), np.asarray(mu, float))
     with np.errstate(all="ignore"):
@@ -306,14 +307,15 @@ _SMALLEST_SUBNORMAL = float(np.nextafter(0.0, 1.0))
 _MAX_BISECTIONS = 1100
 
 
-def _meets(eps, mu, d):
+def _meets(eps: np.ndarray, mu: np.ndarray, d: np.ndarray) -> np.ndarray:
     """Whether mu-GDP's delta(eps) <= d, decided from the one-sided bounds (a True is certain)."""
     log_d, log_c = _delta_bounds(eps, mu)
     with np.errstate(divide="ignore"):
         return (log_d <= np.log(d)) | ((d >= 0.5) & (log_c >= np.log(1.0 - d)))  # 1 - d exact for d >= 1/2
 
 
-def _bisect(ok, lo, hi, live):
+def _bisect(ok: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray,
+            live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """[lo, hi] bisected to ~2 ulp where ``ok`` changes (False at ``lo``, True at ``hi``, each end
     keeping its side), on the ``live`` entries."""
     for _ in range(_MAX_BISECTIONS):
@@ -378,7 +380,7 @@ def epsilon(delta_: ArrayLike, mu: ArrayLike) -> float | NDArray[np.float64]:
     return out if out.ndim else float(out)
 
 
-def _mu_of_epsilon_delta(e, d):
+def _mu_of_epsilon_delta(e: np.ndarray, d: np.ndarray) -> np.ndarray:
     """Largest mu whose mu-GDP mechanism is (e, d)-DP (checked float arrays of one shape, e >= 0,
     d in (0, 1)): bisection on mu, every step decided by :func:`delta`'s one-sided bounds, so
     the mu returned is never above the root (its mechanism is (e, d)-DP) and within about
