@@ -17,7 +17,7 @@ from .._engine import validation as _v
 from . import closed_form as _closed
 
 
-def _lower_hull(alpha, beta) -> tuple[np.ndarray, np.ndarray]:
+def _lower_hull(alpha: ArrayLike, beta: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Vertices of the lower convex hull of the points plus the corners (0, 1) and (1, 0)
     (the greatest convex minorant, so never above the points: the pessimistic curve)."""
     a = np.concatenate([[0.0], np.asarray(alpha, float), [1.0]])

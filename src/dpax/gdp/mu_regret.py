@@ -9,6 +9,9 @@ geometry behind them, are in :mod:`dpax._engine.mu_regret`; here they run on the
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike
@@ -55,7 +58,8 @@ def check_loss(pl: object, name: str = "pl") -> None:
         raise TypeError(f"{name} must be a dpax.PrivacyLoss, got {type(pl).__name__}")
 
 
-def _by_rows(pl, at_mu, call, outputs: int):
+def _by_rows(pl: PrivacyLoss, at_mu: ArrayLike | None,
+             call: Callable[[_pair.Pair, np.ndarray | None], Any], outputs: int) -> Any:
     """``outputs`` per-row results of ``call(padded chunk of pl's pair, its rows' at_mu or
     None)``, shaped like the batch.
 
@@ -201,10 +205,10 @@ def regret_upper_rows(pl: PrivacyLoss, at_mu: ArrayLike) -> float | np.ndarray:
     return _by_rows(pl, at_mu, lambda part, m: regret_upper_kernel(part, m), 1)[0]
 
 
-# Returns tuple[float | np.ndarray, float | np.ndarray] | tuple[Interval, Interval]; not
-# annotated so: callers that know their loss is one configuration and bounds=False (gdpnum's
-# converter: tuple[float, float]) would need a cast first.
-def mu_and_regret(pl: PrivacyLoss, tail: float = DEFAULT_TAIL, bounds: bool = False):
+# Returns tuple[float | np.ndarray, float | np.ndarray] | tuple[Interval, Interval]; annotated
+# tuple[Any, Any]: callers that know their loss is one configuration and bounds=False (gdpnum's
+# converter: tuple[float, float]) would need a cast first under the precise type.
+def mu_and_regret(pl: PrivacyLoss, tail: float = DEFAULT_TAIL, bounds: bool = False) -> tuple[Any, Any]:
     """(mu, regret) of the symmetrised trade-off curve h of ``pl`` (floats, or arrays shaped
     like its batch); with ``bounds=True``, two :class:`dpax.Interval` brackets
     (:func:`regret_bracket`).
