@@ -21,7 +21,11 @@ import math
 import os
 import re
 import reprlib
-from typing import IO, Any
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # rows imports this module
+    from .rows import Row
 
 #: Answer columns appended to every result row (in this order).
 OUTPUT_COLUMNS = ("row", "line", "mode", "status", "reason", "out_noise_multiplier", "out_grid_step", "out_beta",
@@ -152,11 +156,11 @@ class _Refused(Exception):
 _ABSENT = object()  # a column a JSON line does not hold
 
 
-def _show(value) -> str:
+def _show(value: object) -> str:
     return "nothing" if value is _ABSENT else _brief(value)
 
 
-def _checked_records(path: str, header: list[str], rows: list, config: str) -> dict[int, dict]:
+def _checked_records(path: str, header: list[str], rows: list[Row], config: str) -> dict[int, dict]:
     """The rows of a results file kept by a resume, by row number (CSV cells as strings, JSON
     values as written), after checking that the file is one a sweep of ``config`` writes (see
     the module docstring); a last line cut short by a crash is ignored.
@@ -199,7 +203,7 @@ def _control(text: str) -> str:
     return "" if m is None else f"the control character 0x{ord(m.group()):02x}"
 
 
-def _csv_lines(text: str, header: list[str]):
+def _csv_lines(text: str, header: list[str]) -> Iterator[tuple[int, dict[str, Any], bool]]:
     """(line, record, whether the writer writes it so) for each CSV row after the header,
     which must be ``header``; a malformed row raises _Refused(line, reason)."""
     reader = csv.reader(io.StringIO(text, newline=""))
@@ -207,7 +211,7 @@ def _csv_lines(text: str, header: list[str]):
     writer = csv.writer(sink, lineterminator="\n")
     pos, line = 0, 1
 
-    def refuse(reason):
+    def refuse(reason: str) -> _Refused:
         end = text.find("\n", pos)
         control = _control(text[pos: len(text) if end < 0 else end])
         return _Refused(line, f"holds {control}" if control else reason)
@@ -256,7 +260,7 @@ class _LastWrite:
         return len(text)
 
 
-def _json_lines(text: str):
+def _json_lines(text: str) -> Iterator[tuple[int, dict[str, Any], bool]]:
     """(line, record, whether the writer writes it so) for each line of a JSON-lines text; a
     line that is not a JSON object raises _Refused(line, reason)."""
     for line, raw in enumerate(text.split("\n")[:-1], 1):
@@ -280,7 +284,7 @@ def _json_lines(text: str):
 class _Checker:
     """Checks the records of one results file against the config's rows."""
 
-    def __init__(self, fmt: str, header: list[str], rows: list):
+    def __init__(self, fmt: str, header: list[str], rows: list[Row]) -> None:
         self.fmt, self.header, self.rows = fmt, header, rows
         self.position = {c: i for i, c in enumerate(header)}
         self.inputs = [c for c in header if c not in OUTPUT_COLUMNS]
@@ -289,18 +293,18 @@ class _Checker:
 
     # -- values of one column, whatever the format --------------------------------------
 
-    def get(self, rec: dict, col: str):
+    def get(self, rec: dict, col: str) -> Any:
         return rec.get(col, _ABSENT)
 
-    def empty(self, value) -> bool:
+    def empty(self, value: Any) -> bool:
         return value == "" if self.fmt == "csv" else (value is _ABSENT or value is None)
 
-    def integer(self, value) -> int | None:
+    def integer(self, value: Any) -> int | None:
         if self.fmt == "csv":
             return int(value) if _ROW_NUMBER.fullmatch(value) else None
         return value if type(value) is int and value >= 1 else None
 
-    def number(self, col: str, value) -> float | None:
+    def number(self, col: str, value: Any) -> float | None:
         """The number a number column holds (None if empty); _Refused if not the writer's form."""
         if self.empty(value):
             return None
@@ -317,7 +321,7 @@ class _Checker:
             return float(value)
         raise _Refused(f"column {col!r} holds {_show(value)}, not a number as dpax writes it")
 
-    def text(self, col: str, value) -> str:
+    def text(self, col: str, value: Any) -> str:
         if self.fmt == "jsonl" and value is _ABSENT:
             return ""
         if not isinstance(value, str):
@@ -360,7 +364,7 @@ class _Checker:
         self.last[kind] = row
         return row
 
-    def check_input(self, rec: dict, col: str, r) -> None:
+    def check_input(self, rec: dict, col: str, r: Row) -> None:
         """The value of an input column is the config row's, as the writer writes it."""
         value = self.get(rec, col)
         want: object
@@ -376,7 +380,7 @@ class _Checker:
             got = f"holds {control}" if control else f"is {_show(value)}"
             raise _Refused(f"column {col!r} {got}, row {r.row} of the config has {_brief(want)}")
 
-    def check_answers(self, rec: dict, r) -> None:
+    def check_answers(self, rec: dict, r: Row) -> None:
         """``mode``, ``status``, ``reason`` and the answers are of the form the writer gives a
         row like ``r``."""
         mode = self.text("mode", self.get(rec, "mode"))
@@ -409,7 +413,7 @@ class _Checker:
                            f"of the config has noise_multiplier {r.params['noise_multiplier']!r}")
 
 
-def _prepare(output: str, header: list[str], rows: list, config: str, *, resume: bool,
+def _prepare(output: str, header: list[str], rows: list[Row], config: str, *, resume: bool,
             overwrite: bool) -> tuple[set[int], bool]:
     """Check ``output`` before a sweep of ``config`` writes to it: (rows already done, whether
     to append).
@@ -444,7 +448,7 @@ class _ResultsWriter:
     """Appends records (dicts) to an open results file, one write and one fsync per call;
     control characters in ``reason`` are written as escapes (:func:`_clean_text`)."""
 
-    def __init__(self, fh: IO[str], fmt: str, header: list[str], write_header: bool):
+    def __init__(self, fh: IO[str], fmt: str, header: list[str], write_header: bool) -> None:
         self.fh, self.fmt, self.header = fh, fmt, header
         if fmt == "csv" and write_header:
             csv.writer(fh, lineterminator="\n").writerow(header)
@@ -465,6 +469,6 @@ class _ResultsWriter:
         os.fsync(self.fh.fileno())
 
 
-def _value(rec: dict, col: str):
+def _value(rec: dict, col: str) -> object:
     value = rec.get(col)
     return _clean_text(value) if col == "reason" and isinstance(value, str) else value
