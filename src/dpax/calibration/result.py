@@ -77,6 +77,10 @@ class CalibrationResult:
         float for one configuration, else an array, like the other fields; NaN where the
         standard comparison was not run).
 
+        Returns:
+            1 - ``noise_multiplier`` / ``standard_noise_multiplier``: a float for one
+            configuration, else a float64 array of the result's shape.
+
         >>> import dpax
         >>> r = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
         ...                          grid_step=1e-2, compare_standard=False)
@@ -172,12 +176,12 @@ class CalibrationResult:
         return _result_table.dataframe(self)
 
 
-def _out(values, shape=None):
+def _out(values: Any, shape: tuple[int, ...] | None = None) -> Any:
     """A result field: a Python scalar for one configuration, else an array (any dtype)."""
     return as_result(values, shape, dtype=None)
 
 
-def _raise_infeasible(what, status, reason, shape):
+def _raise_infeasible(what: str, status: np.ndarray, reason: np.ndarray, shape: tuple[int, ...]) -> None:
     bad = np.flatnonzero(status == "infeasible")
     if bad.size:
         r = int(bad[0])
@@ -186,7 +190,7 @@ def _raise_infeasible(what, status, reason, shape):
         raise ValueError(f"{what}: {where}: {reason[r]}{more}")
 
 
-def _on_infeasible(value, shape):
+def _on_infeasible(value: Any, shape: tuple[int, ...]) -> str:
     if value is None:
         return "raise" if shape == () else "mark"
     if not isinstance(value, str) or value not in ("raise", "mark"):

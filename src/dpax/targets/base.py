@@ -5,6 +5,7 @@ methods get.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -37,10 +38,10 @@ def _row_index(index: object) -> object:
     return arr
 
 
-def _checked(method, check):
+def _checked(method: Callable[..., Any], check: Callable[[Any], Any]) -> Callable[..., Any]:
     """``method`` with its one argument checked by ``check`` first (same name and doc)."""
     @functools.wraps(method)
-    def wrapped(self, arg):
+    def wrapped(self: Any, arg: Any) -> Any:
         return method(self, check(arg))
 
     return wrapped
