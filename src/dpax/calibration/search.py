@@ -13,7 +13,7 @@ target and the CLT approximation of DP-SGD (Bu et al.); it is widened until it b
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,13 +39,19 @@ COARSE_PHASES = ((1e-2, 1e-2, 8, 0.35), (1e-3, 1e-3, 6, 0.03))
 #: margin of the next phase's bracket around the anchored estimate (see _search)
 ANCHOR_MARGIN = 0.03
 
+#: ``build(params, rows) -> PrivacyLoss``: one batched privacy loss, a row per candidate parameter
+_Build = Callable[[np.ndarray, np.ndarray], PrivacyLoss]
+#: a phase as :data:`COARSE_PHASES` has them; the grid step None where the mechanism sets its own
+_Phase = tuple[float | None, float, int, float]
 
-def _phases(grid_step, rtol, candidates):
+
+def _phases(grid_step: float, rtol: float, candidates: int) -> list[tuple[float, float, int, float]]:
     phases = [ph for ph in COARSE_PHASES if ph[0] > grid_step * 1.5 and ph[1] > rtol]
     return phases + [(grid_step, rtol, candidates, 0.0)]
 
 
-def _renamed_bounds(new_name: str, new_value, old_value, default):
+def _renamed_bounds(new_name: str, new_value: tuple[float, float] | None, old_value: tuple[float, float] | None,
+                    default: tuple[float, float]) -> tuple[float, float]:
     """The search range given as ``new_name`` or, deprecated for one release, as ``bounds``
     (the name ``bounds=True`` keeps for certified brackets): a DeprecationWarning for the old
     name, a TypeError for both."""
@@ -58,7 +64,8 @@ def _renamed_bounds(new_name: str, new_value, old_value, default):
     return old_value
 
 
-def _search_settings(rtol, candidates, bounds, bounds_name: str) -> tuple[float, int, tuple[float, float]]:
+def _search_settings(rtol: float, candidates: int, bounds: ArrayLike,
+                     bounds_name: str) -> tuple[float, int, tuple[float, float]]:
     """Checked (rtol, candidates, (low, high)) of a bracketing search."""
     rtol = _v.scalar("rtol", rtol, low=1e-8, high=0.1)
     if isinstance(candidates, (bool, np.bool_)) or not isinstance(candidates, (int, np.integer)):
@@ -82,28 +89,31 @@ class _Evaluator:
     evenly, see :mod:`dpax._engine.sharding`), and a group over the memory budget is split into
     chunks. Rows are independent, so the grouping changes the cost, not the answers."""
 
-    def __init__(self, build, target, what, cost=None, lengths=None, step=None, seen=None, padding=None):
+    def __init__(self, build: _Build, target: _targets.Target, what: str,
+                 cost: Callable[[np.ndarray, np.ndarray], ArrayLike] | None = None, lengths: dict | None = None,
+                 step: float | None = None, seen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
+                 padding: float | None = None) -> None:
         self.build, self.target, self.what, self.cost = build, target, what, cost
         self.padding = padding  # the most a length is padded to reuse another round's (None: the sites' own)
         self.seen = seen  # a list: every call's (params, rows, margins) is appended
-        self.chunk = {}
+        self.chunk: dict[int, int] = {}
         # kernel shapes (support lengths, row counts at this grid step) shared by the rounds
         # of every search of one call: few compilations (see grid.shared_lengths)
         self.lengths = {} if lengths is None else lengths
         self.step = step
 
-    def _run_group(self, params, rows, key):
+    def _run_group(self, params: np.ndarray, rows: np.ndarray, key: int) -> np.ndarray:
         with _grid.shared_lengths(self.lengths, self.padding):
             return self._run_shared(params, rows, key)
 
-    def _run_shared(self, params, rows, key):
+    def _run_shared(self, params: np.ndarray, rows: np.ndarray, key: int) -> np.ndarray:
         n = params.size
         pad = _grid.shared_size(_batching.group_size(n), ("rows", self.step), _grid.SHARED_ROWS) - n
         if pad:
             params = np.concatenate([params, np.repeat(params[-1:], pad)])
             rows = np.concatenate([rows, np.repeat(rows[-1:], pad)])
 
-        def run(a, b):
+        def run(a: int, b: int) -> np.ndarray:
             pl = self.build(params[a:b], rows[a:b])
             if not isinstance(pl, PrivacyLoss):
                 raise TypeError(f"{self.what}: mechanism must return a PrivacyLoss, got {type(pl).__name__}")
@@ -118,7 +128,7 @@ class _Evaluator:
         margins, self.chunk[key] = _sharding.map_chunks(run, params.size, self.chunk.get(key))
         return margins[:n]
 
-    def __call__(self, params, rows):
+    def __call__(self, params: np.ndarray, rows: np.ndarray) -> np.ndarray:
         out = np.empty(params.size)
         if self.cost is None:
             keys = np.zeros(params.size, int)
@@ -148,10 +158,10 @@ class _Bracket:
     evaluations: int = 0
 
     @classmethod
-    def around(cls, guess):
+    def around(cls, guess: np.ndarray) -> _Bracket:
         return cls(guess / 2, guess * 2, np.zeros(guess.shape, bool))
 
-    def reopen(self, margin, tol, bounds, anchor):
+    def reopen(self, margin: float, tol: float, bounds: tuple[float, float], anchor: np.ndarray | None) -> None:
         """Open the next (finer) phase's bracket: the finer grid is less pessimistic, so its
         answer lies a little lower (``margin``: how far below, relative; see :func:`_search`)."""
         lo = np.where(np.isnan(self.lo), bounds[0], self.lo)
@@ -168,14 +178,18 @@ class _Bracket:
         self.lo, self.hi, self.widen = (np.maximum(new_lo, bounds[0]),
                                         np.minimum(np.maximum(new_hi, bounds[0]), bounds[1]), 1.25)
 
-    def run(self, evaluate, tol, k, bounds, what):
+    def run(self, evaluate: Callable[[np.ndarray, np.ndarray], np.ndarray], tol: float, k: int,
+            bounds: tuple[float, float], what: str) -> None:
         """One phase: the bracket search from the current bracket with ``evaluate``."""
         self.hi, self.lo, ev, self.infeasible = bracket_search(
             evaluate, self.lo, self.hi, bounds=bounds, rtol=tol, candidates=k, what=what, widen=self.widen)
         self.evaluations += ev
 
 
-def _search(build_at, target, guess, bounds, phases, what, cost=None, anchor=None):
+def _search(build_at: Callable[[float | None], _Build], target: _targets.Target, guess: np.ndarray,
+            bounds: tuple[float, float], phases: Sequence[_Phase], what: str,
+            cost: Callable[[np.ndarray, np.ndarray], ArrayLike] | None = None,
+            anchor: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
     """Run the bracketing phases (coarse grids first, the last at the requested grid).
 
     ``build_at(step)`` gives ``build(params, rows) -> PrivacyLoss`` on that grid. A row
@@ -309,7 +323,7 @@ def calibrate(
     to_w = (lambda u: u) if inc else (lambda u: 1.0 / u)
     s_bounds = (lo_b, hi_b) if inc else (1.0 / hi_b, 1.0 / lo_b)
 
-    def build_at(_step):
+    def build_at(_step: float | None) -> _Build:
         return lambda u, r: mechanism(to_w(u), *(a[r] for a in arg_rows))
 
     phases = [(None, rtol, candidates, 0.0)]
