@@ -15,19 +15,19 @@ from .._engine import sharding as _sharding
 from ..mechanisms import dpsgd
 
 
-def _leak_probability(sample_rate, num_steps):
+def _leak_probability(sample_rate: np.ndarray, num_steps: np.ndarray) -> np.ndarray:
     """q = 1 - (1 - p)^T, the probability that a record is used at all (1 at p = 1)."""
     with np.errstate(divide="ignore"):  # log1p(-1) = -inf at p = 1: q = 1, as it should
         return -np.expm1(num_steps * np.log1p(-sample_rate))
 
 
-def _dpsgd_noise_guess(mu, sample_rate, num_steps):
+def _dpsgd_noise_guess(mu: np.ndarray, sample_rate: np.ndarray, num_steps: np.ndarray) -> np.ndarray:
     """Noise at which the CLT mu of DP-SGD, p sqrt(T (e^{1/s^2} - 1)), equals ``mu``."""
     ratio = (mu / sample_rate) ** 2 / num_steps
     return 1.0 / np.sqrt(np.log1p(ratio))
 
 
-def _width_key(noise, p, t):
+def _width_key(noise: np.ndarray, p: np.ndarray, t: np.ndarray) -> np.ndarray:
     """Support-width class of DP-SGD rows (CLT mu, mu^2 + 10 mu, a factor 4 per class)."""
     with np.errstate(all="ignore"):
         mu = p * np.sqrt(t * np.expm1(np.minimum(1.0 / noise**2, 700.0)))
@@ -39,7 +39,8 @@ def _width_key(noise, p, t):
 ACHIEVED_GROUP_MIN_ROWS = 8
 
 
-def _achieved(noise, p, t, target, delta, grid_step):
+def _achieved(noise: np.ndarray, p: np.ndarray, t: np.ndarray, target: _targets.Target, delta: np.ndarray,
+              grid_step: float) -> dict[str, np.ndarray]:
     """Risk values of the calibrated configurations, re-evaluated at the requested grid
     (chunked to fit memory); NaN for infeasible rows."""
     rows = noise.shape[0]
@@ -50,7 +51,7 @@ def _achieved(noise, p, t, target, delta, grid_step):
     have = np.flatnonzero(np.isfinite(noise) & (noise > 0))
     if have.size:
 
-        def run(start, stop):
+        def run(start: int, stop: int) -> np.ndarray:
             r = have[start:stop]
             pair = dpsgd(noise[r], p[r], t[r], grid_step).pair
             a = (alpha[r] if alpha is not None else np.full(r.size, 0.5)).reshape(-1, 1)
@@ -76,10 +77,10 @@ def _achieved(noise, p, t, target, delta, grid_step):
     return result
 
 
-def _no_noise_quantities(target, q) -> dict:
+def _no_noise_quantities(target: _targets.Target, q: np.ndarray) -> dict[str, np.ndarray]:
     """The target's quantities (flat rows) without noise, where subsampling alone leaks with
     probability q: the curve (1 - q)(1 - alpha), advantage q, epsilon 0 if q <= delta else inf."""
-    out = {}
+    out: dict[str, np.ndarray] = {}
     for part in target.parts if isinstance(target, _targets.All) else (target,):
         if isinstance(part, _targets.Advantage):
             out["advantage"] = q
