@@ -8,7 +8,9 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import IO, Any
+from collections.abc import Callable
+from types import FrameType
+from typing import IO, Any, Literal
 
 from .. import distributed as _dist
 from .._engine import progress as _progress
@@ -29,11 +31,11 @@ MAX_REJECTED_LISTED = 3
 class _StopFlag:
     """SIGINT / SIGTERM set a flag checked between batches (handlers restored on exit)."""
 
-    def __init__(self):
-        self.signal = None
-        self._saved = {}
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self._saved: dict[signal.Signals, Any] = {}
 
-    def __enter__(self):
+    def __enter__(self) -> _StopFlag:
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
                 self._saved[sig] = signal.signal(sig, self._handle)
@@ -41,10 +43,10 @@ class _StopFlag:
                 pass
         return self
 
-    def _handle(self, signum, frame):
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.signal = signum
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         for sig, handler in self._saved.items():
             signal.signal(sig, handler)
         return False
@@ -188,7 +190,7 @@ def _write_rows(output: str, header: list[str], append: bool, invalid: list[Row]
 
 
 def _start_parts(config: str, output: str, header: list[str], rows: list[Row], resume: bool, overwrite: bool,
-                 me) -> tuple[set[int], bool]:
+                 me: _dist.Process) -> tuple[set[int], bool]:
     """Check (and for process 0 clear) the results and part files before any process writes:
     (rows already done, whether this process appends to its part)."""
     parts = _parts._existing_parts(output)
@@ -210,7 +212,7 @@ def _start_parts(config: str, output: str, header: list[str], rows: list[Row], r
             os.path.exists(mine) and os.path.getsize(mine) > 0)
 
 
-def _checked(tag: str, work):
+def _checked(tag: str, work: Callable[[], Any]) -> tuple[Any, dict[int, str]]:
     """``work()`` in every process, then a wait for all: an error in one is raised in all
     (ValueError naming the process); returns (this process's value, {process: status})."""
     try:
@@ -225,8 +227,9 @@ def _checked(tag: str, work):
     return value, statuses
 
 
-def _run_distributed(config, output, rows, bad, header, batches, *, resume, overwrite, rtol, progress, log,
-                     compare_standard=True) -> dict:
+def _run_distributed(config: str, output: str, rows: list[Row], bad: list[Row], header: list[str],
+                     batches: list[list[Row]], *, resume: bool, overwrite: bool, rtol: float, progress: bool | None,
+                     log: IO[str], compare_standard: bool = True) -> dict:
     """One process's part of a distributed sweep (see :mod:`dpax.sweep.parts`)."""
     if not _dist.initialized():
         _dist.initialize()  # from the environment (SLURM, TPU, JAX_COORDINATOR_ADDRESS ...)
@@ -271,7 +274,7 @@ def _run_distributed(config, output, rows, bad, header, batches, *, resume, over
     }
 
 
-def _report_bad_rows(config: str, rows: list[Row], on_error: str, log) -> list[Row]:
+def _report_bad_rows(config: str, rows: list[Row], on_error: str, log: IO[str]) -> list[Row]:
     """The malformed rows: raised together ('reject') or each reported on ``log`` ('skip')."""
     bad = [r for r in rows if r.error]
     if bad and on_error == "reject":
@@ -288,7 +291,7 @@ def _report_bad_rows(config: str, rows: list[Row], on_error: str, log) -> list[R
     return bad
 
 
-def _header(rows: list[Row], log) -> list[str]:
+def _header(rows: list[Row], log: IO[str]) -> list[str]:
     """Columns of the results: row, line, the input columns in file order, the answers."""
     columns = list(dict.fromkeys(k for r in rows for k in r.raw))  # none is an answer's (read_config)
     unknown = [c for c in columns if c not in KNOWN_COLUMNS]
