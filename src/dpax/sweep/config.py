@@ -22,6 +22,7 @@ import csv
 import io
 import json
 import os
+from typing import Any
 
 from .._engine import validation as _v
 from .._engine.grid import DEFAULT_GRID_STEP
@@ -165,10 +166,10 @@ def _json_lines_records(path: str, text: str) -> list[tuple[int, object]]:
     return out
 
 
-_LOADER = None
+_LOADER: type[Any] | None = None
 
 
-def _loader_class():
+def _loader_class() -> type[Any]:
     """A SafeLoader (plain data only: tags that would build Python objects are refused) that
     also refuses anchors and aliases, so no file expands beyond its own size (made on first use:
     PyYAML loads in ~50 ms, only when a YAML / JSON file is read)."""
@@ -177,7 +178,7 @@ def _loader_class():
         import yaml
 
         class NoAliasSafeLoader(yaml.SafeLoader):
-            def compose_node(self, parent, index):
+            def compose_node(self, parent: Any, index: Any) -> Any:
                 event = self.peek_event()
                 if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
                     kind = "alias" if isinstance(event, yaml.AliasEvent) else "anchor"
@@ -190,7 +191,7 @@ def _loader_class():
     return _LOADER
 
 
-def _yaml_message(exc) -> str:
+def _yaml_message(exc: Exception) -> str:
     """'line L, column C: problem' of a PyYAML error, without its multi-line excerpt of the file."""
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
@@ -242,7 +243,7 @@ def _yaml_records(path: str, text: str) -> list[tuple[int, object]]:
     return out
 
 
-def _node_kind(node) -> str:
+def _node_kind(node: Any) -> str:
     import yaml
 
     if isinstance(node, yaml.ScalarNode):

@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike
 from .. import gdp
 from ..calibration import calibrate_dpsgd
 from ..mechanisms import dpsgd
-from ..targets import Epsilon
+from ..targets import Epsilon, Target
 from .rows import Row, _cap, make_target
 
 DEFAULT_DELTA = 1e-5
@@ -70,7 +70,7 @@ def make_batches(rows: list[Row], batch_size: int) -> list[list[Row]]:
     return sorted(batches, key=lambda b: b[0].row)
 
 
-def _analyse(noise, rows: list[Row], step: float) -> dict:
+def _analyse(noise: np.ndarray, rows: list[Row], step: float) -> dict:
     """Risk of DP-SGD at the given noise values: one batched construction + kernels."""
     n = len(rows)
     out = {k: np.full(n, np.nan) for k in ("out_beta", "out_advantage", "out_epsilon", "out_mu", "out_regret")}
@@ -95,7 +95,7 @@ def _analyse(noise, rows: list[Row], step: float) -> dict:
     return out
 
 
-def _meets(p: dict, res: dict):
+def _meets(p: dict, res: dict) -> bool | None:
     """Whether the answers ``res`` of an analysed row meet the targets it carries (None if none)."""
     checks = []
     if "beta" in p and "alpha" in p:
@@ -109,7 +109,7 @@ def _meets(p: dict, res: dict):
     return bool(all(checks)) if checks else None
 
 
-def _standard(rows: list[Row], target, noise: np.ndarray, step: float, rtol: float) -> dict:
+def _standard(rows: list[Row], target: Target, noise: np.ndarray, step: float, rtol: float) -> dict:
     """The standard comparison of calibrated rows: the epsilon at the row's ``delta`` (default
     1e-5; an Epsilon target's own) that standard calibration needs for the same bound
     (:meth:`dpax.targets.Target.standard_epsilon`), the noise that meets it (one batched
