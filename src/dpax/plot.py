@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -38,7 +38,7 @@ DEFAULT_ALPHAS = (0.01, 0.05, 0.1)
 DEFAULT_TPRS = (0.15, 0.2, 0.3, 0.4, 0.5)
 
 
-def _figure(ax):
+def _figure(ax: Axes | None) -> tuple[Any, Axes]:  # the figure is Any: dpax sets its dpax_result
     if ax is not None:
         return ax.figure, ax
     from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state
@@ -47,10 +47,10 @@ def _figure(ax):
     return fig, fig.add_subplot()
 
 
-def _set_title(ax, text: str, fontsize="medium") -> None:
+def _set_title(ax: Axes, text: str, fontsize: str = "medium") -> None:
     """``text`` as the title of ``ax``, wrapped to the width of the axes (a long mechanism
     description must not run off the figure)."""
-    fig_width = ax.figure.get_figwidth()
+    fig_width = ax.figure.get_figwidth()  # type: ignore[union-attr]  # a SubFigure has no width of its own
     width_in = min(0.95 * fig_width, 1.15 * ax.get_position().width * fig_width)  # the title may overhang the axes
     from matplotlib.font_manager import FontProperties
 
@@ -65,7 +65,7 @@ def _alpha_grid(log_scale: bool, points: int = 400) -> np.ndarray:
     return np.linspace(0.0, 1.0, points)
 
 
-def _rows(pl, *, alone: bool = False):
+def _rows(pl: PrivacyLoss, *, alone: bool = False) -> list[tuple[PrivacyLoss, str]]:
     """(row, label) for each configuration of ``pl``. A row of a batch is labelled by its index
     (the description names the whole batch's parameters), ``alone``: by its index only."""
     if not pl.batch_shape:
@@ -74,13 +74,13 @@ def _rows(pl, *, alone: bool = False):
     return [(pl[idx], f"{prefix}[{', '.join(map(str, idx))}]") for idx in np.ndindex(pl.batch_shape)]
 
 
-def _legend(ax, fontsize="small") -> None:
+def _legend(ax: Axes, fontsize: str = "small") -> None:
     """The legend of ``ax``, long labels wrapped (they must not run off the figure)."""
     handles, labels = ax.get_legend_handles_labels()
     ax.legend(handles, [textwrap.fill(lab, 48, break_long_words=False) for lab in labels], fontsize=fontsize)
 
 
-def _tradeoff_axes(ax, alpha, log_scale):
+def _tradeoff_axes(ax: Axes, alpha: np.ndarray, log_scale: bool) -> None:
     """Axis labels and limits of a trade-off plot: FPR alpha (log-scaled on request), FNR beta."""
     ax.set_xlabel("FPR alpha")
     ax.set_ylabel("FNR beta")
@@ -194,7 +194,9 @@ def gdp_fit(pl: PrivacyLoss, *, log_scale: bool = False, ax: Axes | None = None,
     return fig
 
 
-def _comparison_targets(target, advantages, alphas, tprs, shape):
+def _comparison_targets(target: str, advantages: ArrayLike | None, alphas: ArrayLike | None, tprs: ArrayLike | None,
+                        shape: tuple[int, ...] | None
+                        ) -> tuple[targets.Target, list[tuple[str, slice]], np.ndarray, str]:
     """The targets of :func:`calibration_comparison` (fields of ``shape``), its series (label,
     index into the flat targets), the x values and the x label."""
     if target == "advantage":
@@ -313,7 +315,7 @@ def calibration_comparison(sample_rate: ArrayLike | CalibrationResult, num_steps
     return fig
 
 
-def _two_axes(ax):
+def _two_axes(ax: Any) -> tuple[Any, Axes, Axes]:
     """(figure, noise axes, reduction axes): a new figure of two panels, or the pair ``ax``."""
     if ax is None:
         from matplotlib.figure import Figure
@@ -329,9 +331,9 @@ def _two_axes(ax):
     return top.figure, top, bottom
 
 
-def _configurations_figure(res, ax, title):
+def _configurations_figure(res: CalibrationResult, ax: Axes | tuple[Axes, Axes] | None, title: str | None) -> Figure:
     """The two-panel figure of a batch result (see :func:`calibration_comparison`)."""
-    records = res.to_records()
+    records: list[dict[str, Any]] = res.to_records()
     if all(math.isnan(r["standard_noise_multiplier"]) for r in records):
         raise ValueError("calibration_comparison: the result holds no standard noise to compare with (calibrate_dpsgd "
                          "computes it with compare_standard=True, its default)")
