@@ -183,18 +183,18 @@ def epsilon_delta_curve(epsilon: float, delta: float) -> PiecewiseLinearCurve:
     return PiecewiseLinearCurve([0.0, c, 1.0 - d], [1.0 - d, c, 0.0], f"({e:g}, {d:g})-DP")
 
 
-def _renyi_binary(t, p, q):
+def _renyi_binary(t: float | np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """D_t(Bern(p) || Bern(q)) (t = 1: KL), elementwise (``t`` a number or an array that
     broadcasts), inf where unbounded."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        def kl():
-            def term(x, y):
+        def kl() -> np.ndarray:
+            def term(x: np.ndarray, y: np.ndarray) -> np.ndarray:
                 return np.where(x > 0, x * (np.log(x) - np.log(y)), 0.0)
 
             return term(p, q) + term(1.0 - p, 1.0 - q)
 
-        def renyi():
-            def lterm(x, y):
+        def renyi() -> np.ndarray:
+            def lterm(x: np.ndarray, y: np.ndarray) -> np.ndarray:
                 return np.where(x > 0, t * np.log(x) + (1.0 - t) * np.log(y), -np.inf)
 
             return np.logaddexp(lterm(p, q), lterm(1.0 - p, 1.0 - q)) / (t - 1.0)
@@ -252,7 +252,7 @@ def rdp_tradeoff(order: ArrayLike, epsilon: ArrayLike, alpha: ArrayLike) -> floa
     return out if out.ndim else float(out)
 
 
-def _feasible(t, e, a, b):
+def _feasible(t: float | np.ndarray, e: float | np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (_renyi_binary(t, a, 1.0 - b) <= e) & (_renyi_binary(t, 1.0 - b, a) <= e)
 
 
@@ -262,7 +262,7 @@ CURVE_ALPHAS = np.unique(np.concatenate([np.logspace(-12, -1, 221), np.linspace(
 ZCDP_ORDERS = np.unique(np.concatenate([[1.0], 1.0 + np.logspace(-3, 4, 141)]))
 
 
-def _tabulated(alpha, beta, description):
+def _tabulated(alpha: ArrayLike, beta: ArrayLike, description: str) -> PiecewiseLinearCurve:
     # the lower hull of points on a convex curve lies below it: never optimistic
     return PiecewiseLinearCurve(alpha, beta, description)
 
