@@ -16,8 +16,8 @@ import difflib
 import math
 import re
 import sys
-from collections.abc import Callable, Iterator
-from typing import NoReturn, TypeAlias
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, NoReturn, TypeAlias
 
 from .._engine import cache as engine_cache
 from .._engine.grid import DEFAULT_GRID_STEP
@@ -34,6 +34,14 @@ MAX_MESSAGE_CHARS = 500
 def cap_message(message: object, limit: int = MAX_MESSAGE_CHARS) -> str:
     """``message`` as one line of at most ``limit`` characters, cut with an ellipsis: a value's
     repr (a long array, a hostile file's row) never floods stderr.
+
+    Args:
+        message: anything; its ``str`` is used.
+        limit: the most characters of the result (default :data:`MAX_MESSAGE_CHARS`).
+
+    Returns:
+        ``str(message)`` stripped, each line break and the spaces around it one space,
+        cut to ``limit`` characters ending in " ..." when longer.
 
     >>> cap_message("x" * 1000, 20)
     'xxxxxxxxxxxxxxxx ...'
@@ -58,20 +66,43 @@ class Parser(argparse.ArgumentParser):
     Subparsers made by :meth:`add_subparsers` are of this class too.
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        """Print the usage and ``dpax: error: <message>`` on stderr; exit with status 2."""
+        """Print the usage and ``dpax: error: <message>`` on stderr; exit with status 2.
+
+        Args:
+            message: the error, capped by :func:`cap_message`.
+
+        Returns:
+            Never returns.
+
+        Raises:
+            SystemExit: always, with status 2.
+        """
         self.print_usage(sys.stderr)
         self.exit(2, f"{PROG}: error: {cap_message(message)}\n")
 
-    def parse_known_args(self, args=None, namespace=None):
+    def parse_known_args(self, args: Iterable[str] | None = None, namespace: Any = None
+                         ) -> tuple[Any, list[str]]:
         """Like argparse's, but an unknown option (or a prefix of a known one) is an error of
         this parser, raised before any other check (such as missing required options); a
         parser without subcommands also refuses left-over arguments itself, so that the usage
-        printed is the subcommand's."""
+        printed is the subcommand's.
+
+        Args:
+            args: the arguments (default ``sys.argv[1:]``).
+            namespace: the object to set the values on (default a new ``argparse.Namespace``).
+
+        Returns:
+            ``(namespace, extras)``: the parsed values and the arguments left over (none for
+            a parser without subcommands).
+
+        Raises:
+            SystemExit: a usage error (status 2, see :meth:`error`), or ``--help``.
+        """
         args = list(sys.argv[1:] if args is None else args)
         self._refuse_unknown(args)
         namespace, extras = super().parse_known_args(args, namespace)
@@ -79,7 +110,7 @@ class Parser(argparse.ArgumentParser):
             self.error("unrecognized arguments: " + " ".join(extras))
         return namespace, extras
 
-    def _parse_optional(self, arg_string):
+    def _parse_optional(self, arg_string: str) -> Any:
         # a number such as '-inf' or '-1e-3' is a value (argparse itself knows only '-1', '-.5')
         if not _looks_like_option(arg_string) and arg_string not in self._option_string_actions:
             return None
@@ -137,6 +168,15 @@ def _looks_like_option(tok: str) -> bool:
 def number(text: str) -> float:
     """A real number; range checks are left to dpax, whose messages name the argument.
 
+    Args:
+        text: the command-line value.
+
+    Returns:
+        ``float(text)``.
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is not a number.
+
     >>> number("1e-3")
     0.001
     """
@@ -149,6 +189,16 @@ def number(text: str) -> float:
 def count(text: str) -> int | float:
     """An integer, also written as '1e4'; a fractional value (or one beyond 2**53) is passed
     on as a float for dpax to reject.
+
+    Args:
+        text: the command-line value.
+
+    Returns:
+        An int where ``text`` is a whole number (at most 2**53 in size when written as a
+        float), else the float.
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is not a number.
 
     >>> count("1e4"), count("2.5"), count("1e300")
     (10000, 2.5, 1e+300)
@@ -163,6 +213,14 @@ def count(text: str) -> int | float:
 def integer(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     """The argument type of an option that is a whole number in [minimum, maximum] for the
     command line itself (not passed on to dpax): anything else is a usage error naming it.
+
+    Args:
+        minimum: the smallest value allowed.
+        maximum: the largest value allowed (None: no upper limit).
+
+    Returns:
+        The argument type: a function of the command-line text returning the int, raising
+        ``argparse.ArgumentTypeError`` for anything else (not a whole number, or out of range).
 
     >>> integer(0)("1e3"), integer(1, 20)("20")
     (1000, 20)
@@ -186,6 +244,14 @@ def integer(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
 def bounded(low: float, high: float) -> Callable[[str], float]:
     """The argument type of a number in [low, high] for the command line itself.
 
+    Args:
+        low: the smallest value allowed.
+        high: the largest value allowed.
+
+    Returns:
+        The argument type: a function of the command-line text returning the float, raising
+        ``argparse.ArgumentTypeError`` for anything else (not a number, or outside [low, high]).
+
     >>> bounded(10, 1200)("300")
     300.0
     """
@@ -202,6 +268,15 @@ def bounded(low: float, high: float) -> Callable[[str], float]:
 
 def positive(text: str) -> float:
     """The argument type of a finite number > 0 for the command line itself.
+
+    Args:
+        text: the command-line value.
+
+    Returns:
+        The number, finite and > 0.
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is not a finite number > 0.
 
     >>> positive("1e-3")
     0.001
@@ -222,7 +297,8 @@ def positive(text: str) -> float:
 class _GridStep(argparse.Action):
     """Store --grid-step and note that it was given (``--accuracy`` refuses it)."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
         setattr(namespace, self.dest, values)
         namespace.grid_step_given = True
 
@@ -247,6 +323,10 @@ class Parents:
 
 def make_parents() -> Parents:
     """The parent parsers of the shared options (see :class:`Parents`).
+
+    Returns:
+        The :class:`Parents`: ``common`` (--grid-step, --json, --no-cache) and ``report``
+        (--alpha, --delta).
 
     >>> make_parents().common.parse_args(["--json"]).grid_step
     0.0001
@@ -273,6 +353,10 @@ def options_parser() -> argparse.ArgumentParser:
     A subcommand lists it first in ``parents=[...]``, before the shared parents, so that its
     usage line and ``--help`` show its own options before the shared ones.
 
+    Returns:
+        A :class:`Parser` without ``--help`` (and, like every dpax parser, without
+        abbreviated options).
+
     >>> options_parser().add_help, options_parser().allow_abbrev
     (False, False)
     """
@@ -291,6 +375,12 @@ def compilation_cache(enabled: bool = True) -> Iterator[str | None]:
     library has it (on by default, in ``$DPAX_CACHE_DIR`` or ``~/.cache/dpax``), or off
     (``--no-cache``: nothing read from or written to disk, restored afterwards). No JAX
     setting is touched. Yields the directory in use, or None.
+
+    Args:
+        enabled: use the kernel cache (default True); False: suspend it for the body.
+
+    Returns:
+        A context manager yielding the cache directory in use, or None (off).
     """
     if enabled:
         yield engine_cache.directory()
