@@ -8,6 +8,7 @@ import argparse
 import dataclasses
 import itertools
 import math
+from collections.abc import Iterable
 from typing import Any, cast
 
 import numpy as np
@@ -25,7 +26,16 @@ _SCHEDULE_OPTIONS = ("dataset_size", "batch_size", "epochs")
 
 def dpsgd_args(p: argparse.ArgumentParser, *, noise: bool = True, required: bool = True) -> None:
     """The "DP-SGD" argument group: --noise-multiplier (if ``noise``) and the configuration
-    (:func:`configuration_args`); ``required``: the configuration must be given."""
+    (:func:`configuration_args`); ``required``: the configuration must be given.
+
+    Args:
+        p: the parser the group is added to.
+        noise: add --noise-multiplier (default True).
+        required: the configuration (and --noise-multiplier) must be given (default True).
+
+    Returns:
+        None; ``p`` has the group.
+    """
     g = p.add_argument_group("DP-SGD", DPSGD_GROUP)
     if noise:
         g.add_argument("--noise-multiplier", type=number, required=required, metavar="S",
@@ -44,6 +54,10 @@ def configuration_args(p: argparse.ArgumentParser, group: argparse._ArgumentGrou
         group: where the options go (an argument group of ``p``, or ``p``).
         required: the configuration must be given.
         several: each option takes one or more values; the configurations are every combination.
+
+    Returns:
+        None; ``group`` has the options and ``p`` the defaults ``dpsgd_required``,
+        ``dpsgd_several`` and ``schedule``.
 
     >>> from dpax.cli.parsing import options_parser
     >>> p = options_parser()
@@ -65,7 +79,7 @@ def configuration_args(p: argparse.ArgumentParser, group: argparse._ArgumentGrou
     p.set_defaults(dpsgd_required=required, dpsgd_several=several, schedule=None)
 
 
-def _options_text(names) -> str:
+def _options_text(names: Iterable[str]) -> str:
     return " ".join("--" + n.replace("_", "-") for n in names)
 
 
@@ -78,6 +92,9 @@ def resolve_configuration(args: argparse.Namespace) -> None:
 
     Args:
         args: the parsed arguments, with ``args.parser`` the subcommand's parser.
+
+    Returns:
+        None; ``args`` is updated in place.
 
     Raises:
         SystemExit: a usage error (through ``args.parser.error``).

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +26,15 @@ DPI_RANGE = (10.0, 1200.0)
 
 
 def add_parser(subparsers: Subparsers, parents: Parents) -> None:
-    """Register ``plot`` (its ``func`` and ``render``) with ``subparsers``."""
+    """Register ``plot`` (its ``func`` and ``render``) with ``subparsers``.
+
+    Args:
+        subparsers: the subcommands of the ``dpax`` parser.
+        parents: the shared options' parent parsers.
+
+    Returns:
+        None; ``subparsers`` has the ``plot`` parser.
+    """
     p = subparsers.add_parser(
         "plot",
         parents=[_options(), parents.common],
@@ -68,12 +78,12 @@ def _options() -> argparse.ArgumentParser:
     return p
 
 
-def _fmt(values) -> str:
+def _fmt(values: Iterable[float]) -> str:
     """Numbers of a help text or title: ``0.01 0.05 0.1``."""
     return " ".join(f"{v:g}" for v in values)
 
 
-def _figure(args: argparse.Namespace):
+def _figure(args: argparse.Namespace) -> Any:  # a Figure, with dpax_result for calibration
     """The matplotlib figure the arguments ask for (one configuration, or for ``calibration``
     several: the lists ``args.sample_rate`` and ``args.num_steps``, pairwise)."""
     rates, steps = np.atleast_1d(args.sample_rate).tolist(), np.atleast_1d(args.num_steps).tolist()
@@ -102,7 +112,20 @@ def _figure(args: argparse.Namespace):
 
 
 def run_plot(args: argparse.Namespace) -> dict:
-    """Write the figure to ``--output``; returns what was written."""
+    """Write the figure to ``--output``; returns what was written.
+
+    Args:
+        args: the parsed arguments of ``dpax plot``.
+
+    Returns:
+        JSON-ready: ``command``, ``kind``, ``output`` (the absolute path), ``format``,
+        ``lines`` (of the first axes) and, for ``calibration``, ``results`` (a record per
+        configuration and target).
+
+    Raises:
+        ValueError: ``--output`` without a known extension, in no existing directory or not
+            writable; a configuration the kind does not take; the values dpax refuses.
+    """
     import matplotlib  # optional dependency, imported on use
 
     matplotlib.use("Agg")
@@ -125,7 +148,14 @@ def run_plot(args: argparse.Namespace) -> dict:
 
 
 def render_plot(r: dict) -> str:
-    """The human-readable form of :func:`run_plot`'s result."""
+    """The human-readable form of :func:`run_plot`'s result.
+
+    Args:
+        r: :func:`run_plot`'s result.
+
+    Returns:
+        The text: the file written and, for ``calibration``, the table of results.
+    """
     lines = [f"wrote {r['kind']} plot ({r['lines']} lines) to {r['output']}"]
     if r.get("results"):
         lines += ["", records_text(r["results"])]
