@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
+
 from .._text import fmt, table
 from ..audit import epsilon_star, goodness_of_fit, read_losses
 from .parsing import Parents, Subparsers, integer, number, options_parser
@@ -17,7 +19,15 @@ MAX_COMPONENTS = 20
 
 
 def add_parser(subparsers: Subparsers, parents: Parents) -> None:
-    """Register ``epsilon-star`` (its ``func`` and ``render``) with ``subparsers``."""
+    """Register ``epsilon-star`` (its ``func`` and ``render``) with ``subparsers``.
+
+    Args:
+        subparsers: the subcommands of the ``dpax`` parser.
+        parents: the shared options' parent parsers.
+
+    Returns:
+        None; ``subparsers`` has the ``epsilon-star`` parser.
+    """
     p = subparsers.add_parser(
         "epsilon-star",
         parents=[_options(), parents.common],
@@ -55,7 +65,20 @@ def _options() -> argparse.ArgumentParser:
 
 
 def run_epsilon_star(args: argparse.Namespace) -> dict:
-    """JSON-ready Epsilon* of the loss files in ``args`` (and the goodness of fit if asked)."""
+    """JSON-ready Epsilon* of the loss files in ``args`` (and the goodness of fit if asked).
+
+    Args:
+        args: the parsed arguments of ``dpax epsilon-star``.
+
+    Returns:
+        JSON-ready: the files, their sizes, ``delta``, ``results`` (per method: Epsilon*,
+        the term and threshold attaining it, its FPR and FNR) and, with
+        ``--goodness-of-fit``, the KS p-values.
+
+    Raises:
+        ValueError: a loss file that cannot be read (the message names it), or values
+            :func:`dpax.audit.epsilon_star` refuses.
+    """
     train = _losses(args.train, args.train_column if args.train_column is not None else args.column)
     test = _losses(args.test, args.test_column if args.test_column is not None else args.column)
     methods = ("parametric", "empirical") if args.method == "both" else (args.method,)
@@ -79,7 +102,7 @@ def run_epsilon_star(args: argparse.Namespace) -> dict:
     return out
 
 
-def _losses(path: str, column: str | None):
+def _losses(path: str, column: str | None) -> np.ndarray:
     """:func:`dpax.audit.read_losses`, its every error naming the file (a corrupt or pickled
     .npy, text that is not UTF-8, ...)."""
     try:
@@ -91,7 +114,14 @@ def _losses(path: str, column: str | None):
 
 
 def render_epsilon_star(r: dict) -> str:
-    """The human-readable form of :func:`run_epsilon_star`'s result."""
+    """The human-readable form of :func:`run_epsilon_star`'s result.
+
+    Args:
+        r: :func:`run_epsilon_star`'s result.
+
+    Returns:
+        The text: a table of the methods' Epsilon* and, if computed, the goodness of fit.
+    """
     lines = [f"Epsilon* at delta {fmt(r['delta'])}: {r['n_train']} training losses ({r['train']}), "
              f"{r['n_test']} held-out losses ({r['test']})", ""]
     rows = []

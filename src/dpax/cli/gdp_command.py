@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import conversions, gdp
 from .._text import fmt, pairs, probability, table
@@ -33,7 +34,15 @@ ACCURACY_APPLIES_TO = (
 
 
 def add_parser(subparsers: Subparsers, parents: Parents) -> None:
-    """Register ``gdp`` (its ``func`` and ``render``) with ``subparsers``."""
+    """Register ``gdp`` (its ``func`` and ``render``) with ``subparsers``.
+
+    Args:
+        subparsers: the subcommands of the ``dpax`` parser.
+        parents: the shared options' parent parsers.
+
+    Returns:
+        None; ``subparsers`` has the ``gdp`` parser.
+    """
     p = subparsers.add_parser(
         "gdp",
         parents=[_options(), parents.common],
@@ -66,7 +75,22 @@ def _options() -> argparse.ArgumentParser:
 
 
 def run_gdp(args: argparse.Namespace) -> dict:
-    """JSON-ready GDP report of DP-SGD, or the (epsilon, delta) -> mu conversion."""
+    """JSON-ready GDP report of DP-SGD, or the (epsilon, delta) -> mu conversion.
+
+    Args:
+        args: the parsed arguments of ``dpax gdp`` (with ``args.parser``, for usage errors).
+
+    Returns:
+        JSON-ready: with ``--epsilon``, ``mode`` "conversion", ``epsilon``, ``delta``,
+        ``mu_gaussian`` (one per delta) and ``mu_pure_dp``; else ``mode`` "dpsgd", the
+        configuration, :meth:`dpax.gdp.GDPReport.to_dict`'s entries, the optimistic side of
+        each bracket (unless ``--no-bounds``) and the grid chosen.
+
+    Raises:
+        SystemExit: a usage error (both or neither of --epsilon and the DP-SGD options,
+            --accuracy with --epsilon or with --grid-step), through ``args.parser.error``.
+        ValueError: a value dpax refuses, or an --accuracy the grids cannot reach.
+    """
     mech = [args.noise_multiplier, args.sample_rate, args.num_steps]
     if args.epsilon is not None:
         if any(v is not None for v in mech):
@@ -97,7 +121,7 @@ def run_gdp(args: argparse.Namespace) -> dict:
     return out
 
 
-def _refined_brackets(pl: PrivacyLoss, deltas, tail: float) -> list[Interval]:
+def _refined_brackets(pl: PrivacyLoss, deltas: ArrayLike, tail: float) -> list[Interval]:
     """The brackets --accuracy applies to: mu and the regret, beta at the Tier II FPRs (the
     advantage-maximising attack's, (1 - advantage) / 2, included), the advantage, epsilon at ``deltas``."""
     mu, regret = gdp.mu_and_regret(pl, tail, bounds=True)
@@ -125,7 +149,14 @@ def _optimistic(pl: PrivacyLoss, r: gdp.GDPReport, tail: float) -> dict:
 
 
 def render_gdp(r: dict) -> str:
-    """The human-readable form of :func:`run_gdp`'s result."""
+    """The human-readable form of :func:`run_gdp`'s result.
+
+    Args:
+        r: :func:`run_gdp`'s result.
+
+    Returns:
+        The text: the conversion's table, or Tier I, Tier II and epsilon of the DP-SGD report.
+    """
     if r["mode"] == "conversion":
         lines = [f"(epsilon = {fmt(r['epsilon'])}, delta)-DP as Gaussian DP", ""]
         lines += table(("delta", "mu of the Gaussian mechanism"),
