@@ -9,15 +9,25 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import Any
 
 from .._text import fmt, pairs, table
 from ..audit import audit as audit_counts
 from ..mechanisms import dpsgd
+from ..privacy_loss import PrivacyLoss
 from .parsing import Parents, Subparsers, count, number, options_parser
 
 
 def add_parser(subparsers: Subparsers, parents: Parents) -> None:
-    """Register ``audit`` (its ``func`` and ``render``) with ``subparsers``."""
+    """Register ``audit`` (its ``func`` and ``render``) with ``subparsers``.
+
+    Args:
+        subparsers: the subcommands of the ``dpax`` parser.
+        parents: the shared options' parent parsers.
+
+    Returns:
+        None; ``subparsers`` has the ``audit`` parser.
+    """
     p = subparsers.add_parser(
         "audit",
         parents=[_options(), parents.common],
@@ -57,7 +67,7 @@ def _options() -> argparse.ArgumentParser:
     return p
 
 
-def _claim(args: argparse.Namespace):
+def _claim(args: argparse.Namespace) -> tuple[PrivacyLoss | None, Any]:  # the claim's JSON: a dict, or None
     """The claimed DP-SGD privacy loss (or None) and the claim's JSON form (or None)."""
     if args.claim_dpsgd is not None:
         s, q, t = args.claim_dpsgd
@@ -77,7 +87,21 @@ def _claim(args: argparse.Namespace):
 
 
 def run_audit(args: argparse.Namespace) -> dict:
-    """JSON-ready audit of the attack counts in ``args``."""
+    """JSON-ready audit of the attack counts in ``args``.
+
+    Args:
+        args: the parsed arguments of ``dpax audit``.
+
+    Returns:
+        JSON-ready: the counts, the confidence, the observed rates and their upper limits,
+        ``delta``, ``epsilon_lower`` and ``mu_lower``; with a claim, the claim, the error
+        rates it requires and whether the counts contradict it.
+
+    Raises:
+        ValueError: counts, a confidence or a claim :func:`dpax.audit.audit` refuses (a
+            --claim-dpsgd error names that option).
+        TypeError: a --claim-dpsgd value dpax refuses for its type (naming the option).
+    """
     claim, claim_json = _claim(args)
     r = audit_counts(
         args.false_positives, args.negatives, args.false_negatives, args.positives,
@@ -99,7 +123,15 @@ def run_audit(args: argparse.Namespace) -> dict:
 
 
 def render_audit(r: dict) -> str:
-    """The human-readable form of :func:`run_audit`'s result."""
+    """The human-readable form of :func:`run_audit`'s result.
+
+    Args:
+        r: :func:`run_audit`'s result.
+
+    Returns:
+        The text: the counts, the table of rates and limits, the lower bounds and, with a
+        claim, the verdict.
+    """
     lines = [
         f"Attack: {r['false_positives']} false positives of {r['negatives']} negatives, "
         f"{r['false_negatives']} false negatives of {r['positives']} positives",

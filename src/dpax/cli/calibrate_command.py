@@ -13,11 +13,11 @@ certified interval and the target's quantity with its bracket.
 from __future__ import annotations
 
 import argparse
-from typing import SupportsFloat, cast
+from typing import Any, SupportsFloat, cast
 
 from .._text import fmt, pairs
 from ..calibration import calibrate_dpsgd
-from ..targets import Advantage, Epsilon, ErrRates
+from ..targets import Advantage, Epsilon, ErrRates, Target
 from .brackets import bracket_args
 from .configuration import dpsgd_args
 from .parsing import Parents, Subparsers, number, options_parser
@@ -26,7 +26,15 @@ TARGET_HELP = "exactly one of: --alpha A --beta B | --alpha A --tpr X | --advant
 
 
 def add_parser(subparsers: Subparsers, parents: Parents) -> None:
-    """Register ``calibrate`` (its ``func`` and ``render``) with ``subparsers``."""
+    """Register ``calibrate`` (its ``func`` and ``render``) with ``subparsers``.
+
+    Args:
+        subparsers: the subcommands of the ``dpax`` parser.
+        parents: the shared options' parent parsers.
+
+    Returns:
+        None; ``subparsers`` has the ``calibrate`` parser.
+    """
     p = subparsers.add_parser(
         "calibrate",
         parents=[_options(), parents.common],
@@ -64,7 +72,7 @@ def _options() -> argparse.ArgumentParser:
     return p
 
 
-def _target(args: argparse.Namespace, parser: argparse.ArgumentParser):
+def _target(args: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple[Target, dict[str, Any]]:
     """The target the arguments name and its JSON form; a usage error unless exactly one is named."""
     given = {k for k in ("alpha", "beta", "tpr", "advantage", "epsilon", "delta") if getattr(args, k) is not None}
     if given == {"alpha", "beta"}:
@@ -86,7 +94,22 @@ def _float(value: object) -> float:
 
 
 def run_calibrate(args: argparse.Namespace) -> dict:
-    """JSON-ready calibration of DP-SGD to the target in ``args``."""
+    """JSON-ready calibration of DP-SGD to the target in ``args``.
+
+    Args:
+        args: the parsed arguments of ``dpax calibrate`` (with ``args.parser``, for usage
+            errors).
+
+    Returns:
+        JSON-ready: the configuration, the target, the grid step, ``status``, the noise
+        multiplier (and the one that fails), what it achieves, the standard comparison and,
+        with ``--accuracy``, the optimistic side of the noise's interval and of what it achieves.
+
+    Raises:
+        SystemExit: a usage error (not exactly one target, or both --grid-step and
+            --accuracy), through ``args.parser.error``.
+        ValueError: a value :func:`dpax.calibrate_dpsgd` refuses, or a target it cannot meet.
+    """
     target, target_json = _target(args, args.parser)
     if args.accuracy is not None and args.grid_step_given:
         args.parser.error("give either --grid-step or --accuracy, not both")
@@ -136,7 +159,15 @@ def _describe_target(t: dict) -> str:
 
 
 def render_calibrate(r: dict) -> str:
-    """The human-readable form of :func:`run_calibrate`'s result."""
+    """The human-readable form of :func:`run_calibrate`'s result.
+
+    Args:
+        r: :func:`run_calibrate`'s result.
+
+    Returns:
+        The text: the configuration, the target, the noise multiplier, what it achieves and
+        the comparison with standard calibration.
+    """
     a = r["achieved"]
     lines = [
         f"DP-SGD: sample rate {fmt(r['sample_rate'])}, {r['num_steps']} steps "
