@@ -6,9 +6,11 @@ searched just below the safe one (the noise interval)."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import targets as _targets
 from .._engine import batching as _batching
@@ -24,7 +26,7 @@ ACCURACY_TARGETS = ("ErrRates, Accuracy, PPV, Reconstruction (beta at the target
                     "Epsilon (epsilon at the target's delta), or a list of these with different quantities")
 
 
-def _accuracy_quantities(target) -> tuple[str, ...]:
+def _accuracy_quantities(target: _targets.Target) -> tuple[str, ...]:
     """Names of the quantities whose brackets ``accuracy`` bounds (ValueError if unsupported)."""
     parts = target.parts if isinstance(target, _targets.All) else (target,)
     kinds = (_targets.ErrRates, _targets._ViaErrRates, _targets.Advantage, _targets.Epsilon)
@@ -46,8 +48,8 @@ class _Sides:
 
     margin: np.ndarray
     margin_opt: np.ndarray
-    safe: dict
-    optimistic: dict
+    safe: dict[str, np.ndarray]
+    optimistic: dict[str, np.ndarray]
 
     def widths(self) -> np.ndarray:
         """Per row, the widest bracket of the quantities."""
@@ -59,14 +61,15 @@ class _Sides:
         w = self.widths()
         return float(np.nanmax(w)) if np.any(np.isfinite(w)) else float("nan")
 
-    def fill(self, idx, other: _Sides) -> None:
+    def fill(self, idx: np.ndarray, other: _Sides) -> None:
         """Rows ``idx`` from ``other``."""
         self.margin[idx], self.margin_opt[idx] = other.margin, other.margin_opt
         for k in self.safe:
             self.safe[k][idx], self.optimistic[k][idx] = other.safe[k], other.optimistic[k]
 
 
-def _both_sides(noise, p, t, target, step, names) -> _Sides:
+def _both_sides(noise: np.ndarray, p: np.ndarray, t: np.ndarray, target: _targets.Target, step: float,
+                names: tuple[str, ...]) -> _Sides:
     """Both sides of the target at ``noise`` (rows) on the grid ``step``: the margins and
     quantities of the safe pair and of its optimistic companion, by the path of
     ``dpsgd(...).beta(alpha, bounds=True)`` (the companion's round-off booked on its own,
@@ -83,7 +86,7 @@ def _both_sides(noise, p, t, target, step, names) -> _Sides:
             size = _grid.shared_size(_batching.group_size(count), ("rows", step), _grid.SHARED_ROWS)
             sel = np.concatenate([sel, np.repeat(sel[-1:], size - count)])
 
-        def run(a, b, sel=sel):
+        def run(a: int, b: int, sel: np.ndarray = sel) -> np.ndarray:
             r = sel[a:b]
             pl, tg = dpsgd(noise[r], p[r], t[r], step), target.take(r)
             (m, ach), (mo, acho) = tg.margin(pl.pair), tg.margin(pl.optimistic_companion().pair)
@@ -107,20 +110,28 @@ class _AccuracyFit:
     as ``dpsgd(noise, ...)`` alone gives it) decides: narrow enough, or refine again. One
     grid for the whole batch: the finest any row needs."""
 
-    def __init__(self, p, t, target, bounds, rtol, candidates, cost, anchor, accuracy):
+    def __init__(self, p: np.ndarray, t: np.ndarray, target: _targets.Target, bounds: tuple[float, float], rtol: float,
+                 candidates: int, cost: Callable[[np.ndarray, np.ndarray], ArrayLike], anchor: np.ndarray | None,
+                 accuracy: float) -> None:
         self.p, self.t, self.target, self.bounds, self.rtol, self.k = p, t, target, bounds, rtol, candidates
         self.cost, self.anchor, self.accuracy = cost, anchor, accuracy
         self.names = _accuracy_quantities(target)
         self.lengths = _grid.lengths_in_use()
-        self.evaluations, self.history = 0, []
-        self.step = self.sides = self.optimistic = self.seen = None
+        self.evaluations = 0
+        self.history: list[tuple[float, float]] = []
+        # set by run
+        self.step: float | None = None
+        self.sides: _Sides | None = None
+        self.optimistic: np.ndarray | None = None
+        self.seen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
-    def _evaluator(self, step, seen=None):
+    def _evaluator(self, step: float,
+                   seen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> _Evaluator:
         p, t = self.p, self.t
         return _Evaluator(lambda w, r: dpsgd(w, p[r], t[r], step), self.target, "calibrate_dpsgd", self.cost,
                           self.lengths, step, seen)
 
-    def _phase(self, state, step, tol, k, final=False):
+    def _phase(self, state: _Bracket, step: float, tol: float, k: int, final: bool = False) -> _Sides:
         """One phase on ``step``; returns both sides at its answer: a coarse phase's on the
         search's kernel shapes (it only steers), the final's as ``dpsgd(noise, ...)`` alone
         gives them (they are reported). The final phase's margins are kept (``seen``)."""
@@ -135,7 +146,7 @@ class _AccuracyFit:
         self.history.append((step, sides.width()))
         return sides
 
-    def run(self, guess):
+    def run(self, guess: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The safe search (hi, lo, infeasible); sets ``step``, ``sides``, ``optimistic``."""
         state, margin, step = _Bracket.around(guess), None, None
         for c_step, tol, k, c_margin in COARSE_PHASES:
@@ -145,6 +156,7 @@ class _AccuracyFit:
                 state.reopen(margin, tol, self.bounds, self.anchor)
             width = self._phase(state, c_step, tol, k).width()
             step, margin = (c_step if width <= self.accuracy else refine_step(c_step, width, self.accuracy)), c_margin
+        assert step is not None and margin is not None  # the first coarse phase always runs
         while True:
             state.reopen(margin, self.rtol, self.bounds, self.anchor)
             sides = self._phase(state, step, self.rtol, self.k, final=True)
@@ -159,11 +171,13 @@ class _AccuracyFit:
         self.optimistic = self._optimistic(state, self.seen)
         return state.hi, state.lo, state.infeasible
 
-    def _optimistic(self, state, seen):
+    def _optimistic(self, state: _Bracket,
+                    seen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None) -> np.ndarray:
         """Per row, the largest noise verified to fail the target with the optimistic
         companion (the true smallest noise lies above it), searched in a bracket opened just
         below the safe answer; ``bounds[0]`` where the safe answer is at the bound, NaN where
         infeasible."""
+        assert self.step is not None and self.sides is not None  # set by run, which calls this
         hi, lo = state.hi, state.lo
         out = np.where(np.isnan(lo) & ~state.infeasible, self.bounds[0], np.nan)
         run = np.flatnonzero(np.isfinite(lo) & np.isfinite(hi))
@@ -184,7 +198,7 @@ class _AccuracyFit:
         return out
 
 
-def _slopes(seen, hi, lo) -> np.ndarray:
+def _slopes(seen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     """Per row, d margin / d log noise between the final bracket's ends (from the margins
     ``seen`` by the search's evaluator); NaN where one end was not evaluated."""
     params = np.concatenate([a for a, _, _ in seen]) if seen else np.zeros(0)

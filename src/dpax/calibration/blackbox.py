@@ -5,6 +5,7 @@ profile, searched by the same bracketing as :func:`dpax.calibrate`."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -16,8 +17,11 @@ from .._engine.search import bracket_search
 from .result import CalibrationResult, _on_infeasible, _out, _raise_infeasible
 from .search import _renamed_bounds, _search_settings
 
+#: a black-box accountant: ``epsilon(w, deltas)`` or ``delta(w, epsilons)``
+_Accountant = Callable[[float, np.ndarray], ArrayLike]
 
-def _tradeoff_lower_bound(alpha, eps, delta):
+
+def _tradeoff_lower_bound(alpha: float, eps: ArrayLike, delta: ArrayLike) -> float:
     """Eq. 20 / Prop. D.1: f(alpha) >= max_i max(0, 1 - delta_i - e^eps_i alpha, e^-eps_i (1 - delta_i - alpha))."""
     eps, delta = np.asarray(eps, float), np.asarray(delta, float)
     ok = np.isfinite(eps)
@@ -28,7 +32,7 @@ def _tradeoff_lower_bound(alpha, eps, delta):
     return max(0.0, float(np.max(vals)))
 
 
-def _accountant_says(fn, which: str, w: float, points: np.ndarray) -> np.ndarray:
+def _accountant_says(fn: _Accountant, which: str, w: float, points: np.ndarray) -> np.ndarray:
     """The black-box accountant's answers at ``points``, checked (one real number per point,
     no NaN; epsilons >= 0 or inf, deltas in [0, 1], each up to 1e-12 of round-off, clipped): a
     NaN or negative answer would otherwise read as a met target."""
@@ -41,21 +45,22 @@ def _accountant_says(fn, which: str, w: float, points: np.ndarray) -> np.ndarray
     return np.clip(delta, 0.0, 1.0)
 
 
-def _blackbox_margin(target, w, eps_fn, delta_fn, deltas, epsilons):
+def _blackbox_margin(target: _targets.Target, w: float, eps_fn: _Accountant | None, delta_fn: _Accountant | None,
+                     deltas: np.ndarray, epsilons: np.ndarray) -> float:
     """Margin (>= 0: met) of a scalar target from an (epsilon, delta) accountant at parameter w."""
     if isinstance(target, _targets.All):
         return min(_blackbox_margin(t, w, eps_fn, delta_fn, deltas, epsilons) for t in target.parts)
 
-    def profile():
+    def profile() -> tuple[np.ndarray, np.ndarray]:
         if eps_fn is not None:
             return _accountant_says(eps_fn, "epsilon", w, deltas), deltas
-        return epsilons, _accountant_says(delta_fn, "delta", w, epsilons)
+        return epsilons, _accountant_says(cast(_Accountant, delta_fn), "delta", w, epsilons)  # given: eps_fn is None
 
     if isinstance(target, _targets.Epsilon):
         e, d = float(target.epsilon), float(target.delta)
         if eps_fn is not None:
             return e - float(_accountant_says(eps_fn, "epsilon", w, np.array([d]))[0])
-        return d - float(_accountant_says(delta_fn, "delta", w, np.array([e]))[0])
+        return d - float(_accountant_says(cast(_Accountant, delta_fn), "delta", w, np.array([e]))[0])
     if isinstance(target, _targets.Advantage):
         eps, dl = profile()
         with np.errstate(over="ignore"):
@@ -179,7 +184,7 @@ def calibrate_blackbox(
 
     row_targets = [rows.take(r) for r in range(n)]
 
-    def evaluate(params, rows_of):
+    def evaluate(params: np.ndarray, rows_of: np.ndarray) -> np.ndarray:
         return np.array([_blackbox_margin(row_targets[r], w, epsilon, delta, deltas, epsilons)
                          for w, r in zip(params, rows_of)])
 

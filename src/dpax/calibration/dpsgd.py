@@ -5,7 +5,9 @@ bound, the standard (epsilon, delta) comparison and the risks achieved at the an
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -16,7 +18,7 @@ from .._engine import progress as _progress
 from .._engine import validation as _v
 from .._engine.x64 import float64
 from ..mechanisms import dpsgd
-from ..privacy_loss import Interval
+from ..privacy_loss import Interval, PrivacyLoss
 from .accuracy import _accuracy_quantities, _AccuracyFit, _both_sides, _Sides
 from .quantities import _achieved, _dpsgd_noise_guess, _leak_probability, _no_noise_quantities
 from .result import CalibrationResult, _on_infeasible, _out, _raise_infeasible
@@ -39,7 +41,9 @@ class _Rows:
     sides: _Sides | None = None  #: with accuracy: both sides at ``noise``
 
 
-def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candidates, bounds, accuracy=None) -> _Rows:
+def _calibrate_dpsgd_rows(sample_rate: np.ndarray, num_steps: np.ndarray, target: _targets.Target,
+                          grid_step: float | None, rtol: float, candidates: int, bounds: tuple[float, float],
+                          accuracy: float | None = None) -> _Rows:
     rows = sample_rate.shape[0]
     q = _leak_probability(sample_rate, num_steps)
     needs_noise = ~np.asarray(target.met_without_noise(q), bool)
@@ -59,20 +63,22 @@ def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candi
         anchor = _dpsgd_noise_guess(np.asarray(sub_target.gdp_mu(), float), p, t)
     guess = np.clip(np.where(np.isfinite(anchor), anchor, 1.0), bounds[0], bounds[1])
 
-    def build_at(step):
+    def build_at(step: float) -> Callable[[np.ndarray, np.ndarray], PrivacyLoss]:
         return lambda params, r: dpsgd(params, p[r], t[r], step)
 
-    def width(params, r):  # support width proxy: CLT mu of DP-SGD, mu^2 + 10 mu
+    def width(params: np.ndarray, r: np.ndarray) -> np.ndarray:  # support width proxy: CLT mu of DP-SGD, mu^2 + 10 mu
         mu = p[r] * np.sqrt(t[r] * np.expm1(np.minimum(1.0 / params**2, 700.0)))
         return 1.0 + mu * (mu + 10.0)
 
     if accuracy is None:
+        assert grid_step is not None  # _grid_or_accuracy gives a grid step when accuracy is None
         hi, lo, out.evaluations, bad = _search(build_at, sub_target, guess, bounds,
                                                _phases(grid_step, rtol, candidates), "calibrate_dpsgd", cost=width,
                                                anchor=anchor)
     else:
         fit = _AccuracyFit(p, t, sub_target, bounds, rtol, candidates, width, anchor, accuracy)
         hi, lo, bad = fit.run(guess)
+        assert fit.step is not None and fit.sides is not None  # set by run
         out.evaluations, out.grid_step = fit.evaluations, fit.step
         assert out.optimistic is not None and out.sides is not None  # set above: accuracy is given
         out.optimistic[idx] = fit.optimistic
@@ -87,8 +93,10 @@ def _calibrate_dpsgd_rows(sample_rate, num_steps, target, grid_step, rtol, candi
     return out
 
 
-def _calibrate_dpsgd_all(p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds, standard_delta,
-                         compare_standard, mode, shape, accuracy=None) -> dict:
+def _calibrate_dpsgd_all(p_rows: np.ndarray, t_rows: np.ndarray, tgt_rows: _targets.Target, step: float | None,
+                         rtol: float, candidates: int, bounds: tuple[float, float], standard_delta: float,
+                         compare_standard: bool, mode: str, shape: tuple[int, ...],
+                         accuracy: float | None = None) -> dict:
     """calibrate_dpsgd on flat rows: the search, the standard comparison and the achieved
     risks; the fields of :class:`CalibrationResult` (flat arrays)."""
     res = _calibrate_dpsgd_rows(p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds, accuracy)
@@ -97,7 +105,7 @@ def _calibrate_dpsgd_all(p_rows, t_rows, tgt_rows, step, rtol, candidates, bound
         _raise_infeasible("calibrate_dpsgd", res.status, res.reason, shape)
 
     is_eps = isinstance(tgt_rows, _targets.Epsilon)
-    delta = tgt_rows.delta if is_eps else np.full(noise.shape, standard_delta)
+    delta = cast(_targets.Epsilon, tgt_rows).delta if is_eps else np.full(noise.shape, standard_delta)
     with np.errstate(all="ignore"):
         std_eps = np.broadcast_to(np.asarray(tgt_rows.standard_epsilon(delta), float), noise.shape)
     std_noise = np.full(noise.shape, np.nan)
@@ -253,6 +261,7 @@ def calibrate_dpsgd(
         fields = _calibrate_dpsgd_all(p_rows, t_rows, tgt_rows, step, rtol, candidates, bounds, standard_delta,
                                       compare_standard, mode, shape, accuracy)
     if unique is not None:
+        assert inverse is not None  # _distinct_rows gives both or neither
         fields = {k: (v if k in ("grid_step", "evaluations") else _rows_at(v, inverse)) for k, v in fields.items()}
     out = lambda a: _out(np.asarray(a).reshape(shape))
     for name in ("achieved", "achieved_interval"):
@@ -266,7 +275,7 @@ def calibrate_dpsgd(
                              num_steps=out(flat(steps)), **{k: (v if k in keep else out(v)) for k, v in fields.items()})
 
 
-def _target_columns(target) -> list[np.ndarray] | None:
+def _target_columns(target: _targets.Target) -> list[np.ndarray] | None:
     """The numeric per-row fields of a flat target (every part of an :class:`~dpax.targets.All`;
     every row has the same parts), or None if one is not numeric."""
     parts = target.parts if isinstance(target, _targets.All) else (target,)
@@ -280,7 +289,7 @@ def _target_columns(target) -> list[np.ndarray] | None:
     return columns
 
 
-def _workload_key(p_rows, t_rows, tgt_rows, *settings) -> tuple | None:
+def _workload_key(p_rows: np.ndarray, t_rows: np.ndarray, tgt_rows: _targets.Target, *settings: Any) -> tuple | None:
     """A digest of a calibrate_dpsgd call (its rows, target and settings): the same call
     repeated has the same key, whose repeated calls pad nothing
     (:func:`dpax._engine.grid.repeated`); None where a target field is not numeric (then
@@ -296,7 +305,8 @@ def _workload_key(p_rows, t_rows, tgt_rows, *settings) -> tuple | None:
     return ("calibrate_dpsgd", digest.hexdigest())
 
 
-def _distinct_rows(p_rows, t_rows, tgt_rows) -> tuple[np.ndarray | None, np.ndarray | None]:
+def _distinct_rows(p_rows: np.ndarray, t_rows: np.ndarray,
+                   tgt_rows: _targets.Target) -> tuple[np.ndarray | None, np.ndarray | None]:
     """(index of the first of each distinct configuration, index of each row's among them), or
     (None, None) when every row is distinct (or a target field is not numeric)."""
     columns = _target_columns(tgt_rows)
@@ -312,7 +322,7 @@ def _distinct_rows(p_rows, t_rows, tgt_rows) -> tuple[np.ndarray | None, np.ndar
     return unique[order], rank[inverse.reshape(-1)]
 
 
-def _rows_at(value, index):
+def _rows_at(value: Any, index: np.ndarray) -> Any:
     """A field of :func:`_calibrate_dpsgd_all` (flat arrays, dicts or Intervals of them) at rows ``index``."""
     if isinstance(value, dict):
         return {k: _rows_at(v, index) for k, v in value.items()}
@@ -321,7 +331,8 @@ def _rows_at(value, index):
     return np.asarray(value)[index]
 
 
-def _grid_or_accuracy(grid_step, accuracy, target) -> tuple[float | None, float | None]:
+def _grid_or_accuracy(grid_step: float | None, accuracy: float | None,
+                      target: _targets.Target) -> tuple[float | None, float | None]:
     """The checked (grid_step, accuracy) of calibrate_dpsgd: exactly one is used."""
     if accuracy is None:
         return _v.grid_step(_grid.DEFAULT_GRID_STEP if grid_step is None else grid_step), None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -41,8 +42,8 @@ ANCHOR_MARGIN = 0.03
 
 #: ``build(params, rows) -> PrivacyLoss``: one batched privacy loss, a row per candidate parameter
 _Build = Callable[[np.ndarray, np.ndarray], PrivacyLoss]
-#: a phase as :data:`COARSE_PHASES` has them; the grid step None where the mechanism sets its own
-_Phase = tuple[float | None, float, int, float]
+#: a phase's grid step: a float, or None where the mechanism sets its own grid (:func:`calibrate`)
+_Step = TypeVar("_Step", bound=float | None)
 
 
 def _phases(grid_step: float, rtol: float, candidates: int) -> list[tuple[float, float, int, float]]:
@@ -186,8 +187,8 @@ class _Bracket:
         self.evaluations += ev
 
 
-def _search(build_at: Callable[[float | None], _Build], target: _targets.Target, guess: np.ndarray,
-            bounds: tuple[float, float], phases: Sequence[_Phase], what: str,
+def _search(build_at: Callable[[_Step], _Build], target: _targets.Target, guess: np.ndarray,
+            bounds: tuple[float, float], phases: Sequence[tuple[_Step, float, int, float]], what: str,
             cost: Callable[[np.ndarray, np.ndarray], ArrayLike] | None = None,
             anchor: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
     """Run the bracketing phases (coarse grids first, the last at the requested grid).
