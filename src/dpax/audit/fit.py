@@ -145,6 +145,12 @@ def fit_gaussian_mixture(x: ArrayLike, n_components: int, *, max_iter: int = 500
     Returns:
         A :class:`GaussianMixture`, components sorted by mean.
 
+    Raises:
+        ValueError: ``x`` empty, holding NaN or infinite values, fewer than 2 * ``n_components``
+            values or a constant; ``n_components`` or ``max_iter`` not one integer >= 1;
+            ``tol`` negative, NaN or infinite (the message names the argument).
+        TypeError: an argument not real.
+
     >>> import numpy as np
     >>> from dpax.audit import fit_gaussian_mixture
     >>> x = np.concatenate([np.random.default_rng(0).normal(-3, 1, 500), np.random.default_rng(1).normal(3, 1, 500)])
@@ -203,6 +209,13 @@ def ks_pvalues(x: ArrayLike, max_components: int = 5, n_samples: int = 1000,
     Returns:
         An array of ``max_components`` p-values (entry k - 1 for k components).
 
+    Raises:
+        ValueError: ``x`` holding NaN or infinite values, or not more than
+            ``n_samples + 2 * max_components`` of them; ``max_components`` not one integer
+            >= 1, ``n_samples`` not one integer >= 10; ``seed`` negative.
+        TypeError: ``x`` not real; ``seed`` not None, a non-negative integer (or a sequence
+            of them) or a NumPy Generator, BitGenerator or SeedSequence.
+
     >>> import numpy as np
     >>> from dpax.audit import ks_pvalues
     >>> x = np.random.default_rng(0).normal(3.0, 2.0, 1000)
@@ -227,7 +240,7 @@ def ks_pvalues(x: ArrayLike, max_components: int = 5, n_samples: int = 1000,
     return out
 
 
-def _check_seed(seed, name: str = "seed") -> None:
+def _check_seed(seed: object, name: str = "seed") -> None:
     """A seed numpy.random.default_rng takes (None, a non-negative integer or a sequence of
     them, a Generator, BitGenerator or SeedSequence), else a TypeError / ValueError naming
     ``name``."""
@@ -258,6 +271,13 @@ def goodness_of_fit(train_losses: ArrayLike, test_losses: ArrayLike, max_compone
     Returns:
         ``{"components": [1..k], "train": p-values, "test": p-values}``; one component is
         the model ``epsilon_star(method="parametric")`` uses.
+
+    Raises:
+        ValueError: a loss set not 1-D, holding NaN or infinite values, or not more than
+            ``n_samples + 2 * max_components`` losses; ``max_components`` not one integer
+            >= 1, ``n_samples`` not one integer >= 10; ``seed`` negative.
+        TypeError: losses not real (or ragged); ``seed`` not None, a non-negative integer
+            (or a sequence of them) or a NumPy Generator, BitGenerator or SeedSequence.
 
     >>> import numpy as np
     >>> from dpax.audit import goodness_of_fit
