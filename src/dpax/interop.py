@@ -118,7 +118,7 @@ def from_dp_accounting(pld: Any, description: str | None = None) -> PrivacyLoss:
 ROUNDING = 1e-10
 
 
-def _probability(probs, infinity_mass):
+def _probability(probs: np.ndarray, infinity_mass: float) -> tuple[np.ndarray, float, bool]:
     """(masses, infinite atom, whether scaled) of one side made a probability on the safe
     side: a total above 1 (beyond ``ROUNDING``) scaled down, the atom kept; a total below 1
     completed at the atom."""

@@ -5,7 +5,7 @@ run: the same arguments and the same answer, row for row, on every process.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -30,7 +30,8 @@ def _result_fields(r: CalibrationResult) -> dict[str, np.ndarray]:
     return out
 
 
-def _result(got: dict, shape, target, grid_step, rtol) -> CalibrationResult:
+def _result(got: dict[str, np.ndarray], shape: tuple[int, ...], target: _targets.Target, grid_step: float,
+            rtol: float) -> CalibrationResult:
     out = lambda a: as_result(np.asarray(a).reshape(shape), None, dtype=None)
     return CalibrationResult(
         noise_multiplier=out(got["noise_multiplier"]), noise_multiplier_failing=out(got["noise_multiplier_failing"]),
@@ -41,7 +42,7 @@ def _result(got: dict, shape, target, grid_step, rtol) -> CalibrationResult:
         reason=out(got["reason"]))
 
 
-def _mode(on_infeasible, shape) -> str:
+def _mode(on_infeasible: str | None, shape: tuple[int, ...]) -> str:
     if on_infeasible is None:
         return "raise" if shape == () else "mark"
     return _v.choice("on_infeasible", on_infeasible, ("raise", "mark"))
@@ -101,7 +102,7 @@ def calibrate_dpsgd(
     tgt_rows = target.flat(shape)
     meta: dict[str, float] = {}
 
-    def run(idx):
+    def run(idx: np.ndarray) -> dict[str, np.ndarray]:
         r = _calibrate_dpsgd(sample_rate=p_rows[idx], num_steps=t_rows[idx], target=tgt_rows.take(idx),
                              on_infeasible=mode, **options)
         meta.update(grid_step=r.grid_step, rtol=r.rtol)
@@ -176,9 +177,11 @@ def calibrate(
     tgt_rows = target.flat(shape)
     meta: dict[str, float] = {}
 
-    def run(idx):
-        r = _calibrate(mechanism, tgt_rows.take(idx), args=tuple(a[idx] for a in arg_rows),
-                       guess=None if g_rows is None else g_rows[idx], on_infeasible=mode, full_output=True, **options)
+    def run(idx: np.ndarray) -> dict[str, np.ndarray]:
+        r = cast(CalibrationResult,  # full_output=True
+                 _calibrate(mechanism, tgt_rows.take(idx), args=tuple(a[idx] for a in arg_rows),
+                            guess=None if g_rows is None else g_rows[idx], on_infeasible=mode, full_output=True,
+                            **options))
         meta["rtol"] = r.rtol
         return _result_fields(r)
 

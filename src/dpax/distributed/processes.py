@@ -12,7 +12,8 @@ import os
 import sys
 import threading
 import time
-from typing import NotRequired, TypedDict
+from collections.abc import Iterable, Iterator
+from typing import Any, NotRequired, TypedDict
 
 import jax
 import numpy as np
@@ -77,7 +78,7 @@ def initialized() -> bool:
     return bool(jax.distributed.is_initialized())
 
 
-def _client():
+def _client() -> Any:
     from jax._src import distributed as _jd  # the coordinator's key-value store (no public name)
 
     return _jd.global_state.client
@@ -171,7 +172,7 @@ def _cpp_log_level() -> int:
 
 
 @contextlib.contextmanager
-def _no_recoverability_notice():
+def _no_recoverability_notice() -> Iterator[None]:
     """Run the body (``jax.distributed.initialize``) with JAX's C++ log at errors only, then
     restore its level (:func:`_cpp_log_level`).
 
@@ -201,7 +202,8 @@ def _no_recoverability_notice():
         set_level(level)
 
 
-def _checked_ids(coordinator, num_processes, process_id):
+def _checked_ids(coordinator: str | None, num_processes: int | None,
+                 process_id: int | None) -> tuple[str | None, int | None, int | None]:
     """The arguments of :func:`initialize` checked (None stays None: from the environment)."""
     if num_processes is not None:
         _v.positive_int_array("num_processes", num_processes)
@@ -246,7 +248,7 @@ def _leave() -> None:
         pass
 
 
-def _never_joined(coordinator, num_processes, process_id, timeout) -> None:
+def _never_joined(coordinator: str | None, num_processes: int | None, process_id: int | None, timeout: float) -> None:
     """The join wait is over: say who was missing and exit (from the watchdog thread)."""
     me = "this process" if process_id is None else f"process {process_id}"
     if num_processes is None:
@@ -263,7 +265,7 @@ def _never_joined(coordinator, num_processes, process_id, timeout) -> None:
     os._exit(JOIN_EXIT_STATUS)
 
 
-def _ids(ids) -> str:
+def _ids(ids: Iterable[int]) -> str:
     ids = list(ids)
     return ", ".join(map(str, ids[:10])) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
 
@@ -276,7 +278,7 @@ def _start_heartbeat() -> None:
     period = max(0.05, min(1.0, _state["heartbeat_timeout"] / 10))
     stop = threading.Event()
 
-    def beat():
+    def beat() -> None:
         n = 0
         while not stop.is_set():
             n += 1
@@ -366,7 +368,7 @@ def wait_for_all(tag: str, status: str = "ok", timeout: float | None = None) -> 
         pause = min(0.5, pause * 2)
 
 
-def _get(client, key: str) -> str | None:
+def _get(client: Any, key: str) -> str | None:
     try:
         return client.key_value_try_get(key)
     except Exception:  # noqa: BLE001 - NOT_FOUND

@@ -132,7 +132,7 @@ def evaluate(
     shape = np.broadcast_shapes(*(a.shape for a in flat))
     rows = [np.broadcast_to(a, shape).reshape(-1) for a in flat]
 
-    def run(idx):
+    def run(idx: np.ndarray) -> dict[str, np.ndarray]:
         out = fn(*(r[idx] for r in rows))
         if isinstance(out, dict):
             return {f"d:{k}": np.asarray(v) for k, v in out.items()}
