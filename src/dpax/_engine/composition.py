@@ -183,19 +183,28 @@ def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window,
     rows = factors[0].pmf_x.shape[0]
     laws = 2 if theta is None else 6
 
-    def body(carry, factor):
-        spec, start, fin_y, fin_x = carry
+    def first(factor):  # the product of no spectra yet: the first factor's terms alone
         px, py, off, iy, nx, count = factor
         pmfs = (px, py) if theta is None else tilted_laws(px, py, off, grid_step, theta)
         shift = jnp.floor_divide(window.lo - count * off, count) if aligned else None
         off = off + shift if aligned else off
-        spec = spec * _spectra(pmfs, count, length, bits, shift)
-        return (spec, start + count * off, fin_y + count * jnp.log1p(-iy), fin_x + count * jnp.log1p(-nx)), None
+        # 0.0 + ...: a sum from zero, as the body's (a -0.0 term reads +0.0)
+        return (_spectra(pmfs, count, length, bits, shift), count * off, 0.0 + count * jnp.log1p(-iy),
+                0.0 + count * jnp.log1p(-nx))
 
-    zero = jnp.zeros(rows)
-    carry = (jnp.ones((laws * rows, length // 2 + 1), jnp.complex128), jnp.zeros(rows, jnp.int64), zero, zero)
+    def body(carry, factor):
+        spec, start, fin_y, fin_x = carry
+        f_spec, f_start, f_fin_y, f_fin_x = first(factor)
+        return (spec * f_spec, start + f_start, fin_y + f_fin_y, fin_x + f_fin_x), None
+
+    carry = None
     for g, c in factor_groups(factors, counts):
-        carry, _ = jax.lax.scan(body, carry, (*g, c))
+        stacked = (*g, c)
+        if carry is None:  # the first factor starts the product (no array of ones to multiply)
+            carry = first(tuple(a[0] for a in stacked))
+            stacked = tuple(a[1:] for a in stacked)
+        if stacked[-1].shape[0]:
+            carry, _ = jax.lax.scan(body, carry, stacked)
     spec, start, neglog_fin_y, neglog_fin_x = carry
     steps = sum(jnp.asarray(c, jnp.float64) for c in counts)
     return _finish(spec, start, neglog_fin_y, neglog_fin_x, window, grid_step, length, exact_ratio, aligned,

@@ -298,7 +298,7 @@ def _laplace(eps, p, offset, grid_step, n):
 
 
 _sg_cdfs = _cache.kernel(jax.jit(_sg_cdfs, static_argnames=("n",)), "opt_sg_cdfs")
-_sg_split = _cache.kernel(jax.jit(_sg_split), "opt_sg_split", fusion_emitters=False)
+_sg_split = _cache.kernel(jax.jit(_sg_split), "opt_sg_split")
 _sg_sub_cdfs = _cache.kernel(jax.jit(_sg_sub_cdfs, static_argnames=("n",)), "opt_sg_sub_cdfs")
 _sg_nearest_cdfs = _cache.kernel(jax.jit(_sg_nearest_cdfs, static_argnames=("n",)), "opt_sg_nearest_cdfs")
 _laplace_cdfs = _cache.kernel(jax.jit(_laplace_cdfs, static_argnames=("n",)), "opt_laplace_cdfs")
