@@ -180,9 +180,6 @@ def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window,
     batched FFT (:func:`tilted_laws`); returns (pair, small sides' tilted pair, big sides'
     tilted pair).
     """
-    rows = factors[0].pmf_x.shape[0]
-    laws = 2 if theta is None else 6
-
     def first(factor):  # the product of no spectra yet: the first factor's terms alone
         px, py, off, iy, nx, count = factor
         pmfs = (px, py) if theta is None else tilted_laws(px, py, off, grid_step, theta)
@@ -197,7 +194,7 @@ def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window,
         f_spec, f_start, f_fin_y, f_fin_x = first(factor)
         return (spec * f_spec, start + f_start, fin_y + f_fin_y, fin_x + f_fin_x), None
 
-    carry = None
+    carry: tuple | None = None
     for g, c in factor_groups(factors, counts):
         stacked = (*g, c)
         if carry is None:  # the first factor starts the product (no array of ones to multiply)
@@ -205,6 +202,7 @@ def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window,
             stacked = tuple(a[1:] for a in stacked)
         if stacked[-1].shape[0]:
             carry, _ = jax.lax.scan(body, carry, stacked)
+    assert carry is not None  # at least one factor
     spec, start, neglog_fin_y, neglog_fin_x = carry
     steps = sum(jnp.asarray(c, jnp.float64) for c in counts)
     return _finish(spec, start, neglog_fin_y, neglog_fin_x, window, grid_step, length, exact_ratio, aligned,

@@ -22,10 +22,11 @@ import os
 import re
 import reprlib
 from collections.abc import Iterator
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
-if TYPE_CHECKING:  # rows imports this module
-    from .rows import Row
+#: a :class:`dpax.sweep.rows.Row` (not imported: rows imports this module, and the package's
+#: imports go one way only)
+Row = Any
 
 #: Answer columns appended to every result row (in this order).
 OUTPUT_COLUMNS = ("row", "line", "mode", "status", "reason", "out_noise_multiplier", "out_grid_step", "out_beta",
