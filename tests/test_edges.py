@@ -97,8 +97,10 @@ def test_an_overflowing_gaussian_is_named_in_the_callers_terms():
 def test_brackets_never_cross_at_extreme_settings():
     """A sample rate of 1e-12 leaves risks of ~1e-12. The companion's single step formed its
     label masses as differences of cell masses near 1/2 (1e-16 / h of error) and crossed the
-    safe side; formed from the normal laws' cells it no longer does, here at a coarser grid
-    and at 2**53 steps. The fallback, should it fire, still keeps a certificate."""
+    safe side; formed from the normal laws' cells it no longer did. Noise over 1e6 times the
+    sample rate now maps outputs to the nearest point (SPLIT_MAX_NOISE_OVER_RATE), as here:
+    the brackets still hold the truth, at a coarser grid and at 2**53 steps. The fallback,
+    should it fire, still keeps a certificate."""
     tiny = dpax.dpsgd(1.0, 1e-12, 7, grid_step=1e-5)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
@@ -147,7 +149,8 @@ def test_tiny_sample_rate_brackets_are_certificates_without_the_fallback():
     The companion's exponential interpolation formed the mass it sends to a cell's upper end as
     (e^-a Q - P)(cell), a difference of two masses near 1/2: 5e-10 of error beside risks of
     1e-12, so its advantage (3.9e-9) and epsilon crossed the safe side and the bracket fell
-    back to the trivial bound with a RuntimeWarning. Formed from the normal laws' cells, both
+    back to the trivial bound with a RuntimeWarning. Formed from the normal laws' cells, and
+    now (noise / sample rate 1e12, over SPLIT_MAX_NOISE_OVER_RATE) by nearest point, both
     brackets contain the truth, the companion's single step stays below the truth, and no
     warning is raised. (The safe side, 2.68e-12 from the FFT's values, is 2.71e-12 with their
     round-off bound, ~7e-15 a point, booked on the safe side.)"""

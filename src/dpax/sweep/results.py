@@ -26,7 +26,7 @@ from typing import IO, Any
 
 #: a :class:`dpax.sweep.rows.Row` (not imported: rows imports this module, and the package's
 #: imports go one way only)
-Row = Any
+_Row = Any
 
 #: Answer columns appended to every result row (in this order).
 OUTPUT_COLUMNS = ("row", "line", "mode", "status", "reason", "out_noise_multiplier", "out_grid_step", "out_beta",
@@ -161,7 +161,7 @@ def _show(value: object) -> str:
     return "nothing" if value is _ABSENT else _brief(value)
 
 
-def _checked_records(path: str, header: list[str], rows: list[Row], config: str) -> dict[int, dict]:
+def _checked_records(path: str, header: list[str], rows: list[_Row], config: str) -> dict[int, dict]:
     """The rows of a results file kept by a resume, by row number (CSV cells as strings, JSON
     values as written), after checking that the file is one a sweep of ``config`` writes (see
     the module docstring); a last line cut short by a crash is ignored.
@@ -285,7 +285,7 @@ def _json_lines(text: str) -> Iterator[tuple[int, dict[str, Any], bool]]:
 class _Checker:
     """Checks the records of one results file against the config's rows."""
 
-    def __init__(self, fmt: str, header: list[str], rows: list[Row]) -> None:
+    def __init__(self, fmt: str, header: list[str], rows: list[_Row]) -> None:
         self.fmt, self.header, self.rows = fmt, header, rows
         self.position = {c: i for i, c in enumerate(header)}
         self.inputs = [c for c in header if c not in OUTPUT_COLUMNS]
@@ -365,7 +365,7 @@ class _Checker:
         self.last[kind] = row
         return row
 
-    def check_input(self, rec: dict, col: str, r: Row) -> None:
+    def check_input(self, rec: dict, col: str, r: _Row) -> None:
         """The value of an input column is the config row's, as the writer writes it."""
         value = self.get(rec, col)
         want: object
@@ -381,7 +381,7 @@ class _Checker:
             got = f"holds {control}" if control else f"is {_show(value)}"
             raise _Refused(f"column {col!r} {got}, row {r.row} of the config has {_brief(want)}")
 
-    def check_answers(self, rec: dict, r: Row) -> None:
+    def check_answers(self, rec: dict, r: _Row) -> None:
         """``mode``, ``status``, ``reason`` and the answers are of the form the writer gives a
         row like ``r``."""
         mode = self.text("mode", self.get(rec, "mode"))
@@ -414,7 +414,7 @@ class _Checker:
                            f"of the config has noise_multiplier {r.params['noise_multiplier']!r}")
 
 
-def _prepare(output: str, header: list[str], rows: list[Row], config: str, *, resume: bool,
+def _prepare(output: str, header: list[str], rows: list[_Row], config: str, *, resume: bool,
             overwrite: bool) -> tuple[set[int], bool]:
     """Check ``output`` before a sweep of ``config`` writes to it: (rows already done, whether
     to append).

@@ -118,7 +118,10 @@ def _sg_split(grid, v0, v1, v2, t0, t1, t2, sigma, p, offset, grid_step):
     b near the loss 0, (e^-a Q - P)(cell) / (e^h - 1) = (-p' c_0 + p c_1) / (e^h - 1), is
     a difference of two masses near 1/2 of which only ~p of each differs; formed as
     e^-a Q(cell) - P(cell) it kept ~1e-16 / h of absolute error (5e-10 at h = 1e-7, beside
-    risks of 1e-12), here it keeps the relative precision of c_0 and c_1.
+    risks of 1e-12), here it keeps the relative precision of c_0 and c_1 (the c_k themselves,
+    near 1/2 in that cell, differ by ~1 / sigma: where sigma / p exceeds
+    :data:`SPLIT_MAX_NOISE_OVER_RATE` their rounding still reaches mu's tails, and
+    :func:`subsampled_gaussian_kernel` maps those rows by nearest point instead).
 
     A coefficient grows as e^-a (and the weight p^2 e^(1/s^2) of N(2, s^2) in R with the
     noise: e^400 at s = 0.05), beside cell masses that fall below float64's normal range
