@@ -263,7 +263,8 @@ def _plan(factors, counts, step) -> _Plan:
     lo, hi, cut_y, cut_x, mean_y, mean_x = _window(factors, counts, step)
     width = hi - lo + 1
     if _grid.sharing():  # a search's batch: one length and placement, few kernel shapes
-        length = np.full(width.shape, _grid.padded_length(int(np.max(width)), "compose"), np.int64)
+        length = np.full(width.shape, _grid.padded_length(int(np.max(width)), "compose", rows=width.size,
+                                                          shape=tuple(f.support_length for f in factors)), np.int64)
     else:
         sizes, where = np.unique(width, return_inverse=True)
         length = np.array([_grid.padded_length(int(w)) for w in sizes], np.int64)[where.reshape(-1)]

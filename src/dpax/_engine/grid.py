@@ -43,8 +43,8 @@ BYTES_PER_POINT = 160
 #: A length used before in a search is reused for a support up to this many times shorter
 #: (see :func:`shared_lengths`): the rounds of a search share their kernels, whose padded work
 #: is small next to a compilation (~0.25 s a kernel on a 2-core CPU). Measured on the quick
-#: start's command (grid 1e-4, with the standard comparison; 2-core CPU): 8 compiles 28
-#: kernels (first run 9.7 s) and runs 1.68 s warm; sharing compositions only up to 2x
+#: start's command (grid 1e-4, with the standard comparison; 2-core CPU): 8 compiled 28
+#: kernels (first run 9.7 s; 23 since SMALL_BATCH_POINTS) and runs 1.68 s warm; sharing compositions only up to 2x
 #: compiled 36 (11.7 s) for 1.29 s warm, and 1.5 everywhere 57 (16.6 s) for 0.90 s: each
 #: warm gain cost the first run more, so the first run's count decides. A repeated workload
 #: (:func:`repeated`) pads nothing: its sizes are compiled once, on its third call.
@@ -56,6 +56,14 @@ SHARED_PADDING = 8
 #: 8.3 s with 8-fold sharing, 5.2 s with this, for as long a first call (48 s, 140 and 153
 #: kernels compiled).
 BATCH_SHARED_PADDING = 1.5
+#: Inside a search over one configuration, a length a kernel shape used before (the same
+#: rows and factors) serves a support however much shorter while the padded batch has at
+#: most this many points (rows x length): its padded work, a few milliseconds, is far below a
+#: compilation (~0.25 s). calibrate_dpsgd(1e-3, 10_000, ErrRates(0.1, 0.5)) with the standard
+#: comparison compiles 17 kernels instead of 22 at grid 1e-3 (first call 6.5 -> 5.1 s, 2-core
+#: CPU) and the quick start's command 23 instead of 28: the standard search's rounds reuse
+#: the 32,768-point kernels of the risk search's first round for supports of 1,280 points.
+SMALL_BATCH_POINTS = 2**19
 #: A batch's row count used before in a search is reused for up to this many times fewer
 #: rows: padding rows is cheap next to compiling (a round of 2 candidates after rounds of
 #: 8 reuses their kernels).
@@ -137,34 +145,59 @@ def _count_run(workload) -> None:
             _RUNS[workload] = _RUNS.get(workload, 0) + 1
 
 
-def padded_length(n: int, site: str | None = None) -> int:
+def padded_length(n: int, site: str | None = None, rows: int | None = None, shape: tuple | None = None) -> int:
     """Smallest size >= n of the form 2^k * {1, 5/4, 3/2, 7/4}, and at least MIN_LENGTH:
     FFT-friendly, at most 25% longer than needed, and one compiled kernel serves a range of
     supports. Inside :func:`shared_lengths`, a named ``site`` may get a longer length it
-    used before.
+    used before (``rows``, ``shape``: see :func:`shared_size`).
 
     >>> [padded_length(n) for n in (1, 300, 1024, 1025)]
     [256, 320, 1024, 1280]
     """
-    return shared_size(_ladder(n), site)
+    return shared_size(_ladder(n), site, rows=rows, shape=shape)
 
 
-def shared_size(size: int, site=None, factor: float | None = None) -> int:
+def shared_size(size: int, site=None, factor: float | None = None, rows: int | None = None,
+                shape: tuple | None = None) -> int:
     """``size``, or inside :func:`shared_lengths` the smallest size already used at ``site``
     (any hashable name) between ``size`` and ``factor * size`` (default
-    ``SHARED_PADDING``; recorded)."""
+    ``SHARED_PADDING``; recorded).
+
+    ``rows`` (the batch's row count) and ``shape`` (the rest of the kernel's input shape,
+    e.g. its factors' lengths) describe the kernel the size is for: a size used before for
+    the same rows and shape (the same compiled kernel) is preferred to another; and in a
+    search over one configuration (no ``padding`` set by :func:`shared_lengths`) such a
+    size also serves a support more than ``factor`` times shorter, when the padded batch
+    has at most :data:`SMALL_BATCH_POINTS` points.
+
+    >>> forget_repeats()
+    >>> with shared_lengths({}):
+    ...     [shared_size(s, "compose", rows=8, shape=(5120,)) for s in (32768, 1280, 1536)]
+    [32768, 32768, 32768]
+    """
     used = _used.get()
     if site is None or used is None:
         return size
+    kernel = (site, rows, shape)
     if repeated():  # a repeated workload: its own size
         used.setdefault(site, set()).add(size)
+        used.setdefault(kernel, set()).add(size)
         return size
+    padding = _padding.get()
     if factor is None:
-        padding = _padding.get()
         factor = SHARED_PADDING if padding is None else min(SHARED_PADDING, padding)
-    before = [m for m in used.setdefault(site, set()) if size <= m <= factor * size]
+    # padded whatever the factor: a small batch of the same kernel, in a search over one
+    # configuration (over many, rows are grouped by width: see BATCH_SHARED_PADDING)
+    small = SMALL_BATCH_POINTS // rows if padding is None and rows else 0
+
+    def serves(m: int, same_kernel: bool) -> bool:
+        return size <= m and (m <= factor * size or (same_kernel and m <= small))
+
+    same = [m for m in used.get(kernel, ()) if serves(m, True)]
+    before = same or [m for m in used.get(site, ()) if serves(m, False)]
     size = min(before, default=size)
-    used[site].add(size)
+    used.setdefault(site, set()).add(size)
+    used.setdefault(kernel, set()).add(size)
     return size
 
 
