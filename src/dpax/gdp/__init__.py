@@ -12,7 +12,8 @@ Implements "(epsilon, delta) considered harmful: report Gaussian DP" (Gomez et a
 * closed forms of mu-GDP (Dong, Roth & Su 2022): :func:`tradeoff`, :func:`advantage`,
   :func:`delta`, :func:`epsilon`, :func:`compose`, :func:`gaussian_mu`, and the two
   *approximations* :func:`clt_mu` (Dong et al., Theorem 3.5) and :func:`subsampled_clt_mu`
-  (Bu et al. / Dong et al., Corollary 5.4), which can be optimistic (:mod:`.closed_form`);
+  (Bu et al. / Dong et al., Corollary 5.4), which can be optimistic (:mod:`.closed_form`, the
+  curves, and :mod:`.closed_form_mu`, the mus);
 * the Delta-divergence between two trade-off curves, :func:`delta_divergence` (Eq. 8) and
   :func:`symmetric_delta_divergence` (Eq. 9) (:mod:`.divergence`, on the curves of :mod:`.curves`).
 
@@ -26,16 +27,8 @@ min(f, f^-1), see :mod:`dpax._engine.analyse`).
 """
 
 from .._engine.branch_and_bound import MU_ROUNDING
-from .closed_form import (
-    advantage,
-    clt_mu,
-    compose,
-    delta,
-    epsilon,
-    gaussian_mu,
-    subsampled_clt_mu,
-    tradeoff,
-)
+from .closed_form import advantage, delta, epsilon, tradeoff
+from .closed_form_mu import clt_mu, compose, gaussian_mu, subsampled_clt_mu
 from .divergence import delta_divergence, symmetric_delta_divergence
 from .mu_regret import DEFAULT_TAIL, MuRegret, mu_and_regret, regret_witness
 from .report import REGRET_THRESHOLD, REPORT_DELTAS, TIER2_ALPHAS, GDPReport, report
