@@ -277,15 +277,6 @@ def _plan(factors, counts, step) -> _Plan:
     return _Plan(lo, hi, length, aligned, cut_y, cut_x, mean_y, mean_x)
 
 
-def own_length(factors, counts, grid_step) -> np.ndarray:
-    """Each row's FFT length when composed on its own (:func:`compose_arrays` outside a
-    search), from its Chernoff window; runs the window kernel only."""
-    factors = tuple(Pair(*f) for f in factors)
-    counts = tuple(np.broadcast_to(np.asarray(c, np.int64), factors[0].offset.shape) for c in counts)
-    with _grid.own_lengths():
-        return _plan(factors, counts, np.float64(grid_step)).length
-
-
 class Tilted(NamedTuple):
     """A companion's composition (:func:`compose_arrays` with ``tilted``): the pair and its
     composed tilted laws (:func:`tilted_laws`) on the same grid, with their rates."""

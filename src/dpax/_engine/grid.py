@@ -44,8 +44,8 @@ BYTES_PER_POINT = 160
 #: (see :func:`shared_lengths`): the rounds of a search share their kernels, whose padded work
 #: is small next to a compilation (~0.25 s a kernel on a 2-core CPU). Measured on the quick
 #: start's command (grid 1e-4, with the standard comparison; 2-core CPU): 8 compiled 28
-#: kernels (first run 9.7 s; 23 since SMALL_BATCH_POINTS) and runs 1.68 s warm; sharing
-#: compositions only up to 2x compiled 36 (11.7 s) for 1.29 s warm, and 1.5 everywhere 57 (16.6 s) for 0.90 s: each
+#: kernels (first run 9.7 s; 23 since SMALL_BATCH_POINTS) and runs 1.68 s warm; sharing compositions only up to 2x
+#: compiled 36 (11.7 s) for 1.29 s warm, and 1.5 everywhere 57 (16.6 s) for 0.90 s: each
 #: warm gain cost the first run more, so the first run's count decides. A repeated workload
 #: (:func:`repeated`) pads nothing: its sizes are compiled once, on its third call.
 SHARED_PADDING = 8
@@ -60,12 +60,10 @@ BATCH_SHARED_PADDING = 1.5
 #: rows and factors) serves a support however much shorter while the padded batch has at
 #: most this many points (rows x length): its padded work, a few milliseconds, is far below a
 #: compilation (~0.25 s). calibrate_dpsgd(1e-3, 10_000, ErrRates(0.1, 0.5)) with the standard
-#: comparison compiled 17 kernels instead of 22 at grid 1e-3 (first call 6.5 -> 5.1 s, 2-core
+#: comparison compiles 17 kernels instead of 22 at grid 1e-3 (first call 6.5 -> 5.1 s, 2-core
 #: CPU) and the quick start's command 23 instead of 28: the standard search's rounds reuse
 #: the 32,768-point kernels of the risk search's first round for supports of 1,280 points.
-#: It also bounds the shapes a calibration reserves for its last phase
-#: (:func:`dpax.calibration.dpsgd._reserve_last_phase`: 11 kernels, 3.8 s).
-SMALL_BATCH_POINTS = 2**20
+SMALL_BATCH_POINTS = 2**19
 #: A batch's row count used before in a search is reused for up to this many times fewer
 #: rows: padding rows is cheap next to compiling (a round of 2 candidates after rounds of
 #: 8 reuses their kernels).
@@ -201,19 +199,6 @@ def shared_size(size: int, site=None, factor: float | None = None, rows: int | N
     used.setdefault(site, set()).add(size)
     used.setdefault(kernel, set()).add(size)
     return size
-
-
-def reserve(site, size: int, rows: int | None = None, shape: tuple | None = None) -> None:
-    """Inside :func:`shared_lengths`, record ``size`` as used at ``site`` (for a kernel of
-    ``rows`` rows and input ``shape``, as :func:`shared_size` records it) before any call asks
-    for it: a search that knows the shapes of its last rounds lets its first rounds pad up to
-    them, so that every round runs the same compiled kernels. Outside, or in a repeated
-    workload (:func:`repeated`, which pads nothing), it does nothing."""
-    used = _used.get()
-    if used is None or repeated():
-        return
-    used.setdefault(site, set()).add(int(size))
-    used.setdefault((site, rows, shape), set()).add(int(size))
 
 
 @contextlib.contextmanager

@@ -13,14 +13,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import targets as _targets
-from .._engine import batching as _batching
-from .._engine import composition as _composition
 from .._engine import grid as _grid
 from .._engine import progress as _progress
 from .._engine import validation as _v
 from .._engine.x64 import float64
-from ..mechanisms import dpsgd, subsampled_gaussian
-from ..mechanisms.gaussian_family import subsampled_gaussian_points
+from ..mechanisms import dpsgd
 from ..privacy_loss import Interval, PrivacyLoss
 from .accuracy import _accuracy_quantities, _AccuracyFit, _both_sides, _Sides
 from .quantities import _achieved, _dpsgd_noise_guess, _leak_probability, _no_noise_quantities
@@ -75,12 +72,9 @@ def _calibrate_dpsgd_rows(sample_rate: np.ndarray, num_steps: np.ndarray, target
 
     if accuracy is None:
         assert grid_step is not None  # _grid_or_accuracy gives a grid step when accuracy is None
-        phases = _phases(grid_step, rtol, candidates)
-        if (idx.size == 1 and len(phases) > 1 and _grid.sharing() and not _grid.repeated()
-                and not _grid.lengths_in_use()):
-            _reserve_last_phase(float(guess[0]), float(p[0]), int(t[0]), phases)
-        hi, lo, out.evaluations, bad = _search(build_at, sub_target, guess, bounds, phases, "calibrate_dpsgd",
-                                               cost=width, anchor=anchor)
+        hi, lo, out.evaluations, bad = _search(build_at, sub_target, guess, bounds,
+                                               _phases(grid_step, rtol, candidates), "calibrate_dpsgd", cost=width,
+                                               anchor=anchor)
     else:
         fit = _AccuracyFit(p, t, sub_target, bounds, rtol, candidates, width, anchor, accuracy)
         hi, lo, bad = fit.run(guess)
@@ -97,45 +91,6 @@ def _calibrate_dpsgd_rows(sample_rate: np.ndarray, num_steps: np.ndarray, target
     out.reason[idx[bad]] = (f"the target is not met even at noise {bounds[1]:g} (the upper end of noise_bounds); "
                             "raise the bound or relax the target")
     return out
-
-
-#: :func:`_reserve_last_phase` probes noise values from this fraction of the search's first
-#: guess up to the guess (the last phase's rounds may lie below the guess).
-PROBE_LOW = 0.8
-
-
-def _reserve_last_phase(noise: float, p: float, t: int, phases: list[tuple[float, float, int, float]]) -> None:
-    """A first call searching one configuration over several grids: size every round's
-    kernels for the last phase, so that all rounds run one set of compiled kernels.
-
-    DP-SGD steps at noise PROBE_LOW x ``noise`` (the search's first guess) to ``noise`` are
-    built on the last phase's grid as a round of the search builds them (as many rows as a
-    round has at most, one shared support length: the search's own construction kernels),
-    and their Chernoff windows read (the window kernel only); the widest window's FFT length
-    is reserved (:func:`dpax._engine.grid.reserve`) with that support and row count. The
-    coarse phases' rounds then pad up to these shapes and the last phase's reuse their
-    kernels, as the standard comparison's search does (its noise is larger, its supports
-    shorter). Only while the padded batch stays within
-    :data:`dpax._engine.grid.SMALL_BATCH_POINTS` points; padding changes results by round-off
-    only. The quick start's calibration (grid 1e-3, with the standard comparison) compiles
-    11 kernels instead of 17."""
-    step = phases[-1][0]
-    rows = _batching.group_size(max(k for _, _, k, _ in phases))
-    sigmas = noise * np.geomspace(PROBE_LOW, 1.0, rows)
-    if rows * _grid.padded_length(subsampled_gaussian_points(sigmas[0], p, step)) > _grid.SMALL_BATCH_POINTS:
-        return  # (checked before building anything)
-    try:
-        factor = subsampled_gaussian(sigmas, p, step).pair
-    except ValueError:  # a noise below the least the mechanism takes: no probe
-        return
-    n = factor.pmf_x.shape[-1]
-    length = int(np.max(_composition.own_length((factor,), (np.full(rows, t),), step)))
-    if rows * max(n, length) > _grid.SMALL_BATCH_POINTS:
-        return
-    _grid.reserve("construct", n, rows=rows)
-    _grid.reserve("compose", length, rows=rows, shape=(n,))
-    for phase_step, *_ in phases:
-        _grid.reserve(("rows", phase_step), rows)
 
 
 def _calibrate_dpsgd_all(p_rows: np.ndarray, t_rows: np.ndarray, tgt_rows: _targets.Target, step: float | None,

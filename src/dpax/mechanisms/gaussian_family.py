@@ -41,28 +41,6 @@ def _loss_of_output(o: np.ndarray, sigma: np.ndarray, p: np.ndarray) -> np.ndarr
 
 
 
-def _support(s: np.ndarray, q: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
-    """(first grid index, grid points) of each subsampled Gaussian row's support (noise ``s``,
-    sample rate ``q``, rows,): the outputs within SINGLE_STEP_TAIL of both laws' ends."""
-    z = -ndtri(SINGLE_STEP_TAIL)
-    with np.errstate(over="ignore", invalid="ignore"):
-        high = _loss_of_output(1.0 + s * z, s, q)
-        low = _loss_of_output(-s * z, s, q)
-    offset = np.floor(low / step).astype(np.int64)
-    return offset, np.ceil(high / step).astype(np.int64) - offset + 1
-
-
-def subsampled_gaussian_points(noise_multiplier: float, sample_rate: float, grid_step: float) -> int:
-    """Grid points of the support of one subsampled Gaussian step (add/remove) on its own,
-    before padding: what :func:`subsampled_gaussian` computes without building it.
-
-    >>> subsampled_gaussian_points(1.0, 0.01, 1e-3)
-    5175
-    """
-    s = np.minimum(np.array([float(noise_multiplier)]), _SIGMA_MAX)
-    return int(_support(s, np.array([float(sample_rate)]), float(grid_step))[1][0])
-
-
 @float64
 def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, grid_step: float = DEFAULT_GRID_STEP,
                         neighbouring: str = "add_remove") -> PrivacyLoss:
@@ -106,8 +84,14 @@ def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gri
         return replaced(pl, gdp_mu=gdp_bound)
     s, q = (np.broadcast_to(a, shape).reshape(-1) for a in (sigma, p))
     _check_noise(s)  # one least noise at every sample rate, the one the docstring states
-    offset, needed = _support(s, q, step)  # each row on its own length
-    n = _grid.padded_length(int(np.max(needed)), "construct")
+    z = -ndtri(SINGLE_STEP_TAIL)
+    with np.errstate(over="ignore", invalid="ignore"):
+        high = _loss_of_output(1.0 + s * z, s, q)
+        low = _loss_of_output(-s * z, s, q)
+    offset = np.floor(low / step).astype(np.int64)
+    n_needed = int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1
+    n = _grid.padded_length(n_needed, "construct")
+    needed = np.ceil(high / step).astype(np.int64) - offset + 1  # each row on its own length
     s, q, offset = _sharding.place_rows(s, q, offset)  # batch rows split across jax.devices()
     pair = _construct.by_row_length(_construct.subsampled_gaussian_kernel, (s, q, offset), step, needed,
                                     "subsampled_gaussian")

@@ -166,7 +166,7 @@ def row_lengths(needed) -> np.ndarray:
     longer one used before at the site ``"construct"``: fewer kernel shapes to compile."""
     needed = np.asarray(needed, np.int64).reshape(-1)
     if _grid.sharing():  # a search's batch: one length, the kernel shapes of earlier rounds
-        return np.full(needed.shape, padded_length(int(np.max(needed)), "construct", rows=needed.size), np.int64)
+        return np.full(needed.shape, padded_length(int(np.max(needed)), "construct"), np.int64)
     ladder = {int(m): padded_length(int(m)) for m in np.unique(needed)}
     shared = {m: _grid.shared_size(m, "construct") for m in sorted(set(ladder.values()), reverse=True)}
     return np.array([shared[ladder[int(m)]] for m in needed], np.int64)
