@@ -81,7 +81,8 @@ def _symmetrised_points(pl):
     return a[order], b[order]
 
 
-# -- closed forms: tests/gdp/test_closed_form.py (the curves) and test_closed_form_mu.py (the mus)
+# -- closed forms: tests/gdp/test_closed_form.py (the curves) and test_closed_form_mu.py (the
+# mus); the central-limit approximations stay here, on this file's Gaussian (compiled once)
 
 
 def test_clt_approximations():
