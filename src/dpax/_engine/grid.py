@@ -44,8 +44,8 @@ BYTES_PER_POINT = 160
 #: (see :func:`shared_lengths`): the rounds of a search share their kernels, whose padded work
 #: is small next to a compilation (~0.25 s a kernel on a 2-core CPU). Measured on the quick
 #: start's command (grid 1e-4, with the standard comparison; 2-core CPU): 8 compiled 28
-#: kernels (first run 9.7 s; 23 since SMALL_BATCH_POINTS) and runs 1.68 s warm; sharing compositions only up to 2x
-#: compiled 36 (11.7 s) for 1.29 s warm, and 1.5 everywhere 57 (16.6 s) for 0.90 s: each
+#: kernels (first run 9.7 s; 23 since SMALL_BATCH_POINTS) and runs 1.68 s warm; sharing
+#: compositions only up to 2x compiled 36 (11.7 s) for 1.29 s warm, and 1.5 everywhere 57 (16.6 s) for 0.90 s: each
 #: warm gain cost the first run more, so the first run's count decides. A repeated workload
 #: (:func:`repeated`) pads nothing: its sizes are compiled once, on its third call.
 SHARED_PADDING = 8
@@ -56,13 +56,14 @@ SHARED_PADDING = 8
 #: 8.3 s with 8-fold sharing, 5.2 s with this, for as long a first call (48 s, 140 and 153
 #: kernels compiled).
 BATCH_SHARED_PADDING = 1.5
-#: Inside a search over one configuration, a length a kernel shape used before (the same
-#: rows and factors) serves a support however much shorter while the padded batch has at
-#: most this many points (rows x length): its padded work, a few milliseconds, is far below a
-#: compilation (~0.25 s). calibrate_dpsgd(1e-3, 10_000, ErrRates(0.1, 0.5)) with the standard
-#: comparison compiles 17 kernels instead of 22 at grid 1e-3 (first call 6.5 -> 5.1 s, 2-core
-#: CPU) and the quick start's command 23 instead of 28: the standard search's rounds reuse
-#: the 32,768-point kernels of the risk search's first round for supports of 1,280 points.
+#: Inside a search over fewer than 32 configurations (no ``padding``, see
+#: BATCH_SHARED_PADDING), a length a kernel shape used before (the same rows and factors)
+#: serves a support however much shorter while the padded batch has at most this many points
+#: (rows x length): its padded work, a few milliseconds, is far below a compilation (~0.25 s).
+#: calibrate_dpsgd(1e-3, 10_000, ErrRates(0.1, 0.5)) with the standard comparison compiles 17
+#: kernels instead of 22 at grid 1e-3 (first call 6.5 -> 5.1 s, 2-core CPU) and the quick
+#: start's command 23 instead of 28: the standard search's rounds reuse the 32,768-point
+#: kernels of the risk search's first round for supports of 1,280 points.
 SMALL_BATCH_POINTS = 2**19
 #: A batch's row count used before in a search is reused for up to this many times fewer
 #: rows: padding rows is cheap next to compiling (a round of 2 candidates after rounds of
@@ -166,9 +167,9 @@ def shared_size(size: int, site=None, factor: float | None = None, rows: int | N
     ``rows`` (the batch's row count) and ``shape`` (the rest of the kernel's input shape,
     e.g. its factors' lengths) describe the kernel the size is for: a size used before for
     the same rows and shape (the same compiled kernel) is preferred to another; and in a
-    search over one configuration (no ``padding`` set by :func:`shared_lengths`) such a
-    size also serves a support more than ``factor`` times shorter, when the padded batch
-    has at most :data:`SMALL_BATCH_POINTS` points.
+    search over fewer than 32 configurations (no ``padding`` set by :func:`shared_lengths`)
+    such a size also serves a support more than ``factor`` times shorter, when the padded
+    batch has at most :data:`SMALL_BATCH_POINTS` points.
 
     >>> forget_repeats()
     >>> with shared_lengths({}):
