@@ -30,7 +30,6 @@ def _two_prod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
 
 
-
 def compose(*mus: ArrayLike) -> float | NDArray[np.float64]:
     """mu of the composition of mu_i-GDP mechanisms: sqrt(sum mu_i^2) (Dong et al., Cor. 3.3).
 
