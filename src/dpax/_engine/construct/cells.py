@@ -145,7 +145,7 @@ def split_cells_open(grid, grid_step, lf_y, ls_y, lf_x, ls_x):
     return pmf_x, pmf_y, inf_y, neginf_x
 
 
-split_cells_kernel = _cache.kernel(jax.jit(split_cells), "split_cells")
+split_cells_kernel = _cache.kernel(jax.jit(split_cells), "split_cells", fusion_emitters=False)
 
 
 def as_pair(masses, offset) -> Pair:
