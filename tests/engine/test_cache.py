@@ -481,9 +481,9 @@ def test_an_executable_xla_refuses_is_dropped_from_memory_too(store, seeds):
 
 
 def test_kernels_compile_with_their_emitters_and_give_the_same_numbers_with_either(monkeypatch):
-    """The query kernels compile on CPU with XLA's classic emitters (faster to compile, as
-    fast to run), the construction and composition with its fusion emitters: the numbers are
-    the same bit for bit either way."""
+    """The query kernels and the cells' split compile on CPU with XLA's classic emitters
+    (faster to compile, as fast to run), the construction's CDFs and the composition with its
+    fusion emitters: the numbers are the same bit for bit either way."""
     asked = []
     real = cache.compile_options
     monkeypatch.setattr(cache, "compile_options", lambda fusion_emitters: asked.append(fusion_emitters) or

@@ -18,8 +18,9 @@ default) or its classic LLVM emitters (``fusion_emitters=False``, passed to that
 compilation as ``xla_cpu_use_fusion_emitters``). The classic emitters compile a kernel 20-35%
 faster; the fusion emitters' code is faster only where a kernel's time goes to elementwise
 transcendental or complex arithmetic (the construction's CDFs: 10-20% faster; the FFT
-composition's spectrum powers: 30-50%). So the query and mu/regret kernels, which run as
-fast either way, compile with the classic emitters (benchmarks/README.md, "Compile options").
+composition's spectrum powers: 30-50%). So the query and mu/regret kernels and the cells'
+split, which run as fast either way, compile with the classic emitters (benchmarks/README.md,
+"Compile options").
 """
 
 from __future__ import annotations
