@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._engine import validation as _v
+from .._engine.grid import DEFAULT_GRID_STEP
 from .._engine.x64 import float64
 from ..privacy_loss import PrivacyLoss
 from .build import from_tallies, identity, mixture, non_private
@@ -74,7 +75,7 @@ __all__ = ["MAX_COUNT", "RELATIONS", "Leaf", "Tally", "UnsupportedEvent", "dp_ev
 
 
 @float64
-def from_dp_event(event: DpEvent | list[DpEvent] | tuple[DpEvent, ...], grid_step: float = 1e-4,
+def from_dp_event(event: DpEvent | list[DpEvent] | tuple[DpEvent, ...], grid_step: float = DEFAULT_GRID_STEP,
                   neighbouring: str | NeighboringRelation = "add_remove") -> PrivacyLoss:
     """The :class:`~dpax.PrivacyLoss` of a dp-accounting ``DpEvent`` tree (or of a sequence
     of trees, one batch row each).
@@ -145,7 +146,7 @@ def unsupported_error(event: DpEvent, exc: UnsupportedEvent) -> UnsupportedEvent
     return UnsupportedEventError(f"Unsupported event: {event}. Error: [{exc.message}] caused by subevent {exc.event}.")
 
 
-def event_family(make_event: Callable[..., DpEvent], *, grid_step: float = 1e-4,
+def event_family(make_event: Callable[..., DpEvent], *, grid_step: float = DEFAULT_GRID_STEP,
                  neighbouring: str | NeighboringRelation = "add_remove") -> Callable[..., PrivacyLoss]:
     """A batched mechanism family for :func:`dpax.calibrate` from a function that maps one
     parameter value (and one value of each of calibrate's ``args``) to a ``DpEvent``.
