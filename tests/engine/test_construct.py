@@ -11,7 +11,8 @@ from scipy.special import erf
 from scipy.stats import norm
 
 import dpax
-from dpax._engine import construct
+from dpax._engine import cache, construct
+from dpax._engine.construct import cells, gaussian
 from dpax._engine.grid import loss_grid
 from exact_refs import gdp_beta
 
@@ -139,9 +140,6 @@ def test_split_cells_gives_the_same_bits_with_either_emitter():
     """The cells' split compiles with XLA's classic emitters on CPU (faster to compile):
     the same masses and atoms bit for bit as its fusion emitters give, on Poisson-subsampled
     Gaussian CDFs of three unlike rows (noise, sample rate, offset)."""
-    from dpax._engine import cache
-    from dpax._engine.construct import cells, gaussian
-
     rng = np.random.default_rng(5)
     rows, n, step = 3, 1000, 1e-3
     sigma, p = rng.uniform(0.3, 10.0, (rows, 1)), rng.uniform(1e-4, 1.0, (rows, 1))
