@@ -187,8 +187,8 @@ def shared_size(size: int, site=None, factor: float | None = None, rows: int | N
     padding = _padding.get()
     if factor is None:
         factor = SHARED_PADDING if padding is None else min(SHARED_PADDING, padding)
-    # padded whatever the factor: a small batch of the same kernel, in a search over one
-    # configuration (over many, rows are grouped by width: see BATCH_SHARED_PADDING)
+    # padded whatever the factor: a small batch of the same kernel, in a search over fewer
+    # than 32 configurations (over more, rows are grouped by width: see BATCH_SHARED_PADDING)
     small = SMALL_BATCH_POINTS // rows if padding is None and rows else 0
 
     def serves(m: int, same_kernel: bool) -> bool:
