@@ -410,8 +410,9 @@ def test_bracket_of_a_long_composition_holds_the_truth_at_negative_epsilon():
 # slow (kernels of its own, ~4 s) while it documents a known defect rather than guarding a guarantee
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="known: the composition's round-off bounds are scaled down to each law's "
-                   "total, which lowers tails near 1 by the whole excess (5.1e-14 here); making each law one law "
-                   "of its bounds fixes it but cost 10-30% of the first run's compilation, so it waits")
+                   "total, which lowers tails near 1 by the whole excess (5.1e-14 here); closing it exactly (the "
+                   "points nearest loss 0 take their lower bounds) adds 40-100% to the composition kernel's "
+                   "compilation, so it waits")
 def test_delta_near_one_never_below_the_truth():
     """mu = 20 (100 steps at noise 0.5, grid 1e-2): delta(50) = 1 - 5.1e-14. The safe side's
     round-off bounds are scaled down to each law's total, which lowers every tail near 1 by
