@@ -331,14 +331,18 @@ def fresh_interpreter():
         import sys
         import jax
         assert not jax.config.jax_enable_x64
-        import dpax, dpax.cli.main
+        import dpax
+        on_use = sorted(m for m in ('scipy', 'dpax.accountants', 'dpax.audit', 'dpax.compat', 'dpax.distributed',
+                                    'dpax.plot', 'dpax.sweep') if m in sys.modules)
+        pl = dpax.gaussian(1.0, grid_step=1e-4)
+        b = pl.beta(0.1)
+        print("on use:", on_use, "scipy after a first answer:", 'scipy' in sys.modules)
+        import dpax.cli.main
         print("modules:", sorted(m for m in ('matplotlib', 'yaml', 'tqdm', 'pandas', 'pyarrow', 'scipy.stats',
                                              'scipy.optimize', 'dp_accounting', 'torch') if m in sys.modules))
         assert not jax.config.jax_enable_x64, "import dpax flipped jax_enable_x64"
         import numpy as np
         from scipy.stats import norm
-        pl = dpax.gaussian(1.0, grid_step=1e-4)
-        b = pl.beta(0.1)
         assert not jax.config.jax_enable_x64, "a dpax call left jax_enable_x64 on"
         assert isinstance(b, float)
         arr = pl.beta([1e-6, 0.1])
@@ -359,9 +363,36 @@ def fresh_interpreter():
 
 def test_import_loads_only_what_it_needs(fresh_interpreter):
     """`import dpax` and `dpax --help` cost little more than `import jax`: the optional and
-    heavy modules load where they are used (plots, sweeps, progress bars, audits, interop)."""
+    heavy modules load where they are used (plots, sweeps, progress bars, audits, interop).
+    `import dpax` alone loads neither SciPy nor the use stage's subpackages (accountants,
+    audit, compat, distributed, plot, sweep: loaded on first access), and a first beta of
+    the Gaussian mechanism needs no SciPy."""
     lines = fresh_interpreter.stdout.splitlines()
-    assert lines and lines[0] == "modules: []", (fresh_interpreter.stdout, fresh_interpreter.stderr[-3000:])
+    out = (fresh_interpreter.stdout, fresh_interpreter.stderr[-3000:])
+    assert len(lines) >= 2 and lines[0] == "on use: [] scipy after a first answer: False", out
+    assert lines[1] == "modules: []", out
+
+
+def test_use_stage_subpackages_load_on_first_access():
+    proc = _run_python(
+        """
+        import sys
+        import dpax
+        assert 'dpax.sweep' not in sys.modules and 'sweep' in dir(dpax)
+        assert dpax.sweep.run_sweep and 'dpax.sweep' in sys.modules
+        from dpax import audit, compat
+        import dpax.distributed
+        assert audit.epsilon_star and compat.riskcal and dpax.distributed.calibrate
+        try:
+            dpax.no_such_name
+        except AttributeError as exc:
+            assert "no_such_name" in str(exc)
+        else:
+            raise AssertionError("dpax.no_such_name did not raise")
+        print("ok")
+        """
+    )
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]
 
 
 def test_import_does_not_enable_x64_and_results_are_float64(fresh_interpreter):

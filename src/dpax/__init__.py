@@ -34,6 +34,9 @@ process's devices); :mod:`dpax.distributed` divides a batch among the processes 
 
 # ruff: noqa: I001 - the imports follow the pipeline, section by section
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 # construct and compose
 from .mechanisms import (
     approximate_dp,
@@ -58,7 +61,7 @@ from .calibration import CalibrationResult, calibrate, calibrate_blackbox, calib
 
 # analyse and use: Gaussian-DP reporting, auditing, dp-accounting interop, Opacus-style
 # accountant, riskcal / gdpnum drop-ins, sweeps, plots (matplotlib is imported on use)
-from . import accountants, audit, compat, conversions, distributed, events, gdp, plot, sweep
+from . import conversions, events, gdp
 from .interop import from_dp_accounting, to_dp_accounting
 
 # devices a batch is sharded over; the kernel cache
@@ -67,6 +70,26 @@ from ._engine.cache import clear as clear_kernel_cache
 from ._engine.cache import directory as kernel_cache_dir
 from ._engine.cache import disable as disable_kernel_cache
 from ._engine.cache import enable as enable_kernel_cache
+
+#: Subpackages loaded on first use (``dpax.sweep``, ``import dpax.sweep`` or ``from dpax
+#: import sweep``), not by ``import dpax``: a first answer in a fresh process does not wait
+#: for the ~0.1 s of modules that only the use stage needs.
+_ON_USE = frozenset({"accountants", "audit", "compat", "distributed", "plot", "sweep"})
+
+if TYPE_CHECKING:
+    from . import accountants, audit, compat, distributed, plot, sweep
+
+
+def __getattr__(name: str) -> Any:
+    """Load a subpackage of ``_ON_USE`` on first access (PEP 562)."""
+    if name in _ON_USE:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _ON_USE)
+
 
 __version__ = "0.1.0"
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import erfinv, expit, ndtri
 
 from ._engine import validation as _v
+from ._engine.host_special import erfinv, expit, ndtri
 from .gdp import closed_form as _closed
 from .gdp.curves import GDPCurve, PiecewiseLinearCurve, TradeoffCurve
 from .gdp.divergence import PrivacyLossCurve, delta_divergence, symmetric_delta_divergence

@@ -10,11 +10,11 @@ from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import bdtrc
 
 from .. import mechanisms as _mech
 from .._engine import shapes as _shapes
 from .._engine import validation as _v
+from .._engine.host_special import bdtrc
 from .._engine.x64 import float64
 from ..privacy_loss import PrivacyLoss, compose
 from ..privacy_loss.fields import replaced

@@ -11,12 +11,12 @@ from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import erf, erfcx
-from scipy.special import log_ndtr as _np_log_ndtr
-from scipy.special import ndtr as _np_ndtr
-from scipy.special import ndtri as _np_ndtri
 
 from .._engine import validation as _v
+from .._engine.host_special import erf, erfcx
+from .._engine.host_special import log_ndtr as _np_log_ndtr
+from .._engine.host_special import ndtr as _np_ndtr
+from .._engine.host_special import ndtri as _np_ndtri
 from .closed_form_mu import _two_prod
 from .closed_form_mu import clt_mu as clt_mu
 from .closed_form_mu import compose as compose

@@ -11,9 +11,9 @@ from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import ndtr as _np_ndtr
 
 from .._engine import validation as _v
+from .._engine.host_special import ndtr as _np_ndtr
 from .._engine.x64 import float64
 from ..privacy_loss import PrivacyLoss
 

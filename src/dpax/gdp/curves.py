@@ -11,9 +11,9 @@ from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import ndtr
 
 from .._engine import validation as _v
+from .._engine.host_special import ndtr
 from . import closed_form as _closed
 
 

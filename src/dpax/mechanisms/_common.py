@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import ndtri
 
 from .._engine import grid as _grid
 from .._engine import validation as _v
@@ -13,6 +12,9 @@ from .._engine import validation as _v
 #: Mass allowed in each tail of a single step before it is collapsed onto the grid's end
 #: point plus an infinite atom (pessimistically; nothing is dropped).
 SINGLE_STEP_TAIL = 1e-20
+#: -Phi^-1(SINGLE_STEP_TAIL) (``-scipy.special.ndtri(SINGLE_STEP_TAIL)``, checked by the
+#: tests): the standard normal quantile beyond which a Gaussian leaves that tail.
+SINGLE_STEP_Z = 9.262340089798409
 _MAX_LOSS = _grid.MAX_LOSS
 #: Least noise / sensitivity of a Gaussian whose privacy loss stays within MAX_LOSS out to
 #: the outputs that leave SINGLE_STEP_TAIL of the mass beyond: the loss there is x^2 / 2 + z x
@@ -21,7 +23,7 @@ _MAX_LOSS = _grid.MAX_LOSS
 #: 0.0376002227514754 sensitivity. Sample rates below 1 and mixtures only shrink the loss, but
 #: the Gaussian family enforces this one number at every sample rate (twice it under
 #: substitution), the number its docstrings and messages quote (:data:`LEAST_NOISE_TEXT`).
-_LEAST_NOISE_RATIO = float(1.0 / (np.sqrt(ndtri(SINGLE_STEP_TAIL) ** 2 + 2.0 * _MAX_LOSS) + ndtri(SINGLE_STEP_TAIL)))
+_LEAST_NOISE_RATIO = float(1.0 / (np.sqrt(SINGLE_STEP_Z**2 + 2.0 * _MAX_LOSS) - SINGLE_STEP_Z))
 #: :data:`_LEAST_NOISE_RATIO` and twice it, rounded up to 5 significant digits, as the
 #: docstrings state them ("at least 0.037601"): every value at or above the text is accepted.
 LEAST_NOISE_TEXT = {1.0: "0.037601", 2.0: "0.075201"}

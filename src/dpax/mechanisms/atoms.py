@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import logsumexp
 
 from .._engine import construct as _construct
 from .._engine import optimistic as _optimistic
 from .._engine import validation as _v
 from .._engine.grid import DEFAULT_GRID_STEP
+from .._engine.host_special import logsumexp
 from .._engine.x64 import float64
 from ..privacy_loss import PrivacyLoss
 from ..privacy_loss.companion import optimistic

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import ndtri
 
 from .._engine import construct as _construct
 from .._engine import grid as _grid
@@ -18,7 +17,7 @@ from ..privacy_loss import PrivacyLoss
 from ..privacy_loss.companion import optimistic
 from ..privacy_loss.fields import replaced
 from ._common import (
-    SINGLE_STEP_TAIL,
+    SINGLE_STEP_Z,
     _check_noise,
     _describe,
     _neighbouring,
@@ -84,7 +83,7 @@ def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gri
         return replaced(pl, gdp_mu=gdp_bound)
     s, q = (np.broadcast_to(a, shape).reshape(-1) for a in (sigma, p))
     _check_noise(s)  # one least noise at every sample rate, the one the docstring states
-    z = -ndtri(SINGLE_STEP_TAIL)
+    z = SINGLE_STEP_Z
     with np.errstate(over="ignore", invalid="ignore"):
         high = _loss_of_output(1.0 + s * z, s, q)
         low = _loss_of_output(-s * z, s, q)
@@ -241,7 +240,7 @@ def mixture_of_gaussians(standard_deviation: ArrayLike, sensitivities: ArrayLike
         raise ValueError(least_noise_message("standard_deviation", float(s[r]), 1.0, " x the largest sensitivity")
                          + f" (here {largest[r]:g})")
     log_p0, shifts, log_p = _mixture_rows(s, c, p)
-    z = -ndtri(SINGLE_STEP_TAIL)
+    z = SINGLE_STEP_Z
     with np.errstate(over="ignore", invalid="ignore"):
         high = _mixture_loss(np.max(shifts, -1) + z, log_p0, shifts, log_p)
         low = _mixture_loss(np.full(s.shape, -z), log_p0, shifts, log_p)
@@ -306,7 +305,7 @@ def _subsampled_gaussian_substitution(sigma: np.ndarray, p: np.ndarray, step: fl
     """
     s, q = (np.broadcast_to(a, shape).reshape(-1) for a in (sigma, p))
     _check_noise(s, factor=2.0)  # twice the least noise (the sensitivity doubled), at every sample rate
-    z = -ndtri(SINGLE_STEP_TAIL)
+    z = SINGLE_STEP_Z
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         u = (1.0 + s * z) / s**2  # Q's upper tail output, in units of s^2
         log_b = np.log(q) - 0.5 / s**2

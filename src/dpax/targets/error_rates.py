@@ -9,11 +9,11 @@ from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import erfinv as _erfinv
-from scipy.special import ndtri as _np_ndtri  # scipy.stats.norm.ppf; isf(q) = -ndtri(q)
 
 from .._engine import analyse
 from .._engine import validation as _v
+from .._engine.host_special import erfinv as _erfinv
+from .._engine.host_special import ndtri as _np_ndtri  # scipy.stats.norm.ppf; isf(q) = -ndtri(q)
 from .._engine.pair import Pair
 from .._engine.x64 import float64
 from ..conversions import mu_from_epsilon_delta
