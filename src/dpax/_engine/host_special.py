@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -17,37 +18,23 @@ def _special() -> ModuleType:
     return importlib.import_module("scipy.special")
 
 
-def bdtrc(*args: Any, **kwargs: Any) -> Any:
-    return _special().bdtrc(*args, **kwargs)
+def _forward(name: str) -> Callable[..., Any]:
+    """A function that calls ``scipy.special.<name>`` with its arguments."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(_special(), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"``scipy.special.{name}``, imported on the first call."
+    return call
 
 
-def erf(*args: Any, **kwargs: Any) -> Any:
-    return _special().erf(*args, **kwargs)
-
-
-def erfcx(*args: Any, **kwargs: Any) -> Any:
-    return _special().erfcx(*args, **kwargs)
-
-
-def erfinv(*args: Any, **kwargs: Any) -> Any:
-    return _special().erfinv(*args, **kwargs)
-
-
-def expit(*args: Any, **kwargs: Any) -> Any:
-    return _special().expit(*args, **kwargs)
-
-
-def log_ndtr(*args: Any, **kwargs: Any) -> Any:
-    return _special().log_ndtr(*args, **kwargs)
-
-
-def logsumexp(*args: Any, **kwargs: Any) -> Any:
-    return _special().logsumexp(*args, **kwargs)
-
-
-def ndtr(*args: Any, **kwargs: Any) -> Any:
-    return _special().ndtr(*args, **kwargs)
-
-
-def ndtri(*args: Any, **kwargs: Any) -> Any:
-    return _special().ndtri(*args, **kwargs)
+bdtrc = _forward("bdtrc")
+erf = _forward("erf")
+erfcx = _forward("erfcx")
+erfinv = _forward("erfinv")
+expit = _forward("expit")
+log_ndtr = _forward("log_ndtr")
+logsumexp = _forward("logsumexp")
+ndtr = _forward("ndtr")
+ndtri = _forward("ndtri")
