@@ -414,12 +414,14 @@ NS = (1_000, 10_000, 100_000) if FULL else (1_000, 10_000)
 REPS = 10 if FULL else 3
 DS = (0, 1, 2, 3)'''),
     ("code", '''\
-# the true Epsilon* from the generating Gamma CDFs (1 million quantiles of each distribution)
-def true_eps(d, window):
+# the true Epsilon* from the generating Gamma CDFs (1 million quantiles of each distribution):
+# the attack's error rates at every threshold, then Epsilon* with and without the rate window
+def true_rates(d):
     q = np.linspace(0, 1, 1_000_002)[1:-1]
     tau = np.sort(np.concatenate([stats.gamma.ppf(q, 2, scale=5), stats.gamma.ppf(q, 2 + d, scale=5)]))
-    fpr, fnr = stats.gamma.cdf(tau, 2 + d, scale=5), stats.gamma.sf(tau, 2, scale=5)
-    return float(epsilon_star_from_rates(fpr, fnr, delta=DELTA, rate_range=window))
+    return stats.gamma.cdf(tau, 2 + d, scale=5), stats.gamma.sf(tau, 2, scale=5)
+rates = {d: true_rates(d) for d in DS}
+true_eps = lambda d, window: float(epsilon_star_from_rates(*rates[d], delta=DELTA, rate_range=window))
 truth = {d: true_eps(d, (DELTA, 1 - DELTA)) for d in DS}
 truth_all = {d: true_eps(d, None) for d in DS}
 print("true Epsilon*, rates in [delta, 1 - delta]:", {d: round(v, 3) for d, v in truth.items()})
