@@ -1,0 +1,53 @@
+"""Targets defined through an error-rate bound (dpax.targets.derived): each one's equivalent
+ErrRates satisfies its own definition exactly at the bound, and a value out of its range is
+refused with the argument's name, its range and the row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpax.targets import PPV, Accuracy, ErrRates, Reconstruction
+
+ALPHA = np.array([0.01, 0.1, 0.3])
+
+
+def test_accuracy_bound_is_the_error_rates_at_which_the_accuracy_is_met():
+    acc = np.array([0.51, 0.6, 0.8])
+    er = Accuracy(ALPHA, acc).err_rates()
+    assert isinstance(er, ErrRates)
+    np.testing.assert_allclose(0.5 * ((1 - er.alpha) + (1 - er.beta)), acc, rtol=1e-15)
+
+
+def test_ppv_bound_is_the_error_rates_at_which_the_precision_is_met():
+    ppv = np.array([0.55, 0.7, 0.75])
+    er = PPV(ALPHA, ppv).err_rates()
+    np.testing.assert_allclose((1 - er.beta) / (1 - er.beta + er.alpha), ppv, rtol=1e-14)
+
+
+def test_reconstruction_bound_is_the_trade_off_at_the_baseline():
+    baseline, success = np.array([0.01, 0.1, 0.5]), np.array([0.05, 0.3, 0.9])
+    target = Reconstruction(baseline, success)
+    er = target.err_rates()
+    np.testing.assert_array_equal(er.alpha, baseline)
+    np.testing.assert_allclose(er.beta, 1 - success, rtol=1e-15)
+    np.testing.assert_array_equal(target.alpha, baseline)
+
+
+@pytest.mark.parametrize("make, text", [
+    (lambda: Accuracy(0.1, [0.6, 0.99]), r"^accuracy must lie in \(0.5, 0.95\) .* \(row \[1\]\), got 0.99$"),
+    (lambda: Accuracy(0.1, 0.5), r"^accuracy must lie in \(0.5, 0.95\)"),
+    (lambda: PPV(0.1, 0.95), r"^ppv must lie in \(0.5, 0.909091\)"),
+    (lambda: Reconstruction(0.3, 0.2), r"^success must lie in \(0.3, 1\) \(above the baseline success"),
+    (lambda: Accuracy([0.1, 0.2], [0.6, 0.6, 0.6]), r"alpha .* and accuracy .* do not broadcast"),
+])
+def test_out_of_range_values_are_refused_by_name(make, text):
+    with pytest.raises(ValueError, match=text):
+        make()
+
+
+def test_non_numbers_are_refused_by_name():
+    with pytest.raises(TypeError, match="^accuracy must be a real number"):
+        Accuracy(0.1, "a")
+    with pytest.raises(TypeError, match="^baseline must be a real number"):
+        Reconstruction(True, 0.5)
