@@ -379,6 +379,8 @@ def test_use_stage_subpackages_load_on_first_access():
         import sys
         import dpax
         assert 'dpax.sweep' not in sys.modules and 'sweep' in dir(dpax)
+        assert not {'importlib', '_importlib', '_typing', 'Any'} & set(dir(dpax))
+        assert set(dpax.__all__) <= set(dir(dpax))
         assert dpax.sweep.run_sweep and 'dpax.sweep' in sys.modules
         from dpax import audit, compat
         import dpax.distributed

@@ -34,8 +34,8 @@ process's devices); :mod:`dpax.distributed` divides a batch among the processes 
 
 # ruff: noqa: I001 - the imports follow the pipeline, section by section
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
 # construct and compose
 from .mechanisms import (
@@ -76,19 +76,20 @@ from ._engine.cache import enable as enable_kernel_cache
 #: for the ~0.1 s of modules that only the use stage needs.
 _ON_USE = frozenset({"accountants", "audit", "compat", "distributed", "plot", "sweep"})
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from . import accountants, audit, compat, distributed, plot, sweep
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     """Load a subpackage of ``_ON_USE`` on first access (PEP 562)."""
     if name in _ON_USE:
-        return importlib.import_module(f"{__name__}.{name}")
+        return _importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _ON_USE)
+    """The module's names and the subpackages loaded on use, without its private helpers."""
+    return sorted({n for n in globals() if not n.startswith("_") or n.startswith("__")} | _ON_USE)
 
 
 __version__ = "0.1.0"
