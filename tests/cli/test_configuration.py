@@ -1,7 +1,8 @@
-"""`--dataset-size N --batch-size B --epochs E` in place of `--sample-rate P --num-steps T`
-(dpax.dpsgd_schedule) in every subcommand that takes a DP-SGD configuration: the pairs are
-exclusive and each complete, with usage errors that say so. The one calibration is
-calibrate_dpsgd's docstring example (sample rate 0.1, 10 steps, grid 1e-2: its kernels)."""
+""":mod:`dpax.cli.configuration`: `--dataset-size N --batch-size B --epochs E` in place of
+`--sample-rate P --num-steps T` (dpax.dpsgd_schedule) in every subcommand that takes a DP-SGD
+configuration: the pairs are exclusive and each complete, with usage errors that say so, and
+the schedule is reported beside the result. The one calibration is calibrate_dpsgd's
+docstring example (sample rate 0.1, 10 steps, grid 1e-2: its kernels)."""
 
 from __future__ import annotations
 

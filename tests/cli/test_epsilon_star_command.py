@@ -1,6 +1,7 @@
-"""``dpax audit`` and ``dpax epsilon-star``: numbers equal the library's, every loss file
-format reads the same losses, and bad files fail with exit status 2 and a message naming
-the problem."""
+"""``dpax epsilon-star`` (:mod:`dpax.cli.epsilon_star_command`): its numbers equal the
+library's (:func:`dpax.audit.epsilon_star`), every loss file format reads the same losses, the
+goodness of fit is reported when asked for, and bad files or options fail with exit status 2
+and a message naming the file or option (a pickled .npy refused unread)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,7 @@ import pytest
 
 import dpax
 from dpax.cli import main
-
-# the counts of the audit in Tramèr et al. (2022)
-TRAMER_AUDIT = ["audit", "--false-positives", "174", "--negatives", "100000", "--false-negatives", "95078",
-                "--positives", "1e5", "--confidence", "0.9999999999", "--claim-epsilon", "0.21",
-                "--claim-delta", "1e-5", "--no-cache"]
+from dpax.cli.parsing import MAX_MESSAGE_CHARS
 
 
 def run_json(argv, capsys):
@@ -33,48 +30,18 @@ def run_error(argv, capsys):
     return err
 
 
-def test_audit_tramer_example(capsys):
-    r = run_json(TRAMER_AUDIT, capsys)
-    lib = dpax.audit.audit(174, 100000, 95078, 100000, confidence=1 - 1e-10, claim_epsilon=0.21, claim_delta=1e-5)
-    assert r["contradicted"] is True
-    assert r["fnr_upper"] == lib.fnr_upper and r["fpr_upper"] == lib.fpr_upper
-    assert r["fnr_upper"] == pytest.approx(0.95508, abs=1e-5) and r["fpr_upper"] == pytest.approx(0.00274, abs=1e-5)
-    assert r["required_fpr"] == pytest.approx(0.0364, abs=1e-4)
-    assert r["epsilon_lower"] == lib.epsilon_lower and r["delta"] == 1e-5
-    assert main(TRAMER_AUDIT) == 0
-    text = capsys.readouterr().out
-    assert "CONTRADICTED" in text and "0.955082" in text
+def fail(argv, capsys) -> str:
+    """Run ``dpax argv``; assert a clean failure (status 2, nothing on stdout, the last line of
+    stderr ``dpax: error: ...`` and no traceback) and return that last line."""
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2, (code, err)
+    assert out == "" and "Traceback" not in err
+    last = err.rstrip("\n").split("\n")[-1]
+    assert last.startswith("dpax: error: "), err
+    assert len(last) <= len("dpax: error: ") + MAX_MESSAGE_CHARS
+    return last
 
-
-def test_audit_mu_claim_and_no_claim(capsys):
-    base = ["audit", "--false-positives", "50", "--negatives", "1000", "--false-negatives", "500",
-            "--positives", "1000", "--no-cache"]
-    r = run_json(base, capsys)
-    assert "claim" not in r and r["mu_lower"] == pytest.approx(dpax.audit.mu_lower_bound(50, 1000, 500, 1000))
-    r = run_json(base + ["--claim-mu", "3"], capsys)
-    assert r["contradicted"] is False and r["claim"]["type"] == "gdp"
-    r = run_json(base + ["--claim-mu", "1"], capsys)
-    assert r["contradicted"] is True
-
-
-@pytest.mark.parametrize("extra, match", [
-    (["--false-positives", "11", "--negatives", "10", "--false-negatives", "1", "--positives", "10"],
-     "false_positives"),
-    (["--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10",
-      "--confidence", "1.5"], "confidence"),
-    (["--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10",
-      "--claim-mu", "1", "--claim-epsilon", "1", "--claim-delta", "0"], "at most one"),
-    (["--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10",
-      "--claim-epsilon", "1"], "claim_delta"),
-    (["--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10",
-      "--claim-dpsgd", "1", "0.01", "2.5"], "STEPS"),
-])
-def test_audit_bad_input(extra, match, capsys):
-    err = run_error(["audit"] + extra, capsys)
-    assert "dpax: error:" in err and match in err
-
-
-# -- epsilon-star --------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def losses():
@@ -188,3 +155,39 @@ def test_parquet_without_pyarrow_says_what_to_install(tmp_path, monkeypatch, cap
     np.save(good, np.arange(5.0))
     err = run_error(["epsilon-star", str(good), str(path)], capsys)
     assert "pyarrow" in err
+
+
+class _Unpickled:
+    """Unpickling this would create the file ``path``: a .npy holding it must be refused unread."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_loss_files_that_are_not_plain_numbers(tmp_path, capsys):
+    good = tmp_path / "good.npy"
+    np.save(good, np.arange(50.0))
+    marker = tmp_path / "unpickled"
+    objects = tmp_path / "objects.npy"
+    np.save(objects, np.array([_Unpickled(str(marker)), 1.0], dtype=object), allow_pickle=True)
+    corrupt = tmp_path / "corrupt.npy"
+    corrupt.write_bytes(b"\x93NUMPY\x01\x00garbage")
+    latin = tmp_path / "latin1.csv"
+    latin.write_bytes("loss\n1.0\n2.0 é\n".encode("latin-1"))
+    for path in (objects, corrupt, latin):
+        msg = fail(["epsilon-star", str(good), str(path), "--no-cache"], capsys)
+        assert str(path) in msg, msg
+    assert "pickle" in fail(["epsilon-star", str(good), str(objects), "--no-cache"], capsys)
+    assert not marker.exists()  # refused, never unpickled
+
+
+@pytest.mark.parametrize("option, value", [("--goodness-of-fit", "nan"), ("--goodness-of-fit", "2.5"),
+                                           ("--goodness-of-fit", "21"), ("--seed", "nan"), ("--seed", "-1")])
+def test_epsilon_star_integer_options(option, value, tmp_path, capsys):
+    good = tmp_path / "good.npy"
+    np.save(good, np.arange(50.0))
+    msg = fail(["epsilon-star", str(good), str(good), option, value, "--no-cache"], capsys)
+    assert f"argument {option}" in msg and "whole number" in msg

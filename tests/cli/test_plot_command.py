@@ -1,0 +1,43 @@
+"""``dpax plot`` (:mod:`dpax.cli.plot_command`): an ``-o`` that cannot be written and a
+``--dpi`` outside its range are refused, naming the option, before anything is computed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dpax.cli import main
+from dpax.cli.parsing import MAX_MESSAGE_CHARS
+
+CHEAP = ["--grid-step", "1e-2", "--no-cache"]
+
+
+def fail(argv, capsys) -> str:
+    """Run ``dpax argv``; assert a clean failure (status 2, nothing on stdout, the last line of
+    stderr ``dpax: error: ...`` and no traceback) and return that last line."""
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2, (code, err)
+    assert out == "" and "Traceback" not in err
+    last = err.rstrip("\n").split("\n")[-1]
+    assert last.startswith("dpax: error: "), err
+    assert len(last) <= len("dpax: error: ") + MAX_MESSAGE_CHARS
+    return last
+
+
+def test_plot_output_that_cannot_be_written(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    args = ["plot", "tradeoff", "--noise-multiplier", "1", "--sample-rate", "0.1", "--num-steps", "5", *CHEAP]
+    target = tmp_path / "nowhere" / "x.png"
+    msg = fail(args + ["-o", str(target)], capsys)  # refused before anything is computed
+    assert "--output" in msg and str(target) in msg
+    folder = tmp_path / "taken.png"  # a directory where the figure should go
+    folder.mkdir()
+    msg = fail(args + ["-o", str(folder)], capsys)
+    assert "--output" in msg and str(folder) in msg
+
+
+def test_plot_dpi_is_bounded(tmp_path, capsys):
+    msg = fail(["plot", "tradeoff", "--noise-multiplier", "1", "--sample-rate", "0.1", "--num-steps", "5",
+                "-o", str(tmp_path / "x.png"), "--dpi", "1e6", *CHEAP], capsys)
+    assert "--dpi" in msg and "1200" in msg

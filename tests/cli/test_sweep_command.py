@@ -1,0 +1,63 @@
+"""``dpax sweep`` (:mod:`dpax.cli.sweep_command`): a configuration file or results path that
+cannot be used, and a bad ``--batch-size``, fail with exit status 2 and one line
+``dpax: error: <message>`` naming the file (and line) or option, never a traceback.
+
+Each test fails before any kernel compiles (grid step 1e-2, a few steps).
+"""
+
+from __future__ import annotations
+
+from dpax.cli import main
+from dpax.cli.parsing import MAX_MESSAGE_CHARS
+
+CHEAP = ["--grid-step", "1e-2", "--no-cache"]
+
+
+def fail(argv, capsys) -> str:
+    """Run ``dpax argv``; assert a clean failure (status 2, nothing on stdout, the last line of
+    stderr ``dpax: error: ...`` and no traceback) and return that last line."""
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2, (code, err)
+    assert out == "" and "Traceback" not in err
+    last = err.rstrip("\n").split("\n")[-1]
+    assert last.startswith("dpax: error: "), err
+    assert len(last) <= len("dpax: error: ") + MAX_MESSAGE_CHARS
+    return last
+
+
+def test_sweep_results_in_a_missing_directory(tmp_path, capsys):
+    cfg = tmp_path / "cfg.csv"
+    cfg.write_text("noise_multiplier,sample_rate,num_steps\n1,0.1,5\n")
+    target = tmp_path / "nowhere" / "x.csv"
+    msg = fail(["sweep", str(cfg), "-o", str(target), "--no-progress", *CHEAP], capsys)
+    assert str(target) in msg and "No such file or directory" in msg
+    assert not target.parent.exists()
+
+
+def test_sweep_csv_field_over_the_csv_limit(tmp_path, capsys):
+    cfg = tmp_path / "long.csv"
+    cfg.write_text("noise_multiplier,sample_rate,num_steps,name\n1,0.1,5," + "x" * 140_000 + "\n")
+    msg = fail(["sweep", str(cfg), "-o", str(tmp_path / "r.csv"), "--no-progress", *CHEAP], capsys)
+    assert str(cfg) in msg and "line 2" in msg and "131,072" in msg
+
+
+def test_sweep_yaml_rows_not_a_list(tmp_path, capsys):
+    cfg = tmp_path / "rows.yaml"
+    cfg.write_text("rows: 5\n")
+    msg = fail(["sweep", str(cfg), "-o", str(tmp_path / "r.csv"), "--no-progress", *CHEAP], capsys)
+    assert str(cfg) in msg and "'rows' must be a list" in msg
+
+
+def test_sweep_latin1_csv_names_file_and_line(tmp_path, capsys):
+    cfg = tmp_path / "latin1.csv"
+    cfg.write_bytes("noise_multiplier,sample_rate,num_steps,name\n1,0.1,5,café\n".encode("latin-1"))
+    msg = fail(["sweep", str(cfg), "-o", str(tmp_path / "r.csv"), "--no-progress", *CHEAP], capsys)
+    assert str(cfg) in msg and "line 2" in msg and "UTF-8" in msg
+
+
+def test_sweep_batch_size_nan(tmp_path, capsys):
+    cfg = tmp_path / "cfg.csv"
+    cfg.write_text("noise_multiplier,sample_rate,num_steps\n1,0.1,5\n")
+    msg = fail(["sweep", str(cfg), "-o", str(tmp_path / "r.csv"), "--batch-size", "nan", *CHEAP], capsys)
+    assert "argument --batch-size" in msg
