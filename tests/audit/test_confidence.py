@@ -1,5 +1,6 @@
-"""Audit bounds from attack counts: Clopper-Pearson against scipy, the audit example of
-Tramèr et al. (2022), the epsilon / mu lower bounds against their definitions, and their coverage."""
+"""dpax.audit.confidence: audit bounds from attack counts. Clopper-Pearson against scipy, the
+audit example of Tramèr et al. (2022), the epsilon / mu lower bounds against their definitions,
+and their coverage."""
 
 from __future__ import annotations
 
@@ -182,20 +183,3 @@ def test_epsilon_and_mu_bounds_cover_the_truth_widely(mu, thr, n, delta):
     slack = 0.1 + 3 * np.sqrt(0.1 * 0.9 / 20_000)
     assert np.mean(A.epsilon_lower_bound(fp, n, fn, n, delta=delta, confidence=0.9) > true_eps) <= slack
     assert np.mean(A.mu_lower_bound(fp, n, fn, n, confidence=0.9) > mu) <= slack
-
-
-def test_the_old_module_name_is_a_deprecated_alias():
-    """dpax.audit.bounds (this module's name until it became dpax.audit.confidence) still
-    imports, for one release, with a DeprecationWarning, and holds the same functions."""
-    import importlib
-    import sys
-    import warnings
-
-    from dpax.audit import confidence
-
-    sys.modules.pop("dpax.audit.bounds", None)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        old = importlib.import_module("dpax.audit.bounds")
-    assert any(issubclass(w.category, DeprecationWarning) and "dpax.audit.bounds" in str(w.message) for w in caught)
-    assert old.audit is confidence.audit
