@@ -1,5 +1,5 @@
-"""DpEventAccountant.compose's count: a boolean is refused, naming count, before anything is
-recorded (dp-accounting's own check lets True through as 1)."""
+"""dpax.accountants.dp_events: DpEventAccountant.compose's count. A boolean is refused, naming
+count, before anything is recorded (dp-accounting's own check lets True through as 1)."""
 
 import numpy as np
 import pytest
