@@ -1,4 +1,5 @@
-"""calibrate_dpsgd(accuracy=...): dpax chooses the grid, and shows the noise the grid costs.
+"""dpax.calibration.accuracy: calibrate_dpsgd(accuracy=...), dpax chooses the grid, and shows the
+noise the grid costs.
 
 The "truth" is not known in closed form for DP-SGD; a calibration on a grid 10 to 100 times
 finer stands in for it. Its safe answer hi_fine meets the target on the fine grid, so it
