@@ -1,6 +1,7 @@
 """dpax.gdp.closed_form: the curves of mu-GDP (f_mu, the advantage, delta(epsilon),
 epsilon(delta)) and the mu of an (epsilon, delta) guarantee, against Dong, Roth & Su's
-formulas (exact_refs) and mpmath, over all of float64: never on the unsafe side."""
+formulas (exact_refs) and mpmath, over all of float64: never on the unsafe side; a bad mu or
+alpha refused by name."""
 
 from __future__ import annotations
 
@@ -160,3 +161,10 @@ def test_tradeoff_closed_form_is_never_above_the_exact_curve():
     for m in (0.0, 1e-300, 1.0, 1e300):
         assert gdp.tradeoff(m, [0.0, 1.0]).tolist() == [1.0, 0.0]
         assert cv.gdp_curve(m).beta(0.0) == 1.0 and cv.gdp_curve(m).beta(1.0) == 0.0
+
+
+def test_tradeoff_bad_input():
+    with pytest.raises(ValueError, match="mu"):
+        gdp.tradeoff(-1.0, 0.1)
+    with pytest.raises(ValueError, match="alpha"):
+        gdp.tradeoff(1.0, 1.5)

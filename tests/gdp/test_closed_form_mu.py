@@ -1,11 +1,14 @@
 """dpax.gdp.closed_form_mu: the mu of a composition and of the composed Gaussian mechanism
-(never below the exact value, checked in rational arithmetic)."""
+(never below the exact value, checked in rational arithmetic), and the central-limit
+approximations clt_mu and subsampled_clt_mu (exact for the Gaussian, optimistic for DP-SGD)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from gdp_losses import _gaussian
 
+import dpax
 from dpax import gdp
 
 
@@ -52,3 +55,23 @@ def test_closed_form_mus_are_never_below_the_exact_value():
         exact = int(t) * F(float(c)) ** 2  # (mu sigma)^2 against T c^2
         assert (F(float(g)) * F(float(s))) ** 2 >= exact
         assert (F(float(np.nextafter(np.nextafter(g, 0.0), 0.0))) * F(float(s))) ** 2 < exact
+
+
+# -- central-limit approximations (on the Gaussian of gdp_losses.py, which other files build too)
+
+
+def test_clt_approximations():
+    # Gaussian: the CLT is exact
+    assert gdp.clt_mu(_gaussian(), num_steps=100) == pytest.approx(10.0, rel=1e-3)
+
+
+@pytest.mark.slow
+def test_clt_approximations_of_dpsgd_are_optimistic():
+    # Bu et al. asymptotic mu of DP-SGD approaches the exact one for many small steps ...
+    sigma, p, steps = 1.0, 0.01, 2000
+    approx = gdp.subsampled_clt_mu(sigma, p, steps)
+    exact, _ = gdp.mu_and_regret(dpax.dpsgd(sigma, p, steps, grid_step=1e-3))
+    assert approx == pytest.approx(exact, rel=0.25)
+    # ... and is optimistic: below the tight mu of the discretised (pessimistic) curve
+    assert approx < exact
+    assert gdp.clt_mu(dpax.subsampled_gaussian(sigma, p, grid_step=1e-3), steps) < exact

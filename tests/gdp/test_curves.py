@@ -1,6 +1,6 @@
 """Trade-off curves as objects (dpax.gdp.curves) against their definitions: the mu-GDP
-curve's beta, V(u) and tangents against the closed form, and the piecewise-linear curve as
-the greatest convex minorant of its points."""
+curve's beta, V(u) and tangents against the closed form (at slope -inf its vertical end), and
+the piecewise-linear curve as the greatest convex minorant of its points."""
 
 from __future__ import annotations
 
@@ -53,3 +53,10 @@ def test_piecewise_linear_curve_refuses_by_name():
         PiecewiseLinearCurve([0.1], [1.5])
     with pytest.raises(TypeError, match="description must be a string"):
         PiecewiseLinearCurve([0.1], [0.5], description=3)
+
+
+def test_a_gdp_curves_tangent_at_infinite_slope_is_its_vertical_end():
+    from dpax.gdp.curves import GDPCurve
+
+    u, value = GDPCurve(1.0).tangent_u(np.array([1.0, np.inf]))
+    assert np.all(np.isfinite(u)) and u[1] == -1.0  # slope -inf: the point (0, 1), u = alpha - beta = -1
