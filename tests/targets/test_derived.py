@@ -1,6 +1,6 @@
 """Targets defined through an error-rate bound (dpax.targets.derived): each one's equivalent
-ErrRates satisfies its own definition exactly at the bound, and a value out of its range is
-refused with the argument's name, its range and the row."""
+ErrRates satisfies its own definition exactly at the bound (Table 1's conversions), and a value
+out of its range is refused with the argument's name, its range and the row."""
 
 from __future__ import annotations
 
@@ -51,3 +51,30 @@ def test_non_numbers_are_refused_by_name():
         Accuracy(0.1, "a")
     with pytest.raises(TypeError, match="^baseline must be a real number"):
         Reconstruction(True, 0.5)
+
+
+def test_derived_targets_are_err_rates():
+    """Table 1 conversions: the derived beta* and the attack measures at it."""
+    acc = Accuracy(alpha=0.05, accuracy=0.6)
+    assert float(acc.beta) == pytest.approx(2 * 0.4 - 0.05)
+    assert 0.5 * ((1 - 0.05) + (1 - float(acc.beta))) == pytest.approx(0.6)
+    ppv = PPV(alpha=0.1, ppv=0.7)
+    tpr = 1 - float(ppv.beta)
+    assert tpr / (tpr + 0.1) == pytest.approx(0.7)
+    rec = Reconstruction(baseline=0.01, success=0.1)
+    assert float(rec.alpha) == 0.01 and float(rec.beta) == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: Accuracy(alpha=0.1, accuracy=0.5), "accuracy"),
+        (lambda: Accuracy(alpha=0.1, accuracy=0.96), "accuracy"),
+        (lambda: PPV(alpha=0.1, ppv=0.4), "ppv"),
+        (lambda: PPV(alpha=0.1, ppv=0.95), "ppv"),
+        (lambda: Reconstruction(baseline=0.2, success=0.1), "success"),
+    ],
+)
+def test_target_validation(make, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        make()
