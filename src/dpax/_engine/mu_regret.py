@@ -127,9 +127,11 @@ def _regret(pair: Pair, cx, cy, ratio, mu):
     lower = jnp.max(kappa_line(at, *(_bounds.take(a, at) for a in (pmf_x, pmf_y, cx, cy))), -1)
     kappa_best, best = _bounds.bounded_max(kappa_line, (pmf_x, pmf_y, cx, cy), upper, lower, size, _bounds.KAPPA_CHUNK)
     best = jnp.minimum(best, n - 1)
-    a_best, b_best = _bounds.tangent(_bounds.steep(*(_bounds.take(a, best[:, None]) for a in (pmf_x, pmf_y)))[2], m)
-    # the slope -1 line of h (u* = 0) is always a candidate (and wins ties)
-    a_mid, b_mid = _bounds.tangent(jnp.zeros_like(m), m)
+    # the best segment's tangent point, and the slope -1 line of h (u* = 0), always a candidate
+    # (it wins ties): both in one evaluation
+    log_s_best = _bounds.steep(*(_bounds.take(a, best[:, None]) for a in (pmf_x, pmf_y)))[2]
+    (a_best, a_mid), (b_best, b_mid) = (_bounds.split_last(t, 1, 1) for t in _bounds.tangent(
+        jnp.concatenate([log_s_best, jnp.zeros_like(m)], -1), m))
     kappa_mid = ((a_bar - a_mid[:, 0]) + (b_bar - b_mid[:, 0])) / 2.0
     use_mid = (kappa_mid >= kappa_best)[:, None]
     a_top = jnp.where(use_mid, a_mid, a_best)
