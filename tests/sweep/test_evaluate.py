@@ -121,8 +121,10 @@ def test_analysed_and_calibrated_rows_match_dpax(tmp_path):
     assert res[4]["status"] == "invalid" and "noise_multiplier" in res[4]["reason"]
     assert res[1]["name"] == "a" and res[1]["mode"] == "analyse"
 
+    # the sweep batches its rows otherwise than this check does, and a row's numbers can move
+    # in their last bits with the batch around it (XLA's blocking of batched sums)
     pl = dpax.dpsgd([1.0, 1.5], [0.01, 0.02], [100, 50], grid_step=STEP)
-    assert float(res[1]["out_beta"]) == pl[0].beta(0.1)
+    assert float(res[1]["out_beta"]) == pytest.approx(pl[0].beta(0.1), rel=1e-12)
     assert float(res[1]["out_advantage"]) == pytest.approx(pl[0].advantage(), rel=1e-12)
     assert float(res[2]["out_epsilon"]) == pytest.approx(pl[1].epsilon(1e-6), rel=1e-12)
     assert float(res[1]["out_epsilon"]) == pytest.approx(pl[0].epsilon(1e-5), rel=1e-12)
