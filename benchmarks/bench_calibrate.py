@@ -37,7 +37,7 @@ warnings.filterwarnings("ignore")
 
 
 def dpsgd_table(n=64, seed=0):
-    """Same generator as tests/calibration/test_calibrate_batch.py."""
+    """Same generator as tests/calibration/test_calibration_dpsgd.py."""
     rng = np.random.default_rng(seed)
     p = 10 ** rng.uniform(-4, -1, n)
     t = np.round(10 ** rng.uniform(2, np.log10(50000), n)).astype(int)

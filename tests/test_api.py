@@ -63,7 +63,7 @@ def test_dpsgd_broadcasts_like_numpy():
     assert pl.beta(np.full((2, 2), 0.1)).shape == (3, 2, 2)
 
 
-# default siblings: tests/mechanisms/test_mechanisms.py::test_discrete_batch_broadcasts (a column x row broadcast
+# default siblings: tests/mechanisms/test_mechanisms_atoms.py::test_discrete_batch_broadcasts (a column x row broadcast
 # to a (2, 3) batch, an element against its single call), test_num_steps_broadcast (a dpsgd batch
 # row against its single call, monotone) and
 # tests/engine/test_composition.py::test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails
@@ -288,9 +288,10 @@ def test_repr_is_informative():
     assert "gaussian" in rg and "noise_multiplier=2" in rg and "x 4" in rg
 
 
-# default siblings: tests/calibration/test_calibrate_accuracy.py::test_the_noise_interval_holds_the_fine_grid_answer
-# (compare_standard=False: status, grid_step, noise), tests/calibration/test_calibrate.py (achieved["epsilon"]) and
-# tests/cli/test_cli.py::test_calibrate_err_rates_meets_target (no comparison: standard noise NaN -> null)
+# default siblings: tests/calibration/test_accuracy.py::test_the_noise_interval_holds_the_fine_grid_answer
+# (compare_standard=False: status, grid_step, noise), tests/calibration/test_calibration_dpsgd.py
+# (achieved["epsilon"]) and
+# tests/cli/test_calibrate_command.py::test_calibrate_err_rates_meets_target (no comparison: standard noise NaN -> null)
 @pytest.mark.slow
 def test_calibration_result_fields():
     res = dpax.calibrate_dpsgd(sample_rate=0.01, num_steps=100, target=ErrRates(alpha=0.1, beta=0.5), grid_step=1e-2,

@@ -116,7 +116,7 @@ def test_composed_gaussian_inside_bracket_fine(sigma, steps, step):
 # slow (the mu kernel at 4096 points, ~3 s to compile); default siblings:
 # tests/engine/test_companion_tails.py::test_mu_bracket_holds_the_truth_and_is_narrow (the composed
 # Gaussian's mu(pl.optimistic_companion()) below the true mu (16 steps: 4), mu(pl) above it, less than 1e-4 apart)
-# and tests/gdp/test_regret_bracket.py::test_composed_gaussian_regret_is_zero (mu's bracket holds the truth)
+# and tests/gdp/test_gdp_mu_regret.py::test_composed_gaussian_regret_is_zero (mu's bracket holds the truth)
 @pytest.mark.slow
 def test_gaussian_mu_inside_bracket():
     """mu from the companion's curve (``gdp.mu_and_regret(pl.optimistic_companion())``) is a lower bound."""
@@ -132,7 +132,7 @@ def test_gaussian_mu_inside_bracket():
 
 #: the default (0.5, 0.3, 1e-2) keeps the guarantee: it has the support of dpax.gaussian(1.0, grid_step=1e-2)
 #: (2048 points), so it shares its construction and companion kernels (the GAUSS cases) and its beta
-#: and delta kernels (tests/mechanisms/test_mechanisms.py, tests/test_input_errors.py): one kernel of its own;
+#: and delta kernels (tests/mechanisms/test_gaussian_family.py, tests/test_input_errors.py): one kernel of its own;
 #: (1.0, 0.5, 1e-2) (the support of dpax.gaussian(2.0): three analysis kernels of its own),
 #: (1.0, 0.01, 1e-2), (1.0, 0.01, 1e-3) and (2.0, 0.5, 1e-2) (their own kernels) are slow, as
 #: the finer grids are

@@ -158,7 +158,7 @@ def test_batched_divergence_and_errors():
         cv.mu_from_epsilon_delta(1.0, 0.0)
 
 
-# default sibling: tests/gdp/test_gdp.py::test_randomized_response_gets_proposition_6_1_and_large_regret
+# default sibling: tests/gdp/test_gdp_mu_regret.py::test_randomized_response_gets_proposition_6_1_and_large_regret
 # (the regret is delta_divergence(f, f_mu)); the batched divergence and the errors stay in the test above
 @pytest.mark.slow
 def test_batched_regret_is_the_divergence_to_f_mu():

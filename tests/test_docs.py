@@ -3,9 +3,10 @@
 Examples use coarse grids so that each module's take well under a few seconds and, where the
 illustration allows, configurations other default tests compute too (e.g. DP-SGD with noise
 [1.0, 2.0], sample rate 0.01, 100 steps at grid 1e-3, tests/test_plot.py's; the calibrations of
-tests/calibration/test_calibrate.py, tests/calibration/test_calibrate_accuracy.py and
-tests/distributed/test_distributed.py), so that their kernels load from the test run's shared
-cache instead of compiling; a module whose optional dependency is missing is skipped.
+tests/calibration/test_calibration_dpsgd.py, tests/calibration/test_calibration_search.py,
+tests/calibration/test_accuracy.py and tests/distributed/test_distributed_calibration.py), so
+that their kernels load from the test run's shared cache instead of compiling; a module whose
+optional dependency is missing is skipped.
 """
 
 from __future__ import annotations

@@ -277,7 +277,7 @@ def test_every_readme_command_is_tested():
 
 
 # slow (~9 s: the mu/regret kernel of its own); DpEventAccountant's answers, mu included, are
-# checked by default in tests/events/test_events.py
+# checked by default in tests/events/test_dp_event_accountant.py
 @pytest.mark.slow
 def test_dp_events_example_is_the_composed_mechanisms(capsys):
     """examples/dp_events.py at a coarse grid: its answers are those of the same mechanisms

@@ -34,7 +34,7 @@ DEFAULT = {
     # siblings: (1, 1) at 1e-3 and the compositions here (beta, advantage at grid 1e-4)
     1e-4: {(1.0, 10), (10.0, 1000)},
     # every single step at 1e-5 (own kernels of 1-2 million points) is slow; default sibling:
-    # tests/mechanisms/test_subsampled_exact.py::test_beta_matches_exact_symmetrised_curve[s0.5-p0.3-h1e-05]
+    # tests/mechanisms/test_gaussian_family.py::test_beta_matches_exact_symmetrised_curve[s0.5-p0.3-h1e-05]
     # (the same construction, the Gaussian's with p < 1, against its exact curve at grid 1e-5)
     1e-5: set(),
 }

@@ -287,7 +287,7 @@ def test_gdp_report_of_huge_noise():
 
 
 # default siblings: test_gdp_report_of_huge_noise (the same mechanism's gdp.report, which `dpax gdp`
-# prints) and tests/gdp/test_gdp.py's `dpax gdp` command-line test
+# prints) and tests/gdp/test_gdp_cli.py's `dpax gdp` command-line test
 @pytest.mark.slow
 def test_cli_gdp_huge_noise(capsys):
     from dpax.cli import main

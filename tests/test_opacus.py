@@ -43,7 +43,7 @@ def registered():
     return register_with_opacus(NAME, grid_step=GRID)
 
 
-# slow: a second Python process; default sibling: tests/accountants/test_accountants.py::test_does_not_import_torch
+# slow: a second Python process; default sibling: tests/accountants/test_opacus_registry.py::test_does_not_import_torch
 # (dpax, dpax.accountants and dpax.compat load neither torch nor opacus), which runs without them too
 @pytest.mark.slow
 def test_import_dpax_loads_neither_torch_nor_opacus():
@@ -193,7 +193,7 @@ def test_accountant_assigned_after_make_private_refuses_to_answer():
 
 def test_state_dict_round_trip(registered):
     acct = registered()
-    # tests/accountants/test_accountants.py's SCHEDULE at the same grid (its kernels)
+    # tests/accountants/test_opacus_style.py's SCHEDULE at the same grid (its kernels)
     for s, p, t in [(1.0, P, 60), (1.5, 2 * P, 30), (1.0, P, 10)]:
         for _ in range(t):
             acct.step(noise_multiplier=s, sample_rate=p)

@@ -54,7 +54,7 @@ DPSGD_CONFIGS = [
 #: 1e-3) too: each compiles kernels of its own in two or three tests). (0.6, 0.1, 10, 1e-4) is
 #: slow too since 2026-11-27 (kernels of its own in two tests); default siblings for larger rates
 #: against the oracles: tests/engine/test_composition.py::test_dpsgd_noise_schedule_matches_dp_accounting
-#: (p up to 0.05, dp-accounting and riskcal) and tests/gdp/test_gdp.py::
+#: (p up to 0.05, dp-accounting and riskcal) and tests/gdp/test_gdp_mu_regret.py::
 #: test_dpsgd_matches_gdpnum[s1-p0.3-T100-h0.001] (p 0.3, gdpnum)
 DEFAULT_DPSGD = {(1.0, 0.001, 10000, 1e-3), (0.9, 1e-4, 100, 1e-4)}
 
@@ -91,7 +91,7 @@ def test_dpsgd_matches_dp_accounting_and_riskcal(cfg):
         assert eps == pytest.approx(oracle_epsilon(sigma, p, num_steps, step, delta), rel=1e-3)
 
 
-# default siblings: tests/mechanisms/test_subsampled_exact.py::test_beta_matches_exact_symmetrised_curve (dpax
+# default siblings: tests/mechanisms/test_gaussian_family.py::test_beta_matches_exact_symmetrised_curve (dpax
 # converges to the exact curve as the grid refines: 1e-3, 1e-4, 1e-5), tests/engine/test_composition.py::
 # test_regrid_is_pessimistic_and_exact_on_a_refinement (a coarser grid is pessimistic),
 # test_dpsgd_matches_dp_accounting_and_riskcal[s1-p0.001-T10000-h0.001] (this configuration against the

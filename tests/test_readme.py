@@ -24,7 +24,7 @@ Cost on 2 idle cores with an empty kernel cache decides what runs by default: th
 (DP-SGD calibration at the default grid 1e-4, ~13 s), the auditing block and the cheap
 commands, the Accuracy table at grid 1e-4; the blocks and commands that compile fine-grid
 calibrations or the mu/regret kernel (10-45 s each), the curve and Laplace commands at grid
-1e-4 (whose command paths tests/cli and tests/mechanisms/test_mechanisms.py run by default) and the
+1e-4 (whose command paths tests/cli and tests/mechanisms/test_mechanisms_cli.py run by default) and the
 table's grid 1e-5 are ``slow``.
 """
 
@@ -55,7 +55,7 @@ SLOW_BLOCKS = {
     "Opacus, riskcal and gdpnum backends; sweeps; plots": "~10 s cold",
     "Training with Opacus": "Opacus' bisection, about 15 compositions at grid 1e-4, ~17 s cold",
     # the same calls (accountant answers, brackets, from_dp_event, calibrate_dp_mechanism, event_family)
-    # run by default in tests/events/test_events.py
+    # run by default in tests/events/ (test_dp_event_accountant.py, test_build.py, test_events.py)
     "dp-accounting's DpEvents and PrivacyAccountant": "two calibrations and the mu/regret kernel, ~15 s cold",
     "Certified error bars": "both sides of DP-SGD at grid 1e-4, ~30 s cold",
     "An accuracy knob instead of a grid step": "three grids down to 1e-4, ~30 s cold",
@@ -65,7 +65,8 @@ NEEDS = {"Training with Opacus": ("torch", "opacus")}
 #: blocks that cannot run in one test process, by heading, with the test that runs them instead
 NOT_RUN_BLOCKS = {
     "Beyond one machine: several processes with `jax.distributed`":
-        "needs two processes: tests/distributed/test_distributed.py runs the same calls",
+        "needs two processes: tests/distributed/test_distributed_calibration.py and tests/sweep/test_run.py "
+        "run the same calls",
 }
 #: commands too slow for the default run, by prefix
 SLOW_COMMANDS = {
@@ -76,14 +77,14 @@ SLOW_COMMANDS = {
     "dpax calibrate --sample-rate 0.001 --num-steps 10000 --alpha 0.1 --beta 0.5 --accuracy":
         "calibration with brackets down to grid 4e-4, ~40 s cold",
     # the two below: kernels of their own (~5 s and ~2.5 s cold); their command paths with the same
-    # options run by default in tests/cli/test_cli_bounds.py::test_curve_brackets_hold_the_gaussian_truth
+    # options run by default in tests/cli/test_curve_command.py::test_curve_brackets_hold_the_gaussian_truth
     # (curve with --alpha and --delta lists, brackets on) and
-    # tests/mechanisms/test_mechanisms.py::test_cli_mechanism_subcommand
+    # tests/mechanisms/test_mechanisms_cli.py::test_cli_mechanism_subcommand
     # (mechanism laplace --scale --count)
     "dpax curve --noise-multiplier 1 --sample-rate 0.001 --num-steps 10000 --alpha 0.001":
         "both sides of DP-SGD at grid 1e-4, ~5 s cold",
     "dpax mechanism laplace --scale 2 --count 10": "Laplace x 10 at grid 1e-4, ~2.5 s cold",
-    # the two below: their paths run by default in tests/cli/test_cli_schedule.py (calibrate from epochs) and
+    # the two below: their paths run by default in tests/cli/test_configuration.py (calibrate from epochs) and
     # tests/test_plot_configurations.py (plot calibration with several configurations, results drawn by hand)
     "dpax calibrate --dataset-size 60000": "14,100 steps at grid 1e-4 with the standard comparison, ~8 s cold",
     "dpax plot calibration --dataset-size 60000": "eight calibrations and their standard ones, ~20 s cold",

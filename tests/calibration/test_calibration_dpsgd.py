@@ -236,7 +236,7 @@ def test_identical_rows_are_calibrated_once():
 
 
 # slow (~5 s: a search at a support of its own); default sibling:
-# tests/mechanisms/test_mechanisms.py::test_the_least_noise_stays_exact_on_a_grid_padded_past_709_nats
+# tests/mechanisms/test_gaussian_family.py::test_the_least_noise_stays_exact_on_a_grid_padded_past_709_nats
 @pytest.mark.slow
 def test_a_calibration_at_the_least_noise_meets_its_target():
     """The search's lower end at the least Gaussian noise (a padded grid past 709 nats): the
@@ -381,7 +381,8 @@ def test_riskcal_advantage_and_accuracy_targets_in_one_batch():
     assert r2.noise_multiplier == pytest.approx(_riskcal_noise(0.05, 0.86, p, t, STEP), rel=5e-3)
 
 
-@pytest.mark.slow  # 33 s; statuses and infeasible rows also in test_batch_mixes_statuses / test_targets
+# statuses and infeasible rows also in test_batch_mixes_statuses / tests/targets/test_calibrating_to_targets.py
+@pytest.mark.slow  # 33 s
 def test_mixed_targets_statuses_and_infeasible_rows():
     """One call, one row per target type; an infeasible row (noise bound too low) is marked
     with its reason while the others are answered, and alone it raises naming the reason."""

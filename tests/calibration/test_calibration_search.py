@@ -108,7 +108,7 @@ def test_bounds_is_the_deprecated_name_of_the_search_range():
 
 
 
-@pytest.mark.slow  # 22 s; generic calibrate is also tested in test_targets
+@pytest.mark.slow  # 22 s; generic calibrate is also tested in tests/targets/test_calibrating_to_targets.py
 def test_generic_calibrate_matches_calibrate_dpsgd():
     """calibrate() with configuration args on the DP-SGD family gives calibrate_dpsgd's answer."""
     p = np.array([0.01, 0.003])

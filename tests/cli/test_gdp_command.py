@@ -39,7 +39,7 @@ def widths(out, keys):
     return np.concatenate([np.abs(np.subtract(out[k], out[k + "_optimistic"])).ravel() for k in keys])
 
 
-# default: the only default test of dpax gdp's brackets (tests/gdp/test_gdp.py runs it with --no-bounds)
+# default: the only default test of dpax gdp's brackets (tests/gdp/test_gdp_cli.py runs it with --no-bounds)
 def test_gdp_brackets_hold_the_gaussian_truth(capsys):
     out = run(capsys, ["gdp", *GDP_GAUSSIAN, "--grid-step", "1e-2", "--delta", *map(str, DELTAS)])
     mu = 1 / GDP_SIGMA

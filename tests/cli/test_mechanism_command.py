@@ -4,7 +4,7 @@
 is composed ``--count`` times and reported with its risk summary, as JSON or a table.
 
 No kernel runs here: the builder and the risk summary are stand-ins that record what they are
-given (tests/mechanisms/test_mechanisms.py::test_cli_mechanism_subcommand checks the numbers of
+given (tests/mechanisms/test_mechanisms_cli.py::test_cli_mechanism_subcommand checks the numbers of
 real mechanisms against closed forms).
 """
 

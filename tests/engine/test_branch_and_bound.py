@@ -26,7 +26,7 @@ def dpsgd_corner():
     compile once for the module: (2.0, 0.1, 400), the row of _dpsgd_corner_rows()
     that alone passes every check of these tests (the short (3.0, 0.001, 400) row, 5 blocks,
     would leave the "at most 8 blocks" checks nothing to fail on); its mu kernel's shape,
-    one row of 262144 points, is tests/gdp/test_gdp.py's too."""
+    one row of 262144 points, is tests/gdp/test_gdp_mu_regret.py's too."""
     return dpax.dpsgd(2.0, 0.1, 400, grid_step=1e-4)
 
 
@@ -77,7 +77,7 @@ def test_eq29_fast_path_bounds_the_exact_max(which, dpsgd_corner):
 # the other curves are slow (their own grid-1e-4 tables and kernels); the default
 # run keeps soundness and tightness on DP-SGD here, the pruning kernel's mu equal to the exact max
 # (test_eq29_fast_path_bounds_the_exact_max[dpsgd]) and exact on small mu
-# (tests/gdp/test_gdp.py::test_small_mu_is_exact_to_the_grid[200.0-0.0001])
+# (tests/gdp/test_gdp_mu_regret.py::test_small_mu_is_exact_to_the_grid[200.0-0.0001])
 @pytest.mark.parametrize("which", ["dpsgd", pytest.param("dpsgd rows", marks=pytest.mark.slow),
                                    pytest.param("small mu, laplace and random slopes", marks=pytest.mark.slow)])
 def test_eq29_block_bounds_hold_and_are_tight(which, dpsgd_corner):
@@ -205,7 +205,7 @@ def test_bounded_max_equals_the_full_max(monkeypatch):
 # slow (both cases; dpsgd: ~7 s, the unpruned kernel compiles for this test only):
 # the default run keeps the pruned kernel's mu equal to the exact max over every point (rtol 1e-14)
 # in test_eq29_fast_path_bounds_the_exact_max[dpsgd], its regret against gdpnum's evaluation of
-# 10,000 FPRs in tests/gdp/test_gdp.py::test_regret_matches_gdpnum_algorithm_on_the_same_curve,
+# 10,000 FPRs in tests/gdp/test_gdp_mu_regret.py::test_regret_matches_gdpnum_algorithm_on_the_same_curve,
 # and bounded_max equal to the full max bit for bit in test_bounded_max_equals_the_full_max
 @pytest.mark.parametrize("which", [pytest.param("dpsgd", marks=pytest.mark.slow),
                                    pytest.param("all", marks=pytest.mark.slow)])

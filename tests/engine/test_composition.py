@@ -26,7 +26,7 @@ def test_forty_gaussians_compose_to_exact_gdp():
     points a factor, 20480 composed), whose construction kernels other files compile and whose
     beta and delta kernels (65 alphas, 8 epsilons) are those of
     test_regrid_is_pessimistic_and_exact_on_a_refinement's Gaussian (and of
-    tests/mechanisms/test_mechanisms.py): 2 kernels of its own. In [8, 9], mu 0.74: 6 kernels (4 of its
+    tests/mechanisms/test_gaussian_family.py): 2 kernels of its own. In [8, 9], mu 0.74: 6 kernels (4 of its
     own); in [40, 45], 28672 points composed, 4; in [8, 9.5] two lengths, 8; in [2, 20] 11
     lengths, 26, for the same check.)"""
     sigmas = np.random.default_rng(0).uniform(55.0, 60.0, 40)
@@ -81,7 +81,7 @@ def test_regrid_is_pessimistic_and_exact_on_a_refinement():
     assert np.max(np.abs(coarse.beta(ALPHAS) - exact)) <= 1e-4
     fine = g.regrid(5e-4)  # contains the old grid: the same pair
     np.testing.assert_allclose(fine.beta(ALPHAS), g.beta(ALPHAS), atol=1e-12)
-    # eight epsilons: the delta kernels (8 queries) of tests/mechanisms/test_mechanisms.py (the Gaussian
+    # eight epsilons: the delta kernels (8 queries) of tests/mechanisms/test_gaussian_family.py (the Gaussian
     # at 1e-3) and tests/test_bounds_interval.py (the fine grid's length); 2 compiled their own
     eps = [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0]
     np.testing.assert_allclose(fine.delta(eps), g.delta(eps), atol=1e-12)
@@ -147,7 +147,7 @@ def test_indexing_a_batch():
 # tests/test_gaussian_exact.py::test_self_compose_equals_repeated_compose, many distinct factors
 # listed in test_forty_gaussians_compose_to_exact_gdp (closed form: a factor dropped or doubled
 # fails it), counted heterogeneous factors in test_dpsgd_noise_schedule_matches_dp_accounting and
-# tests/accountants/test_accountants.py::test_heterogeneous_history_matches_compose
+# tests/accountants/test_opacus_style.py::test_heterogeneous_history_matches_compose
 @pytest.mark.slow
 def test_factors_listed_one_by_one_equal_counted_factors():
     """The composition kernels loop over stacked factors: a factor listed k times and the
@@ -171,7 +171,7 @@ def test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails():
     to 1e-12 (observed: identical). The narrow row (640 points) has the mu kernel of
     tests/engine/test_companion_tails.py::test_dpsgd_mu_bracket_is_narrow (1024 points, rows
     padded to a power of two; sample rate 0.001, 384 points, compiled one of its own), the wide
-    one (81920 points) that of tests/gdp/test_gdp.py's chunked rows. The regret is 2.4e-4
+    one (81920 points) that of tests/gdp/test_gdp_mu_regret.py's chunked rows. The regret is 2.4e-4
     (5.4e-5 before the FFT's round-off bound was booked on the safe side: ~1e-14 a point after
     2000 steps, beside the 1e-10 tail that mu reads)."""
     alone = dpax.dpsgd(4.0, 0.002, 2000, grid_step=1e-3)

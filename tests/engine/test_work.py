@@ -22,7 +22,7 @@ purpose, regenerate the table with::
 which prints the current table as a dict literal to paste over ``PINNED`` below (a failing
 test prints it too). The grids are coarse (1e-3 for single answers, 1e-2 for calibrations),
 and the mu/regret and batch calibration configurations are those of
-tests/compat/test_compat.py (mu and regret at grid 1e-3) and tests/calibration/test_calibrate_batch.py
+tests/compat/test_compat.py (mu and regret at grid 1e-3) and tests/calibration/test_calibration_dpsgd.py
 (the table's default rows at grid 1e-2), so in a full run their kernels load from the shared
 store.
 """
@@ -63,7 +63,7 @@ FASTER = 4.0
 
 
 def _table_rows():
-    """Rows 0, 2, 5 and 11 of tests/calibration/test_calibrate_batch.py's dpsgd_table() (its default
+    """Rows 0, 2, 5 and 11 of tests/calibration/test_calibration_dpsgd.py's dpsgd_table() (its default
     rows: p from 1e-4 to 0.055, T from 193 to 1405, all three alphas, two need no noise)."""
     rng = np.random.default_rng(0)
     n, rows = 64, [0, 2, 5, 11]

@@ -190,7 +190,8 @@ def test_delta_and_epsilon_closed_form(sigma, p, step):
     deltas = deltas[deltas < subsampled_delta(0.0, sigma, p)]
     exact_eps = np.array([subsampled_epsilon(d, sigma, p) for d in deltas])
     # one delta a call (each is answered on its own): the one-query epsilon kernel other files
-    # compile for p = 0.01's support (tests/cli/test_cli.py, tests/accountants/test_accountants.py)
+    # compile for p = 0.01's support (tests/cli/test_curve_command.py, tests/cli/test_calibrate_command.py,
+    # tests/accountants/test_opacus_style.py)
     got_eps = np.array([pl.epsilon(d) for d in deltas])
     assert np.all(got_eps >= exact_eps * (1 - 1e-9))
     np.testing.assert_allclose(got_eps, exact_eps, rtol=1e-3 if step == 1e-3 else 1e-5)

@@ -23,7 +23,8 @@ def test_cli_mechanism_subcommand(capsys):
     np.testing.assert_allclose(out["beta"], approx_dp_beta(ALPHAS, 1.0), atol=1e-12)
     assert out["epsilon"] == [pytest.approx(1.0, abs=1e-12)]
     # scale 1 (0.5 until 2026-11-27, 2 before): three steps on 6144 points, whose beta,
-    # advantage and epsilon kernels tests/cli/test_cli.py and tests/accountants/test_accountants.py compile
+    # advantage and epsilon kernels tests/cli/test_curve_command.py, tests/cli/test_calibrate_command.py and
+    # tests/accountants/test_opacus_style.py compile
     assert main(["mechanism", "laplace", "--scale", "1", "--count", "3", "--grid-step", "1e-3", "--no-cache"]) == 0
     text = capsys.readouterr().out
     assert "laplace(scale=1, sensitivity=1) x 3" in text and "advantage" in text

@@ -12,7 +12,7 @@ lose their digits.
 
 Two estimators of the rates, with different errors (measured on the paper's Appendix 8.1
 simulation, train losses Gamma(2, 5), held-out Gamma(2 + d, 5), delta = 1e-5, 10 runs; see
-``tests/test_epsilon_star.py``). Two exact references: Epsilon* over all thresholds (5.55,
+``tests/audit/test_epsilon_star.py``). Two exact references: Epsilon* over all thresholds (5.55,
 11.92, 18.64 at d = 1, 2, 3) and over thresholds with both rates in [delta, 1 - delta] (4.32,
 6.62, 8.04), the window the parametric method searches.
 

@@ -324,7 +324,8 @@ def test_legacy_conversions_get_beta_from_pld_works():
 
 def test_legacy_conversions_get_advantage_from_pld_works():
     """Test that get_advantage_from_pld from deprecated module works."""
-    # dpax: riskcal's PLD (its advantage kernel is test_targets.py::test_batched_targets_and_configuration_args')
+    # dpax: riskcal's PLD (its advantage kernel is
+    # tests/targets/test_calibrating_to_targets.py::test_batched_targets_and_configuration_args')
     pld = from_gaussian_mechanism(1.0, value_discretization_interval=1e-3)
 
     # Import emits warning (may already be imported, so we don't check for warning)
