@@ -114,41 +114,6 @@ def test_dpsgd_calibration_bounds_and_batches():
         cal.find_noise_multiplier_for_advantage(adv_at_min + 0.05, 1.0, 1, grid_step=1e-2, noise_min=0.75)
 
 
-# -- calibration through an accountant ---------------------------------------------------------
-
-
-class _GDPAccountant:
-    """An accountant for the Gaussian mechanism with the exact epsilon(delta) of (1 / sigma)-GDP."""
-
-    def step(self, *, noise_multiplier, sample_rate):
-        self.mu = 1.0 / noise_multiplier
-
-    def get_epsilon(self, delta):
-        return dpax.gdp.epsilon(delta, self.mu)
-
-
-def test_blackbox_calibration_on_an_exact_accountant():
-    bb = riskcal.calibration.blackbox
-    # epsilon-delta: the analytic Gaussian mechanism
-    noise = bb.find_noise_multiplier_for_epsilon_delta(_GDPAccountant, 1.0, 1, epsilon=1.0, delta=1e-5,
-                                                       eps_error=1e-6)
-    exact = 1.0 / dpax.conversions.mu_from_epsilon_delta(1.0, 1e-5)
-    assert exact <= noise <= exact + 1e-3
-    # advantage via (0, eta): Corollary B.3
-    noise = bb.find_noise_multiplier_for_advantage(_GDPAccountant, 0.2, 1.0, 1)
-    assert 1 / (2 * norm.ppf(0.6)) <= noise <= 1 / (2 * norm.ppf(0.6)) + 1e-3
-    # error rates: never below the exact noise, and the (epsilon, delta) returned implies the target
-    res = bb.find_noise_multiplier_for_err_rates(_GDPAccountant, alpha=0.1, beta=0.5, sample_rate=1.0, num_steps=1)
-    exact = 1.0 / (norm.ppf(0.9) - norm.ppf(0.5))
-    assert exact <= res.noise_multiplier <= exact + 0.02
-    assert dpax.gdp.epsilon(res.calibration_delta, 1 / res.noise_multiplier) <= res.calibration_epsilon
-    assert riskcal.analysis.get_beta_from_adp(res.calibration_epsilon, res.calibration_delta, 0.1) >= 0.5 - 1e-9
-    with pytest.raises(ValueError, match="vacuous"):
-        bb.find_noise_multiplier_for_err_rates(_GDPAccountant, alpha=0.5, beta=0.5, sample_rate=1.0, num_steps=1)
-    with pytest.raises(ValueError, match="method"):
-        bb.find_noise_multiplier_for_err_rates(_GDPAccountant, 0.1, 0.5, 1.0, 1, method="golden")
-
-
 # -- Rényi DP and zCDP -------------------------------------------------------------------------
 
 ALPHAS = np.array([0.0, 1e-8, 1e-4, 0.01, 0.1, 0.3, 0.5, 0.8, 1.0])
