@@ -263,10 +263,30 @@ def _first_true(t, q, n):
     return _cumulative.first_true(_table_pred(t, q), n, q.shape)
 
 
+def _reference_level_search(table, q, n, levels=3):
+    """The level search written out in NumPy, level by level: at each, the last keys of the
+    sub-ranges of width S^level within the current range, the False ones counted."""
+    s = max(2, int(np.ceil(n ** (1.0 / levels) - 1e-9)))
+    while s**levels < n:
+        s += 1
+    out = np.zeros(q.shape, np.int64)
+    for r in range(q.shape[0]):
+        for i in range(q.shape[1]):
+            lo, span = 0, n
+            for level in range(levels - 1, -1, -1):
+                width = s**level
+                keys = [lo + j * width + width - 1 for j in range(-(-span // width))]
+                lo += width * sum(1 for k in keys if k < n and not table[r, k] >= q[r, i])
+                span = width
+            out[r, i] = lo
+    return out
+
+
 def test_level_search_visits_first_trues_keys():
-    """gdp_bounds.level_search (one loop) gives cumulative.first_true's level-search answer, also
-    on tables an ulp out of order (where another search may stop elsewhere), and the plain
-    first k on ordered tables however many queries (first_true bisects beyond 256)."""
+    """gdp_bounds.level_search (one loop) and cumulative.first_true give the level search's
+    answer written out level by level, also on tables an ulp out of order (where a search
+    visiting other keys may stop elsewhere), and the plain first k on ordered tables however
+    many queries (first_true bisects beyond 256)."""
     rng = np.random.default_rng(5)
     with jax.enable_x64(True):
         for n in (1, 7, 300, 4097):
@@ -276,11 +296,13 @@ def test_level_search_visits_first_trues_keys():
             q[:, :2] = table[:, rng.integers(0, n, 2)]  # exact hits
             for t in (table, wobbly):
                 tj, qj = jnp.asarray(t), jnp.asarray(q)
-                got = np.asarray(_level_search(tj, qj, n))
-                want = np.asarray(_first_true(tj, qj, n))
-                np.testing.assert_array_equal(got, want)
+                want = _reference_level_search(t, q, n)
+                np.testing.assert_array_equal(np.asarray(_level_search(tj, qj, n)), want)
+                np.testing.assert_array_equal(np.asarray(_first_true(tj, qj, n)), want)
             many = rng.uniform(-0.1, 1.1, (3, 200))  # 600 queries
             got = np.asarray(_level_search(jnp.asarray(table), jnp.asarray(many), n))
+            np.testing.assert_array_equal(got, (table[:, None, :] < many[..., None]).sum(-1))
+            got = np.asarray(_first_true(jnp.asarray(table), jnp.asarray(many), n))
             np.testing.assert_array_equal(got, (table[:, None, :] < many[..., None]).sum(-1))
 
 

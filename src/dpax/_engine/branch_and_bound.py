@@ -19,32 +19,8 @@ import jax.numpy as jnp
 from jax.scipy.special import ndtri
 
 from . import cumulative as _cumulative
+from .cumulative import level_search
 from .special import ndtr
-
-
-def level_search(pred, n, shape):
-    """Smallest k in [0, n] with ``pred(k)`` (n where none), for a predicate that is False
-    then True along k = 0..n-1; elementwise over ``shape``.
-
-    :func:`dpax._engine.cumulative.first_true`'s level search (the same keys, the same answer)
-    as one loop of SEARCH_LEVELS steps: each step evaluates the last keys of S ~
-    n^(1/levels) sub-ranges at once and narrows the range S-fold, so the kernel holds one
-    copy of ``pred`` instead of one per level. Unlike first_true it never switches method
-    with the number of queries, so a row's answer does not depend on the batch around it.
-    """
-    levels = _cumulative.SEARCH_LEVELS
-    s = max(2, math.ceil(n ** (1.0 / levels) - 1e-9))
-    while s**levels < n:
-        s += 1
-    widths = jnp.asarray([s**level for level in range(levels - 1, -1, -1)], jnp.int64)
-
-    def step(i, lo):  # keys past n (at the first step) count as True: lo stays below n
-        width = widths[i]
-        last = lo[..., None] + (jnp.arange(s) * width + width - 1)
-        false = (last < n) & ~pred(jnp.minimum(last, n - 1))
-        return lo + width * jnp.sum(false, -1)
-
-    return jax.lax.fori_loop(0, levels, step, jnp.zeros(shape, jnp.int64))
 
 
 def upper_probit(p, q):

@@ -90,10 +90,9 @@ def first_true(pred, n, shape):
 
     ``pred`` maps an index array shaped ``shape + (m,)`` to booleans of that shape (values
     it compares against broadcast with ``[..., None]``). Only the keys visited are read (no
-    table of keys is built). For few queries (the mu kernel's box ends and sides) the search
-    runs in SEARCH_LEVELS steps without a loop: at each, the last keys of S ~ n^(1/levels)
-    sub-ranges are evaluated at once and the False ones counted, narrowing the range S-fold.
-    For many (a fine grid of alphas) it bisects, ~log2(n) keys per query instead of ~3 S.
+    table of keys is built). For few queries (a few alphas, the mu kernel's box ends and
+    sides) it is :func:`level_search`, SEARCH_LEVELS steps of ~S = n^(1/levels) keys; for
+    many (a fine grid of alphas) it bisects, ~log2(n) keys per query instead of ~3 S.
     """
     queries = math.prod(shape)
     if queries > LEVEL_SEARCH_QUERIES:
@@ -105,19 +104,30 @@ def first_true(pred, n, shape):
 
         bounds = (jnp.zeros(shape, jnp.int64), jnp.full(shape, n, jnp.int64))
         return jax.lax.fori_loop(0, max(1, math.ceil(math.log2(n + 1))), step, bounds)[0]
-    s = max(2, math.ceil(n ** (1.0 / SEARCH_LEVELS) - 1e-9))
-    while s ** SEARCH_LEVELS < n:
+    return level_search(pred, n, shape)
+
+
+def level_search(pred, n, shape):
+    """Smallest k in [0, n] with ``pred(k)`` (n where none), as :func:`first_true`, by a
+    level search whatever the number of queries: SEARCH_LEVELS steps of one loop, each
+    evaluating the last keys of S ~ n^(1/levels) sub-ranges at once and counting the False
+    ones, which narrows the range S-fold (keys past n count as True). The loop holds one copy
+    of ``pred`` where unrolled steps would hold one per level (fewer XLA fusions to compile),
+    and never switches method with the number of queries, so a row's answer does not depend
+    on the batch around it."""
+    levels = SEARCH_LEVELS
+    s = max(2, math.ceil(n ** (1.0 / levels) - 1e-9))
+    while s**levels < n:
         s += 1
-    lo = jnp.zeros(shape, jnp.int64)
-    span = n
-    for level in range(SEARCH_LEVELS - 1, -1, -1):
-        width = s**level  # sub-range length at this step; 1 at the last
-        keys = -(-span // width)
-        last = lo[..., None] + (jnp.arange(keys) * width + width - 1)  # each sub-range's last key
+    widths = jnp.asarray([s**level for level in range(levels - 1, -1, -1)], jnp.int64)
+
+    def step(i, lo):
+        width = widths[i]  # sub-range length at this step; 1 at the last
+        last = lo[..., None] + (jnp.arange(s) * width + width - 1)  # each sub-range's last key
         false = (last < n) & ~pred(jnp.minimum(last, n - 1))
-        lo = lo + width * jnp.sum(false, -1)
-        span = width
-    return lo
+        return lo + width * jnp.sum(false, -1)
+
+    return jax.lax.fori_loop(0, levels, step, jnp.zeros(shape, jnp.int64))
 
 
 #: :func:`mass_deficit` splits each mass at this granularity: the coarse parts are whole
