@@ -5,13 +5,11 @@ the problem."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from cli_helpers import fail, run_error, run_json
 
 import dpax
 from dpax.cli import main
-from dpax.cli.parsing import MAX_MESSAGE_CHARS
 
 # the counts of the audit in Tramèr et al. (2022)
 TRAMER_AUDIT = ["audit", "--false-positives", "174", "--negatives", "100000", "--false-negatives", "95078",
@@ -20,35 +18,8 @@ TRAMER_AUDIT = ["audit", "--false-positives", "174", "--negatives", "100000", "-
 AUDIT = ["audit", "--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10"]
 
 
-def run_json(argv, capsys):
-    code = main(argv + ["--json"])
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    return json.loads(out.out)
-
-
-def run_error(argv, capsys):
-    code = main(argv + ["--no-cache"])
-    err = capsys.readouterr().err
-    assert code == 2
-    return err
-
-
-def fail(argv, capsys) -> str:
-    """Run ``dpax argv``; assert a clean failure (status 2, nothing on stdout, the last line of
-    stderr ``dpax: error: ...`` and no traceback) and return that last line."""
-    code = main(argv)
-    out, err = capsys.readouterr()
-    assert code == 2, (code, err)
-    assert out == "" and "Traceback" not in err
-    last = err.rstrip("\n").split("\n")[-1]
-    assert last.startswith("dpax: error: "), err
-    assert len(last) <= len("dpax: error: ") + MAX_MESSAGE_CHARS
-    return last
-
-
 def test_audit_tramer_example(capsys):
-    r = run_json(TRAMER_AUDIT, capsys)
+    r = run_json(capsys, TRAMER_AUDIT)
     lib = dpax.audit.audit(174, 100000, 95078, 100000, confidence=1 - 1e-10, claim_epsilon=0.21, claim_delta=1e-5)
     assert r["contradicted"] is True
     assert r["fnr_upper"] == lib.fnr_upper and r["fpr_upper"] == lib.fpr_upper
@@ -63,11 +34,11 @@ def test_audit_tramer_example(capsys):
 def test_audit_mu_claim_and_no_claim(capsys):
     base = ["audit", "--false-positives", "50", "--negatives", "1000", "--false-negatives", "500",
             "--positives", "1000", "--no-cache"]
-    r = run_json(base, capsys)
+    r = run_json(capsys, base)
     assert "claim" not in r and r["mu_lower"] == pytest.approx(dpax.audit.mu_lower_bound(50, 1000, 500, 1000))
-    r = run_json(base + ["--claim-mu", "3"], capsys)
+    r = run_json(capsys, base + ["--claim-mu", "3"])
     assert r["contradicted"] is False and r["claim"]["type"] == "gdp"
-    r = run_json(base + ["--claim-mu", "1"], capsys)
+    r = run_json(capsys, base + ["--claim-mu", "1"])
     assert r["contradicted"] is True
 
 

@@ -8,10 +8,9 @@ Small configurations and a coarse grid (1e-2) keep the file fast.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
+from cli_helpers import run, run_json
 from scipy.stats import norm
 
 import dpax
@@ -23,20 +22,6 @@ P, T = 0.01, 100
 #: sample rate and steps are the configuration test_calibrate_at_sample_rate_one_warns_nothing calibrates
 GDP_SIGMA = 2.0
 GDP_GAUSSIAN = ["--noise-multiplier", str(GDP_SIGMA), "--sample-rate", "1", "--num-steps", "1"]
-
-
-def run_json(capsys, args):
-    code = cli.main(args + ["--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)
-
-
-def run(capsys, args, json_out=True):
-    code = cli.main(args + (["--json"] if json_out else []))
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out) if json_out else out
 
 
 def test_calibrate_err_rates_meets_target(capsys):

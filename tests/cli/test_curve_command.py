@@ -18,6 +18,7 @@ import sys
 
 import numpy as np
 import pytest
+from cli_helpers import run, run_json, widths
 from scipy.stats import norm
 
 import dpax
@@ -33,24 +34,6 @@ GAUSSIAN = ["--noise-multiplier", str(GAUSSIAN_SIGMA), "--sample-rate", "1", "--
 ALPHAS = [0.001, 0.01, 0.1, 0.3]
 DELTAS = [1e-3, 1e-5]
 CURVE = ["curve", *GAUSSIAN, "--alpha", *map(str, ALPHAS), "--delta", *map(str, DELTAS)]  # one set of kernels
-
-
-def run_json(capsys, args):
-    code = cli.main(args + ["--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)
-
-
-def run(capsys, args, json_out=True):
-    code = cli.main(args + (["--json"] if json_out else []))
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out) if json_out else out
-
-
-def widths(out, keys):
-    return np.concatenate([np.abs(np.subtract(out[k], out[k + "_optimistic"])).ravel() for k in keys])
 
 
 def check_curve_json(out, alphas, deltas):

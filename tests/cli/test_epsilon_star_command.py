@@ -5,42 +5,14 @@ and a message naming the file or option (a pickled .npy refused unread)."""
 
 from __future__ import annotations
 
-import json
 import sys
 
 import numpy as np
 import pytest
+from cli_helpers import fail, run_error, run_json
 
 import dpax
 from dpax.cli import main
-from dpax.cli.parsing import MAX_MESSAGE_CHARS
-
-
-def run_json(argv, capsys):
-    code = main(argv + ["--json"])
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    return json.loads(out.out)
-
-
-def run_error(argv, capsys):
-    code = main(argv + ["--no-cache"])
-    err = capsys.readouterr().err
-    assert code == 2
-    return err
-
-
-def fail(argv, capsys) -> str:
-    """Run ``dpax argv``; assert a clean failure (status 2, nothing on stdout, the last line of
-    stderr ``dpax: error: ...`` and no traceback) and return that last line."""
-    code = main(argv)
-    out, err = capsys.readouterr()
-    assert code == 2, (code, err)
-    assert out == "" and "Traceback" not in err
-    last = err.rstrip("\n").split("\n")[-1]
-    assert last.startswith("dpax: error: "), err
-    assert len(last) <= len("dpax: error: ") + MAX_MESSAGE_CHARS
-    return last
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +52,7 @@ def _write(tmp_path, fmt, train, test):
 def test_epsilon_star_reads_every_format(fmt, tmp_path, losses, capsys):
     train, test = losses
     tr, te, extra = _write(tmp_path, fmt, train, test)
-    r = run_json(["epsilon-star", str(tr), str(te), "--no-cache"] + extra, capsys)
+    r = run_json(capsys, ["epsilon-star", str(tr), str(te), "--no-cache"] + extra)
     ref = _reference(train, test)
     assert r["n_train"] == train.size and r["n_test"] == test.size
     for m in ("parametric", "empirical"):
@@ -93,8 +65,8 @@ def test_epsilon_star_text_output_and_goodness_of_fit(tmp_path, losses, capsys):
     assert main(["epsilon-star", str(tr), str(te), "--method", "empirical", "--delta", "1e-6", "--no-cache"]) == 0
     text = capsys.readouterr().out
     assert "empirical" in text and "parametric" not in text and "Epsilon* at delta 1e-06" in text
-    r = run_json(["epsilon-star", str(tr), str(te), "--method", "parametric", "--goodness-of-fit", "2",
-                  "--no-cache"], capsys)
+    r = run_json(capsys, ["epsilon-star", str(tr), str(te), "--method", "parametric", "--goodness-of-fit", "2",
+                          "--no-cache"])
     g = r["goodness_of_fit"]
     assert g["components"] == [1, 2] and len(g["train_pvalues"]) == 2 and all(0 <= p <= 1 for p in g["test_pvalues"])
     assert set(r["results"]) == {"parametric"}

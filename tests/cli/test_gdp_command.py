@@ -9,10 +9,9 @@ trade-off curve is beta(alpha) = Phi(Phi^-1(1 - alpha) - mu).
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
+from cli_helpers import run, widths
 from scipy.stats import norm
 
 import dpax
@@ -26,17 +25,6 @@ DELTAS = [1e-3, 1e-5]
 #: regret-bound kernels other files compile (sigma 1.25's 2048 points compiled 4 of its own, ~4 s)
 GDP_SIGMA = 2.0
 GDP_GAUSSIAN = ["--noise-multiplier", str(GDP_SIGMA), "--sample-rate", "1", "--num-steps", "1"]
-
-
-def run(capsys, args, json_out=True):
-    code = cli.main(args + (["--json"] if json_out else []))
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out) if json_out else out
-
-
-def widths(out, keys):
-    return np.concatenate([np.abs(np.subtract(out[k], out[k + "_optimistic"])).ravel() for k in keys])
 
 
 # default: the only default test of dpax gdp's brackets (tests/gdp/test_gdp_cli.py runs it with --no-bounds)

@@ -11,27 +11,14 @@ import subprocess
 import sys
 
 import pytest
+from cli_helpers import fail
 
 from dpax import cli
 from dpax.cli import curve_command as curve_cli
 from dpax.cli import main
-from dpax.cli.parsing import MAX_MESSAGE_CHARS
 
 CHEAP = ["--grid-step", "1e-2", "--no-cache"]
 CURVE = ["curve", "--noise-multiplier", "1", "--sample-rate", "0.1", "--num-steps", "5", *CHEAP]
-
-
-def fail(argv, capsys) -> str:
-    """Run ``dpax argv``; assert a clean failure (status 2, nothing on stdout, the last line of
-    stderr ``dpax: error: ...`` and no traceback) and return that last line."""
-    code = main(argv)
-    out, err = capsys.readouterr()
-    assert code == 2, (code, err)
-    assert out == "" and "Traceback" not in err
-    last = err.rstrip("\n").split("\n")[-1]
-    assert last.startswith("dpax: error: "), err
-    assert len(last) <= len("dpax: error: ") + MAX_MESSAGE_CHARS
-    return last
 
 
 def test_usage_errors_and_help(capsys):

@@ -10,40 +10,19 @@ Each test runs ``main`` in-process on inputs that fail before any large kernel c
 
 from __future__ import annotations
 
-import json
 import os
 
 import jax
 import numpy as np
 import pytest
+from cli_helpers import fail, run_json
 
 from dpax import cli
 from dpax.cli import main
-from dpax.cli.parsing import MAX_MESSAGE_CHARS
 
 P, SIGMA = 0.01, 1.0  # the cache test's one-step DP-SGD curve
 CHEAP = ["--grid-step", "1e-2", "--no-cache"]
 CURVE = ["curve", "--noise-multiplier", "1", "--sample-rate", "0.1", "--num-steps", "5", *CHEAP]
-
-
-def run_json(capsys, args):
-    code = cli.main(args + ["--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)
-
-
-def fail(argv, capsys) -> str:
-    """Run ``dpax argv``; assert a clean failure (status 2, nothing on stdout, the last line of
-    stderr ``dpax: error: ...`` and no traceback) and return that last line."""
-    code = main(argv)
-    out, err = capsys.readouterr()
-    assert code == 2, (code, err)
-    assert out == "" and "Traceback" not in err
-    last = err.rstrip("\n").split("\n")[-1]
-    assert last.startswith("dpax: error: "), err
-    assert len(last) <= len("dpax: error: ") + MAX_MESSAGE_CHARS
-    return last
 
 
 def test_long_messages_are_one_capped_line(capsys):

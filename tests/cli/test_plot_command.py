@@ -5,24 +5,9 @@
 from __future__ import annotations
 
 import pytest
-
-from dpax.cli import main
-from dpax.cli.parsing import MAX_MESSAGE_CHARS
+from cli_helpers import fail
 
 CHEAP = ["--grid-step", "1e-2", "--no-cache"]
-
-
-def fail(argv, capsys) -> str:
-    """Run ``dpax argv``; assert a clean failure (status 2, nothing on stdout, the last line of
-    stderr ``dpax: error: ...`` and no traceback) and return that last line."""
-    code = main(argv)
-    out, err = capsys.readouterr()
-    assert code == 2, (code, err)
-    assert out == "" and "Traceback" not in err
-    last = err.rstrip("\n").split("\n")[-1]
-    assert last.startswith("dpax: error: "), err
-    assert len(last) <= len("dpax: error: ") + MAX_MESSAGE_CHARS
-    return last
 
 
 def test_plot_output_that_cannot_be_written(tmp_path, capsys):

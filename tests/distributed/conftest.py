@@ -8,13 +8,10 @@ logs); each test starts its own processes."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import textwrap
 
 import pytest
+import subprocess_helpers
 
 HEARTBEAT = 4  # seconds: how soon a dead process is noticed in these tests
 
@@ -44,54 +41,22 @@ WORKER = textwrap.dedent("""
 """ % HEARTBEAT)  # noqa: UP031 -- the template is Python source with f-string braces of its own
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _env():
-    return {**os.environ, "PYTHONUNBUFFERED": "1", "DPAX_DEBUG": ""}
-
-
-def _start(args, log):
-    return subprocess.Popen([sys.executable, *args], stdout=log, stderr=subprocess.STDOUT, env=_env())
-
-
-def _pair(argv_of, tmp_path, timeout=300):
-    """Run processes 0 and 1 (``argv_of(pid)``); (return codes, logs)."""
-    logs = [open(tmp_path / f"log{i}.txt", "w+") for i in range(2)]
-    procs = [_start(argv_of(i), logs[i]) for i in range(2)]
-    try:
-        codes = [p.wait(timeout) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-    texts = []
-    for f in logs:
-        f.seek(0)
-        texts.append(f.read())
-        f.close()
-    return codes, texts
-
-
 def _two_processes(tmp_path, *extra):
-    port, script = _free_port(), tmp_path / "worker.py"
+    port, script = subprocess_helpers.free_port(), tmp_path / "worker.py"
     script.write_text(WORKER)
-    return _pair(lambda i: [str(script), str(port), str(i), str(tmp_path / "r"), *extra], tmp_path)
+    return subprocess_helpers.pair(lambda i: [str(script), str(port), str(i), str(tmp_path / "r"), *extra], tmp_path)
 
 
 @pytest.fixture(scope="session")
 def free_port():
     """A function returning a free local port (for a coordinator)."""
-    return _free_port
+    return subprocess_helpers.free_port
 
 
 @pytest.fixture(scope="session")
 def worker_env():
     """A function returning the environment of a process the tests start."""
-    return _env
+    return subprocess_helpers.worker_env
 
 
 @pytest.fixture(scope="session")

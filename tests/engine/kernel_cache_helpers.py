@@ -1,7 +1,8 @@
 """Helpers of the kernel cache's tests (test_cache.py, test_kernel_store.py, and the seeds
 fixture of conftest.py): the two tiny workloads whose kernels they compile, and reading,
-seeding and loading a store."""
+seeding and loading a store, and the check that a cache module uses no pickle."""
 
+import ast
 import shutil
 
 import numpy as np
@@ -63,3 +64,15 @@ def _two_entries(store):
     (a, ha, pa), (b, hb, pb) = found[names[0]], found[names[-1]]
     assert ha["signature"] != hb["signature"] and ha["inputs"] != hb["inputs"]
     return (a, ha, pa), (b, hb, pb)
+
+
+def _assert_uses_no_pickle(module):
+    """The source of ``module`` imports no pickle (nor its kin) and not JAX's
+    serialize_executable, which pickles."""
+    source = open(module.__file__).read()
+    tree = ast.parse(source)
+    names = {a.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+             for a in node.names} | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not {"pickle", "cPickle", "dill", "cloudpickle", "marshal", "shelve"} & names
+    # JAX's serialize_executable module pickles
+    assert "experimental import serialize_executable" not in source and "deserialize_and_load" not in source

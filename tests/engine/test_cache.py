@@ -4,7 +4,6 @@ executables in memory (an entry XLA refuses dropped from it too), nothing stored
 own persistent cache is on, and each kernel compiled with its emitters. The store's own
 checks are tested in test_kernel_store.py."""
 
-import ast
 import os
 import stat
 import subprocess
@@ -13,7 +12,15 @@ import sys
 import jax
 import numpy as np
 import pytest
-from kernel_cache_helpers import _entries, _fresh_process_numbers, _numbers, _seed, _small, _two_entries
+from kernel_cache_helpers import (
+    _assert_uses_no_pickle,
+    _entries,
+    _fresh_process_numbers,
+    _numbers,
+    _seed,
+    _small,
+    _two_entries,
+)
 
 import dpax
 from dpax._engine import cache, kernel_store
@@ -52,13 +59,7 @@ def test_a_new_process_loads_the_store(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("module", [cache], ids=["cache"])
 def test_the_cache_modules_use_no_pickle(module):
-    source = open(module.__file__).read()
-    tree = ast.parse(source)
-    names = {a.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
-             for a in node.names} | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert not {"pickle", "cPickle", "dill", "cloudpickle", "marshal", "shelve"} & names
-    # JAX's serialize_executable module pickles
-    assert "experimental import serialize_executable" not in source and "deserialize_and_load" not in source
+    _assert_uses_no_pickle(module)
 
 
 def test_environment_switches(tmp_path, monkeypatch):

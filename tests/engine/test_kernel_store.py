@@ -4,7 +4,6 @@ checksums bound to the key, headers checked against the call, size limits, anoth
 fingerprint never loads, private directories and entries only), and the store is trimmed least
 recently used first."""
 
-import ast
 import json
 import os
 import pickle
@@ -15,7 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
-from kernel_cache_helpers import _entries, _fresh_process_numbers, _seed, _small, _two_entries
+from kernel_cache_helpers import _assert_uses_no_pickle, _entries, _fresh_process_numbers, _seed, _small, _two_entries
 
 from dpax._engine import cache, kernel_store
 
@@ -36,13 +35,7 @@ def test_stored_kernels_give_the_same_numbers_and_are_loaded_not_compiled(store,
 
 @pytest.mark.parametrize("module", [kernel_store], ids=["kernel_store"])
 def test_the_cache_modules_use_no_pickle(module):
-    source = open(module.__file__).read()
-    tree = ast.parse(source)
-    names = {a.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
-             for a in node.names} | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert not {"pickle", "cPickle", "dill", "cloudpickle", "marshal", "shelve"} & names
-    # JAX's serialize_executable module pickles
-    assert "experimental import serialize_executable" not in source and "deserialize_and_load" not in source
+    _assert_uses_no_pickle(module)
 
 
 class _Payload:

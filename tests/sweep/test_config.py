@@ -10,6 +10,7 @@ import io
 import json
 
 import pytest
+from sweep_helpers import write_file
 
 from dpax import sweep
 from dpax.sweep import config as sweep_config
@@ -17,13 +18,8 @@ from dpax.sweep import config as sweep_config
 ROW = "noise_multiplier,sample_rate,num_steps\n1,0.1,5\n"
 
 
-def _write(path, text):
-    path.write_text(text)
-    return str(path)
-
-
 def test_parse_formats_and_line_numbers(tmp_path):
-    rows_csv = sweep.read_config(_write(tmp_path / "c.csv", (
+    rows_csv = sweep.read_config(write_file(tmp_path / "c.csv", (
         "noise_multiplier,sample_rate,num_steps,alpha\n"
         "1.0,0.01,100,0.1\n"
         "\n"
@@ -46,8 +42,8 @@ def test_parse_formats_and_line_numbers(tmp_path):
                  "  - num_steps: 10\n    advantage: 0.2\n"
                  "  - !!python/object/apply:os.system ['echo unsafe']\n")
     with pytest.raises(sweep.SweepConfigError):  # the safe loader refuses Python tags: nothing is evaluated
-        sweep.read_config(_write(tmp_path / "c.yaml", yaml_text))
-    rows_yaml = sweep.read_config(_write(tmp_path / "d.yaml", yaml_text.rsplit("  - !!", 1)[0]))
+        sweep.read_config(write_file(tmp_path / "c.yaml", yaml_text))
+    rows_yaml = sweep.read_config(write_file(tmp_path / "d.yaml", yaml_text.rsplit("  - !!", 1)[0]))
     assert [(r.line, r.mode, r.params["grid_step"]) for r in rows_yaml] == [(5, "analyse", 0.01),
                                                                             (6, "calibrate", 0.01)]
 
@@ -55,11 +51,11 @@ def test_parse_formats_and_line_numbers(tmp_path):
     bom.write_bytes("\ufeffnoise_multiplier,sample_rate,num_steps\n1,0.1,5\n".encode())
     assert sweep.read_config(str(bom))[0].mode == "analyse"
 
-    rows_json = sweep.read_config(_write(tmp_path / "c.json", json.dumps(
+    rows_json = sweep.read_config(write_file(tmp_path / "c.json", json.dumps(
         [{"noise_multiplier": 1.0, "sample_rate": 0.01, "num_steps": 10}, [1, 2]], indent=1)))
     assert rows_json[0].error == "" and "mapping" in rows_json[1].error and rows_json[1].line > rows_json[0].line
-    rows_jsonl = sweep.read_config(_write(tmp_path / "c.jsonl", '{"noise_multiplier": 1, "sample_rate": 0.1, '
-                                          '"num_steps": 5}\n{bad json\n'))
+    rows_jsonl = sweep.read_config(write_file(tmp_path / "c.jsonl", '{"noise_multiplier": 1, "sample_rate": 0.1, '
+                                              '"num_steps": 5}\n{bad json\n'))
     assert rows_jsonl[0].error == "" and rows_jsonl[1].line == 2 and "JSON" in rows_jsonl[1].error
 
 
@@ -74,20 +70,20 @@ def _alias_bomb(levels: int) -> str:
 
 
 def test_yaml_anchors_and_aliases_are_refused(tmp_path):
-    small = _write(tmp_path / "small.yaml", _alias_bomb(2))  # 81 rows once expanded
+    small = write_file(tmp_path / "small.yaml", _alias_bomb(2))  # 81 rows once expanded
     with pytest.raises(sweep.SweepConfigError, match="anchor") as err:
         sweep.read_config(small)
     assert "small.yaml" in str(err.value) and "line 1" in str(err.value)
-    merge = _write(tmp_path / "merge.yaml", "- &base {sample_rate: 0.1, num_steps: 5}\n"
-                                            "- {<<: *base, noise_multiplier: 1}\n")
+    merge = write_file(tmp_path / "merge.yaml", "- &base {sample_rate: 0.1, num_steps: 5}\n"
+                                                "- {<<: *base, noise_multiplier: 1}\n")
     with pytest.raises(sweep.SweepConfigError, match="anchors and aliases are not allowed"):
         sweep.read_config(merge)
-    alias_only = _write(tmp_path / "alias.yaml", "- *nothing\n")
+    alias_only = write_file(tmp_path / "alias.yaml", "- *nothing\n")
     with pytest.raises(sweep.SweepConfigError, match="alias"):
         sweep.read_config(alias_only)
     bomb_text = _alias_bomb(9)
     assert len(bomb_text) < 600
-    bomb = _write(tmp_path / "bomb.yaml", bomb_text)
+    bomb = write_file(tmp_path / "bomb.yaml", bomb_text)
     with pytest.raises(sweep.SweepConfigError, match="anchor"):
         sweep.read_config(bomb)
     out = tmp_path / "bomb.csv"
@@ -95,8 +91,8 @@ def test_yaml_anchors_and_aliases_are_refused(tmp_path):
         sweep.run_sweep(bomb, str(out), progress=False, log=io.StringIO())
     assert not out.exists()
     # the 'defaults' mapping still shares values between rows
-    rows = sweep.read_config(_write(tmp_path / "ok.yaml", "defaults: {sample_rate: 0.1, num_steps: 5}\n"
-                                                           "rows:\n  - {noise_multiplier: 1}\n"))
+    rows = sweep.read_config(write_file(tmp_path / "ok.yaml", "defaults: {sample_rate: 0.1, num_steps: 5}\n"
+                                                              "rows:\n  - {noise_multiplier: 1}\n"))
     assert rows[0].error == "" and rows[0].params["sample_rate"] == 0.1
 
 
@@ -108,7 +104,7 @@ def test_yaml_anchors_and_aliases_are_refused(tmp_path):
                                   for t in range(5, 9))),
 ])
 def test_row_limit(ext, text, tmp_path, monkeypatch):
-    path = _write(tmp_path / f"cfg{ext}", text)
+    path = write_file(tmp_path / f"cfg{ext}", text)
     monkeypatch.setattr(sweep_config, "MAX_ROWS", 4)
     assert len(sweep.read_config(path)) == 4
     monkeypatch.setattr(sweep_config, "MAX_ROWS", 3)
@@ -117,7 +113,7 @@ def test_row_limit(ext, text, tmp_path, monkeypatch):
 
 
 def test_size_column_and_value_limits(tmp_path, monkeypatch):
-    path = _write(tmp_path / "cfg.csv", ROW)
+    path = write_file(tmp_path / "cfg.csv", ROW)
     monkeypatch.setattr(sweep_config, "MAX_CONFIG_BYTES", len(ROW))
     assert len(sweep.read_config(path)) == 1
     monkeypatch.setattr(sweep_config, "MAX_CONFIG_BYTES", len(ROW) - 1)
@@ -125,19 +121,19 @@ def test_size_column_and_value_limits(tmp_path, monkeypatch):
         sweep.read_config(path)
     monkeypatch.undo()
 
-    wide = _write(tmp_path / "wide.jsonl", '{"noise_multiplier": 1, "sample_rate": 0.1, "num_steps": 5}\n'
-                                           '{"noise_multiplier": 1, "sample_rate": 0.1, "num_steps": 5, "x": 1}\n')
+    wide = write_file(tmp_path / "wide.jsonl", '{"noise_multiplier": 1, "sample_rate": 0.1, "num_steps": 5}\n'
+                                               '{"noise_multiplier": 1, "sample_rate": 0.1, "num_steps": 5, "x": 1}\n')
     monkeypatch.setattr(sweep_config, "MAX_COLUMNS", 3)
     with pytest.raises(sweep.SweepConfigError, match=r"line 2: more than 3 distinct columns \(dpax.sweep.config"):
         sweep.read_config(wide)
     monkeypatch.undo()
 
-    long_yaml = _write(tmp_path / "long.yaml", "- {noise_multiplier: 1, sample_rate: 0.1, num_steps: 5, name: "
-                       + "x" * (sweep.MAX_FIELD_CHARS + 1) + "}\n")
+    long_yaml = write_file(tmp_path / "long.yaml", "- {noise_multiplier: 1, sample_rate: 0.1, num_steps: 5, name: "
+                           + "x" * (sweep.MAX_FIELD_CHARS + 1) + "}\n")
     with pytest.raises(sweep.SweepConfigError, match=r"line 1: the value of 'name' is longer than 131,072"):
         sweep.read_config(long_yaml)
-    long_csv = _write(tmp_path / "long.csv", "noise_multiplier,sample_rate,num_steps,name\n1,0.1,5,x\n"
-                      "1,0.1,5," + "x" * 140_000 + "\n")
+    long_csv = write_file(tmp_path / "long.csv", "noise_multiplier,sample_rate,num_steps,name\n1,0.1,5,x\n"
+                          "1,0.1,5," + "x" * 140_000 + "\n")
     with pytest.raises(sweep.SweepConfigError, match=r"long.csv: line 3: a field is longer than 131,072"):
         sweep.read_config(long_csv)
 
@@ -150,7 +146,7 @@ def test_size_column_and_value_limits(tmp_path, monkeypatch):
                '{"noise_multiplier": 1, "sample_rate": 0.1, "num_steps": 5, "out_whatever": 1}\n', "out_whatever"),
 ])
 def test_input_columns_named_like_answers_are_refused(ext, text, column, tmp_path):
-    path = _write(tmp_path / f"cfg{ext}", text)
+    path = write_file(tmp_path / f"cfg{ext}", text)
     with pytest.raises(sweep.SweepConfigError, match=f"the column '{column}' is named like a column of the results"):
         sweep.read_config(path)
     out = tmp_path / "res.csv"
@@ -168,7 +164,7 @@ def test_input_columns_named_like_answers_are_refused(ext, text, column, tmp_pat
 ])
 def test_malformed_yaml_structure(text, match, tmp_path):
     with pytest.raises(sweep.SweepConfigError, match=match):
-        sweep.read_config(_write(tmp_path / "cfg.yaml", text))
+        sweep.read_config(write_file(tmp_path / "cfg.yaml", text))
 
 
 def test_files_that_are_not_utf8_text(tmp_path):

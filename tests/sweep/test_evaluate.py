@@ -18,6 +18,7 @@ import types
 
 import numpy as np
 import pytest
+from sweep_helpers import read_csv_rows, write_file
 
 import dpax
 from dpax import sweep
@@ -94,19 +95,9 @@ def test_a_sweep_writes_the_comparison(tmp_path):
     assert sweep.run_sweep(str(cfg), out, resume=True, progress=False, log=io.StringIO())["already_done"] == 3
 
 
-def _write(path, text):
-    path.write_text(text)
-    return str(path)
-
-
-def _read_csv(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
-
-
 @pytest.mark.slow  # 13 s; the sweep runner is also tested by the resume tests
 def test_analysed_and_calibrated_rows_match_dpax(tmp_path):
-    cfg = _write(tmp_path / "cfg.csv", (
+    cfg = write_file(tmp_path / "cfg.csv", (
         "name,noise_multiplier,sample_rate,num_steps,alpha,beta,advantage,delta\n"
         "a,1.0,0.01,100,0.1,,,\n"
         "b,1.5,0.02,50,,,0.2,1e-6\n"
@@ -117,7 +108,7 @@ def test_analysed_and_calibrated_rows_match_dpax(tmp_path):
     summary = sweep.run_sweep(cfg, out, grid_step=STEP, progress=False, log=log)
     assert summary["rows"] == 4 and summary["invalid"] == 1 and summary["written"] == 4
     assert "line 5 (row 4)" in log.getvalue()
-    res = {int(r["row"]): r for r in _read_csv(out)}
+    res = {int(r["row"]): r for r in read_csv_rows(out)}
     assert res[4]["status"] == "invalid" and "noise_multiplier" in res[4]["reason"]
     assert res[1]["name"] == "a" and res[1]["mode"] == "analyse"
 

@@ -14,6 +14,7 @@ import os
 import re
 
 import pytest
+from sweep_helpers import file_lines
 
 import dpax
 from dpax import sweep
@@ -61,18 +62,14 @@ def test_merge_writes_the_one_process_file(tmp_path, ext):
         parts._merge(str(out), header, order + [7], [], keep_output=True)
 
 
-def _lines(data: bytes) -> list[str]:
-    return data.decode().split("\n")[:-1]
-
-
 @pytest.mark.parametrize("ext", ["csv", "jsonl"])
 def test_part_files_are_checked_like_the_results(clean, tmp_path, ext):
     cfg, data = clean
     rows = sweep.read_config(cfg)
-    header = _lines(data["csv"])[0].split(",")  # the same columns in both formats
+    header = file_lines(data["csv"])[0].split(",")  # the same columns in both formats
     out = tmp_path / f"out.{ext}"
     p0, p1 = parts._part_path(str(out), 0, 2), parts._part_path(str(out), 1, 2)
-    lines = _lines(data[ext])
+    lines = file_lines(data[ext])
     first = 1 if ext == "csv" else 0
     head = lines[:1] if ext == "csv" else []
 

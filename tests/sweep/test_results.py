@@ -18,6 +18,7 @@ import json
 import re
 
 import pytest
+from sweep_helpers import file_lines, write_file
 
 from dpax import sweep
 from dpax.cli import main
@@ -44,17 +45,18 @@ def test_a_clean_file_resumes_unchanged(clean, tmp_path, ext):
     assert s["already_done"] == 5 and s["written"] == 0 and path.read_bytes() == data[ext]
 
 
-def _lines(data: bytes) -> list[str]:
-    return data.decode().split("\n")[:-1]
+def _replace(table, row, old, new):
+    """Replace ``old`` by ``new`` once in the line of ``row`` (``table``: its line numbers)."""
+    def edit(lines):
+        i = table[row] - 1
+        assert old in lines[i]
+        lines[i] = lines[i].replace(old, new, 1)
+    return edit
 
 
 def _csv_edit(row, old, new):
     """Replace ``old`` by ``new`` once in the CSV line of ``row``."""
-    def edit(lines):
-        i = CSV_LINE[row] - 1
-        assert old in lines[i]
-        lines[i] = lines[i].replace(old, new, 1)
-    return edit
+    return _replace(CSV_LINE, row, old, new)
 
 
 def _swap(a, b, table):
@@ -125,13 +127,14 @@ CSV_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", list(CSV_CASES))
-def test_a_corrupted_csv_file_is_refused(clean, tmp_path, case):
+def _assert_refused(clean, tmp_path, ext, edit, line, message):
+    """The clean ``ext`` file with ``edit`` applied to its lines: resuming it raises a ValueError
+    naming the file and ``line`` and matching ``message``, and leaves the file untouched; returns
+    the error's text."""
     cfg, data = clean
-    edit, line, message = CSV_CASES[case]
-    lines = _lines(data["csv"])
+    lines = file_lines(data[ext])
     edit(lines)
-    path = tmp_path / "r.csv"
+    path = tmp_path / f"r.{ext}"
     bad = ("\n".join(lines) + "\n").encode()
     path.write_bytes(bad)
     with pytest.raises(ValueError) as err:
@@ -139,8 +142,14 @@ def test_a_corrupted_csv_file_is_refused(clean, tmp_path, case):
     text = str(err.value)
     assert text.startswith(f"results file {str(path)!r}: line {line}: "), text
     assert re.search(message, text), text
-    assert "cannot be resumed" in text and "--overwrite" in text and "\n" not in text
     assert path.read_bytes() == bad  # untouched
+    return text
+
+
+@pytest.mark.parametrize("case", list(CSV_CASES))
+def test_a_corrupted_csv_file_is_refused(clean, tmp_path, case):
+    text = _assert_refused(clean, tmp_path, "csv", *CSV_CASES[case])
+    assert "cannot be resumed" in text and "--overwrite" in text and "\n" not in text
 
 
 def _json_edit(row, change):
@@ -154,11 +163,7 @@ def _json_edit(row, change):
 
 
 def _json_text(row, old, new):
-    def edit(lines):
-        i = JSON_LINE[row] - 1
-        assert old in lines[i]
-        lines[i] = lines[i].replace(old, new, 1)
-    return edit
+    return _replace(JSON_LINE, row, old, new)
 
 
 JSON_CASES = {
@@ -196,19 +201,7 @@ JSON_CASES = {
 
 @pytest.mark.parametrize("case", list(JSON_CASES))
 def test_a_corrupted_json_lines_file_is_refused(clean, tmp_path, case):
-    cfg, data = clean
-    edit, line, message = JSON_CASES[case]
-    lines = _lines(data["jsonl"])
-    edit(lines)
-    path = tmp_path / "r.jsonl"
-    bad = ("\n".join(lines) + "\n").encode()
-    path.write_bytes(bad)
-    with pytest.raises(ValueError) as err:
-        _resume(cfg, path)
-    text = str(err.value)
-    assert text.startswith(f"results file {str(path)!r}: line {line}: "), text
-    assert re.search(message, text), text
-    assert path.read_bytes() == bad
+    _assert_refused(clean, tmp_path, "jsonl", *JSON_CASES[case])
 
 
 def test_a_file_of_another_config_is_refused(clean, resume_config, tmp_path):
@@ -287,11 +280,6 @@ def test_the_writer_escapes_control_characters_in_reason(tmp_path):
         assert rec["reason"] == "bad\\nvalue \\x1b[31m\\u202e"
 
 
-def _write(path, text):
-    path.write_text(text)
-    return str(path)
-
-
 def test_yaml_to_json_lines_resume_after_a_torn_line(tmp_path):
     """Resume from a JSON-lines file whose last line was cut short (a crash mid-write): the
     torn line is dropped and its rows recomputed; the result equals a clean run."""
@@ -302,8 +290,9 @@ def test_yaml_to_json_lines_resume_after_a_torn_line(tmp_path):
     # configurations; batches of 4 rows compiled 9 kernels, ~6 s, for this test alone). The
     # noises differ by little enough that every row keeps the same kernel shapes.
     noises = [f"{4.0 + 0.004 * i:.3f}" for i in range(8)]
-    cfg = _write(tmp_path / "cfg.yaml", "defaults: {sample_rate: 0.001, num_steps: 200, grid_step: 0.01, alpha: 0.1}\n"
-                 "rows:\n" + "".join(f"  - {{noise_multiplier: {s}, tag: r{i}}}\n" for i, s in enumerate(noises)))
+    cfg = write_file(tmp_path / "cfg.yaml",
+                     "defaults: {sample_rate: 0.001, num_steps: 200, grid_step: 0.01, alpha: 0.1}\n"
+                     "rows:\n" + "".join(f"  - {{noise_multiplier: {s}, tag: r{i}}}\n" for i, s in enumerate(noises)))
     full, part = str(tmp_path / "full.jsonl"), str(tmp_path / "part.jsonl")
     sweep.run_sweep(cfg, full, batch_size=1, progress=False, log=io.StringIO())
     lines = open(full).read().splitlines(keepends=True)
@@ -316,7 +305,7 @@ def test_yaml_to_json_lines_resume_after_a_torn_line(tmp_path):
 
 
 def test_results_that_cannot_be_written_or_read(tmp_path):
-    cfg = _write(tmp_path / "cfg.csv", ROW)
+    cfg = write_file(tmp_path / "cfg.csv", ROW)
     missing = tmp_path / "nowhere" / "r.csv"
     with pytest.raises(ValueError, match=r"output: cannot write the results file .*nowhere.*No such file"):
         sweep.run_sweep(cfg, str(missing), progress=False)

@@ -10,18 +10,14 @@ import json
 
 import numpy as np
 import pytest
+from sweep_helpers import write_file
 
 from dpax import sweep, targets
 
 
-def _write(path, text):
-    path.write_text(text)
-    return str(path)
-
-
 def test_messages_never_carry_a_whole_row(tmp_path):
     huge = list(range(10_000))
-    path = _write(tmp_path / "cfg.json", json.dumps([
+    path = write_file(tmp_path / "cfg.json", json.dumps([
         huge,
         {"noise_multiplier": huge, "sample_rate": 0.1, "num_steps": 5},
         {"noise_multiplier": 1, "sample_rate": 0.1, "num_steps": 5, "mechanism": "x" * 10_000},
@@ -36,7 +32,7 @@ def test_messages_never_carry_a_whole_row(tmp_path):
 
 def test_carried_values_json_cannot_hold_are_written_as_text(tmp_path):
     """A YAML date (or binary) is carried to JSON-lines results as its text, not a crash."""
-    path = _write(tmp_path / "cfg.yaml", "- {sample_rate: 0.1, when: 2020-01-02, blob: !!binary aGk=}\n")
+    path = write_file(tmp_path / "cfg.yaml", "- {sample_rate: 0.1, when: 2020-01-02, blob: !!binary aGk=}\n")
     out = str(tmp_path / "r.jsonl")
     sweep.run_sweep(path, out, progress=False, log=io.StringIO())
     (rec,) = sweep.read_results(out)

@@ -7,18 +7,18 @@ one-process file byte for byte."""
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 import numpy as np
 import pytest
+from subprocess_helpers import free_port, pair, start
+from sweep_helpers import read_csv_rows, write_file
 
 import dpax
 from dpax import sweep
@@ -28,16 +28,6 @@ from dpax.sweep import parts
 
 STEP = 1e-2
 HEARTBEAT = 4  # seconds: how soon a dead process is noticed in the two-process sweep
-
-
-def _write(path, text):
-    path.write_text(text)
-    return str(path)
-
-
-def _read_csv(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
 
 
 def _config_500(path):
@@ -77,7 +67,7 @@ def test_500_rows_interrupted_and_resumed_equal_uninterrupted(tmp_path):
     _, err = p.communicate(timeout=600)
     assert p.returncode == 130, err
     assert "--resume" in err
-    rows = _read_csv(part)
+    rows = read_csv_rows(part)
     assert 30 <= len(rows) < 500 and len(rows) % 10 == 0  # whole batches only
     assert open(part).read().endswith("\n")
 
@@ -88,13 +78,13 @@ def test_500_rows_interrupted_and_resumed_equal_uninterrupted(tmp_path):
     assert summary["already_done"] == len(rows) and summary["written"] == 500 - len(rows)
 
     key = lambda r: int(r["row"])
-    a, b = sorted(_read_csv(full), key=key), sorted(_read_csv(part), key=key)
+    a, b = sorted(read_csv_rows(full), key=key), sorted(read_csv_rows(part), key=key)
     assert [key(r) for r in b] == list(range(1, 501))
     assert a == b  # every cell, as written (exact float reprs)
 
 
 def test_the_log_of_many_malformed_rows_is_bounded(tmp_path):
-    path = _write(tmp_path / "cfg.csv", "noise_multiplier,sample_rate,num_steps\n" + "x,0.1,5\n" * 50)
+    path = write_file(tmp_path / "cfg.csv", "noise_multiplier,sample_rate,num_steps\n" + "x,0.1,5\n" * 50)
     log = io.StringIO()
     out = str(tmp_path / "r.csv")
     s = sweep.run_sweep(path, out, progress=False, log=log)
@@ -159,38 +149,6 @@ def test_compare_standard_must_be_a_flag(tmp_path):
     assert not (tmp_path / "out.csv").exists()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _env():
-    return {**os.environ, "PYTHONUNBUFFERED": "1", "DPAX_DEBUG": ""}
-
-
-def _start(args, log):
-    return subprocess.Popen([sys.executable, *args], stdout=log, stderr=subprocess.STDOUT, env=_env())
-
-
-def _pair(argv_of, tmp_path, timeout=300):
-    """Run processes 0 and 1 (``argv_of(pid)``); (return codes, logs)."""
-    logs = [open(tmp_path / f"log{i}.txt", "w+") for i in range(2)]
-    procs = [_start(argv_of(i), logs[i]) for i in range(2)]
-    try:
-        codes = [p.wait(timeout) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-    texts = []
-    for f in logs:
-        f.seek(0)
-        texts.append(f.read())
-        f.close()
-    return codes, texts
-
-
 CONFIG = """noise_multiplier,sample_rate,num_steps,advantage,grid_step,name
 0.8,0.05,20,,0.01,a
 ,0.05,20,0.2,0.01,b
@@ -216,10 +174,10 @@ def test_two_process_sweep_killed_resumed_equals_one_process(tmp_path):
     (tmp_path / "cfg.csv").write_text(CONFIG)
     dpax.sweep.run_sweep(str(tmp_path / "cfg.csv"), str(tmp_path / "one.csv"), batch_size=1, progress=False,
                          log=open(os.devnull, "w"))
-    port = _free_port()
+    port = free_port()
     argv = _sweep_argv(tmp_path, port)
     logs = [open(tmp_path / f"k{i}.txt", "w+") for i in range(2)]
-    procs = [_start(argv(i), logs[i]) for i in range(2)]
+    procs = [start(argv(i), logs[i]) for i in range(2)]
     part1 = tmp_path / "two.part-1-of-2.csv"
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not (part1.exists() and part1.read_text().count("\n") >= 2):
@@ -235,7 +193,7 @@ def test_two_process_sweep_killed_resumed_equals_one_process(tmp_path):
     written = part1.read_text().count("\n")
     assert written >= 2 and not (tmp_path / "two.csv").exists()
 
-    codes, logs2 = _pair(_sweep_argv(tmp_path, _free_port(), "--resume"), tmp_path)
+    codes, logs2 = pair(_sweep_argv(tmp_path, free_port(), "--resume"), tmp_path)
     assert codes == [0, 0], logs2
     assert not any("experimental" in log for log in [text0, *logs2]), logs2  # JAX's recoverable-mode notice
     assert (tmp_path / "two.csv").read_bytes() == (tmp_path / "one.csv").read_bytes()
