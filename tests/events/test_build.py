@@ -11,6 +11,7 @@ The compositions at grid 1e-4 are those of dp-accounting's own accountant tests
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -84,12 +85,38 @@ def test_every_event_agrees_with_dp_accounting_on_the_same_grid(case):
                                   pytest.param("poisson_gaussian", marks=pytest.mark.slow),
                                   pytest.param("laplace", marks=pytest.mark.slow)])
 def test_the_answer_is_on_the_safe_side_of_a_finer_grid(case):
+    """The coarse grid's answer is at or above the finer grid's. The discrete Laplace's losses
+    (multiples of 0.5) lie on both grids, so neither discretises them and the finer grid only
+    carries more round-off allowance (its delta(0.5) is 2.8e-11 above the truth, the coarse
+    grid's 2.4e-12): there both are held to the exact composition instead."""
     coarse = _accountants(case, 1e-3)[0]
     fine = _accountants(case, 1e-4)[0]
     for delta in (1e-6, 1e-3):
         assert coarse.get_epsilon(delta) >= fine.get_epsilon(delta) - 1e-9, (case, delta)
     for eps in (0.5, 2.0):
-        assert coarse.get_delta(eps) >= fine.get_delta(eps) - 1e-15, (case, eps)
+        if case == "discrete_laplace":
+            exact = _discrete_laplace_delta(eps)
+            for acc in (coarse, fine):
+                assert exact * (1 - 1e-14) <= acc.get_delta(eps) <= exact + 1e-9, (case, eps)
+        else:
+            assert coarse.get_delta(eps) >= fine.get_delta(eps) - 1e-15, (case, eps)
+
+
+def _discrete_laplace_delta(eps):
+    """delta(eps) of CASES["discrete_laplace"] in closed form. A discrete Laplace of parameter
+    t and sensitivity 1 has privacy loss +t on the outputs x >= 1 (probability e^-t / (1 +
+    e^-t) under P) and -t on x <= 0, so the composed loss is a sum of five signed t's:
+    delta = sum over the 32 sign patterns of e^l P(l) (1 - e^(eps - l))_+."""
+    ts = [1.0] * 3 + [0.5] * 2
+    total = 0.0
+    for signs in itertools.product((1, -1), repeat=len(ts)):
+        prob, loss = 1.0, 0.0
+        for t, sign in zip(ts, signs):
+            up = math.exp(-t) / (1.0 + math.exp(-t))
+            prob *= up if sign > 0 else 1.0 - up
+            loss += sign * t
+        total += math.exp(loss) * prob * max(0.0, 1.0 - math.exp(eps - loss))
+    return total
 
 
 def test_gaussians_compose_exactly_to_one_gaussian():
