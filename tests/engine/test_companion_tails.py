@@ -68,16 +68,22 @@ def test_small_sides_over_estimate_the_exact_composition():
 # (a composed Gaussian's epsilon bracket around the closed form at grid 1e-3)
 @pytest.mark.parametrize("step", [1e-2, pytest.param(1e-3, marks=pytest.mark.slow)])
 def test_far_tail_epsilon_brackets_the_truth(step):
-    """mu = 4 (sigma 1, 16 steps): epsilon at delta 1e-14 to 1e-6 within a narrow bracket
-    around the closed form (the companion's old ratio bound gave 28.3 at 1e-10; without the
-    big sides' booking, epsilon(1e-14) came out 0.01 above the truth at grid 1e-2)."""
+    """mu = 4 (sigma 1, 16 steps): epsilon at delta 1e-14 to 1e-6 bracketing the closed form,
+    the optimistic side within the grid's effect of it (the companion's old ratio bound gave
+    28.3 at 1e-10; without the big sides' booking, epsilon(1e-14) came out 0.01 above the
+    truth at grid 1e-2).
+
+    The safe side books each composed point's FFT round-off bound (a few ulps of the law's
+    peak times the steps), which the far tail's tiny masses feel: at grid 1e-3 it is about
+    1e-4 of delta at 1e-10, so the safe epsilon is 1.3e-4 above the truth there (measured;
+    2.8e-6 at 1e-6, where the grid dominates), and looser still at 1e-12 and 1e-14."""
     pl = dpax.gaussian(1.0, grid_step=step).self_compose(16)
     deltas = np.array([1e-14, 1e-12, 1e-10, 1e-6])
     e = pl.epsilon(deltas, bounds=True)
     truth = np.array([gdp_epsilon(d, 4.0) for d in deltas])
     assert np.all(e.optimistic < truth) and np.all(truth < e.safe)
-    assert np.all(truth - e.optimistic < (1e-3 if step == 1e-2 else 2e-5))  # the safe side is looser at 1e-14
-    assert np.all(e.width[2:] < (1e-3 if step == 1e-2 else 5e-5))
+    assert np.all(truth - e.optimistic < (1e-3 if step == 1e-2 else 2e-5))
+    assert np.all(e.width[2:] < ((1e-3, 1e-3) if step == 1e-2 else (3e-4, 1e-5)))
 
 
 def test_mu_bracket_holds_the_truth_and_is_narrow():
@@ -99,11 +105,18 @@ def test_dpsgd_mu_bracket_is_narrow():
 
 @pytest.mark.slow
 def test_dpsgd_mu_bracket_at_grid_1e4():
-    """The README's DP-SGD (sigma 1, p 1e-3, 10^4 steps) at grid 1e-4."""
+    """The README's DP-SGD (sigma 1, p 1e-3, 10^4 steps) at grid 1e-4: the bracket [0.158344,
+    0.174582] (README, "Certified error bars"). mu is set at the box's corner (FPR 1e-10),
+    where the safe side's booked FFT round-off is no longer small against the tail; one
+    decade further in (tail 1e-8) the bracket is 4.2e-4 wide (measured)."""
     pl = dpax.dpsgd(1.0, 1e-3, 10_000, grid_step=1e-4)
-    mu_opt = dpax.gdp.mu_and_regret(pl.optimistic_companion())[0]
+    companion = pl.optimistic_companion()
+    mu_opt = dpax.gdp.mu_and_regret(companion)[0]
     mu_safe = dpax.gdp.mu_and_regret(pl)[0]
-    assert mu_opt <= mu_safe and mu_safe - mu_opt < 3e-3
+    assert abs(mu_opt - 0.158344) < 1e-5 and mu_opt <= mu_safe < mu_opt + 0.02
+    inner_opt = dpax.gdp.mu_and_regret(companion, tail=1e-8)[0]
+    inner_safe = dpax.gdp.mu_and_regret(pl, tail=1e-8)[0]
+    assert inner_opt <= inner_safe < inner_opt + 1e-3
 
 
 def test_tilt_rates_aim_at_the_tail():
