@@ -47,12 +47,14 @@ def test_table_right_aligns_under_the_widest_cell_or_header():
     # the header is widened by the cells, every line the same length, the indent as given
     lines = table(("x", "y"), [("123", "4")], indent="")
     assert lines == ["  x  y", "123  4"]
+    assert table(("name", "v"), []) == ["  name  v"]  # no rows: the header alone
 
 
 def test_pairs_pads_keys_to_one_width():
     assert pairs([("mu", "1.5"), ("regret", "0.001")]) == ["  mu      1.5", "  regret  0.001"]
     assert pairs([("a", "x")], indent="") == ["a  x"]
     assert pairs([("key", "")], indent="- ") == ["- key  "]
+    assert pairs([]) == []
 
 
 def test_jsonable_gives_what_json_writes():

@@ -88,24 +88,24 @@ def probability(value: float | None, complement: float | None = None, digits: in
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
-    """Lines of a right-aligned table with a header line.
+    """Lines of a right-aligned table with a header line (the header alone for no rows).
 
     >>> print("\\n".join(table(("a", "b"), [("1", "22")])))
       a   b
       1  22
     """
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
     lines = [indent + "  ".join(h.rjust(w) for h, w in zip(headers, widths))]
     lines += [indent + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
     return lines
 
 
 def pairs(items: Sequence[tuple[str, str]], indent: str = "  ") -> list[str]:
-    """Lines of ``key  value`` with the keys padded to one width.
+    """Lines of ``key  value`` with the keys padded to one width (none for no items).
 
     >>> print("\\n".join(pairs([("mu", "1.5"), ("regret", "0.001")])))
       mu      1.5
       regret  0.001
     """
-    width = max(len(k) for k, _ in items)
+    width = max((len(k) for k, _ in items), default=0)
     return [f"{indent}{k.ljust(width)}  {v}" for k, v in items]
