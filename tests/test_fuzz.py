@@ -223,6 +223,9 @@ class Spec:
     in_default: bool = True
     #: calls of the slow variant (searches and subprocess-like command lines: fewer)
     slow_examples: int = SLOW_EXAMPLES
+    #: an optional package its valid calls import (the slow variant, which makes them, is
+    #: skipped without it)
+    needs: str | None = None
 
     def __repr__(self) -> str:
         return self.name
@@ -327,15 +330,21 @@ BAD_COMPOSE_ITEM = st.one_of(
     BAD_COUNT.map(lambda c: (pls()["one"], c)),
 )
 
+def query(invalid: st.SearchStrategy) -> st.SearchStrategy:
+    """The invalid values of a risk method's query array: ``invalid`` less the empty list (an
+    empty query is valid and gets an empty answer, ``privacy_loss.checks.query_values``)."""
+    return invalid.filter(lambda v: not (isinstance(v, list) and len(v) == 0))
+
+
 METHODS = [
     Spec("PrivacyLoss.beta", lambda pl, alpha: pl.beta(alpha),
-         (Arg("pl", one_of("one").map(lambda k: pls()[k]), None), Arg("alpha", ALPHA, BAD_PROB)), probability),
+         (Arg("pl", one_of("one").map(lambda k: pls()[k]), None), Arg("alpha", ALPHA, query(BAD_PROB))), probability),
     Spec("PrivacyLoss.delta", lambda pl, epsilon: pl.delta(epsilon),
          (Arg("pl", one_of("one").map(lambda k: pls()[k]), None),
-          Arg("epsilon", st.one_of(EPS, real(-1e300, 1e300)), ANY_BAD)),
+          Arg("epsilon", st.one_of(EPS, real(-1e300, 1e300)), query(ANY_BAD))),
          probability),
     Spec("PrivacyLoss.epsilon", lambda pl, delta: pl.epsilon(delta),
-         (Arg("pl", one_of("one").map(lambda k: pls()[k]), None), Arg("delta", DELTA, BAD_PROB)),
+         (Arg("pl", one_of("one").map(lambda k: pls()[k]), None), Arg("delta", DELTA, query(BAD_PROB))),
          functools.partial(finite, allow_inf=True)),
     Spec("PrivacyLoss.self_compose", lambda pl, num_steps: pl.self_compose(num_steps),
          (Arg("pl", one_of("one").map(lambda k: pls()[k]), None),
@@ -1186,7 +1195,7 @@ ACCOUNTANTS = [
         _acc.register_with_opacus(name, grid_step=grid_step, force=True))[0], (
         Arg("name", one_of("dpax-fuzz"), one_of(None, 1, b"x")), Arg("grid_step", GRID, BAD_GRID)),
         lambda cls: None if isinstance(cls, type) else pytest.fail("not a class"), FEW, valid_default=False,
-        covers=("dpax.accountants.register_with_opacus",)),
+        covers=("dpax.accountants.register_with_opacus",), needs="opacus"),
 ]
 
 # -- compat: gdpnum and riskcal ---------------------------------------------------------------------
@@ -1632,6 +1641,8 @@ def _fuzz_test(spec: Spec, examples: int, slow: bool) -> Callable[..., None]:
         fuzz_once(spec, *case)
 
     def test() -> None:
+        if spec.needs and (slow or spec.valid_default):
+            pytest.importorskip(spec.needs)
         _rows[0] = BATCH_ROWS[slow]  # read while hypothesis draws the calls
         try:
             calls()
