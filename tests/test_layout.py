@@ -26,6 +26,7 @@ LAYERS = (
     "dpax.privacy_loss.interval",
     "dpax.privacy_loss.checks",
     "dpax.privacy_loss.fields",
+    "dpax.privacy_loss.tails",
     "dpax.privacy_loss.companion",
     "dpax.privacy_loss.risks",
     "dpax.privacy_loss.shaping",

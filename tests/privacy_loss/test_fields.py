@@ -47,5 +47,5 @@ def test_a_hand_built_value_is_checked_and_complete():
         dpax.PrivacyLoss([0.5, 0.4], [0.5, 0.5], 0, 0.0, 0.0, 1.0)
     pl = dpax.PrivacyLoss([0.5, 0.5], [0.5, 0.5], 0, 0.0, 0.0, 1.0)
     assert set(vars(pl)) == {"_pair", "_batch_shape", "grid_step", "description", "exact_ratio", "optimistic",
-                             "_slack", "_gdp_bound", "_companion"}
+                             "_slack", "_gdp_bound", "_companion", "_tails"}
     assert gdp_bound_rows(pl) is None and pl.advantage() == 0.0

@@ -95,7 +95,7 @@ def tilted_laws(pmf_x, pmf_y, offset, grid_step, theta):
 
 
 def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, length, exact_ratio, aligned=False,
-            tilted=False, steps=None):
+            tilted=False, steps=None, closed=True):
     """Back from the frequency domain (X's spectra stacked over Y's) onto each row's window
     [lo, hi] (rows, length); returns the PLRV arrays with their offsets.
 
@@ -117,7 +117,9 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
     ``tilted``: the spectra also hold a companion's tilted laws (:func:`tilted_laws`);
     returns the pair and the :class:`Pair` of each two composed tilted laws (atoms 0),
     the FFT's values as they are (the companion books its round-off itself,
-    :func:`dpax._engine.optimistic.reclose`).
+    :func:`dpax._engine.optimistic.reclose`). With ``closed`` False the pair is the FFT's
+    values as they are too (at least 0, inside the window), its atoms the factors' and the
+    window's cuts (:func:`dpax._engine.tail_bounds.tighten` books the round-off).
     """
     lo, hi = window.lo, window.hi
     rows = lo.shape[0]
@@ -137,7 +139,11 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
         inside = pos <= (hi - lo)[:, None]
         offset = lo
     inf_y, neginf_x = -jnp.expm1(neglog_fin_y), -jnp.expm1(neglog_fin_x)
-    if tilted:
+    if tilted and not closed:
+        pmf_x = jnp.where(inside, jnp.maximum(comp[:rows], 0.0), 0.0)
+        pmf_y = jnp.where(inside, jnp.maximum(comp[rows:2 * rows], 0.0), 0.0)
+        inf_y, neginf_x = jnp.minimum(inf_y + window.cut_y, 1.0), jnp.minimum(neginf_x + window.cut_x, 1.0)
+    elif tilted:
         pmf_x = jnp.where(inside, jnp.maximum(comp[:rows], 0.0), 0.0)
         pmf_y = jnp.where(inside, jnp.maximum(comp[rows:2 * rows], 0.0), 0.0)
         if exact_ratio:
@@ -167,9 +173,9 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
 
 
 @functools.partial(_cache.kernel, name="fft_compose")
-@functools.partial(jax.jit, static_argnames=("length", "exact_ratio", "bits", "aligned"))
+@functools.partial(jax.jit, static_argnames=("length", "exact_ratio", "bits", "aligned", "closed"))
 def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window, grid_step, theta=None, *, length,
-                       exact_ratio, bits, aligned=False) -> Pair:
+                       exact_ratio, bits, aligned=False, closed=True) -> Pair:
     """Convolution of ``counts[k]`` copies of each factor (rows, n_k) on the window, the
     spectra multiplied in a ``lax.scan`` over each group of equal-length factors.
 
@@ -178,7 +184,7 @@ def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window,
     within ``count`` positions of position 0 and needs no roll (see :func:`_finish`).
     ``theta`` (rows, 4), for a companion: the tilted laws are composed too, in the same
     batched FFT (:func:`tilted_laws`); returns (pair, small sides' tilted pair, big sides'
-    tilted pair).
+    tilted pair), the pair unclosed if not ``closed`` (see :func:`_finish`).
     """
     def first(factor):  # the product of no spectra yet: the first factor's terms alone
         px, py, off, iy, nx, count = factor
@@ -206,7 +212,7 @@ def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window,
     spec, start, neglog_fin_y, neglog_fin_x = carry
     steps = sum(jnp.asarray(c, jnp.float64) for c in counts)
     return _finish(spec, start, neglog_fin_y, neglog_fin_x, window, grid_step, length, exact_ratio, aligned,
-                   theta is not None, steps)
+                   theta is not None, steps, closed)
 
 
 
@@ -291,14 +297,15 @@ class Tilted(NamedTuple):
     length: Any
 
 
-def compose_arrays(factors, counts, grid_step, exact_ratio=False, tilted=False) -> Pair | Tilted:
+def compose_arrays(factors, counts, grid_step, exact_ratio=False, tilted=False, closed=True) -> Pair | Tilted:
     """Compose pairs of rows (each a :class:`Pair`, (rows, n_k)) with integer counts (rows,)
     on one grid step.
 
     ``exact_ratio``: every factor has Pr[X = x] = e^-x Pr[Y = x] on its finite points
     (see :func:`use_exact_ratio`). ``tilted`` (optimistic companions): also compose the
     tilted laws (:func:`tilted_laws`, rates from :func:`tilt_rates`) in the same FFTs, and
-    return a :class:`Tilted`.
+    return a :class:`Tilted`; with ``closed`` False its pair is the FFT's values as they
+    are (a dominating pair's far tails tightened, :mod:`dpax._engine.tail_bounds`).
 
     Host side: one kernel finds each row's Chernoff window; each row gets its own padded FFT
     length (so compiled kernels are reused) and placement, and the rows sharing both are
@@ -321,7 +328,8 @@ def compose_arrays(factors, counts, grid_step, exact_ratio=False, tilted=False) 
     if len(keys) == 1:  # every row the same: one call, or chunks of the batch
         per_row = laws * _grid.BYTES_PER_POINT * out_len + _FACTOR_BYTES * sum(sizes)
         if _grid.rows_per_chunk(rows, per_row, 0, "composition", detail) >= rows:
-            out = _convolve(factors, counts, plan, np.arange(rows), step, exact_ratio, keys[0], theta, whole=True)
+            out = _convolve(factors, counts, plan, np.arange(rows), step, exact_ratio, keys[0], theta, whole=True,
+                            closed=closed)
             # tilted: out is the three composed pairs (pair, tilted, tilted_big)
             return out if theta is None else Tilted(*cast("tuple[Pair, Pair, Pair]", out), theta, alias, plan.lo,
                                                     plan.hi, plan.length)
@@ -333,7 +341,7 @@ def compose_arrays(factors, counts, grid_step, exact_ratio=False, tilted=False) 
         chunk = _grid.rows_per_chunk(members.size, per_row, sum(o.nbytes for o in outs), "composition", detail)
         chunk = _batching.chunk_size(min(chunk, _batching.group_size(members.size)))
         for index, real in _batching.row_chunks(members.size, chunk):
-            part = _convolve(factors, counts, plan, members[index], step, exact_ratio, key, theta)
+            part = _convolve(factors, counts, plan, members[index], step, exact_ratio, key, theta, closed=closed)
             for out, p in zip(outs, (part,) if theta is None else part):
                 out.put(members[index[:real]], p, real)
     if theta is None:
@@ -341,7 +349,7 @@ def compose_arrays(factors, counts, grid_step, exact_ratio=False, tilted=False) 
     return Tilted(outs[0].pair(), outs[1].pair(), outs[2].pair(), theta, alias, plan.lo, plan.hi, plan.length)
 
 
-def _convolve(factors, counts, plan: _Plan, index, step, exact_ratio, key, theta=None, whole=False):
+def _convolve(factors, counts, plan: _Plan, index, step, exact_ratio, key, theta=None, whole=False, closed=True):
     """:func:`fft_compose_kernel` on the rows ``index`` (all of them, in order, if ``whole``)."""
     length, aligned = key
     if not whole:
@@ -350,5 +358,6 @@ def _convolve(factors, counts, plan: _Plan, index, step, exact_ratio, key, theta
     extra = () if theta is None else (theta if whole else jnp.asarray(theta)[jnp.asarray(index)],)
     # a companion's six laws: the exact bit length (no spare squarings, more compiled variants)
     bits = power_bits(counts) if theta is None else max(int(np.max(c)) for c in counts).bit_length()
+    static = {} if closed else {"closed": False}  # (the closed kernels' keys as before)
     return fft_compose_kernel(factors, counts, window, step, *extra, length=int(length), exact_ratio=bool(exact_ratio),
-                              bits=max(bits, 1), aligned=bool(aligned))
+                              bits=max(bits, 1), aligned=bool(aligned), **static)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from . import grid as _grid
+from .cumulative import mass_deficit
 
 #: Round-off bound of an FFT composition on the safe side (:func:`roundoff`): each point of
 #: the inverse FFT is a sum over the n frequencies of the composed spectrum S (divided by
@@ -97,10 +98,25 @@ def bounded_masses(comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio,
     index = _grid.loss_grid(offset, n, 1)
     up_x, up_y = jnp.maximum(comp_x, 0.0) + eta_x, jnp.maximum(comp_y, 0.0) + eta_y
     low_x, low_y = jnp.maximum(comp_x - eta_x, 0.0), jnp.maximum(comp_y - eta_y, 0.0)
+    far = None
     if exact_ratio:
         x = index * grid_step
         far_y = (x > mean_y[:, None]) & (comp_y < 2.0 * eta_y)  # Y's far upper tail, at round-off
         far_x = (x < mean_x[:, None]) & (comp_x < 2.0 * eta_x)
+        far = (far_x, far_y)
+    return masses_of_bounds((low_x, up_x), (low_y, up_y), far, offset, grid_step)
+
+
+def masses_of_bounds(bounds_x, bounds_y, far, offset, grid_step):
+    """The masses (rows, n) of :func:`bounded_masses` from each point's bounds ``(lower,
+    upper)`` on X and on Y: upper bounds on the big sides, lower bounds on the small sides
+    and at 0, and with ``far`` = (far_x, far_y) (an exact-ratio pair; None otherwise) the
+    small sides as e^-|x| times the other law's lower bound, or its upper bound where
+    ``far`` marks that law's far tail at round-off."""
+    (low_x, up_x), (low_y, up_y) = bounds_x, bounds_y
+    index = _grid.loss_grid(offset, low_x.shape[-1], 1)
+    if far is not None:
+        far_x, far_y = far
         small_x, small_y = use_exact_ratio(jnp.where(far_x, up_x, low_x), jnp.where(far_y, up_y, low_y), offset,
                                            grid_step)
     else:
@@ -109,7 +125,7 @@ def bounded_masses(comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio,
             jnp.where(index > 0, up_y, jnp.where(index < 0, small_y, low_y)))
 
 
-def close_bounded(pmf_x, pmf_y, inf_y, neginf_x, at_bottom, at_top, x_lo, x_hi):
+def close_bounded(pmf_x, pmf_y, inf_y, neginf_x, at_bottom, at_top, x_lo, x_hi, precise=False):
     """:func:`dpax._engine.construct.close_mass` for the masses of :func:`bounded_masses`
     of an exact-ratio pair, with ``at_bottom`` / ``at_top`` (rows, n) the window's first and
     last points (losses ``x_lo``, ``x_hi``, rows). Missing Y-mass (the small side's lower
@@ -122,11 +138,22 @@ def close_bounded(pmf_x, pmf_y, inf_y, neginf_x, at_bottom, at_top, x_lo, x_hi):
     relatively, which can put a tail within the excess of 1 below the truth (the known
     exception in the README's accuracy section: closing it exactly, the big side's points
     nearest loss 0 taking their lower bounds, needs a running sum that adds 40-100% to
-    this kernel's compilation)."""
+    this kernel's compilation).
+
+    ``precise``: the missing masses summed to ~1e-22 (:func:`dpax._engine.cumulative.mass_deficit`)
+    instead of ~1e-16, for a pair whose far tails are read at that level
+    (:mod:`dpax._engine.tail_bounds`): the missing mass lands on the window's end, and a
+    float64 sum's last bits, which follow the row's padded length, would move a tail of
+    1e-10 there by 1e-6 relatively."""
     total_y, total_x = jnp.sum(pmf_y, -1), jnp.sum(pmf_x, -1)
-    d_y = jnp.maximum(1.0 - inf_y - total_y, 0.0)
-    x_part = jnp.exp(-jnp.maximum(x_hi, -700.0)) * d_y  # 0 past ~745 nats, as every P-mass there
-    d_x = jnp.maximum(1.0 - neginf_x - (total_x + x_part), 0.0)
+    if precise:
+        d_y = jnp.maximum(mass_deficit(pmf_y, inf_y), 0.0)
+        x_part = jnp.exp(-jnp.maximum(x_hi, -700.0)) * d_y
+        d_x = jnp.maximum(mass_deficit(pmf_x, neginf_x) - x_part, 0.0)
+    else:
+        d_y = jnp.maximum(1.0 - inf_y - total_y, 0.0)
+        x_part = jnp.exp(-jnp.maximum(x_hi, -700.0)) * d_y  # 0 past ~745 nats, as every P-mass there
+        d_x = jnp.maximum(1.0 - neginf_x - (total_x + x_part), 0.0)
     y_part = jnp.exp(jnp.minimum(x_lo, 700.0)) * d_x
     pmf_y = pmf_y + jnp.where(at_top, d_y[:, None], 0.0) + jnp.where(at_bottom, y_part[:, None], 0.0)
     pmf_x = pmf_x + jnp.where(at_top, x_part[:, None], 0.0) + jnp.where(at_bottom, d_x[:, None], 0.0)

@@ -10,6 +10,7 @@ geometry behind them, are in :mod:`dpax._engine.mu_regret`; here they run on the
 from __future__ import annotations
 
 from collections.abc import Callable
+from statistics import NormalDist
 from typing import Any
 
 import jax.numpy as jnp
@@ -24,6 +25,7 @@ from .._engine.mu_regret import MuRegret, kernel_length, mu_regret_kernel, regre
 from .._engine.x64 import as_result, float64
 from ..privacy_loss import Interval, PrivacyLoss
 from ..privacy_loss.fields import gdp_bound_rows
+from ..privacy_loss.tails import tight_tails
 
 __all__ = ["DEFAULT_TAIL", "MuRegret", "gdp_bound", "mu_and_regret", "mu_regret_rows", "regret_bracket",
            "regret_upper_rows", "regret_witness"]
@@ -129,7 +131,8 @@ def mu_regret_rows(pl: PrivacyLoss, tail: float, at_mu: ArrayLike | None = None
     check_loss(pl)
     t = np.float64(_v.scalar("tail", tail, low=0.0, high=0.5, high_open=True))  # one tail for the batch
     own = np.full(int(np.prod(pl.batch_shape, dtype=np.int64)), np.nan)  # NaN: the curve's own mu
-    run = lambda m_rows: _by_rows(pl, m_rows, lambda part, m: mu_regret_kernel(part, t, m), 3)
+    on = lambda loss, m_rows: _by_rows(loss, m_rows, lambda part, m: mu_regret_kernel(part, t, m), 3)
+    run = lambda m_rows: _tighter(pl, t, m_rows, on)
     out = run(own if at_mu is None else at_mu)
     bound = gdp_bound(pl) if t == 0.0 else None
     if bound is None:
@@ -138,6 +141,56 @@ def mu_regret_rows(pl: PrivacyLoss, tail: float, at_mu: ArrayLike | None = None
     if at_mu is None and np.any(mu < np.asarray(out[0])):  # the regret against the reported mu
         out = run(np.reshape(mu, -1))
     return (as_result(mu, pl.batch_shape),) + tuple(out[1:])
+
+
+#: mu is computed again on the pair with its far tails tightened
+#: (:func:`dpax.privacy_loss.tails.tight_tails`) for a batch where the FFT round-off booked on
+#: the safe side could move some row's mu by more than this, relatively (:func:`_booking_moves_mu`).
+TIGHTEN_ABOVE = 1e-4
+
+
+def _booking_moves_mu(pl: PrivacyLoss, tail: np.float64, mu: Any) -> np.ndarray:
+    """Per row (flat), whether the FFT round-off booked on ``pl``'s points could move its mu
+    by more than :data:`TIGHTEN_ABOVE` relatively.
+
+    A composition books ~eta on every point of its window (:mod:`dpax._engine.roundoff`),
+    read here as the mass next to the window's far ends (where the law itself has long
+    vanished, what is left is the booking), so the curve's probabilities move by at most
+    B = (eta_x + eta_y) x the points. mu is set where an FPR or FNR is near ``tail``
+    (Eq. 29's terms are largest at the box's corner for the mechanisms whose tails are heavier
+    than a Gaussian's), where the other coordinate's probit is z = Phi^-1(1 - tail) - mu, so
+    a term moves by about 2 B / phi(z). The test only decides whether the tighter pair is
+    built: both pairs' mu are on the safe side."""
+    pair = pl.pair
+    x, y = np.asarray(pair.pmf_x), np.asarray(pair.pmf_y)
+    n = x.shape[-1]
+    rows = np.arange(x.shape[0])
+    first = np.argmax(x > 0, -1)  # the window's ends: the first X-mass, the last Y-mass
+    last = n - 1 - np.argmax(y[:, ::-1] > 0, -1)
+    eta = x[rows, np.minimum(first + 1, n - 1)] + y[rows, np.maximum(last - 1, 0)]
+    budget = np.maximum(last - first + 1, 1) * eta
+    z = np.maximum(-NormalDist().inv_cdf(float(tail)) - np.asarray(mu, np.float64).reshape(-1), 0.0)
+    density = np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        moves = 2.0 * budget / density > TIGHTEN_ABOVE * np.asarray(mu, np.float64).reshape(-1)
+    return moves & np.isfinite(np.asarray(mu, np.float64).reshape(-1))
+
+
+def _tighter(pl: PrivacyLoss, tail: np.float64, at_mu: Any, on: Callable[[PrivacyLoss, Any], Any]) -> Any:
+    """``on(pl, at_mu)`` ((mu, regret, witness) shaped like the batch), and for the rows whose
+    mu the booked round-off could move (:func:`_booking_moves_mu`), the same on ``pl`` with
+    its far tails tightened where that gives a smaller mu (both are on the safe side)."""
+    out = on(pl, at_mu)
+    if pl._tails is None or tail <= 0.0 or not np.any(moves := _booking_moves_mu(pl, tail, out[0])):
+        return out
+    try:
+        tight = tight_tails(pl)
+    except _grid.MemoryBudgetError:  # the tilted laws do not fit: the plain pair's answers stand
+        return out
+    better = on(tight, at_mu)
+    flat = lambda v: np.asarray(v, np.float64).reshape(-1)
+    take = moves & (flat(better[0]) <= flat(out[0]))
+    return tuple(as_result(np.where(take, flat(b), flat(a)), pl.batch_shape) for a, b in zip(out, better))
 
 
 def gdp_bound(pl: PrivacyLoss) -> np.ndarray | None:
@@ -229,6 +282,14 @@ def mu_and_regret(pl: PrivacyLoss, tail: float = DEFAULT_TAIL, bounds: bool = Fa
     their compositions) gives the smaller of the grid's mu and that bound (the Gaussian's
     exact mu, e.g. 1 for ``gaussian(1.0)``; sqrt(T) / noise for DP-SGD, its exact
     all-attack mu), any other pair with mass at +-inf gives inf.
+
+    Far tails: mu reads the curve at an FPR or FNR near ``tail``, where a composition's safe
+    side carries the FFT's round-off bound on every point (:mod:`dpax._engine.roundoff`).
+    Where that booking could move a row's mu by more than :data:`TIGHTEN_ABOVE` (1e-4)
+    relatively, mu and the regret are taken from the same composition with its far tails
+    bounded through tilted laws (:func:`dpax.privacy_loss.tails.tight_tails`, built once per
+    value: about twice the composition's FFT work): DP-SGD (noise 1, sample rate 1e-3, 10
+    steps, grid 1e-4) gives 0.070377 instead of 0.102816 (the companion's 0.070375).
 
     regret (Eq. 13, Theorem B.2): Delta(h, f_mu), evaluated in closed form at the points of
     f_mu whose tangents are parallel to h's segments (where the maximum lies, see the module

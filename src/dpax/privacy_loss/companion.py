@@ -23,7 +23,8 @@ import numpy as np
 
 from .._engine import optimistic as _optimistic
 from .._engine.pair import Pair
-from .fields import Companion, Fields, V, replaced
+from .fields import Companion, Fields, Tails, V, replaced
+from .tails import tight_tails
 
 #: value -> its companion, for as long as the value lives (keys compare by identity).
 _MEMO: weakref.WeakKeyDictionary[Fields, Fields] = weakref.WeakKeyDictionary()
@@ -32,7 +33,8 @@ _MEMO: weakref.WeakKeyDictionary[Fields, Fields] = weakref.WeakKeyDictionary()
 class DerivedFacts(TypedDict, total=False):
     """The companion facts of a derived value, as keyword arguments of ``Fields._make``
     (:func:`derived`): ``optimistic`` and ``slack`` for an optimistic value, ``companion``
-    (a recipe or the reason there is none) for any other.
+    (a recipe or the reason there is none) and ``tails`` (how its far tails are tightened,
+    :mod:`dpax.privacy_loss.tails`) for any other.
 
     >>> DerivedFacts(companion="none here")
     {'companion': 'none here'}
@@ -41,6 +43,7 @@ class DerivedFacts(TypedDict, total=False):
     optimistic: bool
     slack: _optimistic.Slack | None
     companion: Companion
+    tails: Tails
 
 
 def optimistic_companion(pl: V) -> V:
@@ -164,7 +167,8 @@ def derived(parent: V, make: Callable[[V], Fields], rows: np.ndarray | None = No
     regridded, composed with itself), as keyword arguments of ``Fields._make``: an optimistic
     parent gives an optimistic value with the slack of ``rows`` (an index array; None: lost);
     otherwise the companion is ``make(optimistic_companion(parent))`` (built on first use), or ``parent``'s
-    reason why there is none.
+    reason why there is none, and the tightened tails ``make(tight_tails(parent))`` where
+    ``parent`` has a recipe for them (``make`` a view: rows, broadcast, another grid).
 
     Args:
         parent: the value derived from.
@@ -177,8 +181,9 @@ def derived(parent: V, make: Callable[[V], Fields], rows: np.ndarray | None = No
 
     Returns:
         ``{"optimistic": True, "slack": ...}`` for an optimistic ``parent``;
-        ``{"companion": recipe}`` for one with a companion recipe; ``{"companion": reason}``
-        (the string) for one without.
+        ``{"companion": recipe, "tails": ...}`` for one with a companion recipe;
+        ``{"companion": reason, "tails": ...}`` (the string) for one without; ``tails`` the
+        derived recipe, or None.
 
     >>> import dpax
     >>> derived(dpax.approximate_dp(1.0, 1e-5, grid_step=1e-2), lambda c: c)["companion"][:27]
@@ -187,6 +192,7 @@ def derived(parent: V, make: Callable[[V], Fields], rows: np.ndarray | None = No
     if parent.optimistic:
         slack = None if (parent._slack is None or rows is None) else parent._slack.take(rows)
         return {"optimistic": True, "slack": slack}
+    tails: Tails = None if parent._tails is None else (lambda: make(tight_tails(parent)))
     if isinstance(parent._companion, str):
-        return {"companion": parent._companion}
-    return {"companion": lambda: make(optimistic_companion(parent))}
+        return {"companion": parent._companion, "tails": tails}
+    return {"companion": lambda: make(optimistic_companion(parent)), "tails": tails}

@@ -24,9 +24,10 @@ from .._engine import validation as _v
 from .._engine.pair import Pair
 from .._engine.x64 import float64
 from .companion import derived, need_slack, optimistic, optimistic_companion
-from .fields import Companion, Fields, V, gdp_rows
+from .fields import Companion, Fields, Tails, V, gdp_rows
 from .regridding import regrid
 from .shaping import broadcast_to
+from .tails import tightened
 
 
 @float64
@@ -128,8 +129,9 @@ def compose(*losses: V | tuple[V, ArrayLike], grid_step: float | str | None = No
     mus = [pl._gdp_bound for pl in factors]
     gdp = None if any(b is None for b in mus) else gdp_rows(  # GDP composes exactly: sqrt(sum of count mu^2)
         np.sqrt(sum(c * cast(np.ndarray, b)**2 for c, b in zip(counts, mus))), shape)
+    tails: Tails = None if not exact else (lambda: tightened(cls, factors, counts, step, desc, shape, gdp))
     return cls._make(cast(Pair, arrays), step, desc, shape, exact_ratio=exact, gdp_bound=gdp,
-                     companion=_companion(losses, grid_step))
+                     companion=_companion(losses, grid_step), tails=tails)
 
 
 @float64
@@ -173,8 +175,12 @@ def self_compose(pl: V, num_steps: ArrayLike) -> V:
     if pl.optimistic:  # tilted=True: compose_arrays gave a Tilted
         return _optimistic_result(type(pl), cast(_compose.Tilted, arrays), [wide], [counts], pl.grid_step, desc, shape)
     gdp = None if wide._gdp_bound is None else gdp_rows(np.sqrt(counts) * wide._gdp_bound, shape)
+    facts = derived(pl, lambda c: self_compose(c, num_steps))
+    # the tightened tails: the steps composed again with tilted big sides (not a view of pl's)
+    facts["tails"] = None if not pl.exact_ratio else (
+        lambda: tightened(type(pl), [wide], [counts], pl.grid_step, desc, shape, gdp))
     return type(pl)._make(cast(Pair, arrays), pl.grid_step, desc, shape, exact_ratio=pl.exact_ratio, gdp_bound=gdp,
-                          **derived(pl, lambda c: self_compose(c, num_steps)))
+                          **facts)
 
 
 @float64

@@ -38,6 +38,11 @@ NO_COMPANION = ("it was not built by a dpax mechanism with a closed-form loss la
 #: :func:`dpax.privacy_loss.companion.optimistic_companion`) or the reason why there is none.
 Companion = Callable[[], "Fields"] | str
 
+#: How a composed value's far tails are tightened (:mod:`dpax.privacy_loss.tails`): a recipe
+#: (called once, on first use) for the same pair with its far tails bounded through tilted
+#: laws, or None (a pair that is its own: a single step, arrays, an optimistic companion).
+Tails = Callable[[], "Fields"] | None
+
 V = TypeVar("V", bound="Fields")
 
 
@@ -74,7 +79,7 @@ class Fields:
 
     def _set(self, pair: Pair, grid_step: float, description: str, batch_shape: tuple[int, ...], exact_ratio: bool,
              optimistic: bool, slack: _optimistic.Slack | None, gdp_bound: np.ndarray | None,
-             companion: Companion) -> None:
+             companion: Companion, tails: Tails = None) -> None:
         """Every field, once (the only place they are set)."""
         self._pair = pair
         self._batch_shape = tuple(batch_shape)
@@ -90,15 +95,16 @@ class Fields:
         #: mu-GDP for every attack, from its closed form (:func:`gdp_rows`).
         self._gdp_bound = gdp_bound
         self._companion = companion  # recipe of the companion, or why there is none
+        self._tails = tails  # recipe of the pair with its far tails tightened, or None
 
     @classmethod
     def _make(cls, pair: Pair, grid_step: float, description: str, batch_shape: tuple[int, ...], *,
               exact_ratio: bool = False, optimistic: bool = False, slack: _optimistic.Slack | None = None,
-              gdp_bound: np.ndarray | None = None, companion: Companion = NO_COMPANION) -> Self:
+              gdp_bound: np.ndarray | None = None, companion: Companion = NO_COMPANION, tails: Tails = None) -> Self:
         """A value of rows ``pair`` (as the kernels return them, unchecked) with its facts:
         how dpax's own operations build one."""
         pl = cls.__new__(cls)
-        pl._set(pair, grid_step, description, batch_shape, exact_ratio, optimistic, slack, gdp_bound, companion)
+        pl._set(pair, grid_step, description, batch_shape, exact_ratio, optimistic, slack, gdp_bound, companion, tails)
         return pl
 
     @classmethod
@@ -337,4 +343,4 @@ def replaced(pl: V, *, description: str | None = None, gdp_mu: ArrayLike | None 
         pl._pair, pl.grid_step, pl.description if description is None else description, pl._batch_shape,
         exact_ratio=pl.exact_ratio, optimistic=pl.optimistic, slack=pl._slack,
         gdp_bound=pl._gdp_bound if gdp_mu is None else gdp_rows(gdp_mu, pl._batch_shape),
-        companion=pl._companion if companion is None else companion)
+        companion=pl._companion if companion is None else companion, tails=pl._tails)

@@ -107,9 +107,9 @@ window,
    round-off bound eta and e^(-t s) (X_t(s) + eta_t) (1 + 4.4e-16 (T + 4)) (the tilts' own
    rounding), both above the exact composed mass as the circular wrap only adds mass, and
    from below by its FFT value less eta;
-2. bounds each big-side mass (:func:`_big_side`) from below by the larger of its FFT value
+2. bounds each big-side mass (:func:`big_side_bounds`) from below by the larger of its FFT value
    less eta and its tilted law's less eta and less the most the wrap can have added
-   (:func:`_wrapped`, Chernoff bounds from the log-MGFs), from above likewise;
+   (:func:`wrapped_mass`, Chernoff bounds from the log-MGFs), from above likewise;
 3. books the mass the Chernoff window cut (at most 1e-18 per tail): X above the window,
    at most 1e-18 and at most e^-x_hi (e^R 1e-18 + tilted_p) (the tilted X_1 = X e^x is at
    most e^R Y plus the irregular tuples' tilted mass, :class:`Slack`), on the last point;
@@ -133,7 +133,8 @@ is measured. Precision reached: epsilon(delta) of the composed Gaussian with
 mu = 4 within 2e-5 of the truth at grid 1e-3 for delta from 1e-10 down to 1e-14 (a ratio
 bound inside the window gives 28.3 for 32.85 at 1e-10); mu of that DP-SGD (sigma 1, p 1e-3,
 10^4 steps) 0.158344 at grid 1e-4, where the dominating pair, which books the FFT's
-round-off bound point by point on its far tail, gives 0.174582.
+round-off bound point by point, gives 0.174582 and its far tails tightened the same way as
+here (:mod:`dpax._engine.tail_bounds`) 0.160313.
 
 Modules: :mod:`.slack` (what a companion knows of its likelihood ratios), :mod:`.single_step`
 (a single step's companion, per mechanism), :mod:`.reclose` (a composed companion closed)

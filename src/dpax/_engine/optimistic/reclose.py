@@ -43,22 +43,22 @@ def _reclose(comp, ratio, tilted_p, tilted_q, steps, grid_step) -> Pair:
     rel = (1.0 + 4.4e-16 * (steps + 4.0))[:, None]  # the tilts' own rounding (T ulps), and e^-(theta x)'s
     # over-estimates of the small sides: the FFT value plus its round-off, or the tilted
     # law's (plus its round-off) tilted back, whichever is smaller
-    est_x = _tilted_back(tilted.pmf_x + eta(tilted.pmf_x), theta[:, :1] * jnp.maximum(x, 0.0)) * rel
-    est_y = _tilted_back(tilted.pmf_y + eta(tilted.pmf_y), theta[:, 1:2] * jnp.maximum(-x, 0.0)) * rel
+    est_x = tilted_back(tilted.pmf_x + eta(tilted.pmf_x), theta[:, :1] * jnp.maximum(x, 0.0)) * rel
+    est_y = tilted_back(tilted.pmf_y + eta(tilted.pmf_y), theta[:, 1:2] * jnp.maximum(-x, 0.0)) * rel
     eta_x, eta_y = eta(pair.pmf_x), eta(pair.pmf_y)
     up_x, up_y = pair.pmf_x + eta_x, pair.pmf_y + eta_y
     # the big sides' bounds both ways from their own tilts (X e^(-t3 x) below 0, Y e^(t2 x) above)
-    back_x = lambda m: _tilted_back(m, theta[:, 3:] * jnp.maximum(-x, 0.0))
-    back_y = lambda m: _tilted_back(m, theta[:, 2:3] * jnp.maximum(x, 0.0))
-    # (lower bounds: less the mass the circular wrap may have added, see _wrapped)
+    back_x = lambda m: tilted_back(m, theta[:, 3:] * jnp.maximum(-x, 0.0))
+    back_y = lambda m: tilted_back(m, theta[:, 2:3] * jnp.maximum(x, 0.0))
+    # (lower bounds: less the mass the circular wrap may have added, see wrapped_mass)
     span = (length * grid_step)[:, None]
     log_mgfs, points = alias
-    wrap_x = _wrapped(log_mgfs[:, 1], theta[:, 3:], -x + span, -x - span, span + points[:, 1:])
-    wrap_y = _wrapped(log_mgfs[:, 0], theta[:, 2:3], x + span, x - span, span + points[:, :1])
+    wrap_x = wrapped_mass(log_mgfs[:, 1], theta[:, 3:], -x + span, -x - span, span + points[:, 1:])
+    wrap_y = wrapped_mass(log_mgfs[:, 0], theta[:, 2:3], x + span, x - span, span + points[:, :1])
     big_x = (back_x(big.pmf_x - eta(big.pmf_x) - wrap_x) * (2.0 - rel), back_x(big.pmf_x + eta(big.pmf_x)) * rel)
     big_y = (back_y(big.pmf_y - eta(big.pmf_y) - wrap_y) * (2.0 - rel), back_y(big.pmf_y + eta(big.pmf_y)) * rel)
-    low_x, high_x = _big_side(pair.pmf_x, eta_x, big_x)
-    low_y, high_y = _big_side(pair.pmf_y, eta_y, big_y)
+    low_x, high_x = big_side_bounds(pair.pmf_x, eta_x, big_x)
+    low_y, high_y = big_side_bounds(pair.pmf_y, eta_y, big_y)
     # each point's (lower, upper) bounds: the small sides' upper bounds as above, their lower
     # ones the FFT value less its round-off and less the most the window's aliasing adds
     small_low = lambda pmf, e: jnp.maximum(pmf - e - 2.0 * TAIL_MASS, 0.0)
@@ -128,7 +128,7 @@ def head_heavy(lower, upper, total):
     return jnp.where(idx < c, upper, jnp.where(idx == c, rest, lower))
 
 
-def _wrapped(log_mgf, rate, far, near, aim):
+def wrapped_mass(log_mgf, rate, far, near, aim):
     """Bound (rows, n) on the mass the FFT's circular wrap adds at each point to a tilted
     law L(s) e^(rate s) (s = +-label, L = Y or -X): the points s >= ``far`` (one FFT length
     above) hold at most E[e^(tL)] e^(-(t - rate) far) for any t > ``rate`` (Chernoff; one t
@@ -142,7 +142,7 @@ def _wrapped(log_mgf, rate, far, near, aim):
     return jnp.exp(jnp.minimum(far_log, 700.0)) + jnp.exp(jnp.minimum(rate * near, 700.0))
 
 
-def _big_side(pmf, eta, tilted):
+def big_side_bounds(pmf, eta, tilted):
     """Bounds (lower, upper) on a big side's masses (X at x <= 0, Y at x >= 0): the larger
     of its FFT value less its round-off ``eta`` and its tilted law's lower bound, and the
     smaller of the two upper bounds (``tilted`` = (lower, upper), relative precision in the
@@ -153,7 +153,7 @@ def _big_side(pmf, eta, tilted):
     return jnp.maximum(low, 0.0), jnp.maximum(high, 0.0)
 
 
-def _tilted_back(mass, exponent):
+def tilted_back(mass, exponent):
     """mass e^-exponent (exponent >= 0), as two factors e^(-exponent / 2): no underflow of
     the factor while the product is above ~1e-308 (mass up to 1.8e308)."""
     half = jnp.exp(-0.5 * exponent)
