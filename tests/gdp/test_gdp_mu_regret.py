@@ -251,16 +251,24 @@ def test_regret_matches_gdpnum_algorithm_on_the_same_curve(cfg):
 # tests/gdp/test_report.py::test_report_tiers_table_and_json
 @pytest.mark.slow
 def test_batch_is_one_call_and_matches_rows():
+    """Each row of a batch gets the mu and regret it has alone: the batch's rows (views,
+    which read the composition's tightened tails as the batch does) and, for the same arrays
+    without a composition's recipe, each row rebuilt from them."""
     pl = _batch()
     mu, regret = gdp.mu_and_regret(pl)
     assert mu.shape == regret.shape == (2, 2)
     rows = pl.pair
+    plain = dpax.PrivacyLoss(*rows, pl.grid_step, batch_shape=(2, 2))  # the arrays alone: no recipe
+    mu_plain, regret_plain = gdp.mu_and_regret(plain)
     for flat, idx in enumerate(np.ndindex(2, 2)):
-        row = dpax.PrivacyLoss(*(a[flat:flat + 1] for a in rows), pl.grid_step, batch_shape=())
-        m, r = gdp.mu_and_regret(row)
+        m, r = gdp.mu_and_regret(pl[idx])
         assert mu[idx] == pytest.approx(m, rel=1e-12)
         assert regret[idx] == pytest.approx(r, abs=1e-12)
-    assert np.all(np.diff(mu, axis=0) < 0)  # more noise, less privacy loss
+        row = dpax.PrivacyLoss(*(a[flat:flat + 1] for a in rows), pl.grid_step, batch_shape=())
+        m, r = gdp.mu_and_regret(row)
+        assert mu_plain[idx] == pytest.approx(m, rel=1e-12)
+        assert regret_plain[idx] == pytest.approx(r, abs=1e-12)
+    assert np.all(np.diff(mu, axis=0) < 0) and np.all(mu <= mu_plain)  # more noise, less privacy loss
 
 
 def test_rows_run_in_chunks_within_the_memory_budget(monkeypatch):
