@@ -5,6 +5,7 @@ and the plain pair's."""
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 import pytest
 
@@ -63,3 +64,18 @@ def test_dpsgd_mu_from_the_tightened_pair_lies_in_the_bracket():
     # the same arrays without the recipe: the plain pair's mu
     plain = dpax.gdp.mu_and_regret(dpax.PrivacyLoss.from_pair(pl.pair, pl.grid_step, "plain", (), True))[0]
     assert optimistic <= tight < optimistic + 1e-4 and tight < plain - 0.02
+
+
+def test_the_tightening_is_refused_up_front_over_the_budget(monkeypatch):
+    """Under a budget the composition fits but the tightening does not, it is refused with
+    the budget's error before its kernel runs (and mu keeps the plain pair's answer)."""
+    from dpax._engine import composition as compose
+    from dpax._engine import grid, tail_bounds
+    one = dpax.gaussian(1.0, grid_step=1e-2)
+    with jax.enable_x64(True):
+        comp = compose.compose_arrays((one.pair,), (np.array([16]),), np.float64(1e-2), True, tilted=True,
+                                      closed=False)
+        rows, n = comp.pair.pmf_x.shape
+        monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", tail_bounds.TIGHTEN_BYTES_PER_POINT * rows * n - 1)
+        with pytest.raises(grid.MemoryBudgetError, match="far-tail bounds"):
+            tail_bounds.tighten(comp, np.array([16.0]), 1e-2)

@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import cache as _cache
+from . import grid as _grid
 from .grid import loss_grid
 from .optimistic.reclose import big_side_bounds, tilted_back, wrapped_mass
 from .pair import Pair
@@ -70,12 +71,19 @@ def _tighten(raw: Pair, big: Pair, theta, alias, lo, hi, length, steps, grid_ste
 
 _tighten_kernel = _cache.kernel(jax.jit(_tighten), "tail_bounds", fusion_emitters=False)
 
+#: Peak working memory of :func:`tighten` per row and grid point, in bytes: its inputs (four
+#: laws), the tilted bounds, the masses and their closing (~30 float64 arrays; a third of
+#: what the composition before it is allowed, :data:`dpax._engine.grid.BYTES_PER_POINT` per law).
+TIGHTEN_BYTES_PER_POINT = 320
+
 
 def tighten(comp: Any, steps, grid_step: float) -> Pair:
     """The safe pair of an unclosed tilted composition of exact-ratio factors
     (:func:`dpax._engine.composition.compose_arrays` with ``tilted`` and not ``closed``),
     ``steps`` (rows,) the composed steps of each row: each point's bounds the tighter of
     the FFT value's and the tilted big side's (see the module docstring)."""
+    rows, n = comp.pair.pmf_x.shape
+    _grid.check_bytes(TIGHTEN_BYTES_PER_POINT * rows * n, "far-tail bounds", f"{rows} row(s) of {n} grid points")
     host = lambda a, dtype=None: jnp.asarray(np.asarray(a, dtype))
     return _tighten_kernel(comp.pair, comp.tilted_big, jnp.asarray(comp.theta),
                            tuple(jnp.asarray(a) for a in comp.alias), host(comp.lo), host(comp.hi),
