@@ -118,8 +118,8 @@ def query(pl: Fields, kernel: Callable[..., jax.Array], values: np.ndarray, argu
     """:func:`answers` of ``pl``, and with ``bounds`` the :class:`Interval` with the
     companion's (computed while this pair's are held). An empty query has empty
     answers, ``batch_shape + shape``, on both sides. A composition's epsilon or delta at a
-    delta within :data:`FAR_TAIL_FACTOR` times its booked round-off is read from its
-    tightened far tails (:func:`_far_tails`).
+    delta below :data:`FAR_TAIL_DELTA` and within :data:`FAR_TAIL_FACTOR` times its booked
+    round-off is read from its tightened far tails (:func:`_far_tails`).
 
     Args:
         pl: the value queried.
@@ -162,23 +162,30 @@ def query(pl: Fields, kernel: Callable[..., jax.Array], values: np.ndarray, argu
 #: An epsilon or delta is read again from the composition with its far tails tightened
 #: (:func:`dpax.privacy_loss.tails.tight_tails`) where its delta is below this many times the
 #: round-off the composition booked (:func:`dpax.privacy_loss.tails.booked_roundoff`), i.e.
-#: where the booking could move it by more than 0.1% relatively.
+#: where the booking could move it by more than 0.1% relatively ...
 FAR_TAIL_FACTOR = 1e3
+#: ... and below this: the booking is read (a pass over the pair, ~5% of an epsilon query on a
+#: batch) only for such deltas; a longer composition's booking can exceed 1e-9 (~10^5 steps
+#: and more), so its deltas from here to 1e3 times that stay pessimistic by up to 0.1%.
+FAR_TAIL_DELTA = 1e-6
 
 
 def _far_tails(pl: Fields, kernel: Callable[..., jax.Array], values: np.ndarray, argument: str,
                shape: tuple[int, ...], out: float | np.ndarray) -> float | np.ndarray:
     """``out`` (a composition's epsilon or delta answers, ``batch_shape + shape``) with the
-    answers whose delta is within :data:`FAR_TAIL_FACTOR` times the booked round-off read
-    again from the composition with its far tails tightened, the smaller kept (both are on
-    the safe side). Other kernels, and values without a composition's recipe, as they are."""
+    answers whose delta is below :data:`FAR_TAIL_DELTA` and within :data:`FAR_TAIL_FACTOR`
+    times the booked round-off read again from the composition with its far tails
+    tightened, the smaller kept (both are on the safe side). Other kernels, and values
+    without a composition's recipe, as they are."""
     name = kernel.__name__
     if pl._tails is None or name not in ("epsilon_kernel", "delta_kernel"):
         return out
     rows = pl._rows_count()
     found = np.asarray(out, np.float64).reshape(rows, -1)
     deltas = np.broadcast_to(values.reshape(1, -1), found.shape) if name == "epsilon_kernel" else found
-    near = deltas < FAR_TAIL_FACTOR * booked_roundoff(pl.pair)[:, None]
+    if not np.any(deltas < FAR_TAIL_DELTA):
+        return out
+    near = (deltas < FAR_TAIL_DELTA) & (deltas < FAR_TAIL_FACTOR * booked_roundoff(pl.pair)[:, None])
     if not np.any(near):
         return out
     try:
