@@ -31,7 +31,7 @@ import numpy as np
 from . import cache as _cache
 from . import grid as _grid
 from .grid import loss_grid
-from .optimistic.reclose import big_side_bounds, tilted_back, wrapped_mass
+from .optimistic.reclose import ROUNDOFF_STEPS_MAX, big_side_bounds, tilted_back, wrapped_mass
 from .pair import Pair
 from .roundoff import close_bounded, masses_of_bounds, roundoff
 
@@ -55,6 +55,11 @@ def _tighten(raw: Pair, big: Pair, theta, alias, lo, hi, length, steps, grid_ste
     wrap_y = wrapped_mass(log_mgfs[:, 0], theta[:, 2:3], x + span, x - span, span + points[:, :1])
     tilted_x = (back_x(big.pmf_x - eta(big.pmf_x) - wrap_x) * (2.0 - rel), back_x(big.pmf_x + eta(big.pmf_x)) * rel)
     tilted_y = (back_y(big.pmf_y - eta(big.pmf_y) - wrap_y) * (2.0 - rel), back_y(big.pmf_y + eta(big.pmf_y)) * rel)
+    # beyond the round-off model's steps (first order in T ulps) the tilted bounds are not
+    # used: infinite, so that big_side_bounds keeps the FFT value's own
+    beyond = (steps > ROUNDOFF_STEPS_MAX)[:, None]
+    tilted_x = (jnp.where(beyond, jnp.inf, tilted_x[0]), jnp.where(beyond, jnp.inf, tilted_x[1]))
+    tilted_y = (jnp.where(beyond, jnp.inf, tilted_y[0]), jnp.where(beyond, jnp.inf, tilted_y[1]))
     bounds_x = big_side_bounds(raw.pmf_x, eta(raw.pmf_x), tilted_x)
     bounds_y = big_side_bounds(raw.pmf_y, eta(raw.pmf_y), tilted_y)
     # a far tail whose bounds are loose (more than a factor 2 apart: round-off) keeps both
