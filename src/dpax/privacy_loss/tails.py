@@ -6,7 +6,8 @@ tails that booking can outweigh the masses (:mod:`dpax._engine.tail_bounds`). Th
 composition with the factors' big sides also composed under exponential tilts bounds those
 tails within a relative error of ~T ulps instead, at the cost of more FFTs: dpax builds it
 only where a risk reads the far tails and the booking could move it (mu, see
-:func:`dpax.gdp.mu_and_regret`). A value carries how it is obtained
+:func:`dpax.gdp.mu_and_regret`; an epsilon or delta at a delta below 1e-6, see
+:func:`dpax.privacy_loss.risks.query`). A value carries how it is obtained
 (:data:`dpax.privacy_loss.fields.Tails`); views of a composition (rows taken, broadcast,
 regridded) take the same view of it.
 """
