@@ -5,6 +5,7 @@ value on first use, the value itself where there is no recipe, and views of a co
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import dpax
 from dpax.privacy_loss import tails
@@ -22,6 +23,8 @@ def test_built_once_and_only_for_compositions():
     rebuilt = dpax.PrivacyLoss.from_pair(pl.pair, pl.grid_step, "arrays", pl.batch_shape, exact_ratio=True)
     companion = pl.optimistic_companion()
     assert tight_tails(step) is step and tight_tails(rebuilt) is rebuilt and tight_tails(companion) is companion
+    with pytest.raises(TypeError, match="pl must be a dpax.PrivacyLoss, got float"):
+        tight_tails(1.0)
 
 
 def test_views_are_tightened_as_the_composition():

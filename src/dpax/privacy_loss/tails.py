@@ -43,12 +43,17 @@ def tight_tails(pl: V) -> V:
         A value of ``pl``'s class with its grid step, batch shape and length; the same
         object on every call while ``pl`` lives.
 
+    Raises:
+        TypeError: ``pl`` is not a PrivacyLoss.
+
     >>> import dpax
     >>> pl = dpax.dpsgd(1.0, 1e-3, 10, grid_step=1e-3)
     >>> tight = tight_tails(pl)
     >>> tight is tight_tails(pl), tight.batch_shape == pl.batch_shape, tight_tails(tight) is tight
     (True, True, True)
     """
+    if not isinstance(pl, Fields):
+        raise TypeError(f"pl must be a dpax.PrivacyLoss, got {type(pl).__name__}")
     if pl._tails is None:
         return pl
     built = _MEMO.get(pl)
