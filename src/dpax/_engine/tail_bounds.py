@@ -60,6 +60,8 @@ def _tighten(raw: Pair, big: Pair, theta, alias, lo, hi, length, steps, grid_ste
     beyond = (steps > ROUNDOFF_STEPS_MAX)[:, None]
     tilted_x = (jnp.where(beyond, jnp.inf, tilted_x[0]), jnp.where(beyond, jnp.inf, tilted_x[1]))
     tilted_y = (jnp.where(beyond, jnp.inf, tilted_y[0]), jnp.where(beyond, jnp.inf, tilted_y[1]))
+    # (the tilt back is e^-(t max(+-x, 0)), so these bound X at x <= 0 and Y at x >= 0 only:
+    # masses_of_bounds reads X's bounds there and Y's there, the small sides from the other law)
     bounds_x = big_side_bounds(raw.pmf_x, eta(raw.pmf_x), tilted_x)
     bounds_y = big_side_bounds(raw.pmf_y, eta(raw.pmf_y), tilted_y)
     # a far tail whose bounds are loose (more than a factor 2 apart: round-off) keeps both
