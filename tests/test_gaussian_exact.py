@@ -407,17 +407,13 @@ def test_bracket_of_a_long_composition_holds_the_truth_at_negative_epsilon():
     assert got.optimistic[0] >= exact[0] - 1e-11  # and the optimistic side stays tight there
 
 
-# slow (kernels of its own, ~4 s) while it documents a known defect rather than guarding a guarantee
+# slow (kernels of its own, ~4 s); default sibling: tests/engine/test_roundoff.py's closing invariant
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="known: the composition's round-off bounds are scaled down to each law's "
-                   "total, which lowers tails near 1 by the whole excess (5.1e-14 here); closing it exactly (the "
-                   "points nearest loss 0 take their lower bounds) adds 40-100% to the composition kernel's "
-                   "compilation, so it waits")
 def test_delta_near_one_never_below_the_truth():
-    """mu = 20 (100 steps at noise 0.5, grid 1e-2): delta(50) = 1 - 5.1e-14. The safe side's
-    round-off bounds are scaled down to each law's total, which lowers every tail near 1 by
-    the whole excess (n points' round-off): 5.1e-14 below the truth (a known defect, strict:
-    this test passes, and so fails, once it is fixed)."""
+    """mu = 20 (100 steps at noise 0.5, grid 1e-2): delta(50) = 1 - 5.1e-14. The round-off
+    bounds' excess over each law's total (n points' bounds) was scaled away, which lowered
+    every tail near 1 by the whole excess: 5.1e-14 below the truth. Each law is now closed at
+    its mode (dpax._engine.roundoff.close_bounded): at or above the truth, within 1e-13."""
     eps = np.array([20.0, 50.0, 80.0])
     got = gaussian_T(0.5, 100, 1e-2).delta(eps, bounds=True)
     exact = np.array([_mp_gdp_delta(e, 20.0) for e in eps])

@@ -27,7 +27,7 @@ from . import grid as _grid
 from .chernoff import Window, factor_groups, tilt_rates, window_kernel
 from .construct import close_mass
 from .pair import Pair
-from .roundoff import bounded_masses, close_bounded, roundoff, use_exact_ratio
+from .roundoff import big_sides_up, bounded_masses, close_bounded, roundoff, use_exact_ratio
 
 
 def _rfft_folded(pmf, length, shift=None):
@@ -128,6 +128,7 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
     # each law's largest value, read from the transform's output itself (before any roll or
     # slice, which would be copied for a reduction of their own)
     peak = jnp.max(comp, -1)
+    peak_at = jnp.argmax(comp[:2 * rows], -1)  # where Y and X are largest (see close_bounded)
     pos = jnp.arange(length)[None, :]
     if aligned:
         first = (lo - start)[:, None]
@@ -151,17 +152,22 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
         pmf_x, pmf_y, inf_y, neginf_x = close_mass(pmf_x, pmf_y, inf_y, neginf_x)
     else:
         comp_x, comp_y = comp[:rows], comp[rows:]
-        pmf_x, pmf_y = bounded_masses(comp_x, comp_y, jnp.broadcast_to(offset, (rows,)), grid_step,
-                                      roundoff(peak[:rows], steps, length), roundoff(peak[rows:], steps, length),
-                                      exact_ratio, window.mean_x, window.mean_y)
-        pmf_x, pmf_y = jnp.where(inside, pmf_x, 0.0), jnp.where(inside, pmf_y, 0.0)
+        offsets = jnp.broadcast_to(offset, (rows,))
+        eta_x, eta_y = roundoff(peak[:rows], steps, length), roundoff(peak[rows:], steps, length)
+        bounds = bounded_masses(comp_x, comp_y, offsets, grid_step, eta_x, eta_y, exact_ratio, window.mean_x,
+                                window.mean_y)
+        bounds = tuple(tuple(jnp.where(inside, a, 0.0) for a in law) for law in bounds)
         inf_y, neginf_x = jnp.minimum(inf_y + window.cut_y, 1.0), jnp.minimum(neginf_x + window.cut_x, 1.0)
         if exact_ratio:
-            bottom = jnp.broadcast_to(first if aligned else jnp.zeros((rows, 1), jnp.int64), (rows, 1))
-            at_bottom, at_top = pos == bottom, pos == bottom + (hi - lo)[:, None]
-            pmf_x, pmf_y, inf_y, neginf_x = close_bounded(pmf_x, pmf_y, inf_y, neginf_x, at_bottom, at_top,
-                                                          lo * grid_step, hi * grid_step)
+            # each law's largest value's loss index (its position was read before the roll)
+            at = peak_at if aligned else jnp.mod(peak_at - jnp.concatenate([shift] * 2), length)
+            modes = ((offsets + at[:rows], peak[:rows] - eta_x[:, 0]),
+                     (offsets + at[rows:], peak[rows:2 * rows] - eta_y[:, 0]))
+            pmf_x, pmf_y, inf_y, neginf_x = close_bounded(bounds, inf_y, neginf_x, offsets, lo, hi, modes,
+                                                          ((window.mean_x, eta_x[:, 0]), (window.mean_y, eta_y[:, 0])),
+                                                          grid_step)
         else:
+            pmf_x, pmf_y = big_sides_up(bounds, offsets)
             pmf_x, pmf_y, inf_y, neginf_x = close_mass(pmf_x, pmf_y, inf_y, neginf_x)
     pair = Pair(pmf_x, pmf_y, offset, inf_y, neginf_x)
     if not tilted:

@@ -108,11 +108,13 @@ def bounded_masses(comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio,
 
 
 def masses_of_bounds(bounds_x, bounds_y, far, offset, grid_step):
-    """The masses (rows, n) of :func:`bounded_masses` from each point's bounds ``(lower,
-    upper)`` on X and on Y: upper bounds on the big sides, lower bounds on the small sides
-    and at 0, and with ``far`` = (far_x, far_y) (an exact-ratio pair; None otherwise) the
-    small sides as e^-|x| times the other law's lower bound, or its upper bound where
-    ``far`` marks that law's far tail at round-off."""
+    """The range ``((least, most) of X, (least, most) of Y)`` (each rows, n) each point's
+    composed mass can take, from each point's bounds ``(lower, upper)`` on X and on Y: the
+    most is the upper bound; the least is the lower bound, except on the small sides (X
+    above 0, Y below 0) of an exact-ratio pair (``far`` = (far_x, far_y); None otherwise):
+    e^-|x| times the other law's lower bound, or its upper bound where ``far`` marks that
+    law's far tail at round-off (see :func:`bounded_masses`). :func:`close_bounded` builds the
+    pair from them; :func:`big_sides_up` takes the masses before any closing."""
     (low_x, up_x), (low_y, up_y) = bounds_x, bounds_y
     index = _grid.loss_grid(offset, low_x.shape[-1], 1)
     if far is not None:
@@ -121,43 +123,93 @@ def masses_of_bounds(bounds_x, bounds_y, far, offset, grid_step):
                                            grid_step)
     else:
         small_x, small_y = low_x, low_y
-    return (jnp.where(index < 0, up_x, jnp.where(index > 0, small_x, low_x)),
-            jnp.where(index > 0, up_y, jnp.where(index < 0, small_y, low_y)))
+    least_x = jnp.where(index > 0, small_x, low_x)
+    least_y = jnp.where(index < 0, small_y, low_y)
+    return (least_x, up_x), (least_y, up_y)
 
 
-def close_bounded(pmf_x, pmf_y, inf_y, neginf_x, at_bottom, at_top, x_lo, x_hi, precise=False):
-    """:func:`dpax._engine.construct.close_mass` for the masses of :func:`bounded_masses`
-    of an exact-ratio pair, with ``at_bottom`` / ``at_top`` (rows, n) the window's first and
-    last points (losses ``x_lo``, ``x_hi``, rows). Missing Y-mass (the small side's lower
-    bounds took it from labels whose X-mass stayed) goes to the last point with X-mass
-    e^-x_hi times it: Q-mass moved up (its atom split, the part moved given the ratio of
-    its new label), so the pair still dominates, and its epsilon stays finite (on the +inf
-    atom, every delta below it would give an infinite epsilon); missing X-mass likewise to
-    the first point with e^x_lo times it as Y-mass. Excess mass (the big sides' upper
-    bounds, T ulps a point) is scaled away: a tail sum moves by at most that excess,
-    relatively, which can put a tail within the excess of 1 below the truth (the known
-    exception in the README's accuracy section: closing it exactly, the big side's points
-    nearest loss 0 taking their lower bounds, needs a running sum that adds 40-100% to
-    this kernel's compilation).
+def big_sides_up(bounds, offset):
+    """The masses ``(pmf_x, pmf_y)`` of :func:`masses_of_bounds`'s ranges ``bounds`` with the
+    big sides (X below 0, Y above 0) at their most and every other point at its least."""
+    ((least_x, most_x), (least_y, most_y)) = bounds
+    index = _grid.loss_grid(offset, least_x.shape[-1], 1)
+    return jnp.where(index < 0, most_x, least_x), jnp.where(index > 0, most_y, least_y)
+
+
+def close_bounded(bounds, inf_y, neginf_x, offset, lo, hi, modes, far, grid_step, precise=False):
+    """The masses ``(pmf_x, pmf_y)`` (rows, n, the point j at the loss index ``offset`` + j)
+    of an exact-ratio pair composed on the window [``lo``, ``hi``] (rows,), from the range
+    ``bounds`` of each point's mass (:func:`masses_of_bounds`), closed to the totals
+    1 - neginf_x and 1 - inf_y (the atoms, as :func:`dpax._engine.construct.close_mass`).
+    ``modes`` = ((m_x, low_x), (m_y, low_y)): the loss index (rows,) of each law's largest
+    FFT value and a lower bound on that mass; ``far`` = ((mean_x, eta_x), (mean_y, eta_y)):
+    each law's mean (loss) and round-off bound (rows,).
+
+    Y takes its least below m_y and its most elsewhere, and m_y takes up whatever makes its
+    total 1 - inf_y, either sign; X takes its least above m_x and its most below, m_x
+    closing it. Against the exact composition, every Pr[Y <= x] below m_y is then a sum of
+    lower bounds and every Pr[Y > x] from m_y up a sum of upper bounds (Y stochastically
+    larger), and X likewise stochastically smaller, so every threshold test errs less on
+    the pair, on both sides: delta(epsilon), epsilon(delta) and the curve stay on the safe
+    side, tails near 1 included (scaling an excess away instead lowers those by the whole
+    excess, ~n eta). The ranges' widths cost at most their sum on the tails between a mode
+    and loss 0, which the mode's mass (at least 1 / n) dwarfs.
+
+    One exception to "least": a far tail at round-off keeps both masses in the ratio e^x
+    (:func:`bounded_masses`), an exact-ratio atom whose small side is above the exact mass
+    by at most e^-|x| 4 eta. Above m_y (below m_x) Y's (X's) upper bounds carry the atom's
+    other side, which outweighs it in every delta; between loss 0 and m_y the closing took
+    that side back, so X gives up, at m_y, mass A >= 4 (eta_y e^-max(mean_y, 0) + eta_x
+    e^min(mean_x, 0)) / (1 - e^-step) (the atoms of both far tails, summed as a geometric
+    series from the means) to m_x, which lowers every Pr[X > x] there by more than the
+    atoms add; Y likewise gives A at m_x to m_y. Both moves keep the laws' orders. (A takes
+    at most half the mass there, which holds unless the mode lies ~5 nats beyond its mean.)
+
+    Where a mode's mass would go negative (an excess above its lower bound) or lies outside
+    the window, the law closes as :func:`dpax._engine.construct.close_mass` would with the
+    pair kept dominating: missing Y-mass goes to the last point with X-mass e^-x_hi times it
+    (Q-mass moved up, its atom split, the part moved given the ratio of its new label, so
+    that its epsilon stays finite), missing X-mass likewise to the first point with e^x_lo
+    times it as Y-mass, and an excess is scaled away.
 
     ``precise``: the missing masses summed to ~1e-22 (:func:`dpax._engine.cumulative.mass_deficit`)
     instead of ~1e-16, for a pair whose far tails are read at that level
-    (:mod:`dpax._engine.tail_bounds`): the missing mass lands on the window's end, and a
-    float64 sum's last bits, which follow the row's padded length, would move a tail of
-    1e-10 there by 1e-6 relatively."""
-    total_y, total_x = jnp.sum(pmf_y, -1), jnp.sum(pmf_x, -1)
-    if precise:
-        d_y = jnp.maximum(mass_deficit(pmf_y, inf_y), 0.0)
-        x_part = jnp.exp(-jnp.maximum(x_hi, -700.0)) * d_y
-        d_x = jnp.maximum(mass_deficit(pmf_x, neginf_x) - x_part, 0.0)
-    else:
-        d_y = jnp.maximum(1.0 - inf_y - total_y, 0.0)
-        x_part = jnp.exp(-jnp.maximum(x_hi, -700.0)) * d_y  # 0 past ~745 nats, as every P-mass there
-        d_x = jnp.maximum(1.0 - neginf_x - (total_x + x_part), 0.0)
-    y_part = jnp.exp(jnp.minimum(x_lo, 700.0)) * d_x
-    pmf_y = pmf_y + jnp.where(at_top, d_y[:, None], 0.0) + jnp.where(at_bottom, y_part[:, None], 0.0)
-    pmf_x = pmf_x + jnp.where(at_top, x_part[:, None], 0.0) + jnp.where(at_bottom, d_x[:, None], 0.0)
-    total_y, total_x = total_y + d_y + y_part, total_x + x_part + d_x
+    (:mod:`dpax._engine.tail_bounds`): a float64 sum's last bits follow the row's padded
+    length."""
+    ((least_x, most_x), (least_y, most_y)), ((m_x, low_m_x), (m_y, low_m_y)) = bounds, modes
+    index = offset[:, None] + jnp.arange(least_x.shape[-1])[None, :]
+    pmf_y = jnp.where(index < m_y[:, None], least_y, most_y)
+    pmf_x = jnp.where(index > m_x[:, None], least_x, most_x)
+    # the far tails' exact-ratio atoms, at most e^-|x| 4 eta a point beyond each law's mean
+    ((mean_x, eta_x), (mean_y, eta_y)) = far
+    atoms = 4.0 * (eta_y * jnp.exp(-jnp.maximum(mean_y, 0.0)) + eta_x * jnp.exp(jnp.minimum(mean_x, 0.0)))
+    atoms = atoms / -jnp.expm1(-grid_step)
+    x_m_x, x_m_y = m_x * grid_step, m_y * grid_step
+    give_x = jnp.where(m_y > jnp.maximum(m_x, 0), jnp.minimum(atoms, 0.5 * jnp.exp(-x_m_y) * low_m_y), 0.0)
+    give_y = jnp.where(m_x < jnp.minimum(m_y, 0), jnp.minimum(atoms, 0.5 * jnp.exp(x_m_x) * low_m_x), 0.0)
+    m_x, m_y = m_x[:, None], m_y[:, None]
+    pmf_x = pmf_x - jnp.where(index == m_y, jnp.maximum(give_x, 0.0)[:, None], 0.0)
+    pmf_y = pmf_y - jnp.where(index == m_x, jnp.maximum(give_y, 0.0)[:, None], 0.0)
+    deficit = mass_deficit if precise else (lambda pmf, atom: 1.0 - atom - jnp.sum(pmf, -1))
+    x_lo, x_hi = lo * grid_step, hi * grid_step
+    inside = lambda m: (m[:, 0] >= lo) & (m[:, 0] <= hi)
+
+    d_y = deficit(pmf_y, inf_y)
+    taken_y = inside(m_y) & (low_m_y + d_y >= 0.0)
+    top_y = jnp.where(taken_y, 0.0, jnp.maximum(d_y, 0.0))
+    x_part = jnp.exp(-jnp.maximum(x_hi, -700.0)) * top_y  # 0 past ~745 nats, as every P-mass there
+    d_x = deficit(pmf_x, neginf_x) - x_part
+    taken_x = inside(m_x) & (low_m_x + d_x >= 0.0)
+    bottom_x = jnp.where(taken_x, 0.0, jnp.maximum(d_x, 0.0))
+    y_part = jnp.exp(jnp.minimum(x_lo, 700.0)) * bottom_x
+
+    at_bottom, at_top = index == lo[:, None], index == hi[:, None]
+    pmf_y = (pmf_y + jnp.where(index == m_y, jnp.where(taken_y, d_y, 0.0)[:, None], 0.0)
+             + jnp.where(at_top, top_y[:, None], 0.0) + jnp.where(at_bottom, y_part[:, None], 0.0))
+    pmf_x = (pmf_x + jnp.where(index == m_x, jnp.where(taken_x, d_x, 0.0)[:, None], 0.0)
+             + jnp.where(at_top, x_part[:, None], 0.0) + jnp.where(at_bottom, bottom_x[:, None], 0.0))
+    total_y = jnp.where(taken_y, 1.0 - inf_y, 1.0 - inf_y - d_y + top_y) + y_part
+    total_x = jnp.where(taken_x, 1.0 - neginf_x, 1.0 - neginf_x - d_x + bottom_x)
 
     def scale(pmf, total, atom):
         over = total > 1.0 - atom
