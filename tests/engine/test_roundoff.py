@@ -73,7 +73,7 @@ def _close(least_x, most_x, least_y, most_y, lo, modes, atoms=(0.0, 0.0), precis
     out = roundoff.close_bounded(((to(least_x), to(most_x)), (to(least_y), to(most_y))), np.array([atoms[0]]),
                                  np.array([atoms[1]]), np.array([lo]), np.array([lo]), np.array([lo + n - 1]),
                                  tuple((np.array([m]), np.array([low])) for m, low in modes),
-                                 ((np.array([0.0]), np.array([0.0])),) * 2, 0.01, precise)
+                                 (np.array([0.0]), np.array([0.0])), 0.01, precise)
     return tuple(np.asarray(a)[0] if np.ndim(a) == 2 else np.asarray(a) for a in out)
 
 
@@ -108,13 +108,14 @@ def test_close_bounded_keeps_y_stochastically_larger_and_x_smaller(precise):
 
 
 @float64
-def test_close_bounded_falls_back_where_the_mode_cannot_take_the_excess():
-    """A mode whose mass is below the excess (or outside the window): missing mass goes to
-    the window's end, an excess is scaled away, and the totals stay within 1."""
+def test_close_bounded_falls_back_where_the_mode_cannot_take_the_difference():
+    """A mode whose mass is below the excess has the excess scaled away (totals within 1);
+    a mode outside the window leaves the missing mass to the law's infinite atom."""
     n = 8
     least = np.full(n, 0.12)
-    px, py, _, _ = _close(least, np.full(n, 0.13), least, np.full(n, 0.13), -4, ((-4, 1e-3), (3, 1e-3)))
-    assert px.sum() <= 1.0 + 1e-15 and py.sum() <= 1.0 + 1e-15  # 1.04: the excess scaled away
-    px, py, _, _ = _close(least, np.full(n, 0.12), least, np.full(n, 0.12), -4, ((-4, 0.1), (9, 0.1)))
-    assert np.isclose(py.sum(), 1.0, rtol=1e-12)
-    assert py[-1] > 0.12 + 0.03  # Y's deficit (0.04, the mode outside the window) at the last point
+    px, py, iy, nx = _close(least, np.full(n, 0.13), least, np.full(n, 0.13), -4, ((-4, 1e-3), (3, 1e-3)))
+    assert np.isclose(px.sum(), 1.0, rtol=0, atol=1e-15) and np.isclose(py.sum(), 1.0, rtol=0, atol=1e-15)
+    assert iy == 0.0 and nx == 0.0
+    px, py, iy, nx = _close(least, np.full(n, 0.12), least, np.full(n, 0.12), -4, ((-4, 0.1), (9, 0.1)))
+    assert np.isclose(py.sum(), 0.96, rtol=1e-12) and np.isclose(iy, 0.04, rtol=1e-12)  # on +inf
+    assert np.isclose(px.sum(), 1.0, rtol=1e-12) and nx == 0.0  # X's mode (-4) takes its 0.04

@@ -164,7 +164,7 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
             modes = ((offsets + at[:rows], peak[:rows] - eta_x[:, 0]),
                      (offsets + at[rows:], peak[rows:2 * rows] - eta_y[:, 0]))
             pmf_x, pmf_y, inf_y, neginf_x = close_bounded(bounds, inf_y, neginf_x, offsets, lo, hi, modes,
-                                                          ((window.mean_x, eta_x[:, 0]), (window.mean_y, eta_y[:, 0])),
+                                                          (eta_x[:, 0], eta_y[:, 0]),
                                                           grid_step)
         else:
             pmf_x, pmf_y = big_sides_up(bounds, offsets)

@@ -136,14 +136,14 @@ def big_sides_up(bounds, offset):
     return jnp.where(index < 0, most_x, least_x), jnp.where(index > 0, most_y, least_y)
 
 
-def close_bounded(bounds, inf_y, neginf_x, offset, lo, hi, modes, far, grid_step, precise=False):
+def close_bounded(bounds, inf_y, neginf_x, offset, lo, hi, modes, etas, grid_step, precise=False):
     """The masses ``(pmf_x, pmf_y)`` (rows, n, the point j at the loss index ``offset`` + j)
     of an exact-ratio pair composed on the window [``lo``, ``hi``] (rows,), from the range
     ``bounds`` of each point's mass (:func:`masses_of_bounds`), closed to the totals
-    1 - neginf_x and 1 - inf_y (the atoms, as :func:`dpax._engine.construct.close_mass`).
+    1 - neginf_x and 1 - inf_y, and the atoms (as :func:`dpax._engine.construct.close_mass`).
     ``modes`` = ((m_x, low_x), (m_y, low_y)): the loss index (rows,) of each law's largest
-    FFT value and a lower bound on that mass; ``far`` = ((mean_x, eta_x), (mean_y, eta_y)):
-    each law's mean (loss) and round-off bound (rows,).
+    FFT value and a lower bound on that mass; ``etas`` = (eta_x, eta_y) (rows,): the laws'
+    round-off bounds (:func:`roundoff`).
 
     Y takes its least below m_y and its most elsewhere, and m_y takes up whatever makes its
     total 1 - inf_y, either sign; X takes its least above m_x and its most below, m_x
@@ -153,24 +153,21 @@ def close_bounded(bounds, inf_y, neginf_x, offset, lo, hi, modes, far, grid_step
     the pair, on both sides: delta(epsilon), epsilon(delta) and the curve stay on the safe
     side, tails near 1 included (scaling an excess away instead lowers those by the whole
     excess, ~n eta). The ranges' widths cost at most their sum on the tails between a mode
-    and loss 0, which the mode's mass (at least 1 / n) dwarfs.
+    and loss 0; the mode's mass (at least 1 / n) dwarfs what it takes up.
 
     One exception to "least": a far tail at round-off keeps both masses in the ratio e^x
     (:func:`bounded_masses`), an exact-ratio atom whose small side is above the exact mass
-    by at most e^-|x| 4 eta. Above m_y (below m_x) Y's (X's) upper bounds carry the atom's
-    other side, which outweighs it in every delta; between loss 0 and m_y the closing took
-    that side back, so X gives up, at m_y, mass A >= 4 (eta_y e^-max(mean_y, 0) + eta_x
-    e^min(mean_x, 0)) / (1 - e^-step) (the atoms of both far tails, summed as a geometric
-    series from the means) to m_x, which lowers every Pr[X > x] there by more than the
-    atoms add; Y likewise gives A at m_x to m_y. Both moves keep the laws' orders. (A takes
-    at most half the mass there, which holds unless the mode lies ~5 nats beyond its mean.)
+    by at most e^-|x| 4 eta. From m_y up (below m_x) Y's (X's) upper bounds carry the
+    atom's other side, which outweighs it in every delta; between loss 0 and m_y the closing
+    took that side back. So X moves A = 4 (eta_x + eta_y) / (1 - e^-step) (both far tails'
+    atoms, summed as geometric series in e^-|x|) from m_y to m_x, which lowers every
+    Pr[X > x] in between by more than the atoms add, and Y moves A from m_x to m_y (each
+    move at most half the other law's mass at that mode, e^-|x| times the mode's). Both moves
+    keep the laws' orders; they cost ~A on the tails between the modes.
 
-    Where a mode's mass would go negative (an excess above its lower bound) or lies outside
-    the window, the law closes as :func:`dpax._engine.construct.close_mass` would with the
-    pair kept dominating: missing Y-mass goes to the last point with X-mass e^-x_hi times it
-    (Q-mass moved up, its atom split, the part moved given the ratio of its new label, so
-    that its epsilon stays finite), missing X-mass likewise to the first point with e^x_lo
-    times it as Y-mass, and an excess is scaled away.
+    A mode outside the window or unable to give up an excess (its mass below it: only for
+    n x steps beyond ~1e15) leaves the law as it is, its missing mass on its infinite atom
+    and an excess scaled away.
 
     ``precise``: the missing masses summed to ~1e-22 (:func:`dpax._engine.cumulative.mass_deficit`)
     instead of ~1e-16, for a pair whose far tails are read at that level
@@ -180,39 +177,25 @@ def close_bounded(bounds, inf_y, neginf_x, offset, lo, hi, modes, far, grid_step
     index = offset[:, None] + jnp.arange(least_x.shape[-1])[None, :]
     pmf_y = jnp.where(index < m_y[:, None], least_y, most_y)
     pmf_x = jnp.where(index > m_x[:, None], least_x, most_x)
-    # the far tails' exact-ratio atoms, at most e^-|x| 4 eta a point beyond each law's mean
-    ((mean_x, eta_x), (mean_y, eta_y)) = far
-    atoms = 4.0 * (eta_y * jnp.exp(-jnp.maximum(mean_y, 0.0)) + eta_x * jnp.exp(jnp.minimum(mean_x, 0.0)))
-    atoms = atoms / -jnp.expm1(-grid_step)
-    x_m_x, x_m_y = m_x * grid_step, m_y * grid_step
-    give_x = jnp.where(m_y > jnp.maximum(m_x, 0), jnp.minimum(atoms, 0.5 * jnp.exp(-x_m_y) * low_m_y), 0.0)
-    give_y = jnp.where(m_x < jnp.minimum(m_y, 0), jnp.minimum(atoms, 0.5 * jnp.exp(x_m_x) * low_m_x), 0.0)
-    m_x, m_y = m_x[:, None], m_y[:, None]
-    pmf_x = pmf_x - jnp.where(index == m_y, jnp.maximum(give_x, 0.0)[:, None], 0.0)
-    pmf_y = pmf_y - jnp.where(index == m_x, jnp.maximum(give_y, 0.0)[:, None], 0.0)
     deficit = mass_deficit if precise else (lambda pmf, atom: 1.0 - atom - jnp.sum(pmf, -1))
-    x_lo, x_hi = lo * grid_step, hi * grid_step
-    inside = lambda m: (m[:, 0] >= lo) & (m[:, 0] <= hi)
-
-    d_y = deficit(pmf_y, inf_y)
-    taken_y = inside(m_y) & (low_m_y + d_y >= 0.0)
-    top_y = jnp.where(taken_y, 0.0, jnp.maximum(d_y, 0.0))
-    x_part = jnp.exp(-jnp.maximum(x_hi, -700.0)) * top_y  # 0 past ~745 nats, as every P-mass there
-    d_x = deficit(pmf_x, neginf_x) - x_part
-    taken_x = inside(m_x) & (low_m_x + d_x >= 0.0)
-    bottom_x = jnp.where(taken_x, 0.0, jnp.maximum(d_x, 0.0))
-    y_part = jnp.exp(jnp.minimum(x_lo, 700.0)) * bottom_x
-
-    at_bottom, at_top = index == lo[:, None], index == hi[:, None]
-    pmf_y = (pmf_y + jnp.where(index == m_y, jnp.where(taken_y, d_y, 0.0)[:, None], 0.0)
-             + jnp.where(at_top, top_y[:, None], 0.0) + jnp.where(at_bottom, y_part[:, None], 0.0))
-    pmf_x = (pmf_x + jnp.where(index == m_x, jnp.where(taken_x, d_x, 0.0)[:, None], 0.0)
-             + jnp.where(at_top, x_part[:, None], 0.0) + jnp.where(at_bottom, bottom_x[:, None], 0.0))
-    total_y = jnp.where(taken_y, 1.0 - inf_y, 1.0 - inf_y - d_y + top_y) + y_part
-    total_x = jnp.where(taken_x, 1.0 - neginf_x, 1.0 - neginf_x - d_x + bottom_x)
-
-    def scale(pmf, total, atom):
-        over = total > 1.0 - atom
-        return pmf * jnp.where(over, (1.0 - atom) / jnp.where(over, total, 1.0), 1.0)[:, None]
-
-    return scale(pmf_x, total_x, neginf_x), scale(pmf_y, total_y, inf_y), inf_y, neginf_x
+    d_y, d_x = deficit(pmf_y, inf_y), deficit(pmf_x, neginf_x)
+    taken_y = (m_y >= lo) & (m_y <= hi) & (jnp.maximum(low_m_y, 0.0) + d_y >= 0.0)
+    taken_x = (m_x >= lo) & (m_x <= hi) & (jnp.maximum(low_m_x, 0.0) + d_x >= 0.0)
+    # the far tails' atoms: X gives A from m_y to m_x, Y from m_x to m_y (each at most half the mass there)
+    atoms = 4.0 * (etas[0] + etas[1]) / -jnp.expm1(-grid_step)
+    give_x = jnp.minimum(atoms, 0.5 * jnp.exp(-m_y * grid_step) * jnp.maximum(low_m_y, 0.0))
+    give_y = jnp.minimum(atoms, 0.5 * jnp.exp(m_x * grid_step) * jnp.maximum(low_m_x, 0.0))
+    give_x = jnp.where(taken_x & (m_y > jnp.maximum(m_x, 0)), give_x, 0.0)[:, None]
+    give_y = jnp.where(taken_y & (m_x < jnp.minimum(m_y, 0)), give_y, 0.0)[:, None]
+    m_x, m_y = m_x[:, None], m_y[:, None]
+    pmf_y = (pmf_y + jnp.where(index == m_y, jnp.where(taken_y[:, None], d_y[:, None] + give_y, 0.0), 0.0)
+             - jnp.where(index == m_x, give_y, 0.0))
+    pmf_x = (pmf_x + jnp.where(index == m_x, jnp.where(taken_x[:, None], d_x[:, None] + give_x, 0.0), 0.0)
+             - jnp.where(index == m_y, give_x, 0.0))
+    # otherwise missing mass goes to the law's infinite atom, an excess is scaled away
+    close = lambda pmf, taken, d, atom: pmf * jnp.where(taken | (d >= 0.0), 1.0, (1.0 - atom) / (1.0 - atom - d))[
+        :, None]
+    pmf_x, pmf_y = close(pmf_x, taken_x, d_x, neginf_x), close(pmf_y, taken_y, d_y, inf_y)
+    inf_y = inf_y + jnp.where(taken_y, 0.0, jnp.maximum(d_y, 0.0))
+    neginf_x = neginf_x + jnp.where(taken_x, 0.0, jnp.maximum(d_x, 0.0))
+    return pmf_x, pmf_y, inf_y, neginf_x
