@@ -154,18 +154,18 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
         comp_x, comp_y = comp[:rows], comp[rows:]
         offsets = jnp.broadcast_to(offset, (rows,))
         eta_x, eta_y = roundoff(peak[:rows], steps, length), roundoff(peak[rows:], steps, length)
-        bounds = bounded_masses(comp_x, comp_y, offsets, grid_step, eta_x, eta_y, exact_ratio, window.mean_x,
-                                window.mean_y)
+        # each law's largest value's loss index (its position was read before the roll)
+        at = peak_at if aligned else jnp.mod(peak_at - jnp.concatenate([shift] * 2), length)
+        at = (offsets + at[:rows], offsets + at[rows:])
+        # a far tail begins beyond the law's mean and its mode
+        far_x, far_y = jnp.minimum(window.mean_x, at[0] * grid_step), jnp.maximum(window.mean_y, at[1] * grid_step)
+        bounds = bounded_masses(comp_x, comp_y, offsets, grid_step, eta_x, eta_y, exact_ratio, far_x, far_y)
         bounds = tuple(tuple(jnp.where(inside, a, 0.0) for a in law) for law in bounds)
         inf_y, neginf_x = jnp.minimum(inf_y + window.cut_y, 1.0), jnp.minimum(neginf_x + window.cut_x, 1.0)
         if exact_ratio:
-            # each law's largest value's loss index (its position was read before the roll)
-            at = peak_at if aligned else jnp.mod(peak_at - jnp.concatenate([shift] * 2), length)
-            modes = ((offsets + at[:rows], peak[:rows] - eta_x[:, 0]),
-                     (offsets + at[rows:], peak[rows:2 * rows] - eta_y[:, 0]))
+            modes = ((at[0], peak[:rows] - eta_x[:, 0]), (at[1], peak[rows:2 * rows] - eta_y[:, 0]))
             pmf_x, pmf_y, inf_y, neginf_x = close_bounded(bounds, inf_y, neginf_x, offsets, lo, hi, modes,
-                                                          (eta_x[:, 0], eta_y[:, 0]),
-                                                          grid_step)
+                                                          (eta_x[:, 0], eta_y[:, 0]), grid_step)
         else:
             pmf_x, pmf_y = big_sides_up(bounds, offsets)
             pmf_x, pmf_y, inf_y, neginf_x = close_mass(pmf_x, pmf_y, inf_y, neginf_x)

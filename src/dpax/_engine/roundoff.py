@@ -76,24 +76,22 @@ def roundoff(peak, steps, length):
 
 
 def bounded_masses(comp_x, comp_y, offset, grid_step, eta_x, eta_y, exact_ratio, mean_x, mean_y):
-    """The composed masses (rows, n) of a dominating pair from the FFT's values ``comp_x``,
-    ``comp_y`` (the point j at the loss (offset + j) step, rows x n), with each point's
-    modelled round-off ``eta_x``, ``eta_y`` (rows, 1, :func:`roundoff`) booked on the safe
-    side.
+    """The range (:func:`masses_of_bounds`) of each composed mass (rows, n) of a dominating
+    pair, from the FFT's values ``comp_x``, ``comp_y`` (the point j at the loss (offset + j)
+    step, rows x n) and each point's modelled round-off ``eta_x``, ``eta_y`` (rows, 1,
+    :func:`roundoff`).
 
-    The big sides (Y above 0, X below 0) get their upper bounds (value plus eta); the small
-    sides (X above 0, Y below 0, both at 0) their lower bounds (value less eta, at least 0;
-    with ``exact_ratio``, e^-|x| times the other law's lower bound, which keeps their
-    relative precision far below the FFT's absolute round-off), except where the other law
-    is in its far tail (beyond its mean ``mean_x`` / ``mean_y``, rows) and its value is
-    round-off (below 2 eta): there e^-|x| times its upper bound, so that every label keeps
-    both masses and the likelihood ratio e^x (epsilon stays finite). Every point of the
-    result then differs from the exact composition's by an exact-ratio atom of
-    non-negative mass (upper bounds) or by mass removed from a small side (lower bounds):
-    every Pr[Y > x] (x >= 0) and Pr[X < x] (x <= 0) is at least the exact composition's,
-    every Pr[X > x] (x >= 0) and Pr[Y < x] (x <= 0) at most, and every delta(epsilon >= 0),
-    epsilon(delta) and the advantage at least the exact composition's, also in tails where
-    the raw values are round-off."""
+    The most is the value plus eta. The least is the value less eta (at least 0), except on
+    the small sides (X above 0, Y below 0) with ``exact_ratio``: e^-|x| times the other law's
+    least, which keeps their relative precision far below the FFT's absolute round-off, or,
+    where the other law is in its far tail (beyond ``mean_x`` / ``mean_y``, rows: the
+    composition passes each law's mean or mode, whichever is further out) and its value is
+    round-off (below 2 eta), e^-|x| times its most, so that every label keeps both masses and
+    the likelihood ratio e^x (epsilon stays finite): an exact-ratio atom of non-negative mass.
+    :func:`big_sides_up` takes the big sides (Y above 0, X below 0) at their most and the
+    rest at their least: every Pr[Y > x] (x >= 0) and Pr[X < x] (x <= 0) at least the exact
+    composition's, every Pr[X > x] and Pr[Y < x] at most but for those atoms, which raise
+    every delta; :func:`close_bounded` closes an exact-ratio pair's totals."""
     n = comp_x.shape[-1]
     index = _grid.loss_grid(offset, n, 1)
     up_x, up_y = jnp.maximum(comp_x, 0.0) + eta_x, jnp.maximum(comp_y, 0.0) + eta_y
@@ -156,14 +154,15 @@ def close_bounded(bounds, inf_y, neginf_x, offset, lo, hi, modes, etas, grid_ste
     and loss 0; the mode's mass (at least 1 / n) dwarfs what it takes up.
 
     One exception to "least": a far tail at round-off keeps both masses in the ratio e^x
-    (:func:`bounded_masses`), an exact-ratio atom whose small side is above the exact mass
-    by at most e^-|x| 4 eta. From m_y up (below m_x) Y's (X's) upper bounds carry the
-    atom's other side, which outweighs it in every delta; between loss 0 and m_y the closing
-    took that side back. So X moves A = 4 (eta_x + eta_y) / (1 - e^-step) (both far tails'
-    atoms, summed as geometric series in e^-|x|) from m_y to m_x, which lowers every
-    Pr[X > x] in between by more than the atoms add, and Y moves A from m_x to m_y (each
-    move at most half the other law's mass at that mode, e^-|x| times the mode's). Both moves
-    keep the laws' orders; they cost ~A on the tails between the modes.
+    (:func:`bounded_masses`; beyond the law's mean and mode), an exact-ratio atom whose
+    small side is above the exact mass by at most e^-|x| 4 eta. From m_y up (below m_x)
+    Y's (X's) upper bounds carry the atom's other side, which outweighs it in every delta;
+    between loss 0 and m_y the closing took that side back. So X moves e^-x(m_y) A_y from
+    m_y to m_x, A = 4 eta / (1 - e^-step) (Y's far atoms, summed as a geometric series in
+    e^-x from m_y), which lowers every Pr[X > x] in between by more than those atoms add,
+    and Y moves e^x(m_x) A_x from m_x to m_y for X's far atoms below m_x. Each move keeps
+    the laws' orders and costs at most A in any delta (each takes at most half the other
+    law's mass at that mode, e^-|x| times the mode's, which A is far below).
 
     A mode outside the window or unable to give up an excess (its mass below it: only for
     n x steps beyond ~1e15) leaves the law as it is, its missing mass on its infinite atom
@@ -181,10 +180,11 @@ def close_bounded(bounds, inf_y, neginf_x, offset, lo, hi, modes, etas, grid_ste
     d_y, d_x = deficit(pmf_y, inf_y), deficit(pmf_x, neginf_x)
     taken_y = (m_y >= lo) & (m_y <= hi) & (jnp.maximum(low_m_y, 0.0) + d_y >= 0.0)
     taken_x = (m_x >= lo) & (m_x <= hi) & (jnp.maximum(low_m_x, 0.0) + d_x >= 0.0)
-    # the far tails' atoms: X gives A from m_y to m_x, Y from m_x to m_y (each at most half the mass there)
-    atoms = 4.0 * (etas[0] + etas[1]) / -jnp.expm1(-grid_step)
-    give_x = jnp.minimum(atoms, 0.5 * jnp.exp(-m_y * grid_step) * jnp.maximum(low_m_y, 0.0))
-    give_y = jnp.minimum(atoms, 0.5 * jnp.exp(m_x * grid_step) * jnp.maximum(low_m_x, 0.0))
+    # the far tails' atoms (beyond the modes): X moves e^-x(m_y) A_y from m_y to m_x, Y moves
+    # e^x(m_x) A_x from m_x to m_y (each at most half the mass there)
+    atoms = lambda eta: 4.0 * eta / -jnp.expm1(-grid_step)
+    give_x = jnp.minimum(atoms(etas[1]), 0.5 * jnp.maximum(low_m_y, 0.0)) * jnp.exp(-m_y * grid_step)
+    give_y = jnp.minimum(atoms(etas[0]), 0.5 * jnp.maximum(low_m_x, 0.0)) * jnp.exp(m_x * grid_step)
     give_x = jnp.where(taken_x & (m_y > jnp.maximum(m_x, 0)), give_x, 0.0)[:, None]
     give_y = jnp.where(taken_y & (m_x < jnp.minimum(m_y, 0)), give_y, 0.0)[:, None]
     m_x, m_y = m_x[:, None], m_y[:, None]

@@ -68,18 +68,19 @@ def _tighten(raw: Pair, big: Pair, theta, alias, lo, hi, length, steps, grid_ste
     # between a law's mode and loss 0 where the mode is on the small side)
     bounds_x = (bounds_x[0], jnp.where(x > 0, raw.pmf_x + eta(raw.pmf_x), bounds_x[1]))
     bounds_y = (bounds_y[0], jnp.where(x < 0, raw.pmf_y + eta(raw.pmf_y), bounds_y[1]))
-    # a far tail whose bounds are loose (more than a factor 2 apart: round-off) keeps both
-    # masses on the small side too (the upper bound there), as the plain composition's does
-    mean = lambda pmf: jnp.sum(pmf * x, -1, keepdims=True) / jnp.maximum(jnp.sum(pmf, -1, keepdims=True), 1e-300)
-    far_x = (x < mean(raw.pmf_x)) & (bounds_x[0] < 0.5 * bounds_x[1])
-    far_y = (x > mean(raw.pmf_y)) & (bounds_y[0] < 0.5 * bounds_y[1])
-    bounds = masses_of_bounds(bounds_x, bounds_y, (far_x, far_y), raw.offset, grid_step)
-    bounds = tuple(tuple(jnp.where(inside, a, 0.0) for a in law) for law in bounds)
     # each law's largest FFT value: where, and how much at least (the value less its round-off)
     peak_x, peak_y = jnp.max(raw.pmf_x, -1), jnp.max(raw.pmf_y, -1)
     eta_x, eta_y = roundoff(peak_x, steps, length)[:, 0], roundoff(peak_y, steps, length)[:, 0]
-    modes = ((raw.offset + jnp.argmax(raw.pmf_x, -1), peak_x - eta_x),
-             (raw.offset + jnp.argmax(raw.pmf_y, -1), peak_y - eta_y))
+    at_x, at_y = raw.offset + jnp.argmax(raw.pmf_x, -1), raw.offset + jnp.argmax(raw.pmf_y, -1)
+    modes = ((at_x, peak_x - eta_x), (at_y, peak_y - eta_y))
+    # a far tail (beyond the law's mean and mode) whose bounds are loose (more than a factor 2
+    # apart: round-off) keeps both masses on the small side too (the upper bound there), as
+    # the plain composition's does
+    mean = lambda pmf: jnp.sum(pmf * x, -1) / jnp.maximum(jnp.sum(pmf, -1), 1e-300)
+    far_x = (x < jnp.minimum(mean(raw.pmf_x), at_x * grid_step)[:, None]) & (bounds_x[0] < 0.5 * bounds_x[1])
+    far_y = (x > jnp.maximum(mean(raw.pmf_y), at_y * grid_step)[:, None]) & (bounds_y[0] < 0.5 * bounds_y[1])
+    bounds = masses_of_bounds(bounds_x, bounds_y, (far_x, far_y), raw.offset, grid_step)
+    bounds = tuple(tuple(jnp.where(inside, a, 0.0) for a in law) for law in bounds)
     # a far tail's small side holds e^-|x| times at most 4 eta (its bounds are more than a factor 2 apart)
     pmf_x, pmf_y, inf_y, neginf_x = close_bounded(bounds, raw.inf_y, raw.neginf_x, raw.offset, lo, hi, modes,
                                                   (eta_x, eta_y), grid_step, precise=True)
