@@ -155,8 +155,8 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
         offsets = jnp.broadcast_to(offset, (rows,))
         eta_x, eta_y = roundoff(peak[:rows], steps, length), roundoff(peak[rows:], steps, length)
         # each law's largest value's loss index (its position was read before the roll)
-        at = peak_at if aligned else jnp.mod(peak_at - jnp.concatenate([shift] * 2), length)
-        at = (offsets + at[:rows], offsets + at[rows:])
+        position = peak_at if aligned else jnp.mod(peak_at - jnp.concatenate([shift] * 2), length)
+        at = (offsets + position[:rows], offsets + position[rows:])
         # a far tail begins beyond the law's mean and its mode
         far_x, far_y = jnp.minimum(window.mean_x, at[0] * grid_step), jnp.maximum(window.mean_y, at[1] * grid_step)
         bounds = bounded_masses(comp_x, comp_y, offsets, grid_step, eta_x, eta_y, exact_ratio, far_x, far_y)
