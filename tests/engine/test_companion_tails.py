@@ -103,7 +103,7 @@ def test_dpsgd_mu_bracket_is_narrow():
 @pytest.mark.slow
 def test_dpsgd_mu_bracket_at_grid_1e4():
     """The README's DP-SGD (sigma 1, p 1e-3, 10^4 steps) at grid 1e-4: the bracket [0.158344,
-    0.160313] (README, "Certified error bars"). mu is set at the box's corner (FPR 1e-10),
+    0.159824] (README, "Certified error bars"). mu is set at the box's corner (FPR 1e-10),
     where the plain pair's booked FFT round-off gives 0.174582; mu_and_regret reads the
     composition with its far tails tightened there (dpax.privacy_loss.tails)."""
     pl = dpax.dpsgd(1.0, 1e-3, 10_000, grid_step=1e-4)

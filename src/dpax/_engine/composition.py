@@ -128,7 +128,6 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
     # each law's largest value, read from the transform's output itself (before any roll or
     # slice, which would be copied for a reduction of their own)
     peak = jnp.max(comp, -1)
-    peak_at = jnp.argmax(comp[:2 * rows], -1)  # where Y and X are largest (see close_bounded)
     pos = jnp.arange(length)[None, :]
     if aligned:
         first = (lo - start)[:, None]
@@ -154,9 +153,9 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
         comp_x, comp_y = comp[:rows], comp[rows:]
         offsets = jnp.broadcast_to(offset, (rows,))
         eta_x, eta_y = roundoff(peak[:rows], steps, length), roundoff(peak[rows:], steps, length)
-        # each law's largest value's loss index (its position was read before the roll)
-        position = peak_at if aligned else jnp.mod(peak_at - jnp.concatenate([shift] * 2), length)
-        at = (offsets + position[:rows], offsets + position[rows:])
+        # where each law is largest inside its window (as a loss index)
+        position = jnp.argmax(jnp.where(inside, comp.reshape(2, rows, length), -1.0), -1)
+        at = (offsets + position[0], offsets + position[1])
         # a far tail begins beyond the law's mean and its mode
         far_x, far_y = jnp.minimum(window.mean_x, at[0] * grid_step), jnp.maximum(window.mean_y, at[1] * grid_step)
         bounds = bounded_masses(comp_x, comp_y, offsets, grid_step, eta_x, eta_y, exact_ratio, far_x, far_y)

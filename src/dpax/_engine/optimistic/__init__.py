@@ -134,7 +134,7 @@ mu = 4 within 2e-5 of the truth at grid 1e-3 for delta from 1e-10 down to 1e-14 
 bound inside the window gives 28.3 for 32.85 at 1e-10); mu of that DP-SGD (sigma 1, p 1e-3,
 10^4 steps) 0.158344 at grid 1e-4, where the dominating pair, which books the FFT's
 round-off bound point by point, gives 0.174582 and its far tails tightened the same way as
-here (:mod:`dpax._engine.tail_bounds`) 0.160313.
+here (:mod:`dpax._engine.tail_bounds`) 0.159824.
 
 Modules: :mod:`.slack` (what a companion knows of its likelihood ratios), :mod:`.single_step`
 (a single step's companion, per mechanism), :mod:`.reclose` (a composed companion closed)
