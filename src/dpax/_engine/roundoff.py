@@ -157,12 +157,14 @@ def close_bounded(bounds, inf_y, neginf_x, offset, lo, hi, modes, etas, grid_ste
     (:func:`bounded_masses`; beyond the law's mean and mode), an exact-ratio atom whose
     small side is above the exact mass by at most e^-|x| 4 eta. From m_y up (below m_x)
     Y's (X's) upper bounds carry the atom's other side, which outweighs it in every delta;
-    between loss 0 and m_y the closing took that side back. So X moves e^-x(m_y) A_y from
-    m_y to m_x, A = 4 eta / (1 - e^-step) (Y's far atoms, summed as a geometric series in
-    e^-x from m_y), which lowers every Pr[X > x] in between by more than those atoms add,
-    and Y moves e^x(m_x) A_x from m_x to m_y for X's far atoms below m_x. Each move keeps
-    the laws' orders and costs at most A in any delta (each takes at most half the other
-    law's mass at that mode, e^-|x| times the mode's, which A is far below).
+    between loss 0 and m_y the closing took that side back. So X moves e^-max(x(m_y), 0) A_y
+    from m_y to m_x, A = 4 eta / (1 - e^-step) (Y's far atoms, beyond m_y and the mean,
+    which is at least 0, summed as a geometric series in e^-x), which lowers every
+    Pr[X > x] in between by more than those atoms add, and Y moves e^min(x(m_x), 0) A_x
+    from m_x to m_y for X's far atoms (the swapped pair's likewise, whichever sides of loss
+    0 the modes lie on). Each move keeps the laws' orders and costs at most A in any
+    delta; each takes at most half the law's mass at the other's mode (at least e^-+x times
+    that mode's, less 2 eta), which A is far below.
 
     A mode outside the window or unable to give up an excess (its mass below it: only for
     n x steps beyond ~1e15) leaves the law as it is, its missing mass on its infinite atom
@@ -180,13 +182,17 @@ def close_bounded(bounds, inf_y, neginf_x, offset, lo, hi, modes, etas, grid_ste
     d_y, d_x = deficit(pmf_y, inf_y), deficit(pmf_x, neginf_x)
     taken_y = (m_y >= lo) & (m_y <= hi) & (jnp.maximum(low_m_y, 0.0) + d_y >= 0.0)
     taken_x = (m_x >= lo) & (m_x <= hi) & (jnp.maximum(low_m_x, 0.0) + d_x >= 0.0)
-    # the far tails' atoms (beyond the modes): X moves e^-x(m_y) A_y from m_y to m_x, Y moves
-    # e^x(m_x) A_x from m_x to m_y (each at most half the mass there)
+    # the far tails' atoms (beyond the modes and loss 0): X moves e^-max(x(m_y), 0) A_y from
+    # m_y to m_x, Y moves e^min(x(m_x), 0) A_x from m_x to m_y, each at most half the mass
+    # there (at least e^-+x times the other law's mode's, less the law's own bound twice)
     atoms = lambda eta: 4.0 * eta / -jnp.expm1(-grid_step)
-    give_x = jnp.minimum(atoms(etas[1]), 0.5 * jnp.maximum(low_m_y, 0.0)) * jnp.exp(-m_y * grid_step)
-    give_y = jnp.minimum(atoms(etas[0]), 0.5 * jnp.maximum(low_m_x, 0.0)) * jnp.exp(m_x * grid_step)
-    give_x = jnp.where(taken_x & (m_y > jnp.maximum(m_x, 0)), give_x, 0.0)[:, None]
-    give_y = jnp.where(taken_y & (m_x < jnp.minimum(m_y, 0)), give_y, 0.0)[:, None]
+    x_m_x, x_m_y = m_x * grid_step, m_y * grid_step
+    give_x = jnp.minimum(atoms(etas[1]) * jnp.exp(-jnp.maximum(x_m_y, 0.0)),
+                         0.5 * jnp.maximum(jnp.exp(-x_m_y) * low_m_y - 2.0 * etas[0], 0.0))
+    give_y = jnp.minimum(atoms(etas[0]) * jnp.exp(jnp.minimum(x_m_x, 0.0)),
+                         0.5 * jnp.maximum(jnp.exp(x_m_x) * low_m_x - 2.0 * etas[1], 0.0))
+    give_x = jnp.where(taken_x & (m_y > m_x), give_x, 0.0)[:, None]
+    give_y = jnp.where(taken_y & (m_y > m_x), give_y, 0.0)[:, None]
     m_x, m_y = m_x[:, None], m_y[:, None]
     pmf_y = (pmf_y + jnp.where(index == m_y, jnp.where(taken_y[:, None], d_y[:, None] + give_y, 0.0), 0.0)
              - jnp.where(index == m_x, give_y, 0.0))
