@@ -45,3 +45,22 @@ def test_views_are_tightened_as_the_composition():
     coarse = tight_tails(batch.regrid(2e-2))
     assert coarse.grid_step == 2e-2 and coarse.batch_shape == (2,)
     np.testing.assert_array_equal(np.asarray(coarse.pmf_y), np.asarray(whole.regrid(2e-2).pmf_y))
+
+
+def test_booked_roundoff_is_the_same_in_numpy_and_compiled():
+    """The gate's booked round-off, read on the CPU with NumPy (a few rows at a time) and off
+    it as one compiled call, is the same number; and it is (eta_x + eta_y) x the window's
+    points: a composition's first X-mass and last Y-mass are its booking."""
+    import jax
+
+    pl = dpax.dpsgd([1.0, 2.0, 4.0], 1e-2, 100, grid_step=1e-2)
+    pair = pl.pair
+    on_cpu = tails.booked_roundoff(pair)
+    with jax.enable_x64(True):
+        compiled = np.asarray(tails._booked_on_device(pair.pmf_x, pair.pmf_y))
+    np.testing.assert_array_equal(on_cpu, compiled)
+    x, y = np.asarray(pair.pmf_x), np.asarray(pair.pmf_y)
+    for r in range(3):
+        first, last = np.flatnonzero(x[r])[0], np.flatnonzero(y[r])[-1]
+        assert on_cpu[r] == (last - first + 1) * (x[r, first + 1] + y[r, last - 1])
+        assert 0.0 < on_cpu[r] < 1e-9

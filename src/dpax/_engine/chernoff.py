@@ -123,7 +123,7 @@ def window_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window
 
     moments = (jnp.zeros(rows),) * 3
     for g, c in groups:
-        moments, _ = jax.lax.scan(variance, moments, (g.pmf_x, g.pmf_y, g.offset, c))
+        moments = fold(variance, moments, (g.pmf_x, g.pmf_y, g.offset, c))
     total_var, mean_y, mean_x = moments
     t = _chernoff_grid(jnp.sqrt(total_var) + grid_step)
 
@@ -143,7 +143,7 @@ def window_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window
 
     acc = (jnp.zeros(t.shape),) * 4 + (jnp.zeros(rows, jnp.int64),) * 2
     for g, c in groups:
-        acc, _ = jax.lax.scan(mgf, acc, (g.pmf_x, g.pmf_y, g.offset, c))
+        acc = fold(mgf, acc, (g.pmf_x, g.pmf_y, g.offset, c))
     up_x, down_x, up_y, down_y, lo_hard, hi_hard = acc
     high = jnp.maximum(jnp.min((up_x - log_tail) / t, -1), jnp.min((up_y - log_tail) / t, -1))
     low = jnp.minimum(jnp.max(-(down_x - log_tail) / t, -1), jnp.max(-(down_y - log_tail) / t, -1))
@@ -157,6 +157,15 @@ def window_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window
         return jnp.where(hi >= hi_hard, 0.0, above) + jnp.where(lo <= lo_hard, 0.0, below)
 
     return Window(lo, hi, cut(up_y, down_y), cut(up_x, down_x), mean_y, mean_x)
+
+
+def fold(body, carry, stacked):
+    """``body`` applied along axis 0 of ``stacked`` (a ``lax.scan`` body returning (carry,
+    None)); a group of one factor is applied directly: a scan of length 1 is a loop that
+    XLA compiles as one (about a quarter of the window kernel's compilation)."""
+    if stacked[0].shape[0] == 1:
+        return body(carry, tuple(a[0] for a in stacked))[0]
+    return jax.lax.scan(body, carry, stacked)[0]
 
 
 def factor_groups(factors, counts) -> list[tuple[Pair, Any]]:

@@ -14,8 +14,9 @@ regridded) take the same view of it.
 
 from __future__ import annotations
 
+import functools
 import weakref
-from typing import cast
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -69,25 +70,37 @@ def tight_tails(pl: V) -> V:
 _GATE_ROWS = 256
 
 
+def _booked(xp: Any, x: Any, y: Any) -> Any:
+    """:func:`booked_roundoff` of the rows ``x``, ``y`` (rows, n) with the array module ``xp``."""
+    n = x.shape[-1]
+    index = xp.arange(x.shape[0])
+    first = xp.argmax(x > 0, -1)
+    last = n - 1 - xp.argmax(y[:, ::-1] > 0, -1)
+    eta = x[index, xp.minimum(first + 1, n - 1)] + y[index, xp.maximum(last - 1, 0)]
+    return xp.maximum(last - first + 1, 1) * eta
+
+
+#: :func:`booked_roundoff` off the CPU: one compiled call (run eagerly op by op, its
+#: comparisons, flip and gathers were ~8 ms of host dispatch and waits on a GPU, more than
+#: the composition and mu kernels themselves)
+_booked_on_device = jax.jit(functools.partial(_booked, jnp))
+
+
 def booked_roundoff(pair: Pair) -> np.ndarray:
     """Per row, about the most a composition's booked FFT round-off can move any of its tail
     sums: (eta_x + eta_y) x the window's points, eta read next to the window's far ends (the
     first X-mass and the last Y-mass), where the law itself has long vanished and only the
     booking is left. On the CPU from the arrays in place (NumPy, a few rows at a time);
-    elsewhere on the device."""
+    elsewhere on the device, in one compiled call."""
     cpu = next(iter(pair.pmf_x.devices())).platform == "cpu" if isinstance(pair.pmf_x, jax.Array) else True
-    xp = np if cpu else jnp
-    rows, n = pair.pmf_x.shape
+    if not cpu:
+        with jax.enable_x64(True):
+            return np.asarray(_booked_on_device(pair.pmf_x, pair.pmf_y), np.float64)
+    rows = pair.pmf_x.shape[0]
     out = np.empty(rows)
-    step = _GATE_ROWS if cpu else rows
-    pmf_x, pmf_y = (np.asarray(pair.pmf_x), np.asarray(pair.pmf_y)) if cpu else (pair.pmf_x, pair.pmf_y)
-    for start in range(0, rows, step):
-        x, y = pmf_x[start:start + step], pmf_y[start:start + step]  # (NumPy views on the CPU)
-        index = xp.arange(x.shape[0])
-        first = xp.argmax(x > 0, -1)
-        last = n - 1 - xp.argmax(y[:, ::-1] > 0, -1)
-        eta = x[index, xp.minimum(first + 1, n - 1)] + y[index, xp.maximum(last - 1, 0)]
-        out[start:start + step] = np.asarray(xp.maximum(last - first + 1, 1) * eta)
+    pmf_x, pmf_y = np.asarray(pair.pmf_x), np.asarray(pair.pmf_y)
+    for start in range(0, rows, _GATE_ROWS):  # (NumPy views)
+        out[start:start + _GATE_ROWS] = _booked(np, pmf_x[start:start + _GATE_ROWS], pmf_y[start:start + _GATE_ROWS])
     return out
 
 
