@@ -34,6 +34,30 @@ def test_roundoff_bound_covers_an_fft_compositions_error():
     assert eta <= 1e3 * err
 
 
+
+@float64
+@pytest.mark.parametrize("count, length", [(1000, 2**18), (10_000, 2**20)])
+def test_roundoff_bound_covers_jaxs_fft_on_the_default_device(count, length):
+    """The same composition with JAX's FFT on whatever device JAX uses (XLA's CPU FFT here; on
+    an NVIDIA H200, cuFFT's error was at most 0.10 of the bound at both sizes) and the
+    kernel's binary powering (composition._spectrum_power): every point within the bound."""
+    import jax.numpy as jnp
+
+    from dpax._engine import composition
+
+    q = math.e / (1.0 + math.e)
+    law = np.zeros(length)
+    law[0], law[200] = 1.0 - q, q
+    spec = jnp.fft.rfft(jnp.asarray(law))[None, :]
+    comp = np.asarray(jnp.fft.irfft(composition._spectrum_power(spec, jnp.asarray([count]), 16)[0], n=length))
+    exact = np.zeros(length)
+    k = np.arange(count + 1)
+    np.add.at(exact, (200 * k) % length, stats.binom.pmf(k, count, q))
+    err = np.max(np.abs(comp - exact))
+    eta = float(np.asarray(roundoff.roundoff(np.array([np.max(comp)]), np.array([float(count)]), length))[0, 0])
+    assert err <= eta / 4.0  # measured: 0.12 and 0.07 of the bound on the CPU
+    assert eta <= 1e3 * err
+
 @float64
 def test_bounded_masses_book_the_bound_on_the_safe_side():
     rng = np.random.default_rng(0)
