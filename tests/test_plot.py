@@ -234,3 +234,21 @@ def test_notebook_figures_are_readable():
     fig3 = next(c.source for c in nbformat.read(os.path.join(root, "02_gdp_reporting.ipynb"), as_version=4).cells
                 if c.cell_type == "code" and 'title="Fig. 3"' in c.source)
     assert 'loc="center left", bbox_to_anchor=(1.01, 0.5)' in fig3
+
+
+def test_bad_losses_and_points_are_named_before_anything_is_drawn():
+    """tradeoff_curves and gdp_fit name a non-PrivacyLoss argument and a points count below 2
+    (NumPy's own message named neither)."""
+    import dpax
+
+    pl = dpax.gaussian(1.0, grid_step=1e-2)
+    with pytest.raises(ValueError, match="points must be an integer >= 2"):
+        plot.tradeoff_curves(pl, points=-5)
+    with pytest.raises(ValueError, match="points"):
+        plot.gdp_fit(pl, points=1)
+    with pytest.raises(TypeError, match="losses must be a dpax.PrivacyLoss"):
+        plot.tradeoff_curves(3)
+    with pytest.raises(TypeError, match=r"losses\[1\] must be a dpax.PrivacyLoss"):
+        plot.tradeoff_curves([pl, "x"])
+    with pytest.raises(TypeError, match="pl must be a dpax.PrivacyLoss"):
+        plot.gdp_fit(3)

@@ -19,6 +19,7 @@ from . import gdp, targets
 from ._engine import validation as _v
 from ._engine.x64 import float64
 from .calibration import CalibrationResult, calibrate_dpsgd
+from .gdp.mu_regret import check_loss
 from .privacy_loss import PrivacyLoss
 
 if TYPE_CHECKING:  # matplotlib is imported on first use
@@ -60,6 +61,7 @@ def _set_title(ax: Axes, text: str, fontsize: str = "medium") -> None:
 
 
 def _alpha_grid(log_scale: bool, points: int = 400) -> np.ndarray:
+    points = _v.one_integer("points", points, minimum=2)
     if log_scale:
         return np.unique(np.concatenate([np.logspace(-6, 0, points), [0.0]]))
     return np.linspace(0.0, 1.0, points)
@@ -116,7 +118,9 @@ def tradeoff_curves(losses: PrivacyLoss | Iterable[PrivacyLoss], labels: Iterabl
         The matplotlib Figure (nothing is shown).
 
     Raises:
-        ValueError: no PrivacyLoss, or ``labels`` not one per line.
+        TypeError: ``losses`` not PrivacyLoss values.
+        ValueError: no PrivacyLoss, ``labels`` not one per line, or ``points`` not an
+            integer of at least 2.
 
     >>> import dpax
     >>> from dpax.plot import tradeoff_curves
@@ -126,7 +130,12 @@ def tradeoff_curves(losses: PrivacyLoss | Iterable[PrivacyLoss], labels: Iterabl
     """
     if isinstance(losses, PrivacyLoss):
         losses = [losses]
+    if not isinstance(losses, Iterable) or isinstance(losses, (str, bytes)):
+        raise TypeError(f"losses must be a dpax.PrivacyLoss or several, got {type(losses).__name__}")
     losses = list(losses)
+    for k, pl in enumerate(losses):
+        check_loss(pl, f"losses[{k}]")
+    _alpha_grid(log_scale, points)  # points checked before anything is drawn
     one_batch = len(losses) == 1 and bool(losses[0].batch_shape)  # rows labelled by index, the title names it
     rows = [row for pl in losses for row in _rows(pl, alone=one_batch)]
     if not rows:
@@ -172,7 +181,9 @@ def gdp_fit(pl: PrivacyLoss, *, log_scale: bool = False, ax: Axes | None = None,
         The matplotlib Figure (nothing is shown).
 
     Raises:
-        ValueError: ``pl`` is a batch (index it: ``pl[i]``).
+        TypeError: ``pl`` is not a PrivacyLoss.
+        ValueError: ``pl`` is a batch (index it: ``pl[i]``), or ``points`` not an integer
+            of at least 2.
 
     >>> import dpax
     >>> from dpax.plot import gdp_fit
@@ -180,6 +191,8 @@ def gdp_fit(pl: PrivacyLoss, *, log_scale: bool = False, ax: Axes | None = None,
     >>> [line.get_label() for line in fig.axes[0].get_lines()]  # doctest: +ELLIPSIS
     ['exact curve (dpax)', '0.358...-GDP (regret 0.046)', 'perfect privacy (random guessing)']
     """
+    check_loss(pl)
+    _alpha_grid(log_scale, points)  # points checked before anything is computed
     if pl.batch_shape:
         raise ValueError("gdp_fit takes one configuration; index a batch (pl[i])")
     mu, regret = gdp.mu_and_regret(pl)

@@ -150,7 +150,13 @@ def test_claims_as_mu_and_as_privacy_loss_agree():
     (dict(false_positives=1, negatives=0, false_negatives=1, positives=10), "negatives"),
     (dict(false_positives=1.5, negatives=10, false_negatives=1, positives=10), "false_positives"),
     (dict(false_positives=1, negatives=10, false_negatives=1, positives=10, confidence=1.0), "confidence"),
-    (dict(false_positives=1, negatives=10, false_negatives=1, positives=10, claim_epsilon=1.0), "claim_delta"),
+    (dict(false_positives=1, negatives=10, false_negatives=1, positives=10, claim_delta=0.1), "claim_delta"),
+    (dict(false_positives=0, negatives=10, false_negatives=0, positives=10, claim_epsilon=1.0, claim_delta=1.5),
+     "claim_delta"),
+    (dict(false_positives=0, negatives=10, false_negatives=0, positives=10, claim_epsilon=float("nan")),
+     "claim_epsilon"),
+    (dict(false_positives=0, negatives=10, false_negatives=0, positives=10, claim_epsilon=-1.0, claim_delta=0.1),
+     "claim_epsilon"),
     (dict(false_positives=1, negatives=10, false_negatives=1, positives=10, claim_mu=1.0, claim_epsilon=1.0,
           claim_delta=0.0), "at most one"),
     (dict(false_positives=1, negatives=10, false_negatives=1, positives=10, claim_mu=-1.0), "claim_mu"),
@@ -159,6 +165,13 @@ def test_claims_as_mu_and_as_privacy_loss_agree():
 def test_bad_input_names_the_argument(kwargs, match):
     with pytest.raises(ValueError, match=match):
         A.audit(**kwargs)
+
+
+def test_an_epsilon_claim_alone_is_epsilon_dp():
+    """claim_epsilon without claim_delta claims (epsilon, 0)-DP (the CLI's --claim-delta
+    default), and the epsilon lower bound is then taken at delta 0."""
+    alone = A.audit(5, 100, 5, 100, claim_epsilon=1.0)
+    assert alone == A.audit(5, 100, 5, 100, claim_epsilon=1.0, claim_delta=0.0)
 
 
 def test_bad_claim_type_and_alternative():

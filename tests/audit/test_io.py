@@ -21,3 +21,11 @@ def test_a_npy_file_takes_no_column_and_is_never_unpickled(tmp_path):
     with pytest.raises(ValueError, match=r"garbage\.npy: cannot read losses: not a NumPy array") as info:
         read_losses(bad)
     assert "allow_pickle" not in str(info.value)
+
+
+def test_boolean_losses_are_refused_as_epsilon_star_refuses_them(tmp_path):
+    """A boolean array (a mask saved by mistake) is not read as losses 1.0 / 0.0."""
+    path = tmp_path / "mask.npy"
+    np.save(path, np.array([True, False, True]))
+    with pytest.raises(ValueError, match=r"mask\.npy: losses must be numbers, not booleans"):
+        read_losses(path)

@@ -29,3 +29,10 @@ def test_round_off_is_merged_and_a_crossing_is_not():
     assert far.optimistic == 0.0 and far.safe == s
     kept = uncrossed(0.5, 0.4, True, 0.0, "delta")  # on its side: unchanged
     assert kept == (0.5, 0.4)
+
+
+@pytest.mark.parametrize("sides, name", [(("a", 1.0), "safe"), ((1.0, 2j), "optimistic"), ((True, 0.5), "safe")])
+def test_a_hand_built_bracket_with_sides_that_are_not_real_numbers_names_the_side(sides, name):
+    for end in ("lower", "upper", "width"):
+        with pytest.raises(TypeError, match=f"Interval's {name} side must be real numbers"):
+            getattr(Interval(*sides), end)

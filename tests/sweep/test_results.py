@@ -331,3 +331,20 @@ def test_the_columns_are_answers():
     args = build_parser().parse_args(["sweep", "c.csv", "-o", "r.csv", "--no-compare-standard"])
     assert args.compare_standard is False
     assert build_parser().parse_args(["sweep", "c.csv", "-o", "r.csv"]).compare_standard is True
+
+
+@pytest.mark.parametrize("ext, junk", [("csv", b"\x01\x02" * 40), ("csv", b"noise,rows"), ("jsonl", b"\x00\x1b[31m"),
+                                       ("jsonl", b"[1, 2")])
+def test_a_file_with_no_whole_line_must_be_the_start_of_what_the_writer_writes(clean, tmp_path, ext, junk):
+    """A file with no newline is resumed (written again from its header) only when it is the
+    start of the writer's first line, as a crash leaves it; control bytes or another header
+    are refused naming the file and line 1, the file untouched."""
+    cfg, data = clean
+    path = tmp_path / f"r.{ext}"
+    path.write_bytes(junk)
+    with pytest.raises(ValueError, match=r"r\.\w+'?: line 1 \(cut short"):
+        _resume(cfg, path)
+    assert path.read_bytes() == junk
+    path.write_bytes(data[ext][:7])  # the writer's first 7 bytes: a crash's
+    s = _resume(cfg, path)
+    assert s["already_done"] == 0 and path.read_bytes() == data[ext]

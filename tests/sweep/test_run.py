@@ -149,6 +149,16 @@ def test_compare_standard_must_be_a_flag(tmp_path):
     assert not (tmp_path / "out.csv").exists()
 
 
+
+@pytest.mark.parametrize("rtol", [float("nan"), 0.0, -1.0, 0.5])
+def test_rtol_outside_the_calibrations_range_is_refused_before_any_row(tmp_path, rtol):
+    cfg = tmp_path / "cfg.csv"
+    cfg.write_text("sample_rate,num_steps,advantage\n0.1,10,0.3\n")
+    with pytest.raises(ValueError, match="rtol"):
+        sweep.run_sweep(str(cfg), str(tmp_path / "out.csv"), rtol=rtol, progress=False)
+    assert not (tmp_path / "out.csv").exists()
+
+
 CONFIG = """noise_multiplier,sample_rate,num_steps,advantage,grid_step,name
 0.8,0.05,20,,0.01,a
 ,0.05,20,0.2,0.01,b

@@ -40,10 +40,14 @@ from . import kernel_store as _store
 from .kernel_store import stats  # noqa: F401  (cache.stats: the counters, read by tests and benchmarks)
 
 #: Executables kept loaded in memory (least recently used dropped first). A loaded kernel
-#: takes about 0.2 MiB (its serialised form ~0.16 MiB), so the table stays under ~0.2 GiB. A
-#: row-by-row loop of eleven unlike DP-SGD calibrations uses ~130 kernels; a table smaller
-#: than a workload's kernels reloads them from disk on every call (5-10 ms each).
-MAX_IN_MEMORY = 1024
+#: takes about 0.2 MiB (its serialised form ~0.16 MiB) and 75-100 of the process's memory
+#: mappings (its code and data sections): 1,024 of them took a process to 63,500 mappings,
+#: next to Linux's default limit of 65,530 (vm.max_map_count), past which LLVM cannot map the
+#: next compilation and the process crashed; 256 stay under ~26,000. A row-by-row loop of
+#: eleven unlike DP-SGD calibrations uses 103 kernels (239 once repeated calls compile their
+#: own shapes); a table smaller than a workload's kernels reloads them from disk on every
+#: call (5-10 ms each).
+MAX_IN_MEMORY = 256
 
 _lock = threading.RLock()
 _table: collections.OrderedDict[str, Any] = collections.OrderedDict()

@@ -307,7 +307,7 @@ def audit(false_positives: int, negatives: int, false_negatives: int, positives:
     ``delta``, default ``claim_delta`` or 0) and mu, and a verdict on a claimed guarantee.
 
     The claim is one of: ``claim_epsilon`` with ``claim_delta`` (an (epsilon, delta)-DP
-    claim), ``claim_mu`` (mu-GDP), or ``claim`` (any :class:`dpax.PrivacyLoss`; its
+    claim; ``claim_delta`` 0 unless given), ``claim_mu`` (mu-GDP), or ``claim`` (any :class:`dpax.PrivacyLoss`; its
     ``beta`` is the claimed curve). The claim is contradicted, at ``confidence``, when the
     point (FPR+, FNR+) lies strictly below its trade-off curve (the audit of Tramèr et al. 2022:
     claimed (0.21, 1e-5), TPR 4.922%, FPR 0.174% over 100k trials each is contradicted).
@@ -323,7 +323,8 @@ def audit(false_positives: int, negatives: int, false_negatives: int, positives:
         confidence: the joint level, in (0, 1).
         delta: the delta of the epsilon lower bound, in [0, 1] (default ``claim_delta`` or 0).
         claim_epsilon: epsilon of an (epsilon, delta)-DP claim, >= 0.
-        claim_delta: delta of that claim, in [0, 1].
+        claim_delta: delta of that claim, in [0, 1] (default 0: an epsilon-DP claim); only
+            with ``claim_epsilon``.
         claim_mu: mu of a mu-GDP claim, >= 0.
         claim: a claimed single-mechanism :class:`dpax.PrivacyLoss`.
 
@@ -345,19 +346,17 @@ def audit(false_positives: int, negatives: int, false_negatives: int, positives:
     given = [x is not None for x in (claim_epsilon, claim_mu, claim)]
     if sum(given) > 1:
         raise ValueError("give at most one claim: claim_epsilon (with claim_delta), claim_mu, or claim")
-    if (claim_epsilon is None) != (claim_delta is None):
-        raise ValueError("claim_epsilon and claim_delta go together (an (epsilon, delta)-DP claim)")
-    if delta is None:
-        delta = 0.0 if claim_delta is None else claim_delta
-    d = _v.scalar("delta", delta, low=0.0, high=1.0)
+    if claim_delta is not None and claim_epsilon is None:
+        raise ValueError("claim_delta needs claim_epsilon (an (epsilon, delta)-DP claim)")
+    if claim_epsilon is not None:  # each claimed number checked under its own name, first
+        e = _v.scalar("claim_epsilon", claim_epsilon, low=0.0)
+        cd = _v.scalar("claim_delta", 0.0 if claim_delta is None else claim_delta, low=0.0, high=1.0)
+    d = _v.scalar("delta", (cd if claim_epsilon is not None else 0.0) if delta is None else delta, low=0.0, high=1.0)
     fpr_hi, fnr_hi = rate_upper_limits(fp, n_neg, fn, n_pos, conf)
     eps_lo = float(_eps_from_limits(fpr_hi, fnr_hi, d))
     mu_lo = float(_mu_from_limits(fpr_hi, fnr_hi))
     label = req_fnr = req_fpr = verdict = None
     if claim_epsilon is not None:
-        e = _v.scalar("claim_epsilon", claim_epsilon, low=0.0)
-        assert claim_delta is not None  # checked above: claim_epsilon and claim_delta go together
-        cd = _v.scalar("claim_delta", claim_delta, low=0.0, high=1.0)
         label = f"({e:g}, {cd:g})-DP"
         req_fnr = float(epsilon_delta_tradeoff(fpr_hi, e, cd))
         req_fpr = float(epsilon_delta_tradeoff(fnr_hi, e, cd))

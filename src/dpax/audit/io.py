@@ -2,7 +2,7 @@ r"""Reading per-example losses from .npy, .npz, .csv or .parquet files (for ``dp
 
 Every problem is a ``ValueError`` naming the file: missing file, unknown extension, no or
 several candidate arrays / columns without ``column``, a column that is not there, an array
-that is not one-dimensional, no values, or NaN / infinite / non-numeric values (with their
+that is not one-dimensional, no values, booleans, or NaN / infinite / non-numeric values (with their
 count and first position). Reading .parquet needs the optional package ``pyarrow``.
 
 >>> import os, tempfile
@@ -165,7 +165,9 @@ def read_losses(path: str | os.PathLike[str], column: str | int | None = None) -
         raise ValueError(f"{path}: cannot read losses: {_reason(exc)}") from exc  # NumPy's, pyarrow's, ...
     except Exception as exc:  # unreadable / corrupt file
         raise ValueError(f"{path}: cannot read losses: {_reason(exc)}") from exc
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind == "b":  # as dpax.audit.epsilon_star refuses them: a mask is not a loss
+        raise ValueError(f"{path}: losses must be numbers, not booleans (dtype bool)")
+    if arr.dtype.kind not in "iuf":
         raise ValueError(f"{path}: losses must be numbers, got dtype {arr.dtype}")
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.reshape(-1)

@@ -82,7 +82,8 @@ def _claim(args: argparse.Namespace) -> tuple[PrivacyLoss | None, Any]:  # the c
     if args.claim_mu is not None:
         return None, {"type": "gdp", "mu": args.claim_mu}
     if args.claim_epsilon is not None or args.claim_delta is not None:
-        return None, {"type": "epsilon_delta", "epsilon": args.claim_epsilon, "delta": args.claim_delta}
+        delta = 0.0 if args.claim_delta is None and args.claim_epsilon is not None else args.claim_delta
+        return None, {"type": "epsilon_delta", "epsilon": args.claim_epsilon, "delta": delta}
     return None, None
 
 

@@ -48,7 +48,8 @@ def laplace(scale: ArrayLike, sensitivity: ArrayLike = 1.0, grid_step: float = D
     a = 1/2, e^-eps (1 - a) beyond. ``neighbouring="substitution"`` doubles the sensitivity.
 
     Args:
-        scale: the Laplace noise scale b, > 0.
+        scale: the Laplace noise scale b, > 0, and at least sensitivity / 600 (the loss
+            sensitivity / scale leaves float64's range beyond 600 nats; refused).
         sensitivity: L1 sensitivity of the query, > 0.
         grid_step: the loss grid's step, in [1e-7, 1].
         neighbouring: ``"add_remove"`` (default) or ``"substitution"``.
@@ -82,7 +83,8 @@ def subsampled_laplace(scale: ArrayLike, sample_rate: ArrayLike, sensitivity: Ar
     symmetrised curve (the other direction is the swapped pair).
 
     Args:
-        scale: the Laplace noise scale b, > 0.
+        scale: the Laplace noise scale b, > 0, and at least sensitivity / 600 (beyond 600
+            nats the loss leaves float64's range; refused).
         sample_rate: Poisson sampling probability p, in (0, 1].
         sensitivity: L1 sensitivity D of the query, > 0.
         grid_step: the loss grid's step, in [1e-7, 1].

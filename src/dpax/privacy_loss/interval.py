@@ -55,7 +55,12 @@ class Interval(NamedTuple):
 
     def _shape(self) -> tuple[int, ...]:
         """The broadcast shape of the two sides (a ValueError naming them where they do not
-        broadcast: an Interval built by hand)."""
+        broadcast, a TypeError naming one that is not real numbers: an Interval built by hand)."""
+        for name, side in (("safe", self.safe), ("optimistic", self.optimistic)):
+            kind = np.asarray(side).dtype.kind
+            if kind not in "fiu":
+                raise TypeError(f"Interval's {name} side must be real numbers (floats), got "
+                                f"{type(side).__name__} of dtype {np.asarray(side).dtype}")
         return _v.broadcast_shapes(("safe", np.shape(self.safe)), ("optimistic", np.shape(self.optimistic)))
 
     @property
@@ -68,11 +73,13 @@ class Interval(NamedTuple):
 
         Raises:
             ValueError: the two sides do not broadcast (an Interval built by hand).
+            TypeError: a side is not real numbers (an Interval built by hand).
 
         >>> Interval(0.5, 0.25).lower
         0.25
         """
-        return as_result(np.minimum(self.safe, self.optimistic), self._shape())
+        shape = self._shape()  # (checks the sides first)
+        return as_result(np.minimum(self.safe, self.optimistic), shape)
 
     @property
     def upper(self) -> float | np.ndarray:
@@ -84,11 +91,13 @@ class Interval(NamedTuple):
 
         Raises:
             ValueError: the two sides do not broadcast (an Interval built by hand).
+            TypeError: a side is not real numbers (an Interval built by hand).
 
         >>> Interval([0.5, 0.1], 0.25).upper
         array([0.5 , 0.25])
         """
-        return as_result(np.maximum(self.safe, self.optimistic), self._shape())
+        shape = self._shape()
+        return as_result(np.maximum(self.safe, self.optimistic), shape)
 
     @property
     def width(self) -> float | np.ndarray:
@@ -101,12 +110,14 @@ class Interval(NamedTuple):
 
         Raises:
             ValueError: the two sides do not broadcast (an Interval built by hand).
+            TypeError: a side is not real numbers (an Interval built by hand).
 
         >>> Interval(0.5, 0.25).width, Interval(float("inf"), float("inf")).width
         (0.25, nan)
         """
+        shape = self._shape()
         with np.errstate(invalid="ignore"):
-            return as_result(np.abs(np.subtract(self.safe, self.optimistic)), self._shape())
+            return as_result(np.abs(np.subtract(self.safe, self.optimistic)), shape)
 
     def contains(self, value: ArrayLike, tol: float = 0.0) -> bool | np.ndarray:
         """Whether ``value`` lies in ``[lower - tol, upper + tol]`` (elementwise).

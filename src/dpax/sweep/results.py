@@ -436,9 +436,32 @@ def _prepare(output: str, header: list[str], rows: list[_Row], config: str, *, r
     with open(output, "rb+") as fh:  # drop a last line cut short by a crash
         data = fh.read()
         if data and not data.endswith(b"\n"):
+            _check_cut_line(output, data, header, config)
             fh.truncate(data.rfind(b"\n") + 1)
         complete = data.rfind(b"\n") >= 0
     return done, complete  # a file with no whole line is written again from its header
+
+
+def _check_cut_line(output: str, data: bytes, header: list[str], config: str) -> None:
+    """Refuse a file with no whole line that no crash of the writer can leave: its text must
+    be the start of the first line the writer writes (the CSV header, a JSON line's
+    ``{"row": ``). (After whole lines a torn last line is dropped whatever it holds.)"""
+    if b"\n" in data:
+        return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a multi-byte character cut at the very end is a crash's
+        text = data[:exc.start].decode("utf-8", errors="replace") + ("" if exc.end == len(data) else "\ufffd")
+    if _out_format(output) == "csv":
+        buf = io.StringIO(newline="")
+        csv.writer(buf, lineterminator="\n").writerow(header)
+        first = buf.getvalue()
+    else:
+        first = json.dumps({header[0]: 0})[:len(header[0]) + 4]  # '{"row": '
+    if not (first.startswith(text) or (_out_format(output) == "jsonl" and text.startswith(first))):
+        raise ValueError(f"results file {output!r}: line 1 (cut short, the file's only line) is not the start of "
+                         f"what a sweep of {config!r} writes first ({_brief(text)}): refusing to resume it (remove "
+                         "it, or start again with overwrite=True / --overwrite)")
 
 
 _BOTH = ("resume=True (--resume) and overwrite=True (--overwrite) contradict each other: resume keeps the "

@@ -83,7 +83,7 @@ def run_sweep(
         on_error: 'skip' (report each malformed row with its line number on ``log``, default
             stderr, and write it with status 'invalid') or 'reject' (raise
             :class:`SweepConfigError` listing them, before computing anything).
-        rtol: relative tolerance of the calibrations.
+        rtol: relative tolerance of the calibrations, in [1e-8, 0.1].
         progress: report progress on ``log`` (see :mod:`dpax._engine.progress`): None (default)
             draws a bar when ``log`` is a terminal and otherwise writes a plain line at most every
             30 s of a long sweep (``dpax sweep: 1,234/100,000 rows (1%), 0:05:00 elapsed``) and
@@ -111,7 +111,7 @@ def run_sweep(
     Raises:
         SweepConfigError: the config file cannot be read as a whole, or has malformed rows
             with ``on_error='reject'``.
-        ValueError: an argument out of range (``batch_size``, ``on_error``, both ``resume``
+        ValueError: an argument out of range (``batch_size``, ``rtol``, ``on_error``, both ``resume``
             and ``overwrite``, an extension), ``output`` is the config file, exists without
             ``resume`` or ``overwrite``, cannot be written, or cannot be resumed.
         TypeError: ``compare_standard`` or ``progress`` not a bool.
@@ -136,6 +136,7 @@ def run_sweep(
     if isinstance(batch_size, bool) or not (isinstance(batch_size, int) and batch_size >= 1):
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     compare_standard = _v.flag("compare_standard", compare_standard)
+    rtol = _v.scalar("rtol", rtol, low=1e-8, high=0.1)  # the calibrations' own range, checked before any row runs
     _results._out_format(output)  # validates the output file's extension
     if os.path.exists(output) and os.path.exists(config) and os.path.samefile(config, output):
         raise ValueError(f"output {output!r} is the config file itself: write the results to another file")
