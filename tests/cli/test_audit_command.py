@@ -50,13 +50,22 @@ def test_audit_mu_claim_and_no_claim(capsys):
     (["--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10",
       "--claim-mu", "1", "--claim-epsilon", "1", "--claim-delta", "0"], "at most one"),
     (["--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10",
-      "--claim-epsilon", "1"], "claim_delta"),
+      "--claim-delta", "0.1"], "claim_delta needs claim_epsilon"),
+    (["--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10",
+      "--claim-epsilon", "1", "--claim-delta", "2"], "claim_delta"),
     (["--false-positives", "1", "--negatives", "10", "--false-negatives", "1", "--positives", "10",
       "--claim-dpsgd", "1", "0.01", "2.5"], "STEPS"),
 ])
 def test_audit_bad_input(extra, match, capsys):
     err = run_error(["audit"] + extra, capsys)
     assert "dpax: error:" in err and match in err
+
+
+def test_audit_claim_epsilon_alone_claims_delta_0(capsys):
+    """--claim-delta defaults to 0, as its help says: --claim-epsilon alone is an epsilon-DP claim."""
+    assert main(["audit", "--false-positives", "5", "--negatives", "100", "--false-negatives", "5", "--positives",
+                 "100", "--claim-epsilon", "1"]) == 0
+    assert "(1, 0)-DP" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("steps", ["inf", "nan", "-inf", "0"])
