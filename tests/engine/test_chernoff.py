@@ -65,23 +65,3 @@ def test_factor_groups_stack_equal_lengths_in_order():
     else:
         assert lengths == [(2,) + a.pmf_x.shape, (1,) + b.pmf_x.shape]
         np.testing.assert_array_equal(np.asarray(groups[0][1])[:, 0], [1, 3])
-
-
-@float64
-def test_the_host_window_is_the_kernels():
-    """window_host (NumPy, for the CPU's small batches) gives the kernel's window: the same
-    [lo, hi], and the cut's bounds and the means within the sums' round-off (1e-9 relative
-    measured at most 8e-11), for one and several factors, batches and a lattice law."""
-    cases = [((dpax.dpsgd(9.4, 0.33, 1, grid_step=1e-4).pair,), (np.array([2000]),), 1e-4),
-             ((dpax.dpsgd(np.linspace(0.5, 3.0, 16), 1e-3, 1, grid_step=1e-3).pair,), (np.full(16, 1000),), 1e-3),
-             ((dpax.gaussian(2.0, grid_step=1e-3).pair, dpax.laplace(1.0, grid_step=1e-3).pair,
-               dpax.gaussian(3.0, grid_step=1e-3).pair), (np.array([10]), np.array([3]), np.array([0])), 1e-3),
-             ((dpax.randomized_response(1.0, grid_step=1e-2).pair,), (np.array([50]),), 1e-2)]
-    for factors, counts, step in cases:
-        kernel = chernoff.Window(*(np.asarray(a) for a in chernoff.window_kernel(factors, counts, np.float64(step))))
-        host = chernoff.window_host(factors, counts, step)
-        np.testing.assert_array_equal(host.lo, kernel.lo)
-        np.testing.assert_array_equal(host.hi, kernel.hi)
-        for a, b in zip(host[2:], kernel[2:]):
-            np.testing.assert_allclose(a, b, rtol=1e-9, atol=0.0)
-        assert all(isinstance(a, np.ndarray) for a in host)

@@ -59,16 +59,15 @@ def _spy(monkeypatch, module, name):
 def test_no_kernel_runs_before_the_budget_error(monkeypatch):
     step = dpax.subsampled_gaussian(1.0, 0.5, grid_step=1e-3)
     window = _spy(monkeypatch, composition, "window_kernel")
-    host_window = _spy(monkeypatch, composition, "window_host")  # (a small batch's window on the CPU)
     fft = _spy(monkeypatch, composition, "fft_compose_kernel")
     monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 100 * step.support_length)  # below the window stage's need
     with pytest.raises(grid.MemoryBudgetError, match="num_steps up to 1,000.*Chernoff window.*working memory"):
         step.self_compose(1000)
-    assert window == [] and host_window == [] and fft == []
+    assert window == [] and fft == []
     monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 2**30)  # the window fits, the FFT of 1e6 steps does not
     with pytest.raises(grid.MemoryBudgetError, match="num_steps up to 1,000,000"):
         step.self_compose(1_000_000)
-    assert len(window) + len(host_window) == 1 and fft == []
+    assert len(window) == 1 and fft == []
     monkeypatch.setattr(grid, "MEMORY_LIMIT_BYTES", 10**6)  # construction: refused before its kernel
     built = _spy(monkeypatch, construct, "subsampled_gaussian_kernel")
     with pytest.raises(grid.MemoryBudgetError, match="subsampled_gaussian.*grid_step"):

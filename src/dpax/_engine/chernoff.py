@@ -35,14 +35,14 @@ _CHERNOFF_SPAN = (0.25, 400.0)
 _CHERNOFF_POINTS = 48
 
 
-def _chernoff_grid(scale, xp: Any = jnp):
+def _chernoff_grid(scale):
     """Each row's Chernoff parameters (rows, CHERNOFF_POINTS) for row scales (rows,)."""
     ratio = _CHERNOFF_SPAN[1] / _CHERNOFF_SPAN[0]
-    steps = ratio ** (xp.arange(_CHERNOFF_POINTS) / (_CHERNOFF_POINTS - 1))
+    steps = ratio ** (jnp.arange(_CHERNOFF_POINTS) / (_CHERNOFF_POINTS - 1))
     return (_CHERNOFF_SPAN[0] / scale)[:, None] * steps[None, :]
 
 
-def _discounted_sums(pmf, t, grid_step, xp: Any = jnp):
+def _discounted_sums(pmf, t, grid_step):
     """sum_j pmf[r, j] exp(-t[r, k] j step) (rows, m), every term in (0, 1] times a mass.
 
     exp(-t j step) = exp(-t (j - i) step) exp(-t i step) with i = j mod B (B ~ sqrt(n)):
@@ -50,30 +50,19 @@ def _discounted_sums(pmf, t, grid_step, xp: Any = jnp):
     batched product), then the block sums times exp(-t (j - i) step). No (n, m) table is
     built, and each row is summed against its own t only. Within a few ulps of the plain
     sum (the factor 1 + 1e-14 of the caller covers that); products that underflow lose at
-    most 2.3e-308 each. ``xp``: jax.numpy (in a kernel) or NumPy (on the host).
+    most 2.3e-308 each.
     """
     rows, n = pmf.shape
     block = max(1, math.isqrt(n))
     blocks = -(-n // block)
-    within = xp.exp(-t[:, None, :] * (xp.arange(block) * grid_step)[None, :, None])  # (rows, B, m)
-    starts = xp.exp(-t[:, None, :] * (xp.arange(blocks) * block * grid_step)[None, :, None])  # (rows, nb, m)
-    a = xp.pad(pmf, ((0, 0), (0, blocks * block - n))).reshape(rows, blocks, block)
-    if xp is np:
-        inner = np.matmul(a, within)
-    else:
-        inner = jnp.einsum("rbi,rim->rbm", a, within, precision=jax.lax.Precision.HIGHEST)
-    return xp.sum(inner * starts, 1)
+    within = jnp.exp(-t[:, None, :] * (jnp.arange(block) * grid_step)[None, :, None])  # (rows, B, m)
+    starts = jnp.exp(-t[:, None, :] * (jnp.arange(blocks) * block * grid_step)[None, :, None])  # (rows, nb, m)
+    a = jnp.pad(pmf, ((0, 0), (0, blocks * block - n))).reshape(rows, blocks, block)
+    inner = jnp.einsum("rbi,rim->rbm", a, within, precision=jax.lax.Precision.HIGHEST)
+    return jnp.sum(inner * starts, 1)
 
 
-def _roll_rows(pmf, shift, xp: Any = jnp):
-    """Each row of ``pmf`` rolled by its own ``shift`` (rows,), as ``roll(row, shift)``."""
-    if xp is not np:
-        return jax.vmap(jnp.roll)(pmf, shift)
-    n = pmf.shape[-1]
-    return np.take_along_axis(pmf, (np.arange(n)[None, :] - shift[:, None]) % n, -1)
-
-
-def _log_mgfs(pmf, offset, t, grid_step, xp: Any = jnp):
+def _log_mgfs(pmf, offset, t, grid_step):
     """log E[exp(t L)] and log E[exp(-t L)] of each row (rows, n) at its own t > 0 (rows, m).
 
     Each row is rolled so that its highest (lowest) loss with mass sits first, and summed
@@ -84,25 +73,21 @@ def _log_mgfs(pmf, offset, t, grid_step, xp: Any = jnp):
     """
     n = pmf.shape[-1]
     has_mass = pmf > 0
-    top = n - 1 - xp.argmax(xp.flip(has_mass, -1), -1)
-    bottom = xp.argmax(has_mass, -1)
-    rows = pmf.shape[0]
-    # both directions in one sum: the rows rolled to their top, flipped, over the rows rolled
-    # to their bottom
-    rolled = _roll_rows(xp.concatenate([pmf, pmf], 0), xp.concatenate([n - 1 - top, -bottom]), xp)
-    rolled = xp.concatenate([xp.flip(rolled[:rows], -1), rolled[rows:]], 0)
-    sums = _discounted_sums(rolled, xp.concatenate([t, t], 0), grid_step, xp)
-    logs = xp.log(sums * (1.0 + 1e-14) + n * 2.3e-308)
-    up, down = logs[:rows], logs[rows:]
+    top = n - 1 - jnp.argmax(jnp.flip(has_mass, -1), -1)
+    bottom = jnp.argmax(has_mass, -1)
+    roll = jax.vmap(jnp.roll)
+    floor = n * 2.3e-308
+    up = jnp.log(_discounted_sums(jnp.flip(roll(pmf, n - 1 - top), -1), t, grid_step) * (1.0 + 1e-14) + floor)
+    down = jnp.log(_discounted_sums(roll(pmf, -bottom), t, grid_step) * (1.0 + 1e-14) + floor)
     return (t * ((offset + top) * grid_step)[:, None] + up,
             -t * ((offset + bottom) * grid_step)[:, None] + down, bottom, top)
 
 
-def _moments(pmf, loss, xp: Any = jnp):
-    mass = xp.sum(pmf, -1)
-    safe = xp.where(mass > 0, mass, 1.0)
-    mean = xp.sum(pmf * loss, -1) / safe
-    var = xp.sum(pmf * (loss - mean[:, None]) ** 2, -1) / safe
+def _moments(pmf, loss):
+    mass = jnp.sum(pmf, -1)
+    safe = jnp.where(mass > 0, mass, 1.0)
+    mean = jnp.sum(pmf * loss, -1) / safe
+    var = jnp.sum(pmf * (loss - mean[:, None]) ** 2, -1) / safe
     return mean, var
 
 
@@ -123,79 +108,53 @@ class Window(NamedTuple):
 @jax.jit
 def window_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window:
     """Chernoff window [lo, hi] (grid indices) of the composition of ``counts[k]`` copies of
-    each factor k (rows, n_k) (:func:`chernoff_window`). Factors of one support length are
-    stacked and looped over (``lax.scan``, see :func:`factor_groups`), so the traced graph
-    grows with the number of distinct lengths only, and no factor is padded."""
-    return chernoff_window(factor_groups(factors, counts), factors[0].pmf_x.shape[0], grid_step, jnp, fold)
-
-
-def window_host(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window:
-    """:func:`window_kernel` in NumPy on the host (:func:`chernoff_window`): nothing to
-    compile, for the CPU's small batches (:func:`dpax._engine.composition._window`). The
-    same bounds up to the sums' last bits (each an upper bound either way)."""
-    groups: dict[int, list] = {}
-    for f, c in zip(factors, counts):
-        groups.setdefault(np.shape(f.pmf_x)[-1], []).append((f, c))
-    stacked = [(Pair(*(np.stack([np.asarray(f[i]) for f, _ in g]) for i in range(5))),
-                np.stack([np.asarray(c, np.int64) for _, c in g])) for g in groups.values()]
-
-    def loop(body, carry, items):
-        for k in range(items[0].shape[0]):
-            carry = body(carry, tuple(a[k] for a in items))[0]
-        return carry
-
-    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
-        return chernoff_window(stacked, np.shape(factors[0].pmf_x)[0], np.float64(grid_step), np, loop)
-
-
-def chernoff_window(groups, rows: int, grid_step, xp: Any, fold_over) -> Window:
-    """Chernoff window [lo, hi] (grid indices) of a composition, from its factors grouped by
-    support length (``groups``: (stacked Pair, counts) as :func:`factor_groups` gives), with
-    the array module ``xp`` and ``fold_over(body, carry, stacked)`` applying a scan body
-    along axis 0: each tail beyond it holds at most TAIL_MASS, and the Chernoff bounds of the
-    mass cut (:class:`Window`)."""
+    each factor k (rows, n_k). Factors of one support length are stacked and looped over
+    (``lax.scan``, see :func:`factor_groups`), so the traced graph grows with the number of
+    distinct lengths only, and no factor is padded."""
     log_tail = math.log(TAIL_MASS)
+    groups = factor_groups(factors, counts)
+    rows = factors[0].pmf_x.shape[0]
 
     def variance(acc, factor):
         px, py, off, count = factor
         loss = _grid.loss_grid(off, px.shape[-1], grid_step)
-        (mean_x, var_x), (mean_y, var_y) = _moments(px, loss, xp), _moments(py, loss, xp)
-        return (acc[0] + count * xp.maximum(var_x, var_y), acc[1] + count * mean_y, acc[2] + count * mean_x), None
+        (mean_x, var_x), (mean_y, var_y) = _moments(px, loss), _moments(py, loss)
+        return (acc[0] + count * jnp.maximum(var_x, var_y), acc[1] + count * mean_y, acc[2] + count * mean_x), None
 
-    moments = (xp.zeros(rows),) * 3
+    moments = (jnp.zeros(rows),) * 3
     for g, c in groups:
-        moments = fold_over(variance, moments, (g.pmf_x, g.pmf_y, g.offset, c))
+        moments = fold(variance, moments, (g.pmf_x, g.pmf_y, g.offset, c))
     total_var, mean_y, mean_x = moments
-    t = _chernoff_grid(xp.sqrt(total_var) + grid_step, xp)
+    t = _chernoff_grid(jnp.sqrt(total_var) + grid_step)
 
     def mgf(acc, factor):
         px, py, off, count = factor
-        up, down, first, last = _log_mgfs(xp.concatenate([px, py], 0), xp.concatenate([off, off]),
-                                          xp.concatenate([t, t]), grid_step, xp)
+        up, down, first, last = _log_mgfs(jnp.concatenate([px, py], 0), jnp.concatenate([off, off]),
+                                          jnp.concatenate([t, t]), grid_step)
         c = count[:, None]
         terms = (c * up[:rows], c * down[:rows], c * up[rows:], c * down[rows:])
         # the exact support bound: the sums of the factors' first and last points with mass
         # (FFT round-off beyond it is not mass: a pure-DP composition's epsilon at delta 0 must
         # not see it)
-        first = xp.minimum(first[:rows], first[rows:])
-        last = xp.maximum(last[:rows], last[rows:])
+        first = jnp.minimum(first[:rows], first[rows:])
+        last = jnp.maximum(last[:rows], last[rows:])
         hard = (acc[4] + count * (off + first), acc[5] + count * (off + last))
         return tuple(x + y for x, y in zip(acc[:4], terms)) + hard, None
 
-    acc = (xp.zeros(t.shape),) * 4 + (xp.zeros(rows, xp.int64),) * 2
+    acc = (jnp.zeros(t.shape),) * 4 + (jnp.zeros(rows, jnp.int64),) * 2
     for g, c in groups:
-        acc = fold_over(mgf, acc, (g.pmf_x, g.pmf_y, g.offset, c))
+        acc = fold(mgf, acc, (g.pmf_x, g.pmf_y, g.offset, c))
     up_x, down_x, up_y, down_y, lo_hard, hi_hard = acc
-    high = xp.maximum(xp.min((up_x - log_tail) / t, -1), xp.min((up_y - log_tail) / t, -1))
-    low = xp.minimum(xp.max(-(down_x - log_tail) / t, -1), xp.max(-(down_y - log_tail) / t, -1))
-    lo = xp.maximum(xp.floor(low / grid_step).astype(xp.int64), lo_hard)
-    hi = xp.maximum(xp.minimum(xp.ceil(high / grid_step).astype(xp.int64), hi_hard), lo)
+    high = jnp.maximum(jnp.min((up_x - log_tail) / t, -1), jnp.min((up_y - log_tail) / t, -1))
+    low = jnp.minimum(jnp.max(-(down_x - log_tail) / t, -1), jnp.max(-(down_y - log_tail) / t, -1))
+    lo = jnp.maximum(jnp.floor(low / grid_step).astype(jnp.int64), lo_hard)
+    hi = jnp.maximum(jnp.minimum(jnp.ceil(high / grid_step).astype(jnp.int64), hi_hard), lo)
 
     def cut(up, down):
         """Chernoff bounds on the mass above hi and below lo (exactly 0 past the support)."""
-        above = xp.exp(xp.minimum(xp.min(up - t * ((hi + 1) * grid_step)[:, None], -1), 0.0))
-        below = xp.exp(xp.minimum(xp.min(down + t * ((lo - 1) * grid_step)[:, None], -1), 0.0))
-        return xp.where(hi >= hi_hard, 0.0, above) + xp.where(lo <= lo_hard, 0.0, below)
+        above = jnp.exp(jnp.minimum(jnp.min(up - t * ((hi + 1) * grid_step)[:, None], -1), 0.0))
+        below = jnp.exp(jnp.minimum(jnp.min(down + t * ((lo - 1) * grid_step)[:, None], -1), 0.0))
+        return jnp.where(hi >= hi_hard, 0.0, above) + jnp.where(lo <= lo_hard, 0.0, below)
 
     return Window(lo, hi, cut(up_y, down_y), cut(up_x, down_x), mean_y, mean_x)
 

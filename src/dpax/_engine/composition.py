@@ -24,7 +24,7 @@ import numpy as np
 from . import batching as _batching
 from . import cache as _cache
 from . import grid as _grid
-from .chernoff import Window, factor_groups, tilt_rates, window_host, window_kernel
+from .chernoff import Window, factor_groups, tilt_rates, window_kernel
 from .construct import close_mass
 from .pair import Pair
 from .roundoff import big_sides_up, bounded_masses, close_bounded, roundoff, use_exact_ratio
@@ -247,30 +247,13 @@ def _take(factors, counts, index):
             tuple(np.asarray(c)[index] for c in counts))
 
 
-#: Factor grid points (rows x the factors' support lengths) up to which a composition's
-#: Chernoff window is computed on the host in NumPy (:func:`dpax._engine.chernoff.window_host`)
-#: when the factors live on the CPU: no kernel to compile for each batch shape (a
-#: compilation took ~0.4 s; the NumPy window of one DP-SGD step at grid 1e-4 takes ~0.5 ms,
-#: about the kernel's call), while wider batches run the compiled kernel on every core.
-HOST_WINDOW_POINTS = 2**17
-
-
-def _on_cpu(factors) -> bool:
-    """Whether every factor's arrays are NumPy arrays or JAX arrays on the CPU."""
-    return all(not isinstance(a, jax.Array) or all(d.platform == "cpu" for d in a.devices())
-               for f in factors for a in f)
-
-
 def _window(factors, counts, step) -> Window:
-    """Each row's Chernoff window (host arrays), the rows in chunks that fit the budget; on
-    the host for small batches on the CPU (:data:`HOST_WINDOW_POINTS`)."""
+    """Each row's Chernoff window (host arrays), the rows in chunks that fit the budget."""
     rows = factors[0].pmf_x.shape[0]
     sizes = [f.support_length for f in factors]
     per_row = _grid.BYTES_PER_POINT * max(sizes) + _FACTOR_BYTES * sum(sizes)
     chunk = _grid.rows_per_chunk(rows, per_row, 0, "composition (Chernoff window)",
                                  f"{rows} row(s) of factors with {sum(sizes)} grid points in all")
-    if chunk >= rows and rows * sum(sizes) <= HOST_WINDOW_POINTS and _on_cpu(factors):
-        return window_host(factors, counts, step)
     if chunk >= rows:
         # one transfer for all six arrays (np.asarray of each waits for the device six times)
         return Window(*(np.asarray(a) for a in jax.device_get(tuple(window_kernel(factors, counts, step)))))
