@@ -307,10 +307,11 @@ def audit(false_positives: int, negatives: int, false_negatives: int, positives:
     ``delta``, default ``claim_delta`` or 0) and mu, and a verdict on a claimed guarantee.
 
     The claim is one of: ``claim_epsilon`` with ``claim_delta`` (an (epsilon, delta)-DP
-    claim; ``claim_delta`` 0 unless given), ``claim_mu`` (mu-GDP), or ``claim`` (any :class:`dpax.PrivacyLoss`; its
-    ``beta`` is the claimed curve). The claim is contradicted, at ``confidence``, when the
-    point (FPR+, FNR+) lies strictly below its trade-off curve (the audit of Tramèr et al. 2022:
-    claimed (0.21, 1e-5), TPR 4.922%, FPR 0.174% over 100k trials each is contradicted).
+    claim; ``claim_delta`` 0 unless given), ``claim_mu`` (mu-GDP), or ``claim`` (any
+    :class:`dpax.PrivacyLoss`; its ``beta`` is the claimed curve). The claim is contradicted,
+    at ``confidence``, when the point (FPR+, FNR+) lies strictly below its trade-off curve
+    (the audit of Tramèr et al. 2022: claimed (0.21, 1e-5), TPR 4.922%, FPR 0.174% over 100k
+    trials each is contradicted).
     A claimed ``PrivacyLoss`` is read through its ``beta``, which is never above the true
     curve, so grid error can only make a "contradicted" verdict rarer, never wrong.
     Scalar counts only; use the vectorised bound functions for batches.

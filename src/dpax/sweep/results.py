@@ -444,8 +444,8 @@ def _prepare(output: str, header: list[str], rows: list[_Row], config: str, *, r
 
 def _check_cut_line(output: str, data: bytes, header: list[str], config: str) -> None:
     """Refuse a file with no whole line that no crash of the writer can leave: its text must
-    be the start of the first line the writer writes (the CSV header, a JSON line's
-    ``{"row": ``). (After whole lines a torn last line is dropped whatever it holds.)"""
+    be the start of the first line the writer writes (the CSV header), or start as a JSON
+    line does (``{"row":``). (After whole lines a torn last line is dropped whatever it holds.)"""
     if b"\n" in data:
         return
     try:
@@ -457,7 +457,7 @@ def _check_cut_line(output: str, data: bytes, header: list[str], config: str) ->
         csv.writer(buf, lineterminator="\n").writerow(header)
         first = buf.getvalue()
     else:
-        first = json.dumps({header[0]: 0})[:len(header[0]) + 4]  # '{"row": '
+        first = json.dumps({header[0]: 0})[:len(header[0]) + 4]  # '{"row":', how every JSON line starts
     if not (first.startswith(text) or (_out_format(output) == "jsonl" and text.startswith(first))):
         raise ValueError(f"results file {output!r}: line 1 (cut short, the file's only line) is not the start of "
                          f"what a sweep of {config!r} writes first ({_brief(text)}): refusing to resume it (remove "
