@@ -176,3 +176,18 @@ def test_files_that_are_not_utf8_text(tmp_path):
     folder.mkdir()
     with pytest.raises(sweep.SweepConfigError, match=r"folder.csv'?: cannot read it"):
         sweep.read_config(str(folder))
+
+
+def test_a_column_given_twice_in_one_row_is_refused(tmp_path):
+    """A YAML or JSON mapping with a key twice (the loaders would keep the last silently) is
+    refused naming the key and the line; in JSON lines only that row is invalid."""
+    row = '"noise_multiplier": 1.0, "noise_multiplier": 2.0, "sample_rate": 0.01, "num_steps": 10, "alpha": 0.1'
+    yaml_cfg = write_file(tmp_path / "dup.yaml", "rows:\n  - {" + row.replace('"', "") + "}\n")
+    with pytest.raises(sweep.SweepConfigError, match=r"line 2, .*'noise_multiplier' twice"):
+        sweep.read_config(yaml_cfg)
+    with pytest.raises(sweep.SweepConfigError, match="'noise_multiplier' twice"):
+        sweep.read_config(write_file(tmp_path / "dup.json", "[{" + row + "}]"))
+    lines = write_file(tmp_path / "dup.jsonl", "{" + row + "}\n" + '{"noise_multiplier": 1.0, "sample_rate": 0.01, '
+                       '"num_steps": 10, "alpha": 0.1}\n')
+    bad, good = sweep.read_config(lines)
+    assert "'noise_multiplier' twice" in bad.error and bad.line == 1 and good.error == ""

@@ -150,6 +150,19 @@ def _csv_records(path: str, text: str) -> list[tuple[int, object]]:
     return out
 
 
+class _DuplicateKey(Exception):
+    """A JSON object that gives one key twice (json.loads keeps the last silently)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def _json_lines_records(path: str, text: str) -> list[tuple[int, object]]:
     """Records of a JSON-lines file, one object a line."""
     out: list[tuple[int, object]] = []
@@ -158,7 +171,9 @@ def _json_lines_records(path: str, text: str) -> list[tuple[int, object]]:
             if len(out) >= MAX_ROWS:
                 raise _too_many_rows(path)
             try:
-                out.append((i, json.loads(line)))
+                out.append((i, json.loads(line, object_pairs_hook=_unique_keys)))
+            except _DuplicateKey as exc:
+                out.append((i, f"gives the key {_brief(exc.args[0])} twice: give each column once"))
             except json.JSONDecodeError as exc:
                 out.append((i, f"is not valid JSON ({exc.msg})"))
             except RecursionError:
@@ -171,8 +186,9 @@ _LOADER: type[Any] | None = None
 
 def _loader_class() -> type[Any]:
     """A SafeLoader (plain data only: tags that would build Python objects are refused) that
-    also refuses anchors and aliases, so no file expands beyond its own size (made on first use:
-    PyYAML loads in ~50 ms, only when a YAML / JSON file is read)."""
+    also refuses anchors and aliases, so no file expands beyond its own size, and a key given
+    twice in one mapping (made on first use: PyYAML loads in ~50 ms, only when a YAML / JSON
+    file is read)."""
     global _LOADER
     if _LOADER is None:
         import yaml
@@ -186,6 +202,17 @@ def _loader_class() -> type[Any]:
                         None, None, f"found the YAML {kind} {_brief(event.anchor)}: anchors and aliases are not "
                         "allowed in a sweep file (use 'defaults' for values shared by rows)", event.start_mark)
                 return super().compose_node(parent, index)
+
+            def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+                first: dict[str, int] = {}
+                for key, _ in node.value:  # a column given twice: which one the row means is not known
+                    if isinstance(key, yaml.ScalarNode):
+                        if key.value in first:
+                            raise yaml.constructor.ConstructorError(
+                                None, None, f"found the key {_brief(key.value)} twice in one mapping (first on line "
+                                f"{first[key.value] + 1}): give each column once", key.start_mark)
+                        first[key.value] = key.start_mark.line
+                return super().construct_mapping(node, deep=deep)
 
         _LOADER = NoAliasSafeLoader
     return _LOADER
@@ -210,7 +237,7 @@ def _yaml_records(path: str, text: str) -> list[tuple[int, object]]:
         node = loader.get_single_node()
         if isinstance(node, yaml.MappingNode):  # {"rows": [...]} / {"defaults": {...}, "rows": [...]}
             found = [v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == "rows"]
-            rows_node = found[-1] if found else None  # the last of repeated keys, as the constructor keeps
+            rows_node = found[-1] if found else None  # (a repeated key is refused when the document is built)
             if rows_node is None:
                 raise SweepConfigError(f"{path}: a mapping at the top level needs a 'rows' list")
             if not isinstance(rows_node, yaml.SequenceNode):
