@@ -499,6 +499,28 @@ def test_epsilon_beyond_700_nats_keeps_a_finite_optimistic_side():
     assert np.all(delta.optimistic <= truth) and np.all(truth <= delta.safe)
 
 
+def test_beta_at_zero_beyond_745_nats_keeps_the_optimistic_side_above_the_truth():
+    """Losses past ~745 nats: e^-x Pr[Y = x] underflows to 0, so the companion's X had no
+    mass where Y had, and its curve read those points at alpha = 0: beta(0) of a 37.6-GDP
+    Gaussian (truth 1) came out 0.44615 on the optimistic side, and randomized response's
+    1.3e-13. The companion now raises each Pr[X > x] by the masses that may have underflowed:
+    beta(0) is Pr[Y < inf] = 1, and every alpha below ~1e-300 reads at most that."""
+    mu = np.sqrt(2.0) / 0.03763782297422687
+    pl = dpax.gaussian(0.03763782297422687, grid_step=0.05).self_compose(2)
+    alphas = np.array([0.0, 1e-320, 1e-300, 1e-200, 1e-100])
+    b = pl.beta(alphas, bounds=True)
+    truth = norm.cdf(norm.isf(alphas) - mu)
+    assert np.all(b.safe <= truth) and np.all(b.optimistic >= truth), (b, truth)
+    assert b.optimistic[0] == 1.0 and b.safe[0] < 0.45  # safe: the underflowed points count as infinite
+    rr = dpax.randomized_response(20.0, grid_step=0.01).self_compose(60).beta(0.0, bounds=True)
+    assert rr.optimistic == 1.0
+    for symmetric in (False, True):  # no companion point below the truth (alpha = 0 included)
+        alpha, beta = pl.optimistic_companion().tradeoff_points(symmetric=symmetric)
+        assert np.all(beta >= norm.cdf(norm.isf(alpha) - mu)), symmetric
+    # the safe side unchanged: its kernel reads the computed sums
+    assert pl.beta(0.0) == b.safe[0]
+
+
 # slow (~6 s idle: a construction and a companion per family); default sibling:
 # tests/test_gaussian_exact.py::test_beta_near_alpha_one_on_both_sides_of_the_truth (the ends of the Gaussian's)
 @pytest.mark.slow

@@ -157,8 +157,8 @@ def near_one(kernel):
     :func:`dpax._engine.queries.query_plan`)."""
 
     @functools.wraps(kernel)
-    def call(pair, queries):
-        return kernel(pair, queries, near_one=True)
+    def call(pair, queries, **options):
+        return kernel(pair, queries, near_one=True, **options)
 
     return call
 
@@ -180,8 +180,11 @@ def both_directions(pair: Pair) -> Curves:
     return Curves(f, Breakpoints(jnp.flip(f.cdf_y, -1), jnp.flip(f.ccdf_x, -1), rccy, rev.offset))
 
 
-def _beta_from_tables(tables: Curves, n, alpha, complements: bool = False):
+def _beta_from_tables(tables: Curves, n, alpha, complements: bool = False, slack=0.0):
     f, r = tables
+    if slack:  # a companion's breakpoints as upper bounds despite underflow: moved up and right, above the truth
+        f = f._replace(ccdf_x=f.ccdf_x + slack, cdf_y=f.cdf_y + slack)
+        r = r._replace(ccdf_x=r.ccdf_x + slack, cdf_y=r.cdf_y + slack)
     # the complements of f's alphas, Pr[X <= x] (the -inf atom included), are the reversed
     # pair's Pr[Y' > x'] read backwards, and f^-1's f's Pr[Y > x]; of the betas, Pr[Y > x] and Pr[Y' > x']
     nx_f, ny_f, nx_r, ny_r = ((jnp.flip(r.ccdf_y, -1), f.ccdf_y, jnp.flip(f.ccdf_y, -1), r.ccdf_y) if complements
@@ -206,8 +209,8 @@ def _beta_from_tables(tables: Curves, n, alpha, complements: bool = False):
 
 
 @functools.partial(_cache.kernel, name="beta_kernel", fusion_emitters=False)
-@functools.partial(jax.jit, static_argnames=("near_one",))
-def beta_kernel(pair: Pair, alpha, *, near_one=False):
+@functools.partial(jax.jit, static_argnames=("near_one", "optimistic"))
+def beta_kernel(pair: Pair, alpha, *, near_one=False, optimistic=False):
     """Symmetrised trade-off curve at ``alpha`` (rows, m): Algorithm 1 + Def. F.1 of Dong et al.
 
     With alpha_bar = Pr[X > 0] and beta_bar = Pr[Y <= 0] (the ends of the slope -1 piece of
@@ -215,8 +218,19 @@ def beta_kernel(pair: Pair, alpha, *, near_one=False):
     min(f, f^-1) outside. ``near_one`` (for queries above :data:`NEAR_ONE`,
     :func:`needs_complements`): those are read from the complement tables too, two more prefix
     sums (:func:`interpolate_curve`); beta(1) is then exactly 0.
+
+    ``optimistic`` (a companion): each breakpoint, (Pr[X > x_i], Pr[Y <= x_i]) and f^-1's,
+    is read as an upper bound despite underflow, both coordinates raised by n
+    :data:`UNDERFLOW`. A mass e^-x Pr[Y = x] (or e^x Pr[X = x]) below float64's smallest
+    normal number, past ~708 nats, may be stored as 0 or without its low digits; read as
+    they were, such points sat at alpha = 0 below the companion's true curve: beta(0) of a
+    pair whose finite losses pass ~745 nats fell below the truth (0.446 for a curve whose
+    beta(0) is 1), and betas below ~1e-300 lost their low digits. Breakpoints moved up and
+    right stay on or above a decreasing curve; only alphas or betas below ~n 2.2e-308 read
+    differently (beta(0) is then Pr[Y < inf], the companion's exact value).
     """
-    return _beta_from_tables(both_directions(pair), pair.support_length, alpha, near_one)
+    slack = pair.support_length * UNDERFLOW if optimistic else 0.0
+    return _beta_from_tables(both_directions(pair), pair.support_length, alpha, near_one, slack)
 
 
 def _advantage_of_pair(pair: Pair, allowance: bool = False):
@@ -271,10 +285,10 @@ def advantage_kernel(pair: Pair, optimistic: bool = False):
 #: Smallest normal float64. A companion's P-masses of losses beyond ~700 nats (e^-x times
 #: the Q-masses) fall below it: they underflow to 0 or to subnormal numbers, each off by
 #: less than this, so a tail sum of n masses Pr[X > x] is at most its computed value plus n
-#: times this. A companion's delta and epsilon (``optimistic=True``) read that upper bound
+#: times this. A companion's beta, delta and epsilon (``optimistic=True``) read that upper bound
 #: in place of Pr[X > x] (and likewise the reversed pair's): every threshold event's value
 #: Pr[Y > x] - e^eps Pr[X > x] and log-ratio is then on or below the true one, and the
-#: answer finite and on or below the truth. The safe side reads the computed sums (an
+#: answer finite and on or below the truth; its beta on or above the truth. The safe side reads the computed sums (an
 #: under-estimated Pr[X > x] only raises its numbers; epsilon is +inf where it is 0).
 UNDERFLOW = float(np.finfo(np.float64).tiny)
 #: Relative rounding of a breakpoint table's value (a tail sum of masses: each mass a few ulps,
@@ -341,10 +355,10 @@ def epsilon_kernel(pair: Pair, delta, *, optimistic=False):
 
 
 def for_companion(kernel):
-    """``kernel`` (:func:`delta_kernel` or :func:`epsilon_kernel`) as a companion reads it
-    (``optimistic=True``), under the same name (the memory tables of :func:`query_plan`);
-    any other kernel unchanged."""
-    if getattr(kernel, "__name__", None) not in ("delta_kernel", "epsilon_kernel"):
+    """``kernel`` (:func:`beta_kernel`, :func:`delta_kernel` or :func:`epsilon_kernel`) as a
+    companion reads it (``optimistic=True``), under the same name (the memory tables of
+    :func:`query_plan`); any other kernel unchanged."""
+    if getattr(kernel, "__name__", None) not in ("beta_kernel", "delta_kernel", "epsilon_kernel"):
         return kernel
 
     @functools.wraps(kernel)

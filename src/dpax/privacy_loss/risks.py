@@ -372,7 +372,11 @@ def tradeoff_points(pl: Fields, symmetric: bool = False) -> tuple[np.ndarray, np
         cx, cy, nx, ny = (np.asarray(t) for t in _analyse.tradeoff_tables(pl.pair, held=2 * table, complement=True))
         shape = pl.batch_shape + (pl.support_length + 1,)
         # a point (alpha, beta) moved left or down stays below a decreasing curve: the safe side
-        # rounds both down, an optimistic companion's both up
+        # rounds both down, an optimistic companion's both up (also by the masses that may
+        # have underflowed, analyse.UNDERFLOW, as its beta kernel reads them)
+        if pl.optimistic:
+            slack = pl.support_length * _analyse.UNDERFLOW
+            cx, cy = np.minimum(cx + slack, 1.0), np.minimum(cy + slack, 1.0)
         alpha = np.minimum.accumulate(near_one(cx, nx, not pl.optimistic), -1)
         beta = np.flip(np.minimum.accumulate(np.flip(near_one(cy, ny, not pl.optimistic), -1), -1), -1)
         return alpha.reshape(shape), beta.reshape(shape)
@@ -384,7 +388,10 @@ def tradeoff_points(pl: Fields, symmetric: bool = False) -> tuple[np.ndarray, np
     del cx, rcx
     alpha.sort(-1)
     np.clip(alpha, 0.0, 1.0, out=alpha)  # a table's total may round above 1; beta is evaluated there
-    beta = _queries.per_query(_beta_kernel_for(alpha), pl.pair, alpha, "alpha", held=4 * table)
+    kernel = _beta_kernel_for(alpha)
+    if pl.optimistic:
+        kernel = _analyse.for_companion(kernel)
+    beta = _queries.per_query(kernel, pl.pair, alpha, "alpha", held=4 * table)
     beta = np.minimum.accumulate(np.asarray(beta), -1)
     shape = pl.batch_shape + (alpha.shape[-1],)
     return alpha.reshape(shape), beta.reshape(shape)
