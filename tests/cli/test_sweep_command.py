@@ -1,5 +1,5 @@
 """``dpax sweep`` (:mod:`dpax.cli.sweep_command`): a configuration file or results path that
-cannot be used, and a bad ``--batch-size``, fail with exit status 2 and one line
+cannot be used, a config with no valid row, and a bad ``--batch-size``, fail with exit status 2 and one line
 ``dpax: error: <message>`` naming the file (and line) or option, never a traceback.
 
 Each test fails before any kernel compiles (grid step 1e-2, a few steps).
@@ -47,3 +47,14 @@ def test_sweep_batch_size_nan(tmp_path, capsys):
     cfg.write_text("noise_multiplier,sample_rate,num_steps\n1,0.1,5\n")
     msg = fail(["sweep", str(cfg), "-o", str(tmp_path / "r.csv"), "--batch-size", "nan", *CHEAP], capsys)
     assert "argument --batch-size" in msg
+
+
+def test_sweep_with_no_valid_row_fails_after_writing_the_reasons(tmp_path, capsys):
+    """A config whose every row is malformed (a wrong file) is not a success: the rows are
+    written as 'invalid' with their reasons, and the command exits 2 saying so."""
+    cfg = tmp_path / "cfg.csv"
+    cfg.write_text("noise,rate\n1,0.1\n2,0.2\n")
+    out = tmp_path / "r.csv"
+    msg = fail(["sweep", str(cfg), "-o", str(out), "--no-progress", *CHEAP], capsys)
+    assert str(cfg) in msg and "none of its 2 row(s) is valid" in msg
+    assert out.read_text().count(",invalid,missing sample_rate") == 2

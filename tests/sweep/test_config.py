@@ -1,8 +1,8 @@
 """dpax.sweep.config: reading a sweep file. CSV, JSON, JSON lines and YAML are parsed with
 line numbers. Sweep files are not trusted: YAML anchors and aliases (an alias bomb) are refused,
 the size, rows, columns and value lengths read are capped (each limit named in its error), a
-column named like an answer is refused, and files that are not UTF-8 or not CSV name their
-line. Nothing here computes a privacy loss."""
+column named like an answer is refused, and files that are not UTF-8 text (or hold control
+characters) or not CSV name their line. Nothing here computes a privacy loss."""
 
 from __future__ import annotations
 
@@ -172,6 +172,17 @@ def test_files_that_are_not_utf8_text(tmp_path):
     latin.write_bytes("noise_multiplier,sample_rate,num_steps,name\n1,0.1,5,caf\xe9\n".encode("latin-1"))
     with pytest.raises(sweep.SweepConfigError, match=r"latin1.csv: line 2: not UTF-8 text \(byte 0xe9\)"):
         sweep.read_config(str(latin))
+    utf16 = tmp_path / "utf16.csv"  # ASCII as UTF-16 without a BOM decodes as UTF-8: a NUL after every letter
+    utf16.write_bytes("noise_multiplier,sample_rate,num_steps\n1,0.1,5\n".encode("utf-16-le"))
+    with pytest.raises(sweep.SweepConfigError, match=r"utf16.csv: line 1: control character U\+0000"):
+        sweep.read_config(str(utf16))
+    bell = tmp_path / "bell.yaml"
+    bell.write_text("- noise_multiplier: 1\n  sample_rate: 0.1\n  num_steps: 5\n  name: a\x07b\n")
+    with pytest.raises(sweep.SweepConfigError, match=r"bell.yaml: line 4: control character U\+0007"):
+        sweep.read_config(str(bell))
+    fine = tmp_path / "fine.csv"  # tabs and CR LF line ends are text
+    fine.write_bytes(b"noise_multiplier,sample_rate,num_steps,name\r\n1,0.1,5,a\tb\r\n")
+    assert len(sweep.read_config(str(fine))) == 1
     folder = tmp_path / "folder.csv"
     folder.mkdir()
     with pytest.raises(sweep.SweepConfigError, match=r"folder.csv'?: cannot read it"):

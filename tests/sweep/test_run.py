@@ -134,10 +134,10 @@ def test_sweep_progress_is_a_bar_on_a_terminal(tmp_path):
 def test_the_cli_sweep_writes_plain_lines_to_a_log(tmp_path, monkeypatch, capsys):
     cfg = _malformed_config(tmp_path)
     monkeypatch.setattr(progress, "INTERVAL", 0.0)
-    assert main(["sweep", cfg, "-o", str(tmp_path / "a.csv"), "--no-cache"]) == 0
+    assert main(["sweep", cfg, "-o", str(tmp_path / "a.csv"), "--no-cache"]) == 2  # no valid row: exit 2
     err = capsys.readouterr().err
     assert "dpax sweep: done, 3/3 rows (100%)" in err and "\r" not in err
-    assert main(["sweep", cfg, "-o", str(tmp_path / "b.csv"), "--no-cache", "--no-progress"]) == 0
+    assert main(["sweep", cfg, "-o", str(tmp_path / "b.csv"), "--no-cache", "--no-progress"]) == 2
     assert "elapsed" not in capsys.readouterr().err
 
 

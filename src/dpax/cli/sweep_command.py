@@ -81,7 +81,8 @@ def _options() -> argparse.ArgumentParser:
 
 def run_sweep_command(args: argparse.Namespace) -> dict:
     """Run the sweep; exit status 130 (after a complete batch) when interrupted, 2 when a
-    process of a distributed sweep failed (named in the message)."""
+    process of a distributed sweep failed (named in the message) or when no row of the
+    config is valid (the rows are still written, as 'invalid')."""
     given = [o for o, v in (("--coordinator", args.coordinator), ("--num-processes", args.num_processes),
                             ("--process-id", args.process_id)) if v is not None]
     if given and not args.distributed:
@@ -101,6 +102,9 @@ def run_sweep_command(args: argparse.Namespace) -> dict:
         print(f"{PROG}: error: distributed sweep: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     summary["command"] = "sweep"
+    if summary["rows"] and summary["invalid"] == summary["rows"]:  # nothing to compute: not a success
+        raise SystemExit(f"sweep: {args.config}: none of its {summary['rows']:,} row(s) is valid (each is named "
+                         f"above with its reason, and written to {args.output} as 'invalid')")
     if summary["interrupted"]:
         print(f"{PROG} sweep: stopped by {summary['signal'] or 'a signal to another process'} after a complete batch; "
               f"{summary['written']} row(s) "

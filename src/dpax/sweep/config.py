@@ -3,7 +3,8 @@ YAML, each row parsed and checked (see :mod:`dpax.sweep` for the columns).
 
 Nothing in a file is trusted. Values are parsed as numbers; YAML is read with a safe loader
 that also refuses anchors and aliases (``&a`` / ``*a``: nine chained aliases in 440 bytes
-expand to gigabytes); a file must be UTF-8 text. Limits, each named in the error that
+expand to gigabytes); a file must be UTF-8 text without control characters (but tab and
+the line ends). Limits, each named in the error that
 enforces it (raise them by assigning to these module attributes):
 
 * :data:`MAX_CONFIG_BYTES` (64 MiB): the size of the file;
@@ -22,6 +23,7 @@ import csv
 import io
 import json
 import os
+import re
 from typing import Any
 
 from .._engine import validation as _v
@@ -88,11 +90,21 @@ def _read_text(path: str) -> str:
         raise SweepConfigError(f"config file {path!r} is larger than {MAX_CONFIG_BYTES:,} bytes "
                                "(dpax.sweep.config.MAX_CONFIG_BYTES): split it into several sweeps")
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise SweepConfigError(f"{path}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
                                "save the file as UTF-8") from None
+    control = _CONTROL.search(text)
+    if control is not None:  # a UTF-16 file of plain ASCII decodes as UTF-8 with a NUL after every letter
+        line = text.count("\n", 0, control.start()) + 1
+        raise SweepConfigError(f"{path}: line {line}: control character U+{ord(control.group()):04X} in a text "
+                               "table (a binary file, or UTF-16 text?); save the file as UTF-8 text")
+    return text
+
+
+#: Characters a text table never holds: the C0 controls but tab, line feed and carriage return, and DEL.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _read_records(path: str) -> list[tuple[int, object]]:
