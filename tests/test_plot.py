@@ -14,6 +14,7 @@ import pytest
 
 import dpax
 from dpax import plot
+from dpax.cli.main import main
 
 STEP = 1e-3
 
@@ -252,3 +253,30 @@ def test_bad_losses_and_points_are_named_before_anything_is_drawn():
         plot.tradeoff_curves([pl, "x"])
     with pytest.raises(TypeError, match="pl must be a dpax.PrivacyLoss"):
         plot.gdp_fit(3)
+
+
+def test_options_a_figure_does_not_use_are_refused(capsys):
+    """A value that would change nothing is refused naming it: the targets of the other
+    --target, targets or delta beside a CalibrationResult (which holds its own), and on the
+    command line the options of another KIND (--noise-multiplier for calibration,
+    --advantage for tradeoff)."""
+    with pytest.raises(ValueError, match=r"alphas is not used with target='advantage'"):
+        plot.calibration_comparison(0.01, 50, alphas=[0.1])
+    with pytest.raises(ValueError, match=r"tprs is not used with target='advantage'"):
+        plot.calibration_comparison(0.01, 50, tprs=[0.5])
+    with pytest.raises(ValueError, match=r"advantages is not used with target='err_rates'"):
+        plot.calibration_comparison(0.01, 50, target="err_rates", advantages=[0.1])
+    res = dpax.calibrate_dpsgd(sample_rate=0.01, num_steps=50, target=dpax.targets.Advantage(0.3), grid_step=1e-2)
+    with pytest.raises(TypeError, match=r"takes no advantages, delta: the result holds"):
+        plot.calibration_comparison(res, advantages=[0.1], delta=1e-6)
+    base = ["--sample-rate", "0.01", "--num-steps", "50", "--grid-step", "1e-2", "--no-cache", "-o", "x.png"]
+    for argv, name in ((["plot", "calibration", "--noise-multiplier", "2.0"], "--noise-multiplier is not used by "
+                        "plot calibration (only by plot tradeoff and gdp)"),
+                       (["plot", "tradeoff", "--noise-multiplier", "2.0", "--advantage", "0.1"],
+                        "--advantage is not used by plot tradeoff (only by plot calibration)"),
+                       (["plot", "gdp", "--noise-multiplier", "2.0", "--delta", "1e-6"], "--delta is not used by "
+                        "plot gdp"),
+                       (["plot", "calibration", "--log"], "--log is not used by plot calibration"),
+                       (["plot", "calibration", "--tpr", "0.5"], "--tpr is not used with --target advantage")):
+        assert main([*argv, *base]) == 2
+        assert name in capsys.readouterr().err, argv

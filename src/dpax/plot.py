@@ -212,6 +212,12 @@ def _comparison_targets(target: str, advantages: ArrayLike | None, alphas: Array
                         ) -> tuple[targets.Target, list[tuple[str, slice]], np.ndarray, str]:
     """The targets of :func:`calibration_comparison` (fields of ``shape``), its series (label,
     index into the flat targets), the x values and the x label."""
+    unused = {"advantage": ("alphas", alphas), "err_rates": ("advantages", advantages)}.get(target)
+    if target == "advantage" and tprs is not None:
+        unused = ("tprs", tprs)
+    if unused is not None and unused[1] is not None:  # a value that would change nothing
+        other = "advantage" if unused[0] == "advantages" else "err_rates"
+        raise ValueError(f"{unused[0]} is not used with target={target!r} (only with target={other!r})")
     if target == "advantage":
         x = _v.probabilities("advantages", DEFAULT_ADVANTAGES if advantages is None else advantages,
                              low_open=True, high_open=True).reshape(-1)
@@ -278,9 +284,11 @@ def calibration_comparison(sample_rate: ArrayLike | CalibrationResult, num_steps
         A matplotlib Figure; its ``dpax_result`` is the :class:`dpax.CalibrationResult` drawn.
 
     Raises:
-        ValueError: a TPR at or below an FPR, ``target`` unknown, an argument out of range, or
-            a result without the standard comparison.
-        TypeError: ``num_steps`` missing (or given with a result), ``ax`` not a pair of axes
+        ValueError: a TPR at or below an FPR, ``target`` unknown, an argument out of range or
+            one ``target`` does not use (``alphas`` or ``tprs`` with "advantage",
+            ``advantages`` with "err_rates"), or a result without the standard comparison.
+        TypeError: ``num_steps`` missing (or given with a result, as are the targets and
+            ``delta``), ``ax`` not a pair of axes
             for the two-panel figure, or a pair for the one-panel figure.
 
     >>> fig = calibration_comparison(0.01, 50, target="err_rates", alphas=[0.1], tprs=[0.1])
@@ -291,6 +299,13 @@ def calibration_comparison(sample_rate: ArrayLike | CalibrationResult, num_steps
     if isinstance(sample_rate, CalibrationResult):
         if num_steps is not None:
             raise TypeError("calibration_comparison(result) takes no num_steps: the result holds its configurations")
+        given = [name for name, value in (("advantages", advantages), ("alphas", alphas), ("tprs", tprs))
+                 if value is not None]
+        given += [name for name, value, default in (("target", target, "advantage"), ("delta", delta, 1e-5))
+                  if not (isinstance(value, type(default)) and value == default)]
+        if given:  # each would change nothing: the result holds its targets and standard delta
+            raise TypeError(f"calibration_comparison(result) takes no {', '.join(given)}: the result holds its "
+                            "targets and its standard calibration's delta")
         return _configurations_figure(sample_rate, ax, title)
     if num_steps is None:
         raise TypeError("calibration_comparison needs num_steps (or a CalibrationResult in place of sample_rate)")

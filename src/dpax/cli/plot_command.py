@@ -23,6 +23,8 @@ from .parsing import Parents, Subparsers, bounded, number, options_parser
 FORMATS = (".png", ".svg", ".pdf")
 #: Allowed --dpi: a PNG of the default 6.4 x 4.8 inches stays under 8,000 x 6,000 pixels.
 DPI_RANGE = (10.0, 1200.0)
+#: delta of the standard calibration ``plot calibration`` compares with, unless --delta is given.
+DEFAULT_DELTA = 1e-5
 
 
 def add_parser(subparsers: Subparsers, parents: Parents) -> None:
@@ -62,8 +64,8 @@ def _options() -> argparse.ArgumentParser:
                    help="noise multiplier(s) (tradeoff: one curve each; gdp: one)")
     configuration_args(p, g, several=True)
     p.add_argument("--log", action="store_true", help="logarithmic FPR axis (tradeoff, gdp)")
-    p.add_argument("--target", choices=("advantage", "err_rates"), default="advantage",
-                   help="calibration: advantage (Figure 3a) or err_rates (Figure 4) (default: %(default)s)")
+    p.add_argument("--target", choices=("advantage", "err_rates"),
+                   help="calibration: advantage (Figure 3a) or err_rates (Figure 4) (default: advantage)")
     p.add_argument("--advantage", type=number, nargs="+", metavar="E",
                    help=f"calibration targets, each in (0, 1) (advantage; default: {_fmt(plot.DEFAULT_ADVANTAGES)})")
     p.add_argument("--alpha", type=number, nargs="+", metavar="A",
@@ -71,11 +73,40 @@ def _options() -> argparse.ArgumentParser:
     p.add_argument("--tpr", type=number, nargs="+", metavar="X",
                    help="calibration target TPRs, each above every FPR "
                         f"(err_rates; default: {_fmt(plot.DEFAULT_TPRS)})")
-    p.add_argument("--delta", type=number, default=1e-5, metavar="D",
-                   help="delta of the standard calibration (default: %(default)s)")
+    p.add_argument("--delta", type=number, metavar="D",
+                   help=f"calibration: delta of the standard calibration (default: {DEFAULT_DELTA:g})")
     p.add_argument("--dpi", type=bounded(*DPI_RANGE), default=150,
                    help=f"resolution of a PNG, in [{DPI_RANGE[0]:g}, {DPI_RANGE[1]:g}] (default: %(default)s)")
     return p
+
+
+#: The options each KIND reads (beside -o, --dpi, the configuration and the shared ones); any
+#: other given is refused by :func:`_check_options`, never ignored.
+KIND_OPTIONS = {
+    "tradeoff": ("noise_multiplier", "log"),
+    "gdp": ("noise_multiplier", "log"),
+    "calibration": ("target", "advantage", "alpha", "tpr", "delta"),
+}
+#: The options of ``--target advantage`` and of ``--target err_rates``.
+TARGET_OPTIONS = {"advantage": ("advantage",), "err_rates": ("alpha", "tpr")}
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse an option KIND (or calibration's --target) does not read, naming it: a value
+    that changes nothing would be a silent accept."""
+    used = KIND_OPTIONS[args.kind]
+    for name in sorted({n for names in KIND_OPTIONS.values() for n in names}):
+        given = getattr(args, name, None) not in (None, False)
+        flag = "--" + name.replace("_", "-")
+        if given and name not in used:
+            users = " and ".join(k for k, names in KIND_OPTIONS.items() if name in names)
+            raise ValueError(f"{flag} is not used by plot {args.kind} (only by plot {users})")
+    if args.kind == "calibration":
+        target = getattr(args, "target", None) or "advantage"
+        for other, names in TARGET_OPTIONS.items():
+            for name in names:
+                if other != target and getattr(args, name, None) is not None:
+                    raise ValueError(f"--{name} is not used with --target {target} (only with --target {other})")
 
 
 def _fmt(values: Iterable[float]) -> str:
@@ -86,12 +117,15 @@ def _fmt(values: Iterable[float]) -> str:
 def _figure(args: argparse.Namespace) -> Any:  # a Figure, with dpax_result for calibration
     """The matplotlib figure the arguments ask for (one configuration, or for ``calibration``
     several: the lists ``args.sample_rate`` and ``args.num_steps``, pairwise)."""
+    _check_options(args)
     rates, steps = np.atleast_1d(args.sample_rate).tolist(), np.atleast_1d(args.num_steps).tolist()
     if args.kind == "calibration":
         one = len(rates) == 1
-        return plot.calibration_comparison(rates[0] if one else rates, steps[0] if one else steps, target=args.target,
-                                           advantages=args.advantage, alphas=args.alpha, tprs=args.tpr,
-                                           delta=args.delta, grid_step=args.grid_step)
+        return plot.calibration_comparison(rates[0] if one else rates, steps[0] if one else steps,
+                                           target=args.target or "advantage", advantages=args.advantage,
+                                           alphas=args.alpha, tprs=args.tpr,
+                                           delta=DEFAULT_DELTA if args.delta is None else args.delta,
+                                           grid_step=args.grid_step)
     if len(rates) != 1:
         raise ValueError(f"plot {args.kind} takes one configuration (one --sample-rate and one --num-steps, or one "
                          f"value of each of --dataset-size, --batch-size, --epochs); got {len(rates)}: several only "
@@ -124,7 +158,8 @@ def run_plot(args: argparse.Namespace) -> dict:
 
     Raises:
         ValueError: ``--output`` without a known extension, in no existing directory or not
-            writable; a configuration the kind does not take; the values dpax refuses.
+            writable; a configuration or an option the kind does not take; the values dpax
+            refuses.
     """
     import matplotlib  # optional dependency, imported on use
 
