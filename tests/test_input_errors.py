@@ -338,3 +338,16 @@ def test_arguments_checked_by_their_own_functions_are_named(pl):
     raises(ValueError, lambda: mu_regret.mu_regret_rows(pl, 1e-10, at_mu=[1.0, 2.0]), "at_mu", "1")
     raises(TypeError, lambda: dpax.distributed.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-2),
                                                           targets.Advantage(0.3), full_output="yes"), "full_output")
+
+
+def test_a_refused_number_is_shown_with_the_digits_that_refuse_it():
+    """A value just outside a range was shown rounded into it ("epsilon must lie in [0, 600],
+    got 600"); every digit is printed where {:g} would hide the reason."""
+    with pytest.raises(ValueError, match=r"epsilon must lie in \[0, 600\], got 600\.0001$"):
+        dpax.approximate_dp(600.0001, 0.0)
+    with pytest.raises(ValueError, match=r"delta must lie in \[0, 1\], got 1\.000000000000001$"):
+        dpax.approximate_dp(1.0, 1.000000000000001)
+    with pytest.raises(ValueError, match=r"grid_step must be >= 1e-7 .*got 9\.99999999e-08$"):
+        dpax.gaussian(1.0, grid_step=9.99999999e-8)
+    with pytest.raises(ValueError, match=r"noise_multiplier must lie in \(0, inf\), got 0$"):  # as short as before
+        dpax.gaussian(0.0)

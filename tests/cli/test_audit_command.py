@@ -77,3 +77,9 @@ def test_claim_dpsgd_steps_not_a_whole_number(steps, capsys):
 def test_claim_dpsgd_bad_rate_names_the_option(capsys):
     msg = fail(AUDIT + ["--claim-dpsgd", "1", "inf", "5", "--no-cache"], capsys)
     assert "--claim-dpsgd" in msg and "sample_rate" in msg
+
+
+def test_grid_step_without_a_dpsgd_claim_is_refused(capsys):
+    """--grid-step only sets the grid of --claim-dpsgd's accounting: alone it changed nothing."""
+    msg = fail(AUDIT + ["--grid-step", "1e-3", "--no-cache"], capsys)
+    assert "--grid-step applies only to --claim-dpsgd" in msg

@@ -163,3 +163,14 @@ def test_epsilon_star_integer_options(option, value, tmp_path, capsys):
     np.save(good, np.arange(50.0))
     msg = fail(["epsilon-star", str(good), str(good), option, value, "--no-cache"], capsys)
     assert f"argument {option}" in msg and "whole number" in msg
+
+
+@pytest.mark.parametrize("extra, why", [
+    (["--grid-step", "1e-3"], "--grid-step is not used here: epsilon-star computes no privacy loss"),
+    (["--seed", "3"], "--seed is not used here: it seeds --goodness-of-fit's split"),
+    (["--column", "loss", "--train-column", "loss", "--test-column", "loss"], "--column is not used here"),
+])
+def test_options_that_change_nothing_are_refused(extra, why, tmp_path, losses, capsys):
+    tr, te, _ = _write(tmp_path, ".npy", *losses)
+    assert main(["epsilon-star", str(tr), str(te), *extra, "--no-cache"]) == 2
+    assert why in capsys.readouterr().err

@@ -70,3 +70,11 @@ def test_gdp_accuracy_applies_to_mu_and_every_bracketed_number(capsys):
     w = np.append(widths(out, ["beta", "epsilon", "advantage"]), out["mu"] - out["mu_optimistic"])
     assert w.max() <= acc and out["max_width"] == pytest.approx(w.max(), rel=1e-12)
     assert out["mu_optimistic"] <= 1 / SIGMA <= out["mu"]
+
+
+@pytest.mark.parametrize("extra", [["--tail", "1e-5"], ["--grid-step", "1e-3"], ["--no-bounds"]])
+def test_gdp_conversion_refuses_the_reports_options(extra, capsys):
+    """The (epsilon, delta) -> mu conversion is a closed form: --tail, --grid-step and
+    --no-bounds would change nothing, and are refused naming the option."""
+    assert cli.main(["gdp", "--epsilon", "8", *extra]) == 2
+    assert f"dpax: error: {extra[0]} applies to the DP-SGD report" in capsys.readouterr().err

@@ -22,6 +22,17 @@ from .messages import BRIEF_CHARS, brief  # noqa: F401  (the checks' namespace: 
 from .shapes import batch_rows, broadcast_arrays, broadcast_shapes, shape_tuple  # noqa: F401  (_v.broadcast_shapes ...)
 
 
+def shown(x: float) -> str:
+    """``x`` in a message: ``{x:g}``, or every digit where that rounds it to another number
+    (600.0001 is not "600", which would look inside a range ending at 600).
+
+    >>> shown(0.25), shown(600.0001), shown(1.000000000000001), shown(float("nan"))
+    ('0.25', '600.0001', '1.000000000000001', 'nan')
+    """
+    short = f"{x:g}"
+    return short if float(short) == x or x != x else repr(float(x))
+
+
 def _refuse(name: str, what: str, value: Any) -> TypeError:
     return TypeError(f"{name} must be a real number or an array of real numbers, not {what}; got {brief(value)}")
 
@@ -104,7 +115,7 @@ def _interval(name: str, arr: np.ndarray, low: float | None, high: float | None,
         lo_v = "-inf" if low is None else f"{low:g}"
         hi_v = "inf" if high is None else f"{high:g}"
         first = float(arr[bad].ravel()[0])
-        raise ValueError(f"{name} must lie in {lo}{lo_v}, {hi_v}{hi}, got {first:g}")
+        raise ValueError(f"{name} must lie in {lo}{lo_v}, {hi_v}{hi}, got {shown(first)}")
     return arr
 
 
@@ -370,7 +381,7 @@ def grid_step(value: ArrayLike, name: str = "grid_step") -> float:
         raise TypeError(f"{name} must be one number shared by the batch, got {brief(value)}")
     v = float(real_array(name, value, low=0.0, high=1.0, low_open=True))
     if v < 1e-7:
-        raise ValueError(f"{name} must be >= 1e-7 (finer grids exceed float64 resolution), got {v:g}")
+        raise ValueError(f"{name} must be >= 1e-7 (finer grids exceed float64 resolution), got {shown(v)}")
     return v
 
 

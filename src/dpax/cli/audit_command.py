@@ -11,6 +11,7 @@ import argparse
 import math
 from typing import Any
 
+from .._engine.validation import shown
 from .._text import fmt, pairs, table
 from ..audit import audit as audit_counts
 from ..mechanisms import dpsgd
@@ -69,10 +70,12 @@ def _options() -> argparse.ArgumentParser:
 
 def _claim(args: argparse.Namespace) -> tuple[PrivacyLoss | None, Any]:  # the claim's JSON: a dict, or None
     """The claimed DP-SGD privacy loss (or None) and the claim's JSON form (or None)."""
+    if args.claim_dpsgd is None and getattr(args, "grid_step_given", False):  # it would change nothing
+        raise ValueError("--grid-step applies only to --claim-dpsgd (the DP-SGD claim dpax accounts for)")
     if args.claim_dpsgd is not None:
         s, q, t = args.claim_dpsgd
         if not math.isfinite(t) or t != int(t) or t < 1:
-            raise ValueError(f"--claim-dpsgd STEPS must be a whole number >= 1, got {t:g}")
+            raise ValueError(f"--claim-dpsgd STEPS must be a whole number >= 1, got {shown(t)}")
         try:
             pl = dpsgd(s, q, int(t), grid_step=args.grid_step)
         except (ValueError, TypeError) as exc:  # name the option the numbers came from

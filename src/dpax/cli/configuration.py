@@ -14,6 +14,7 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._engine.validation import shown
 from .._text import fmt, table
 from ..schedule import dpsgd_schedule
 from .parsing import count, number
@@ -142,7 +143,7 @@ def resolve_configuration(args: argparse.Namespace) -> None:
                           "--batch-size and --epochs")
     for t in np.atleast_1d(np.asarray(args.num_steps if rate else [], dtype=object)).tolist():
         if isinstance(t, float) and math.isfinite(t) and t != round(t):
-            raise ValueError(f"num_steps (--num-steps) must be a whole number >= 1, got {t:g}; to train for a "
+            raise ValueError(f"num_steps (--num-steps) must be a whole number >= 1, got {shown(t)}; to train for a "
                              "number of epochs, give --dataset-size N --batch-size B --epochs E in place of "
                              "--sample-rate and --num-steps (E * ceil(N / B) steps)")
     if rate and args.dpsgd_several:

@@ -59,8 +59,8 @@ def _options() -> argparse.ArgumentParser:
     p.add_argument("--goodness-of-fit", type=integer(0, MAX_COMPONENTS), default=0, metavar="K",
                    help="also report KS p-values of Gaussian mixtures with 1..K components (Appendix 8.2; "
                         f"K <= {MAX_COMPONENTS})")
-    p.add_argument("--seed", type=integer(0), default=0, metavar="S",
-                   help="seed of the goodness-of-fit split (default: 0)")
+    p.add_argument("--seed", type=integer(0), metavar="S",
+                   help="seed of the goodness-of-fit split (with --goodness-of-fit; default: 0)")
     return p
 
 
@@ -79,6 +79,13 @@ def run_epsilon_star(args: argparse.Namespace) -> dict:
         ValueError: a loss file that cannot be read (the message names it), or values
             :func:`dpax.audit.epsilon_star` refuses.
     """
+    for flag, given, why in (  # each would change nothing
+            ("--grid-step", getattr(args, "grid_step_given", False), "epsilon-star computes no privacy loss"),
+            ("--seed", args.seed is not None and not args.goodness_of_fit, "it seeds --goodness-of-fit's split"),
+            ("--column", args.column is not None and args.train_column is not None and args.test_column is not None,
+             "--train-column and --test-column name both files' columns")):
+        if given:
+            raise ValueError(f"{flag} is not used here: {why}")
     train = _losses(args.train, args.train_column if args.train_column is not None else args.column)
     test = _losses(args.test, args.test_column if args.test_column is not None else args.column)
     methods = ("parametric", "empirical") if args.method == "both" else (args.method,)
@@ -95,7 +102,8 @@ def run_epsilon_star(args: argparse.Namespace) -> dict:
     if args.goodness_of_fit:
         k = int(args.goodness_of_fit)
         n_samples = int(min(1000, max(10, min(train.size, test.size) // 2)))
-        g = goodness_of_fit(train, test, max_components=k, n_samples=n_samples, seed=args.seed)
+        seed = 0 if args.seed is None else args.seed
+        g = goodness_of_fit(train, test, max_components=k, n_samples=n_samples, seed=seed)
         out["goodness_of_fit"] = {"components": g["components"], "n_samples": n_samples,
                                   "train_pvalues": list(map(float, g["train"])),
                                   "test_pvalues": list(map(float, g["test"]))}

@@ -61,6 +61,10 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p.set_defaults(func=run_gdp, render=render_gdp)
 
 
+#: --tail unless given: the box of FPRs and FNRs mu covers (:func:`dpax.gdp.mu_and_regret`).
+DEFAULT_TAIL = 1e-10
+
+
 def _options() -> argparse.ArgumentParser:
     """The options only ``gdp`` takes (a parent parser, listed before the shared ones)."""
     p = options_parser()
@@ -68,8 +72,9 @@ def _options() -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=number, metavar="E", help="convert an (epsilon, delta) guarantee to mu instead")
     p.add_argument("--delta", type=number, nargs="+", default=[1e-5, 1e-6, 1e-9], metavar="D",
                    help="deltas for epsilon (report) or for the conversion (default: %(default)s)")
-    p.add_argument("--tail", type=number, default=1e-10, metavar="A",
-                   help="mu covers every attack with FPR and FNR in [A, 1 - A] (default: %(default)s)")
+    p.add_argument("--tail", type=number, metavar="A",
+                   help=f"mu covers every attack with FPR and FNR in [A, 1 - A] (default: {DEFAULT_TAIL:g}; DP-SGD "
+                        "report only)")
     bracket_args(p, ACCURACY_APPLIES_TO)
     return p
 
@@ -97,6 +102,10 @@ def run_gdp(args: argparse.Namespace) -> dict:
             args.parser.error("give either --epsilon (conversion) or the DP-SGD arguments, not both")
         if args.accuracy is not None:
             args.parser.error("--accuracy applies to the DP-SGD report; the --epsilon conversion is a closed form")
+        for flag, given in (("--tail", args.tail is not None), ("--grid-step", args.grid_step_given),
+                            ("--no-bounds", not getattr(args, "bounds", True))):
+            if given:  # it would change nothing
+                args.parser.error(f"{flag} applies to the DP-SGD report; the --epsilon conversion is a closed form")
         delta = np.asarray(args.delta, dtype=float)
         return {
             "command": "gdp",
@@ -109,14 +118,15 @@ def run_gdp(args: argparse.Namespace) -> dict:
     if any(v is None for v in mech):
         args.parser.error("give --noise-multiplier, --sample-rate and --num-steps (or --dataset-size, --batch-size "
                           "and --epochs in place of --sample-rate and --num-steps; or --epsilon with --delta)")
+    tail = DEFAULT_TAIL if args.tail is None else args.tail
     pl, grid = choose_grid(args, lambda h: dpsgd(args.noise_multiplier, args.sample_rate, args.num_steps, grid_step=h),
-                           lambda pl: joint(_refined_brackets(pl, args.delta, args.tail)))
-    r = gdp.report(pl, deltas=args.delta, tail=args.tail)
+                           lambda pl: joint(_refined_brackets(pl, args.delta, tail)))
+    r = gdp.report(pl, deltas=args.delta, tail=tail)
     out = {"command": "gdp", "mode": "dpsgd", "noise_multiplier": float(args.noise_multiplier),
            "sample_rate": float(args.sample_rate), "num_steps": int(args.num_steps)}
     out.update(r.to_dict())
     if args.bounds:
-        out.update(_optimistic(pl, r, args.tail))
+        out.update(_optimistic(pl, r, tail))
     out.update(grid)
     return out
 

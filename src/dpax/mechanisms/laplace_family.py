@@ -27,7 +27,7 @@ def _laplace_loss(eps: np.ndarray, p: np.ndarray, step: float, shape: tuple[int,
     if np.any(high > _MAX_LOSS):
         worst = float(eps[np.argmax(high > _MAX_LOSS)])
         raise ValueError(f"sensitivity / scale must be at most {_MAX_LOSS:g} (privacy loss beyond float64 range), "
-                         f"got {worst:g}; use a larger scale")
+                         f"got {_v.shown(worst)}; use a larger scale")
     offset = np.floor(low / step).astype(np.int64)
     n = _grid.padded_length(int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1, "construct")
     needed = np.ceil(high / step).astype(np.int64) - offset + 1  # each row on its own length

@@ -110,7 +110,7 @@ def _search_settings(eps_error, mu_error, mu_min, mu_max):
     lo = _v.one_number("mu_min", mu_min, low=0.0)
     hi = _v.one_number("mu_max", mu_max, low=0.0, low_open=True)
     if lo >= hi:
-        raise ValueError(f"mu_min must be below mu_max, got {lo:g} and {hi:g}")
+        raise ValueError(f"mu_min must be below mu_max, got {_v.shown(lo)} and {_v.shown(hi)}")
     return eps_error, min(mu_error, NOISE_TOL), (lo, hi)
 
 

@@ -114,7 +114,7 @@ def _bounds(noise_min, noise_max, mu_min, mu_max):
     lo = _v.one_number("noise_min", noise_min, low=0.0, low_open=True)
     hi = _v.one_number("noise_max", noise_max, low=0.0, low_open=True)
     if lo >= hi:
-        raise ValueError(f"noise_min must be below noise_max, got {lo:g} and {hi:g}")
+        raise ValueError(f"noise_min must be below noise_max, got {_v.shown(lo)} and {_v.shown(hi)}")
     return lo, hi
 
 
