@@ -179,3 +179,75 @@ def test_kernels_compile_with_their_emitters_and_give_the_same_numbers_with_eith
         fusion_everywhere = _numbers()
         cache.clear(memory_only=True)
     np.testing.assert_array_equal(chosen, fusion_everywhere)
+
+
+def _compiled_in(threads: list) -> list:
+    """Wrap cache._compile (monkeypatch it with the result) to note each compilation's kernel
+    and thread in ``threads``."""
+    import threading
+
+    real = cache._compile
+
+    def noting(jitted, key, args, static, call, store, fusion_emitters=True):
+        threads.append((call["kernel"], threading.current_thread() is threading.main_thread()))
+        return real(jitted, key, args, static, call, store, fusion_emitters)
+
+    return noting
+
+
+def test_kernels_compiled_ahead_are_the_calls_own(monkeypatch):
+    """dpsgd compiles the cells' split and the composition's window in a background thread
+    beside the construction's first stage (cache.compile_ahead_of): the same kernels are
+    compiled as without it, none twice, the ahead ones off the main thread and used by the calls (the shapes, dtypes and
+    weak types predicted are the calls' own), in float64 although JAX's x64 switch is per
+    thread, and the numbers are those of a process that compiles everything itself."""
+    if cache.AHEAD_WORKERS == 0 or len(jax.local_devices()) != 1:
+        pytest.skip("no core to spare for compiling ahead")
+    compiled: list = []
+    monkeypatch.setattr(cache, "_compile", _compiled_in(compiled))
+    query = lambda: dpax.dpsgd([1.1, 1.3], 0.02, 300, grid_step=0.03).beta([0.01, 0.1])
+    with cache.suspended():
+        cache.clear(memory_only=True)
+        ahead = query()
+        monkeypatch.setattr(cache, "AHEAD_WORKERS", 0)
+        cache.clear(memory_only=True)
+        alone = query()
+        cache.clear(memory_only=True)
+    names = [name for name, _ in compiled]
+    half = len(names) // 2
+    assert sorted(names[:half]) == sorted(names[half:])  # the same compilations either way: none twice
+    off_main = {name for name, main in compiled[:half] if not main}
+    assert off_main == {"split_cells", "window"}, compiled
+    np.testing.assert_array_equal(ahead, alone)
+
+
+def test_a_failure_ahead_is_left_to_the_call(monkeypatch):
+    """An executable that fails to compile in the background is compiled by the call that
+    waited for it (which would meet the error itself): nothing is lost but the time."""
+    if cache.AHEAD_WORKERS == 0:
+        pytest.skip("no core to spare for compiling ahead")
+    import threading
+
+    from dpax._engine.construct import cells
+
+    real, gate = cache._obtain, threading.Event()
+
+    def failing(*args, **kwargs):
+        gate.wait(30)
+        raise RuntimeError("planted")
+
+    cdf = np.linspace(0.01, 0.99, 256)[None, :]
+    args = (np.arange(256.0)[None, :] * 0.01, np.float64(0.01), np.log(cdf), np.log1p(-cdf), np.log(cdf),
+            np.log1p(-cdf))
+    with cache.suspended(), jax.enable_x64(True):
+        cache.clear(memory_only=True)
+        monkeypatch.setattr(cache, "_obtain", failing)
+        cells.split_cells_ahead(1, 256, np.float64(0.01))
+        assert len(cache._ahead) == 1  # under way, held at the gate
+        monkeypatch.setattr(cache, "_obtain", real)
+        threading.Timer(0.2, gate.set).start()
+        before = cache.stats["compiled"]
+        out = cells.split_cells_kernel(*args)  # waits, finds the failure, compiles
+        assert cache.stats["compiled"] == before + 1 and not cache._ahead
+        assert all(np.asarray(a).dtype == np.float64 for a in out)
+        cache.clear(memory_only=True)

@@ -13,6 +13,12 @@ instead of tracing, lowering and compiling; nothing read from it is trusted.
 
 Importing dpax changes no JAX setting; the store does not use JAX's own persistent cache.
 
+A pipeline that knows the shapes of a later stage before it runs (DP-SGD: the cells' split
+and the composition's Chernoff window, known once the single step's support is) asks for its
+kernels ahead (:func:`compile_ahead_of`, a wrapped kernel's ``.ahead``): a background thread
+compiles or loads them while the caller's thread compiles and runs the stages before, and
+the first call waits for that executable instead of making its own.
+
 On CPU each kernel says whether XLA compiles it with its MLIR fusion emitters (XLA's
 default) or its classic LLVM emitters (``fusion_emitters=False``, passed to that one
 compilation as ``xla_cpu_use_fusion_emitters``). The classic emitters compile a kernel 20-35%
@@ -207,6 +213,9 @@ def kernel(jitted, name: str, fusion_emitters: bool = True):
             entry = _table.get(key)
             if entry is not None:
                 _table.move_to_end(key)
+            ahead = _ahead.get(key) if entry is None else None
+        if ahead is not None:  # being compiled (or loaded) by compile_ahead: wait for it
+            entry = _ahead_result(key, ahead)
         if entry is None:
             entry = _obtain(jitted, key, args, static, _store.signature(name, tree, leaves, static), leaves,
                             fusion_emitters)
@@ -224,8 +233,71 @@ def kernel(jitted, name: str, fusion_emitters: bool = True):
             _report(name, _store.key_of(name, tree, leaves, static), tree, leaves, static, out)
         return out
 
-    cast(Any, call).jitted = jitted  # a function attribute functools.wraps's type does not declare
+    def ahead(*args, **static) -> None:
+        compile_ahead_of(jitted, name, fusion_emitters, args, static)
+
+    cast(Any, call).jitted = jitted  # function attributes functools.wraps's type does not declare
+    cast(Any, call).ahead = ahead
     return call
+
+
+# -- compiling ahead -----------------------------------------------------------------------
+
+#: Background threads that compile (or load from the store) kernels ahead of their first call
+#: (:func:`compile_ahead_of`): one per spare core, at most 3. XLA compiles a kernel on one
+#: core, so while the caller's thread compiles (or runs) one stage of a pipeline, another
+#: stage whose argument shapes are already known compiles beside it.
+AHEAD_WORKERS = max(0, min(3, (os.cpu_count() or 1) - 1))
+_ahead: dict[tuple, Any] = {}
+_pool: dict[str, Any] = {}
+
+
+def compile_ahead_of(jitted, name, fusion_emitters, args, static) -> None:
+    """Start obtaining the executable of ``name(*args, **static)`` (``args``: arrays or
+    :class:`jax.ShapeDtypeStruct` leaves of the shapes, dtypes and weak types the call will
+    have) in a background thread, unless it is in memory or already under way; its first
+    call then waits for it instead of compiling. Nothing where no core is spare
+    (:data:`AHEAD_WORKERS`), off a single default device, or while work is recorded (the
+    recorders count each call's own compilations). The executable is the one the call would
+    compile itself, so answers do not depend on whether it came ahead. A failure in the
+    background is left for the call to meet (it compiles again, and raises as it would)."""
+    if not AHEAD_WORKERS or _recorders or len(jax.local_devices()) != 1:
+        return
+    leaves, tree = jax.tree_util.tree_flatten(args)
+    key = _memory_key(name, tree, leaves, static)
+    with _lock:
+        if key in _table or key in _ahead:
+            return
+        pool = _pool.get("pool")
+        if pool is None:
+            import concurrent.futures
+
+            pool = _pool["pool"] = concurrent.futures.ThreadPoolExecutor(AHEAD_WORKERS, "dpax-compile-ahead")
+        call = _store.signature(name, tree, leaves, static)
+        # JAX's x64 switch is per thread: the background one lowers under the caller's
+        future = _ahead[key] = pool.submit(_obtain_with_x64, bool(jax.config.jax_enable_x64),  # type: ignore[attr-defined]
+                                           jitted, key, args, static, call, leaves, fusion_emitters)
+    future.add_done_callback(functools.partial(_forget_ahead, key))  # kept in _table by then (_keep)
+
+
+def _obtain_with_x64(x64: bool, *args):
+    with jax.enable_x64(x64):
+        return _obtain(*args)
+
+
+def _forget_ahead(key, future) -> None:
+    with _lock:
+        if _ahead.get(key) is future:
+            del _ahead[key]
+
+
+def _ahead_result(key, future):
+    """The executable ``future`` (of :func:`compile_ahead_of`) obtained, or None where it
+    failed (the caller then compiles it itself)."""
+    try:
+        return future.result()
+    except Exception:  # noqa: BLE001 - the call compiles again and meets the error itself
+        return None
 
 
 def _leaf_key(leaf) -> tuple:

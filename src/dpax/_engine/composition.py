@@ -247,13 +247,32 @@ def _take(factors, counts, index):
             tuple(np.asarray(c)[index] for c in counts))
 
 
+def _window_chunk(rows: int, sizes: list[int]) -> int:
+    """Rows per call of the window kernel for ``rows`` rows of factors of ``sizes`` points."""
+    per_row = _grid.BYTES_PER_POINT * max(sizes) + _FACTOR_BYTES * sum(sizes)
+    return _grid.rows_per_chunk(rows, per_row, 0, "composition (Chernoff window)",
+                                f"{rows} row(s) of factors with {sum(sizes)} grid points in all")
+
+
+def window_ahead(rows: int, n: int, grid_step) -> None:
+    """Compile the window kernel of a self-composition of ``rows`` rows of ``n`` points ahead
+    of its call (:func:`dpax._engine.cache.compile_ahead_of`), beside the construction that
+    makes them: what :func:`compose_arrays` passes it (a pair of float64 rows, int64 offsets
+    and counts, the step as a NumPy float64) where one call takes every row."""
+    try:
+        if _window_chunk(rows, [n]) < rows:
+            return
+    except _grid.MemoryBudgetError:  # the composition will say so itself
+        return
+    pmf, mass = jax.ShapeDtypeStruct((rows, n), jnp.float64), jax.ShapeDtypeStruct((rows,), jnp.float64)
+    index = jax.ShapeDtypeStruct((rows,), jnp.int64)
+    window_kernel.ahead((Pair(pmf, pmf, index, mass, mass),), (index,), np.float64(grid_step))
+
+
 def _window(factors, counts, step) -> Window:
     """Each row's Chernoff window (host arrays), the rows in chunks that fit the budget."""
     rows = factors[0].pmf_x.shape[0]
-    sizes = [f.support_length for f in factors]
-    per_row = _grid.BYTES_PER_POINT * max(sizes) + _FACTOR_BYTES * sum(sizes)
-    chunk = _grid.rows_per_chunk(rows, per_row, 0, "composition (Chernoff window)",
-                                 f"{rows} row(s) of factors with {sum(sizes)} grid points in all")
+    chunk = _window_chunk(rows, [f.support_length for f in factors])
     if chunk >= rows:
         # one transfer for all six arrays (np.asarray of each waits for the device six times)
         return Window(*(np.asarray(a) for a in jax.device_get(tuple(window_kernel(factors, counts, step)))))

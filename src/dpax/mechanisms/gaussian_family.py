@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._engine import composition as _compose
 from .._engine import construct as _construct
 from .._engine import grid as _grid
 from .._engine import optimistic as _optimistic
@@ -69,6 +70,13 @@ def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gri
     >>> dpax.subsampled_gaussian([1.0, 2.0], 0.01, grid_step=1e-3).epsilon(1e-5).round(4)
     array([0.1995, 0.0283])
     """
+    return _subsampled_gaussian(noise_multiplier, sample_rate, grid_step, neighbouring)
+
+
+def _subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, grid_step: float,
+                         neighbouring: str, then_composed: np.ndarray | None = None) -> PrivacyLoss:
+    """:func:`subsampled_gaussian`; ``then_composed``: the step counts a self-composition of the
+    result will take (:func:`dpsgd`), whose window kernel then compiles beside the construction."""
     sigma = _v.real_array("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     step = _v.grid_step(grid_step)
@@ -91,6 +99,12 @@ def subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gri
     n_needed = int(np.max(np.ceil(high / step).astype(np.int64) - offset)) + 1
     n = _grid.padded_length(n_needed, "construct")
     needed = np.ceil(high / step).astype(np.int64) - offset + 1  # each row on its own length
+    if then_composed is not None and np.any(then_composed > 1) and not _grid.sharing():
+        # the construction's second stage, then the composition's window: compiled beside the first
+        lengths = _construct.row_lengths(needed)
+        if np.all(lengths == lengths[0]) and _construct.one_call(s.size, int(lengths[0]), "subsampled_gaussian"):
+            _construct.split_cells_ahead(s.size, int(lengths[0]), np.float64(step))
+        _compose.window_ahead(s.size, int(np.max(lengths)), step)
     s, q, offset = _sharding.place_rows(s, q, offset)  # batch rows split across jax.devices()
     pair = _construct.by_row_length(_construct.subsampled_gaussian_kernel, (s, q, offset), step, needed,
                                     "subsampled_gaussian")
@@ -173,8 +187,10 @@ def dpsgd(noise_multiplier: ArrayLike, sample_rate: ArrayLike, num_steps: ArrayL
     p = _v.real_array("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     steps = _v.positive_int_array("num_steps", num_steps)
     shape = _v.broadcast_shapes(("noise_multiplier", sigma), ("sample_rate", p), ("num_steps", steps))
-    step_pl = subsampled_gaussian(np.broadcast_to(sigma, shape), np.broadcast_to(p, shape), grid_step, neighbouring)
-    pl = step_pl.self_compose(np.broadcast_to(steps, shape))
+    counts = np.broadcast_to(steps, shape)
+    step_pl = _subsampled_gaussian(np.broadcast_to(sigma, shape), np.broadcast_to(p, shape), grid_step, neighbouring,
+                                   then_composed=counts)
+    pl = step_pl.self_compose(counts)
     return replaced(pl, description=_describe("dpsgd", neighbouring, noise_multiplier=noise_multiplier,
                                               sample_rate=sample_rate, num_steps=num_steps))
 

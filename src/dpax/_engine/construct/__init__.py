@@ -33,8 +33,10 @@ from .cells import (
     by_row_length,
     close_mass,
     close_rounding,
+    one_call,
     row_lengths,
     split_cells,
+    split_cells_ahead,
     split_cells_open,
 )
 from .gaussian import (
@@ -58,8 +60,8 @@ __all__ = [
     "CONSTRUCT_BYTES_PER_POINT", "MIXTURE_BYTES_PER_COMPONENT", "MIXTURE_MAX_ITERATIONS", "_mass_between", "as_pair",
     "atoms_kernel", "atoms_log_cdfs", "by_row_length", "close_mass", "close_rounding", "connect_the_dots",
     "inverse_subsampled_loss", "laplace_kernel", "laplace_log_cdfs", "mixture_log_cdfs", "mixture_of_gaussians_kernel",
-    "mixture_output_of_loss", "pair_from_atoms", "regrid_kernel", "row_lengths", "split_atoms", "split_cells",
-    "split_cells_open", "subsampled_gaussian_kernel", "subsampled_gaussian_log_cdfs",
-    "subsampled_gaussian_substitution_kernel", "subsampled_gaussian_substitution_log_cdfs",
-    "subsampled_laplace_log_cdfs", "substitution_output_of_loss",
+    "mixture_output_of_loss", "one_call", "pair_from_atoms", "regrid_kernel", "row_lengths", "split_atoms",
+    "split_cells", "split_cells_ahead", "split_cells_open", "subsampled_gaussian_kernel",
+    "subsampled_gaussian_log_cdfs", "subsampled_gaussian_substitution_kernel",
+    "subsampled_gaussian_substitution_log_cdfs", "subsampled_laplace_log_cdfs", "substitution_output_of_loss",
 ]

@@ -148,6 +148,14 @@ def split_cells_open(grid, grid_step, lf_y, ls_y, lf_x, ls_x):
 split_cells_kernel = _cache.kernel(jax.jit(split_cells), "split_cells", fusion_emitters=False)
 
 
+def split_cells_ahead(rows: int, n: int, grid_step) -> None:
+    """Compile :data:`split_cells_kernel` for ``rows`` rows of ``n`` points ahead of its first
+    call (:func:`dpax._engine.cache.compile_ahead_of`): its inputs, the grid and four log
+    CDFs, are float64 (rows, n), whatever computes them; ``grid_step`` as the call passes it."""
+    spec = jax.ShapeDtypeStruct((rows, n), jnp.float64)
+    split_cells_kernel.ahead(spec, grid_step, spec, spec, spec, spec)
+
+
 def as_pair(masses, offset) -> Pair:
     """The :class:`Pair` of the masses ``(pmf_x, pmf_y, inf_y, neginf_x)`` placed at ``offset``."""
     pmf_x, pmf_y, inf_y, neginf_x = masses
@@ -172,6 +180,15 @@ def row_lengths(needed) -> np.ndarray:
     return np.array([shared[ladder[int(m)]] for m in needed], np.int64)
 
 
+def one_call(rows: int, n: int, what: str, min_points: int = 0, bytes_per_point: int = CONSTRUCT_BYTES_PER_POINT
+             ) -> bool:
+    """Whether :func:`by_row_length` constructs ``rows`` rows of one length ``n`` in one
+    kernel call (their working memory within the budget; MemoryBudgetError, naming
+    ``what``, where not even one row fits)."""
+    detail = f"{rows} row(s) of {n} grid points"
+    return _grid.rows_per_chunk(rows, bytes_per_point * max(int(n), min_points), 0, what, detail) >= rows
+
+
 def by_row_length(kernel, row_args: tuple, grid_step: float, needed, what: str, min_points: int = 0,
                   bytes_per_point: int = CONSTRUCT_BYTES_PER_POINT) -> Pair:
     """``kernel(*row_args, grid_step, n)`` (a construction kernel: row arrays (rows,) or
@@ -190,7 +207,7 @@ def by_row_length(kernel, row_args: tuple, grid_step: float, needed, what: str, 
     detail = f"{rows} row(s) of {out_len} grid points"
     cost = lambda n: bytes_per_point * max(int(n), min_points)
     keys = sorted(set(length.tolist()), reverse=True)
-    if len(keys) == 1 and _grid.rows_per_chunk(rows, cost(out_len), 0, what, detail) >= rows:
+    if len(keys) == 1 and one_call(rows, out_len, what, min_points, bytes_per_point):
         return kernel(*row_args, step, out_len)
     _grid.check_bytes(_batching.RowAssembly.size(rows, out_len), what, detail)  # before allocating it
     out = _batching.RowAssembly(rows, out_len)

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import cache as _cache
 from ..grid import loss_grid
 from ..pair import Pair
 from ..special import log_ndtr_pair
-from .cells import as_pair, split_cells_kernel
+from .cells import as_pair, split_cells_ahead, split_cells_kernel
 
 
 def subsampled_gaussian_log_cdfs(loss, sigma, p):
@@ -52,8 +53,10 @@ def subsampled_gaussian_kernel(sigma, p, offset, grid_step, n) -> Pair:
     """Discrete dominating pair of the Poisson-subsampled Gaussian, rows of length n.
 
     Two compiled stages (CDFs, then cell splitting): one fused kernel would recompute the
-    CDFs inside every consumer and take several times longer to compile.
+    CDFs inside every consumer and take several times longer to compile. The second is
+    compiled ahead (:func:`dpax._engine.cache.compile_ahead_of`), beside the first.
     """
+    split_cells_ahead(np.shape(sigma)[0], n, grid_step)
     grid, cdfs = _subsampled_gaussian_cdfs(sigma, p, offset, grid_step, n=n)
     return as_pair(split_cells_kernel(grid, grid_step, *cdfs), offset)
 
@@ -107,5 +110,6 @@ _substitution_cdfs = _cache.kernel(jax.jit(_substitution_cdfs, static_argnames=(
 
 def subsampled_gaussian_substitution_kernel(sigma, p, offset, grid_step, n) -> Pair:
     """Discrete dominating pair (rows, n) of the Poisson-subsampled Gaussian, replace-one."""
+    split_cells_ahead(np.shape(sigma)[0], n, grid_step)
     grid, cdfs = _substitution_cdfs(sigma, p, offset, grid_step, n=n)
     return as_pair(split_cells_kernel(grid, grid_step, *cdfs), offset)
