@@ -58,10 +58,13 @@ def prefix_sum(a, reverse=False):
     # materialised (a product; an optimisation barrier on chains): fused into its consumers,
     # each level's chain would be recomputed for every element of the next
     inner = _within_blocks(blocks, reverse)
+    # the carries shifted by one block with a concatenated zero: a pad there made XLA:CPU's
+    # fused output loop 2-3x slower for forward sums (327,680 points: 1.6 -> 0.46 ms), the same bits
+    zero = jnp.zeros(a.shape[:-1] + (1,), a.dtype)
     if reverse:
-        carry = jnp.pad(prefix_sum(inner[..., 0], True)[..., 1:], lead + [(0, 1)])  # blocks after b
+        carry = jnp.concatenate([prefix_sum(inner[..., 0], True)[..., 1:], zero], -1)  # blocks after b
     else:
-        carry = jnp.pad(prefix_sum(inner[..., -1])[..., :-1], lead + [(1, 0)])  # blocks before b
+        carry = jnp.concatenate([zero, prefix_sum(inner[..., -1])[..., :-1]], -1)  # blocks before b
     out = (inner + carry[..., None]).reshape(a.shape[:-1] + (m * block,))
     return out[..., extra:] if reverse else out[..., :n]
 
