@@ -251,3 +251,30 @@ def test_a_failure_ahead_is_left_to_the_call(monkeypatch):
         assert cache.stats["compiled"] == before + 1 and not cache._ahead
         assert all(np.asarray(a).dtype == np.float64 for a in out)
         cache.clear(memory_only=True)
+
+
+def test_a_forked_child_does_not_wait_for_its_parents_work_ahead(monkeypatch):
+    """A child forked while the parent compiled ahead has the pool but not its threads: its
+    calls compile for themselves instead of waiting forever, and its own work ahead gets a
+    new pool."""
+    import concurrent.futures
+
+    pending = concurrent.futures.Future()  # never finishes, as the parent's work in a child
+    monkeypatch.setattr(cache, "_pool", {"pool": object(), "pid": -1})  # another process's
+    with cache.suspended(), jax.enable_x64(True):
+        cache.clear(memory_only=True)
+        from dpax._engine.construct import cells
+
+        cdf = np.linspace(0.01, 0.99, 256)[None, :]
+        args = (np.arange(256.0)[None, :] * 0.01, np.float64(0.01), np.log(cdf), np.log1p(-cdf), np.log(cdf),
+                np.log1p(-cdf))
+        key = cache._memory_key("split_cells", *reversed(jax.tree_util.tree_flatten(args)), {})
+        monkeypatch.setitem(cache._ahead, key, pending)
+        cells.split_cells_kernel(*args)  # compiled here, not waited for
+        assert key in cache._table  # (the key the call looked up: with the parent's pid it waited forever)
+        if cache.AHEAD_WORKERS:
+            cells.split_cells_ahead(1, 512, np.float64(0.01))
+            assert cache._pool["pid"] == os.getpid() and pending not in cache._ahead.values()
+            for future in list(cache._ahead.values()):
+                future.result()
+        cache.clear(memory_only=True)

@@ -213,7 +213,8 @@ def kernel(jitted, name: str, fusion_emitters: bool = True):
             entry = _table.get(key)
             if entry is not None:
                 _table.move_to_end(key)
-            ahead = _ahead.get(key) if entry is None else None
+            # (in a forked child the parent's work ahead never finishes: not waited for)
+            ahead = _ahead.get(key) if entry is None and _pool.get("pid") == os.getpid() else None
         if ahead is not None:  # being compiled (or loaded) by compile_ahead: wait for it
             entry = _ahead_result(key, ahead)
         if entry is None:
@@ -269,10 +270,12 @@ def compile_ahead_of(jitted, name, fusion_emitters, args, static) -> None:
         if key in _table or key in _ahead:
             return
         pool = _pool.get("pool")
-        if pool is None:
+        if pool is None or _pool.get("pid") != os.getpid():  # a forked child has the pool but not its threads
             import concurrent.futures
 
             pool = _pool["pool"] = concurrent.futures.ThreadPoolExecutor(AHEAD_WORKERS, "dpax-compile-ahead")
+            _pool["pid"] = os.getpid()
+            _ahead.clear()  # (the parent's, never to finish here)
         call = _store.signature(name, tree, leaves, static)
         # JAX's x64 switch is per thread: the background one lowers under the caller's
         future = _ahead[key] = pool.submit(_obtain_with_x64, bool(jax.config.jax_enable_x64),  # type: ignore[attr-defined]
