@@ -111,10 +111,13 @@ def test_small_mu_is_exact_to_the_grid(sigma, step):
     corner, where beta ~ 1 - 1e-10. Taking Phi^-1 of beta from the head sums left 1 - beta
     with ~6 digits and mu off by up to 5e-5 relative, in either direction; from the
     complementary sums, mu exceeds 1/sigma by the connect-the-dots grid's own
-    (step / mu)^2 / 8, converging with the grid (the old error did not)."""
-    mu, _ = gdp.mu_and_regret(dpax.gaussian(sigma, grid_step=step))
+    (step / mu)^2 / 8, converging with the grid (the old error did not). (The grid's own mu:
+    the same pair without the Gaussian's closed-form bound, which caps the reported mu.)"""
+    pl = dpax.gaussian(sigma, grid_step=step)
+    mu, _ = gdp.mu_and_regret(dpax.PrivacyLoss(*pl.pair, pl.grid_step, exact_ratio=True))
     excess = mu * sigma - 1.0
     assert excess == pytest.approx((step * sigma) ** 2 / 8.0, rel=1e-3)
+    assert gdp.mu_and_regret(pl)[0] == pytest.approx(1.0 / sigma, rel=1e-15)  # capped: the closed form
 
 
 def test_randomized_response_gets_proposition_6_1_and_large_regret():
@@ -471,3 +474,18 @@ def test_mu_reads_tightened_tails_where_the_booking_could_move_it():
     mu_wide = gdp.mu_and_regret(wide)[0]
     assert wide not in tails._MEMO
     assert abs(gdp.mu_and_regret(tails.tight_tails(wide))[0] - mu_wide) < 1e-9 * mu_wide
+
+
+def test_mu_bracket_far_past_700_nats_and_at_tiny_tails():
+    """A composed Gaussian with mu = 30 (losses near 450 +- 30 nats, the companion's P-masses
+    underflowing past ~708): at tail = 0 mu's bracket was (30, inf), its sides crossed, as the
+    companion's points sat at alpha = 0; it now holds the truth. A Gaussian's mu at tails of
+    1e-320 and 1e-300 was inf and 29 for a truth of 1: the closed-form bound caps every tail."""
+    pl = dpax.gaussian(0.1, grid_step=0.05).self_compose(9)
+    mu, regret = gdp.mu_and_regret(pl, tail=0.0, bounds=True)
+    assert mu.optimistic <= 30.0 <= mu.safe <= 30.0 * (1 + 1e-14) and mu.optimistic > 29.99
+    assert 0.0 <= regret.optimistic <= regret.safe
+    one = dpax.gaussian(1.0, grid_step=0.05)
+    for tail in (0.0, 1e-320, 1e-300, 1e-10):
+        m = gdp.mu_and_regret(one, tail=tail, bounds=True)[0]
+        assert m.optimistic <= 1.0 <= m.safe <= 1.0 + 1e-14, (tail, m)

@@ -48,11 +48,19 @@ class MuRegret(NamedTuple):
 
 @functools.partial(_cache.kernel, name="mu_regret", fusion_emitters=False)
 @jax.jit
-def mu_regret_kernel(pair: Pair, tail, at_mu=None) -> MuRegret:
+def mu_regret_kernel(pair: Pair, tail, at_mu=None, slack=0.0) -> MuRegret:
     """(mu, regret, witness alpha) per row for the symmetrised curve; with ``at_mu`` (rows,),
     the regret Delta(h, f_m) against f_m at those m instead of the curve's own mu (the ends of
     the regret's bracket, :func:`regret_bracket`; mu is still the curve's); a NaN entry means
     the curve's own mu (dpax always passes the array: one compiled kernel for both).
+
+    ``slack`` (traced: one kernel for both sides): 0 for a dominating pair; for an optimistic
+    companion, n times the smallest normal float64 (:data:`dpax._engine.analyse.UNDERFLOW`),
+    by which every breakpoint (Pr[X > x], Pr[Y <= x]) is raised, as the companion's beta
+    reads them: its masses e^-x Pr[Y = x] past ~708 nats may have underflowed, and points read
+    as they were sat at alpha ~ 0 below its curve, so its mu came out above the truth or
+    infinite. A companion's mu at ``tail`` = 0 also ignores its infinite atoms (leaving out
+    attacks only lowers mu: still a lower bound).
 
     mu (Eq. 29): max over breakpoints (alpha_i, beta_i) of f inside the box
     [tail, 1 - tail]^2 of Phi^-1(1 - alpha_i) - Phi^-1(beta_i), and at the points where f
@@ -66,9 +74,10 @@ def mu_regret_kernel(pair: Pair, tail, at_mu=None) -> MuRegret:
     so sup_u (V_h - V_mu) = max over lines of sup_u (line - V_mu), attained at u*. Exact for
     a convex h, a lower bound otherwise; by symmetry f's steep slopes (s >= 1) suffice.
     """
-    tables = _tables(pair)
+    cx, cy, nx, ny = _tables(pair)
+    tables = (cx + slack, cy + slack, nx, ny)  # (x + 0.0 is x: a dominating pair's tables as summed)
     ratio = pair.pmf_y / pair.pmf_x  # the segments' slopes (inf: vertical, NaN: no step), for the block bounds
-    mu = _tight_mu(pair, tables, ratio, tail)
+    mu = _tight_mu(pair, tables, ratio, jnp.asarray(tail), slack)
     m = mu if at_mu is None else jnp.where(jnp.isnan(at_mu), mu, at_mu)
     regret, witness = _regret(pair, *tables[:2], ratio, m)
     return MuRegret(mu, regret, witness)
@@ -87,7 +96,7 @@ def _tables(pair: Pair) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
             neginf_x[:, None] + _cumulative.head_sums(pmf_x), _cumulative.tail_sums(pmf_y) + inf_y[:, None])
 
 
-def _tight_mu(pair: Pair, tables: tuple[jax.Array, jax.Array, jax.Array, jax.Array], ratio, tail):
+def _tight_mu(pair: Pair, tables: tuple[jax.Array, jax.Array, jax.Array, jax.Array], ratio, tail, slack=0.0):
     """mu of Eq. 29 per row (rows,), given f's breakpoint tables and their complements
     (:func:`_tables`) and its segment slopes: the max over f's points in the box [tail,
     1 - tail]^2 (by symmetry, h's as well), every probability near 1 read from a complement."""
@@ -97,7 +106,8 @@ def _tight_mu(pair: Pair, tables: tuple[jax.Array, jax.Array, jax.Array, jax.Arr
     mu = jnp.maximum(terms_max, 0.0)
     # tail = 0 asks for every attack: an infinite atom puts the point (0, 1 - Pr[Y = +inf])
     # (or (1 - Pr[X = -inf], 0)) on f, below every f_mu, even when it rounds to 1 in the tables
-    return jnp.where((tail <= 0.0) & ((inf_y > 0.0) | (neginf_x > 0.0)), jnp.inf, mu)
+    # (a companion's, slack > 0, is a lower bound: its infinite atoms may be left out)
+    return jnp.where((tail <= 0.0) & (slack <= 0.0) & ((inf_y > 0.0) | (neginf_x > 0.0)), jnp.inf, mu)
 
 
 def _regret(pair: Pair, cx, cy, ratio, mu):

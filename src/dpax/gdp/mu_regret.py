@@ -21,10 +21,12 @@ from .._engine import batching as _batching
 from .._engine import grid as _grid
 from .._engine import pair as _pair
 from .._engine import validation as _v
+from .._engine.analyse import UNDERFLOW
 from .._engine.mu_regret import MuRegret, kernel_length, mu_regret_kernel, regret_upper_kernel
 from .._engine.x64 import as_result, float64
 from ..privacy_loss import Interval, PrivacyLoss
 from ..privacy_loss.fields import gdp_bound_rows
+from ..privacy_loss.interval import uncrossed
 from ..privacy_loss.tails import booked_roundoff, tight_tails
 
 __all__ = ["DEFAULT_TAIL", "MuRegret", "gdp_bound", "mu_and_regret", "mu_regret_rows", "regret_bracket",
@@ -98,10 +100,12 @@ def mu_regret_rows(pl: PrivacyLoss, tail: float, at_mu: ArrayLike | None = None
     """(mu, regret, witness) of every row of ``pl``, shaped like its batch; with ``at_mu``
     (one value per row), the regret against f_m at those m (:func:`_by_rows`).
 
-    ``tail`` = 0 (every attack): the grid's curve cannot certify the corners of the square
-    (its truncated tails are kept as infinite atoms, below every f_mu), so where the
-    mechanism knows a closed-form GDP bound for every attack (:func:`gdp_bound`), mu is the
-    smaller of the grid's and that bound, and the regret is taken against it.
+    Where the mechanism knows a closed-form GDP bound for every attack (:func:`gdp_bound`), mu
+    is the smaller of the grid's and that bound, for every ``tail``, and the regret is taken
+    against it: at ``tail`` = 0 (every attack) the grid's curve cannot certify the corners of
+    the square (its truncated tails are kept as infinite atoms, below every f_mu), and at a
+    tail of 1e-300 its corners are its far tails' round-off (a Gaussian's mu was 29 or inf
+    for a truth of 1).
 
     Args:
         pl: the privacy loss, one configuration or a batch.
@@ -131,10 +135,12 @@ def mu_regret_rows(pl: PrivacyLoss, tail: float, at_mu: ArrayLike | None = None
     check_loss(pl)
     t = np.float64(_v.scalar("tail", tail, low=0.0, high=0.5, high_open=True))  # one tail for the batch
     own = np.full(int(np.prod(pl.batch_shape, dtype=np.int64)), np.nan)  # NaN: the curve's own mu
-    on = lambda loss, m_rows: _by_rows(loss, m_rows, lambda part, m: mu_regret_kernel(part, t, m), 3)
+    # a companion's breakpoints read as upper bounds despite underflow (mu_regret_kernel's slack)
+    slack = lambda part: np.float64(part.pmf_x.shape[-1] * UNDERFLOW if pl.optimistic else 0.0)
+    on = lambda loss, m_rows: _by_rows(loss, m_rows, lambda part, m: mu_regret_kernel(part, t, m, slack(part)), 3)
     run = lambda m_rows: _tighter(pl, t, m_rows, on)
     out = run(own if at_mu is None else at_mu)
-    bound = gdp_bound(pl) if t == 0.0 else None
+    bound = gdp_bound(pl)  # for every attack, so for those of any box
     if bound is None:
         return out
     mu = np.minimum(np.asarray(out[0], np.float64), bound)
@@ -243,10 +249,10 @@ def regret_upper_rows(pl: PrivacyLoss, at_mu: ArrayLike) -> float | np.ndarray:
             large for the memory budget (``MemoryBudgetError``, a ValueError).
 
     >>> import dpax
-    >>> g = dpax.gaussian(2.0, grid_step=1e-2)
-    >>> mu, regret = dpax.gdp.mu_and_regret(g)
-    >>> f"{regret_upper_rows(g, mu):.3g}", f"{regret:.3g}"   # tight: the Gaussian's curve is symmetric
-    ('4.83e-06', '4.83e-06')
+    >>> lap = dpax.laplace(2.0, grid_step=1e-2)
+    >>> mu, regret = dpax.gdp.mu_and_regret(lap)
+    >>> f"{regret_upper_rows(lap, mu):.3g}", f"{regret:.3g}"   # tight: the Laplace curve is symmetric
+    ('0.0272', '0.0272')
     """
     return _by_rows(pl, at_mu, lambda part, m: regret_upper_kernel(part, m), 1)[0]
 
@@ -368,7 +374,7 @@ def regret_bracket(pl: PrivacyLoss, tail: float = DEFAULT_TAIL) -> tuple[Interva
     mu_o = mu_regret_rows(companion, tail)[0]
     lower = mu_regret_rows(pl, tail, at_mu=mu_o)[1]
     upper = regret_upper_rows(companion, mu_s)
-    return Interval(mu_s, mu_o), Interval(upper, lower)
+    return uncrossed(mu_s, mu_o, True, 0.0, "mu"), uncrossed(upper, lower, True, 0.0, "regret")
 
 
 def regret_witness(pl: PrivacyLoss, tail: float = DEFAULT_TAIL) -> float | np.ndarray:
@@ -390,7 +396,7 @@ def regret_witness(pl: PrivacyLoss, tail: float = DEFAULT_TAIL) -> float | np.nd
             for the memory budget (``MemoryBudgetError``, a ValueError).
 
     >>> import dpax
-    >>> round(regret_witness(dpax.gaussian(2.0, grid_step=1e-2)), 2)
-    0.4
+    >>> round(regret_witness(dpax.laplace(2.0, grid_step=1e-2)), 2)
+    0.12
     """
     return mu_regret_rows(pl, tail)[2]

@@ -125,8 +125,8 @@ class GDPReport:
         gaussian(noise_multiplier=2, sensitivity=1)
         <BLANKLINE>
         Tier I: Gaussian DP
-          mu               0.500025
-          regret Delta     4.83e-06  (attained at FPR 0.401)
+          mu               0.5
+          regret Delta     1.11e-16  (attained at FPR 0.394)
           mu-GDP faithful  yes  (regret < 0.01)
           advantage        0.197413
         ...
@@ -195,7 +195,7 @@ def report(pl: PrivacyLoss, deltas: ArrayLike = REPORT_DELTAS, tail: float = DEF
     >>> import dpax
     >>> r = dpax.gdp.report(dpax.gaussian(2.0, grid_step=1e-2))
     >>> round(r.mu, 4), round(r.regret, 6), round(r.alpha_star, 4), r.beta.round(3)
-    (0.5, 5e-06, 0.4013, array([1.   , 1.   , 1.   , 0.999, 0.995, 0.966, 0.783, 0.401]))
+    (0.5, 0.0, 0.4013, array([1.   , 1.   , 1.   , 0.999, 0.995, 0.966, 0.783, 0.401]))
     """
     check_loss(pl)
     d = _v.probabilities("deltas", deltas).reshape(-1)
