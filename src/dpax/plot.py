@@ -296,6 +296,7 @@ def calibration_comparison(sample_rate: ArrayLike | CalibrationResult, num_steps
     ...
     ValueError: tprs: every target TPR must exceed every FPR in alphas (random guessing has TPR = FPR, so no finite noise keeps an attack below it); got TPR 0.1 at FPR 0.1
     """  # noqa: E501 (a doctest's expected exception message, kept verbatim on one line)
+    delta = _v.scalar("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)  # (calibrate's standard_delta)
     if isinstance(sample_rate, CalibrationResult):
         if num_steps is not None:
             raise TypeError("calibration_comparison(result) takes no num_steps: the result holds its configurations")

@@ -127,3 +127,13 @@ def test_a_bad_accountant_or_target_is_refused_by_name():
         dpax.calibrate_blackbox(Advantage(0.2), delta=lambda w, epsilons: np.full(epsilons.shape, 1.5))
     with pytest.raises(ValueError, match=r"the accountant epsilon\(w="):
         dpax.calibrate_blackbox(Advantage(0.2), epsilon=lambda w, deltas: np.ones(3))  # not one per delta
+
+
+def test_the_other_accountants_points_are_refused():
+    """epsilon=... is asked at deltas, delta=... at epsilons: the other's points changed nothing."""
+    eps = lambda w, d: dpax.gdp.epsilon(d, 1.0 / w)  # noqa: E731
+    dl = lambda w, e: dpax.gdp.delta(e, 1.0 / w)  # noqa: E731
+    with pytest.raises(TypeError, match=r"epsilons is not used with epsilon=...: that accountant is asked at deltas"):
+        dpax.calibrate_blackbox(dpax.targets.Advantage(0.3), epsilon=eps, epsilons=[0.0, 1.0])
+    with pytest.raises(TypeError, match=r"deltas is not used with delta=...: that accountant is asked at epsilons"):
+        dpax.calibrate_blackbox(dpax.targets.Advantage(0.3), delta=dl, deltas=[1e-5, 0.5])

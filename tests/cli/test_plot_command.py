@@ -26,3 +26,16 @@ def test_plot_dpi_is_bounded(tmp_path, capsys):
     msg = fail(["plot", "tradeoff", "--noise-multiplier", "1", "--sample-rate", "0.1", "--num-steps", "5",
                 "-o", str(tmp_path / "x.png"), "--dpi", "1e6", *CHEAP], capsys)
     assert "--dpi" in msg and "1200" in msg
+
+
+def test_plot_dpi_of_a_vector_figure_and_options_named(tmp_path, capsys):
+    """--dpi sets a PNG's resolution: with SVG or PDF it changed nothing; a bad --delta or
+    --advantage is named as the option, not as calibration_comparison's argument."""
+    base = ["--sample-rate", "0.01", "--num-steps", "10", "--grid-step", "1e-2", "--no-cache"]
+    msg = fail(["plot", "tradeoff", "--noise-multiplier", "2", *base, "-o", str(tmp_path / "a.svg"), "--dpi", "10"],
+               capsys)
+    assert "--dpi sets a PNG's resolution; SVG is a vector format" in msg
+    msg = fail(["plot", "calibration", *base, "-o", str(tmp_path / "a.png"), "--delta", "0"], capsys)
+    assert "--delta (delta) must lie in (0, 1), got 0" in msg
+    msg = fail(["plot", "calibration", *base, "-o", str(tmp_path / "a.png"), "--advantage", "0"], capsys)
+    assert "--advantage (advantages) must lie in (0, 1)" in msg

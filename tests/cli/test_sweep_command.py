@@ -58,3 +58,16 @@ def test_sweep_with_no_valid_row_fails_after_writing_the_reasons(tmp_path, capsy
     msg = fail(["sweep", str(cfg), "-o", str(out), "--no-progress", *CHEAP], capsys)
     assert str(cfg) in msg and "none of its 2 row(s) is valid" in msg
     assert out.read_text().count(",invalid,missing sample_rate") == 2
+
+
+def test_sweep_distributed_timeouts_alone_and_python_names(tmp_path, capsys):
+    """--join-timeout and --heartbeat-timeout set up a distributed sweep: without --distributed
+    they changed nothing (a -1 not even checked); a bad --rtol is named as the option."""
+    cfg = tmp_path / "cfg.csv"
+    cfg.write_text("noise_multiplier,sample_rate,num_steps\n1,0.1,5\n")
+    out = str(tmp_path / "r.csv")
+    for option in ("--join-timeout", "--heartbeat-timeout"):
+        msg = fail(["sweep", str(cfg), "-o", out, option, "-1", "--no-progress", *CHEAP], capsys)
+        assert f"{option} only go(es) with --distributed" in msg
+    msg = fail(["sweep", str(cfg), "-o", out, "--rtol", "0", "--no-progress", *CHEAP], capsys)
+    assert "--rtol (rtol) must lie in [1e-08, 0.1], got 0" in msg

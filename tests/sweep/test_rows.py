@@ -83,3 +83,16 @@ def test_parse_row_applies_its_column_rules_and_make_target_the_rows_kinds():
     assert isinstance(sweep.make_target([{"mu": 0.5}]), targets.GDP)
     with pytest.raises(ValueError, match="alpha"):
         sweep.make_target([{"alpha": 0.1, "beta": 0.5}, {"alpha": 0.7, "beta": 0.5}])
+
+
+def test_counts_past_2_53_and_rows_that_are_strings(tmp_path):
+    """num_steps 2**53 + 1 rounded to 2**53 as a float64 and passed the range check (the row
+    then failed at run time); a JSON line that is a string was reported as that string."""
+    row = sweep.parse_row(1, 2, {"sample_rate": 0.1, "num_steps": "9007199254740993", "mu": 1.0}, 1e-2)
+    assert row.error == "num_steps must be at most 2**53 (9,007,199,254,740,992), got 9007199254740993"
+    row = sweep.parse_row(1, 2, {"sample_rate": 0.1, "num_steps": 2**53 + 1, "mu": 1.0}, 1e-2)
+    assert "at most 2**53" in row.error
+    assert sweep.parse_row(1, 2, {"sample_rate": 0.1, "num_steps": 2**53, "mu": 1.0}, 1e-2).error == ""
+    path = write_file(tmp_path / "rows.jsonl", '"x"\n{"sample_rate": 0.1, "num_steps": 5, "mu": 1}\n')
+    first, second = sweep.read_config(path)
+    assert first.error == "must be a mapping of column -> value, got str 'x'" and second.error == ""

@@ -37,7 +37,7 @@ def test_reconstruction_bound_is_the_trade_off_at_the_baseline():
 @pytest.mark.parametrize("make, text", [
     (lambda: Accuracy(0.1, [0.6, 0.99]), r"^accuracy must lie in \(0.5, 0.95\) .* \(row \[1\]\), got 0.99$"),
     (lambda: Accuracy(0.1, 0.5), r"^accuracy must lie in \(0.5, 0.95\)"),
-    (lambda: PPV(0.1, 0.95), r"^ppv must lie in \(0.5, 0.909091\)"),
+    (lambda: PPV(0.1, 0.95), r"^ppv must lie in \(0.5, 0.9090909090909091\)"),
     (lambda: Reconstruction(0.3, 0.2), r"^success must lie in \(0.3, 1\) \(above the baseline success"),
     (lambda: Accuracy([0.1, 0.2], [0.6, 0.6, 0.6]), r"alpha .* and accuracy .* do not broadcast"),
 ])
@@ -78,3 +78,13 @@ def test_derived_targets_are_err_rates():
 def test_target_validation(make, match):
     with pytest.raises((ValueError, TypeError), match=match):
         make()
+
+
+def test_messages_show_the_digits_that_refuse_a_value():
+    """PPV(0.1, 0.90909091) said 'must lie in (0.5, 0.909091) ..., got 0.909091'."""
+    with pytest.raises(ValueError, match=r"\(0\.5, 0\.9090909090909091\) .*got 0\.90909091$"):
+        PPV(0.1, 0.90909091)
+    with pytest.raises(ValueError, match=r"got 0\.95000000001$"):
+        Accuracy(0.1, 0.95000000001)
+    with pytest.raises(ValueError, match=r"beta=0\.90000000001$"):
+        ErrRates(0.1, 0.90000000001)

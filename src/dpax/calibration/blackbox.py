@@ -143,7 +143,8 @@ def calibrate_blackbox(
 
     Raises:
         TypeError: not exactly one of ``epsilon`` and ``delta`` given, or it is not
-            callable; ``target`` not a supported target; ``candidates`` not an integer;
+            callable; ``epsilons`` with ``epsilon`` or ``deltas`` with ``delta`` (the other
+            accountant's points); ``target`` not a supported target; ``candidates`` not an integer;
             ``full_output`` not a boolean;
             ``progress`` not None, True or False; both ``noise_bounds`` and ``bounds``
             given; the accountant returns something that is not real numbers.
@@ -167,6 +168,10 @@ def calibrate_blackbox(
     if not callable(fn):
         raise TypeError(f"{'epsilon' if epsilon is not None else 'delta'} (the accountant) must be a callable "
                         f"(w, array) -> array, got {type(fn).__name__}")
+    unused = ("epsilons", "epsilon", "deltas") if epsilon is not None and epsilons is not None else (
+        ("deltas", "delta", "epsilons") if delta is not None and deltas is not None else None)
+    if unused is not None:  # it would change nothing
+        raise TypeError(f"{unused[0]} is not used with {unused[1]}=...: that accountant is asked at {unused[2]}")
     target = _targets.as_target(target)
     noise_bounds = _renamed_bounds("noise_bounds", noise_bounds, bounds, (0.05, 100.0))
     rtol, candidates, (lo_b, hi_b) = _search_settings(rtol, candidates, noise_bounds, "noise_bounds")

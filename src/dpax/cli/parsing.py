@@ -57,6 +57,33 @@ def cap_message(message: object, limit: int = MAX_MESSAGE_CHARS) -> str:
 # -- the parser ----------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def options_named(options: dict[str, str]) -> Iterator[None]:
+    """Within the body, a ValueError or TypeError whose message starts with a Python argument
+    name in ``options`` is raised again starting with its command-line option instead
+    (``rtol must lie in ...`` -> ``--rtol (rtol) must lie in ...``).
+
+    >>> with options_named({"alphas": "--alpha"}):
+    ...     raise ValueError("alphas must lie in (0, 1), got 0")
+    Traceback (most recent call last):
+    ...
+    ValueError: --alpha (alphas) must lie in (0, 1), got 0
+    """
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        text = str(exc)
+        for name, option in options.items():
+            if text.startswith(name) and text[len(name):len(name) + 1] in (" ", ":", ""):
+                message = f"{option} ({name}){text[len(name):]}"
+                try:
+                    renamed = type(exc)(message)
+                except Exception:  # noqa: BLE001 - an exception class with its own constructor
+                    renamed = ValueError(message) if isinstance(exc, ValueError) else TypeError(message)
+                raise renamed from None
+        raise
+
+
 class Parser(argparse.ArgumentParser):
     """The ``argparse`` parser of every dpax command: no abbreviated options (``--num-step`` is
     not ``--num-steps``), an unknown option is reported by the subcommand it was given to, with

@@ -18,11 +18,13 @@ from .. import plot
 from ..mechanisms import dpsgd
 from ..result_table import records_text
 from .configuration import DPSGD_GROUP, configuration_args
-from .parsing import Parents, Subparsers, bounded, number, options_parser
+from .parsing import Parents, Subparsers, bounded, number, options_named, options_parser
 
 FORMATS = (".png", ".svg", ".pdf")
 #: Allowed --dpi: a PNG of the default 6.4 x 4.8 inches stays under 8,000 x 6,000 pixels.
 DPI_RANGE = (10.0, 1200.0)
+#: --dpi unless given (PNG only: SVG and PDF are vector figures).
+DEFAULT_DPI = 150
 #: delta of the standard calibration ``plot calibration`` compares with, unless --delta is given.
 DEFAULT_DELTA = 1e-5
 
@@ -75,11 +77,15 @@ def _options() -> argparse.ArgumentParser:
                         f"(err_rates; default: {_fmt(plot.DEFAULT_TPRS)})")
     p.add_argument("--delta", type=number, metavar="D",
                    help=f"calibration: delta of the standard calibration (default: {DEFAULT_DELTA:g})")
-    p.add_argument("--dpi", type=bounded(*DPI_RANGE), default=150,
-                   help=f"resolution of a PNG, in [{DPI_RANGE[0]:g}, {DPI_RANGE[1]:g}] (default: %(default)s)")
+    p.add_argument("--dpi", type=bounded(*DPI_RANGE),
+                   help=f"resolution of a PNG, in [{DPI_RANGE[0]:g}, {DPI_RANGE[1]:g}] (default: {DEFAULT_DPI})")
     return p
 
 
+#: calibration_comparison's arguments (and dpsgd's) as this command's options.
+_OPTIONS = {"advantages": "--advantage", "alphas": "--alpha", "tprs": "--tpr", "delta": "--delta",
+            "noise_multiplier": "--noise-multiplier", "sample_rate": "--sample-rate", "num_steps": "--num-steps",
+            "grid_step": "--grid-step"}
 #: The options each KIND reads (beside -o, --dpi, the configuration and the shared ones); any
 #: other given is refused by :func:`_check_options`, never ignored.
 KIND_OPTIONS = {
@@ -167,12 +173,16 @@ def run_plot(args: argparse.Namespace) -> dict:
     ext = os.path.splitext(args.output)[1].lower()
     if ext not in FORMATS:
         raise ValueError(f"--output must end in {', '.join(FORMATS)}, got {args.output!r}")
+    if args.dpi is not None and ext != ".png":  # it would change nothing
+        raise ValueError(f"--dpi sets a PNG's resolution; {ext[1:].upper()} is a vector format "
+                         f"(--output {args.output!r})")
     folder = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(folder):  # before computing anything
         raise ValueError(f"--output {args.output!r}: no such directory {folder!r}")
-    fig = _figure(args)
+    with options_named(_OPTIONS):
+        fig = _figure(args)
     try:
-        fig.savefig(args.output, dpi=args.dpi)
+        fig.savefig(args.output, dpi=DEFAULT_DPI if args.dpi is None else args.dpi)
     except OSError as exc:
         raise ValueError(f"--output {args.output!r}: cannot write the figure: {exc.strerror or exc}") from None
     out = {"command": "plot", "kind": args.kind, "output": os.path.abspath(args.output), "format": ext[1:],

@@ -13,7 +13,7 @@ from .. import distributed as _dist
 from .._text import pairs
 from ..sweep import config as sweep_config
 from ..sweep import run_sweep
-from .parsing import PROG, Parents, Subparsers, integer, number, options_parser
+from .parsing import PROG, Parents, Subparsers, integer, number, options_named, options_parser
 
 
 def add_parser(subparsers: Subparsers, parents: Parents) -> None:
@@ -72,11 +72,18 @@ def _options() -> argparse.ArgumentParser:
     d.add_argument("--num-processes", type=integer(1), metavar="N", help="number of processes (with --distributed)")
     d.add_argument("--process-id", type=integer(0), metavar="I",
                    help="this process's id in 0..N-1 (with --distributed)")
-    d.add_argument("--join-timeout", type=number, default=_dist.DEFAULT_JOIN_TIMEOUT, metavar="S",
-                   help="seconds to wait for every process to join (default: %(default)s)")
-    d.add_argument("--heartbeat-timeout", type=number, default=_dist.DEFAULT_HEARTBEAT_TIMEOUT, metavar="S",
-                   help="seconds of silence after which a process counts as dead (default: %(default)s)")
+    d.add_argument("--join-timeout", type=number, metavar="S",
+                   help=f"seconds to wait for every process to join (with --distributed; default: "
+                        f"{_dist.DEFAULT_JOIN_TIMEOUT:g})")
+    d.add_argument("--heartbeat-timeout", type=number, metavar="S",
+                   help=f"seconds of silence after which a process counts as dead (with --distributed; default: "
+                        f"{_dist.DEFAULT_HEARTBEAT_TIMEOUT:g})")
     return p
+
+
+#: The Python arguments of run_sweep and the distributed setup, as this command's options.
+_OPTIONS = {"rtol": "--rtol", "batch_size": "--batch-size", "join_timeout": "--join-timeout",
+            "heartbeat_timeout": "--heartbeat-timeout", "on_error": "--on-error", "grid_step": "--grid-step"}
 
 
 def run_sweep_command(args: argparse.Namespace) -> dict:
@@ -84,20 +91,24 @@ def run_sweep_command(args: argparse.Namespace) -> dict:
     process of a distributed sweep failed (named in the message) or when no row of the
     config is valid (the rows are still written, as 'invalid')."""
     given = [o for o, v in (("--coordinator", args.coordinator), ("--num-processes", args.num_processes),
-                            ("--process-id", args.process_id)) if v is not None]
+                            ("--process-id", args.process_id), ("--join-timeout", args.join_timeout),
+                            ("--heartbeat-timeout", args.heartbeat_timeout)) if v is not None]
     if given and not args.distributed:
         raise SystemExit(f"sweep: {', '.join(given)} only go(es) with --distributed")
     if args.resume and args.overwrite:
         raise SystemExit("sweep: --resume and --overwrite contradict each other: --resume keeps RESULTS and "
                          "continues it, --overwrite starts it again; pass one of them")
     try:
-        if args.distributed:
-            _dist.initialize(args.coordinator, args.num_processes, args.process_id, join_timeout=args.join_timeout,
-                             heartbeat_timeout=args.heartbeat_timeout)
-        summary = run_sweep(args.config, args.output, grid_step=args.grid_step, batch_size=args.batch_size,
-                            resume=args.resume, overwrite=args.overwrite, on_error=args.on_error, rtol=args.rtol,
-                            progress=args.progress, distributed=args.distributed,
-                            compare_standard=args.compare_standard)
+        with options_named(_OPTIONS):
+            if args.distributed:
+                join = _dist.DEFAULT_JOIN_TIMEOUT if args.join_timeout is None else args.join_timeout
+                beat = _dist.DEFAULT_HEARTBEAT_TIMEOUT if args.heartbeat_timeout is None else args.heartbeat_timeout
+                _dist.initialize(args.coordinator, args.num_processes, args.process_id, join_timeout=join,
+                                 heartbeat_timeout=beat)
+            summary = run_sweep(args.config, args.output, grid_step=args.grid_step, batch_size=args.batch_size,
+                                resume=args.resume, overwrite=args.overwrite, on_error=args.on_error, rtol=args.rtol,
+                                progress=args.progress, distributed=args.distributed,
+                                compare_standard=args.compare_standard)
     except _dist.DistributedError as exc:
         print(f"{PROG}: error: distributed sweep: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

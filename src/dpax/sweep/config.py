@@ -175,6 +175,14 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _mapping_or_reason(item: object) -> object:
+    """A record as read, except a string (a row that is a JSON or YAML string): the readers
+    give a row's reason as a string, so it becomes the reason it is not a mapping."""
+    if isinstance(item, str):
+        return f"must be a mapping of column -> value, got str {_brief(item)}"
+    return item
+
+
 def _json_lines_records(path: str, text: str) -> list[tuple[int, object]]:
     """Records of a JSON-lines file, one object a line."""
     out: list[tuple[int, object]] = []
@@ -183,7 +191,7 @@ def _json_lines_records(path: str, text: str) -> list[tuple[int, object]]:
             if len(out) >= MAX_ROWS:
                 raise _too_many_rows(path)
             try:
-                out.append((i, json.loads(line, object_pairs_hook=_unique_keys)))
+                out.append((i, _mapping_or_reason(json.loads(line, object_pairs_hook=_unique_keys))))
             except _DuplicateKey as exc:
                 out.append((i, f"gives the key {_brief(exc.args[0])} twice: give each column once"))
             except json.JSONDecodeError as exc:
@@ -278,7 +286,7 @@ def _yaml_records(path: str, text: str) -> list[tuple[int, object]]:
     lines = [n.start_mark.line + 1 for n in rows_node.value]
     out = []
     for line, item in zip(lines, items):
-        out.append((line, {**defaults, **item} if isinstance(item, dict) else item))
+        out.append((line, {**defaults, **item} if isinstance(item, dict) else _mapping_or_reason(item)))
     return out
 
 

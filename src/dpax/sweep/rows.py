@@ -114,6 +114,21 @@ def _number(name: str, value: object) -> float:
     raise ValueError(f"{name} must be a number, got {type(value).__name__} {_brief(value)}")
 
 
+def _whole_count(name: str, value: object) -> None:
+    """Refuse a whole number above 2**53 as written (an int, or its digits), before it is read
+    as a float64, where 2**53 + 1 rounds to 2**53 and would pass the range check.
+
+    >>> _whole_count("num_steps", "9007199254740993")
+    Traceback (most recent call last):
+    ...
+    ValueError: num_steps must be at most 2**53 (9,007,199,254,740,992), got 9007199254740993
+    """
+    text = str(value).strip() if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
+    digits = text[1:] if text[:1] == "+" else text
+    if digits.isdigit() and len(digits) < 400 and int(digits) > 2**53:
+        raise ValueError(f"{name} must be at most 2**53 ({2**53:,}), got {digits}")
+
+
 def _plain(value: object) -> object:
     """A value carried to the results as it is if JSON can hold it, else as its text (a YAML
     date, binary data, a NaN inside a list)."""
@@ -159,6 +174,7 @@ def parse_row(row: int, line: int, record: object, default_grid_step: float) -> 
     raw = {str(k): _plain(v) for k, v in record.items() if v is not None and v != ""}
     r = Row(row, line, raw)
     try:
+        _whole_count("num_steps", raw.get("num_steps"))
         p = {k: _number(k, raw[k]) for k in NUMERIC_COLUMNS if k in raw}
         mech = str(raw.get("mechanism", "dpsgd")).strip().lower()
         if mech not in ("dpsgd", "dp-sgd", "dp_sgd"):

@@ -145,7 +145,8 @@ def _check_open(name: str, value: ArrayLike, low: ArrayLike, high: ArrayLike, wh
     if np.any(bad):
         i = tuple(np.argwhere(bad)[0]) if bad.ndim else ()
         where = f" (row {[int(x) for x in i]})" if i else ""
-        raise ValueError(f"{name} must lie in ({lo[i]:g}, {hi[i]:g}) {why}{where}, got {v[i]:g}")
+        raise ValueError(f"{name} must lie in ({_v.shown(lo[i])}, {_v.shown(hi[i])}) {why}{where}, "
+                         f"got {_v.shown(v[i])}")
 
 
 @dataclass(frozen=True)

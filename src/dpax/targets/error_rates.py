@@ -57,7 +57,7 @@ class ErrRates(Target):
             where = f" (row {[int(x) for x in i]})" if i else ""
             raise ValueError(
                 f"alpha + beta must be < 1 (alpha + beta >= 1 is met by a coin flip and bounds nothing){where}, "
-                f"got alpha={a_b[i]:g}, beta={b_b[i]:g}"
+                f"got alpha={_v.shown(a_b[i])}, beta={_v.shown(b_b[i])}"
             )
         object.__setattr__(self, "alpha", a)
         object.__setattr__(self, "beta", b)
@@ -88,7 +88,7 @@ class ErrRates(Target):
         if np.any(t_b <= a_b):
             i = np.argmax(np.ravel(t_b <= a_b))
             raise ValueError(f"tpr must lie in (alpha, 1) (a TPR at most the FPR is met by a coin flip), got "
-                             f"tpr={float(np.ravel(t_b)[i]):g} at alpha={float(np.ravel(a_b)[i]):g}")
+                             f"tpr={_v.shown(float(np.ravel(t_b)[i]))} at alpha={_v.shown(float(np.ravel(a_b)[i]))}")
         return cls(alpha, 1.0 - t)
 
     def shape(self) -> tuple[int, ...]:
