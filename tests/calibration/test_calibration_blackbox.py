@@ -137,3 +137,12 @@ def test_the_other_accountants_points_are_refused():
         dpax.calibrate_blackbox(dpax.targets.Advantage(0.3), epsilon=eps, epsilons=[0.0, 1.0])
     with pytest.raises(TypeError, match=r"deltas is not used with delta=...: that accountant is asked at epsilons"):
         dpax.calibrate_blackbox(dpax.targets.Advantage(0.3), delta=dl, deltas=[1e-5, 0.5])
+
+
+def test_an_accountant_that_is_not_a_privacy_profile_is_refused():
+    """delta(w, epsilons) growing with epsilon (or epsilon with delta) is no privacy profile:
+    it was read as a met target (delta = e / 100 calibrated to 0.05, the low end)."""
+    with pytest.raises(ValueError, match=r"the accountant delta\(w=.*, epsilons\) must not grow with epsilon"):
+        dpax.calibrate_blackbox(dpax.targets.Advantage(0.3), delta=lambda w, e: e / 100)
+    with pytest.raises(ValueError, match=r"the accountant epsilon\(w=.*, deltas\) must not grow with delta"):
+        dpax.calibrate_blackbox(dpax.targets.Advantage(0.3), epsilon=lambda w, d: d * 10)

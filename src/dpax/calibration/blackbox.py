@@ -37,12 +37,32 @@ def _accountant_says(fn: _Accountant, which: str, w: float, points: np.ndarray) 
     no NaN; epsilons >= 0 or inf, deltas in [0, 1], each up to 1e-12 of round-off, clipped): a
     NaN or negative answer would otherwise read as a met target."""
     if which == "epsilon":  # round-off of 1e-12 below 0 is clipped, as a profile's (from_privacy_profile)
-        eps = _v.returned(f"the accountant epsilon(w={w:g}, deltas)", fn(w, points), points.size, low=-1e-12,
-                          infinite_ok=True)
-        return np.maximum(eps, 0.0)
-    delta = _v.returned(f"the accountant delta(w={w:g}, epsilons)", fn(w, points), points.size, low=-1e-12,
-                        high=1.0 + 1e-12)
-    return np.clip(delta, 0.0, 1.0)
+        name = f"the accountant epsilon(w={w:g}, deltas)"
+        eps = _v.returned(name, fn(w, points), points.size, low=-1e-12, infinite_ok=True)
+        return _falling(name, "delta", points, np.maximum(eps, 0.0))
+    name = f"the accountant delta(w={w:g}, epsilons)"
+    delta = _v.returned(name, fn(w, points), points.size, low=-1e-12, high=1.0 + 1e-12)
+    return _falling(name, "epsilon", points, np.clip(delta, 0.0, 1.0))
+
+
+def _falling(name: str, along: str, points: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values``, refused (ValueError naming ``name``) where they rise with ``points`` by
+    more than round-off (1e-9, relative and absolute): a privacy profile's delta falls as
+    epsilon grows, and its epsilon as delta grows. A rising one read as a met target.
+
+    >>> _falling("f", "delta", np.array([0.1, 0.01]), np.array([1.0, 2.0]))
+    array([1., 2.])
+    """
+    order = np.argsort(points, kind="stable")
+    p, v = points[order], values[order]
+    with np.errstate(invalid="ignore"):
+        rise = v[1:] - v[:-1] > 1e-9 * (1.0 + np.abs(v[:-1]))
+    if np.any(rise):
+        i = int(np.argmax(rise))
+        raise ValueError(f"{name} must not grow with {along} (a privacy profile falls): it gives "
+                         f"{_v.shown(float(v[i]))} at {along} {_v.shown(float(p[i]))} but {_v.shown(float(v[i + 1]))} "
+                         f"at {_v.shown(float(p[i + 1]))}")
+    return values
 
 
 def _blackbox_margin(target: _targets.Target, w: float, eps_fn: _Accountant | None, delta_fn: _Accountant | None,
@@ -150,7 +170,8 @@ def calibrate_blackbox(
             given; the accountant returns something that is not real numbers.
         ValueError: ``rtol``, ``candidates``, ``noise_bounds``, ``deltas``, ``epsilons`` or
             ``on_infeasible`` out of range; the accountant returns the wrong number of
-            values, NaN, or values out of range; a row is infeasible and
+            values, NaN, values out of range, or values that grow with its points (no
+            privacy profile); a row is infeasible and
             ``on_infeasible`` is 'raise'.
 
     >>> import dpax   # a mu-GDP accountant with mu = 1 / w, seen only through epsilon(delta)
