@@ -29,6 +29,7 @@ def measure(names, repeat=40) -> dict:
     from dpax._engine import cache
 
     cache.disable()
+    cache.AHEAD_WORKERS = 0  # every compilation on the call's own arguments (none ahead, from shapes)
     compile_kernel = cache._compile
     calls = []
 

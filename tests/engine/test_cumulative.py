@@ -73,3 +73,17 @@ def test_first_true_is_a_search(n, queries):
         q = jnp.asarray(keys)
         got = np.asarray(cumulative.first_true(lambda k: t[k] >= q[..., None], n, q.shape))
     np.testing.assert_array_equal(got, np.searchsorted(table, keys, side="left"))
+
+
+def test_first_max_index_is_argmax():
+    """first_max_index: the first index of the largest entry per row, NaN counting as the
+    largest, as jnp.argmax (ties, -inf rows, NaN, one entry)."""
+    rows = np.array([[0.0, 3.0, 1.0, 3.0], [-np.inf] * 4, [1.0, np.nan, 5.0, np.nan], [2.0, 2.0, 2.0, 2.0],
+                     [-1.0, -5.0, -0.5, -0.5]])
+    rng = np.random.default_rng(3)
+    rows = np.concatenate([rows, rng.integers(0, 4, (20, 4)).astype(float)])
+    got = np.asarray(cumulative.first_max_index(jnp.asarray(rows)))
+    np.testing.assert_array_equal(got, np.asarray(jnp.argmax(jnp.asarray(rows), -1)))
+    np.testing.assert_array_equal(got[:5], [1, 0, 1, 0, 2])
+    wide = rng.random((2, 327680))
+    np.testing.assert_array_equal(np.asarray(cumulative.first_max_index(jnp.asarray(wide))), np.argmax(wide, -1))

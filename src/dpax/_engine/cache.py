@@ -215,7 +215,9 @@ def kernel(jitted, name: str, fusion_emitters: bool = True):
                 _table.move_to_end(key)
             # (in a forked child the parent's work ahead never finishes: not waited for)
             ahead = _ahead.get(key) if entry is None and _pool.get("pid") == os.getpid() else None
-        if ahead is not None:  # being compiled (or loaded) by compile_ahead: wait for it
+        # being compiled (or loaded) ahead: wait for it, unless it is still queued behind other
+        # work ahead (then compiled here, while the background thread finishes that)
+        if ahead is not None and not ahead.cancel():
             entry = _ahead_result(key, ahead)
         if entry is None:
             entry = _obtain(jitted, key, args, static, _store.signature(name, tree, leaves, static), leaves,
@@ -257,7 +259,8 @@ def compile_ahead_of(jitted, name, fusion_emitters, args, static) -> None:
     """Start obtaining the executable of ``name(*args, **static)`` (``args``: arrays or
     :class:`jax.ShapeDtypeStruct` leaves of the shapes, dtypes and weak types the call will
     have) in a background thread, unless it is in memory or already under way; its first
-    call then waits for it instead of compiling. Nothing where no core is spare
+    call then waits for it instead of compiling, or, where the thread has not begun it
+    (busy with earlier work ahead), takes it back and compiles it itself. Nothing where no core is spare
     (:data:`AHEAD_WORKERS`), off a single default device, or while work is recorded (the
     recorders count each call's own compilations). The executable is the one the call would
     compile itself, so answers do not depend on whether it came ahead. A failure in the

@@ -104,7 +104,7 @@ class Window(NamedTuple):
     mean_x: Any = 0.0
 
 
-@functools.partial(_cache.kernel, name="window")
+@functools.partial(_cache.kernel, name="window", fusion_emitters=False)
 @jax.jit
 def window_kernel(factors: tuple[Pair, ...], counts: tuple, grid_step) -> Window:
     """Chernoff window [lo, hi] (grid indices) of the composition of ``counts[k]`` copies of

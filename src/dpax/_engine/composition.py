@@ -26,6 +26,7 @@ from . import cache as _cache
 from . import grid as _grid
 from .chernoff import Window, factor_groups, tilt_rates, window_kernel
 from .construct import close_mass
+from .cumulative import first_max_index
 from .pair import Pair
 from .roundoff import big_sides_up, bounded_masses, close_bounded, roundoff, use_exact_ratio
 
@@ -154,7 +155,7 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
         offsets = jnp.broadcast_to(offset, (rows,))
         eta_x, eta_y = roundoff(peak[:rows], steps, length), roundoff(peak[rows:], steps, length)
         # where each law is largest inside its window (as a loss index)
-        position = jnp.argmax(jnp.where(inside, comp.reshape(2, rows, length), -1.0), -1)
+        position = first_max_index(jnp.where(inside, comp.reshape(2, rows, length), -1.0))
         at = (offsets + position[0], offsets + position[1])
         # a far tail begins beyond the law's mean and its mode
         far_x, far_y = jnp.minimum(window.mean_x, at[0] * grid_step), jnp.maximum(window.mean_y, at[1] * grid_step)

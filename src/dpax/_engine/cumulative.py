@@ -81,6 +81,17 @@ def tail_sums(a):
     return jnp.pad(prefix_sum(a, reverse=True), [(0, 0)] * (a.ndim - 1) + [(0, 1)])
 
 
+def first_max_index(values):
+    """Index of the first largest entry along the last axis (an entry of NaN counts as the
+    largest, as in ``jnp.argmax``), by two plain reductions: the max, then the smallest index
+    holding it. XLA:CPU runs ``argmax``'s (value, index) reduction as one scalar loop, about
+    three times slower on 655,360 points than these two vectorised passes; same answer."""
+    top = jnp.max(values, -1, keepdims=True)
+    hit = (values == top) | jnp.isnan(values)
+    n = values.shape[-1]
+    return jnp.min(jnp.where(hit, jnp.arange(n), n), -1)
+
+
 #: :func:`first_true` searches in SEARCH_LEVELS steps of ~n^(1/3) keys (69 at 3e5 points)
 #: for up to LEVEL_SEARCH_QUERIES queries, and by bisection beyond.
 SEARCH_LEVELS = 3

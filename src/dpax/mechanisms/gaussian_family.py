@@ -100,11 +100,13 @@ def _subsampled_gaussian(noise_multiplier: ArrayLike, sample_rate: ArrayLike, gr
     n = _grid.padded_length(n_needed, "construct")
     needed = np.ceil(high / step).astype(np.int64) - offset + 1  # each row on its own length
     if then_composed is not None and np.any(then_composed > 1) and not _grid.sharing():
-        # the construction's second stage, then the composition's window: compiled beside the first
+        # the composition's window, then the construction's second stage: compiled beside the
+        # first (the window first: its compilation is the longer; the second stage, needed
+        # sooner, is compiled by the call itself if the background thread has not begun it)
         lengths = _construct.row_lengths(needed)
+        _compose.window_ahead(s.size, int(np.max(lengths)), step)
         if np.all(lengths == lengths[0]) and _construct.one_call(s.size, int(lengths[0]), "subsampled_gaussian"):
             _construct.split_cells_ahead(s.size, int(lengths[0]), np.float64(step))
-        _compose.window_ahead(s.size, int(np.max(lengths)), step)
     s, q, offset = _sharding.place_rows(s, q, offset)  # batch rows split across jax.devices()
     pair = _construct.by_row_length(_construct.subsampled_gaussian_kernel, (s, q, offset), step, needed,
                                     "subsampled_gaussian")
