@@ -126,9 +126,12 @@ def _check_gaussian_import(sigma, step, connect_dots):
     assert -TINY <= got_mu - mu <= 10 * tol
 
 
-# (0.3, 1e-2, True) (kernels of its own; also in the slow grid test below) is slow; default
-# siblings: (0.5, 1e-4, True) and (2.0, 1e-4, False), dp-accounting's defaults
-@pytest.mark.parametrize("sigma, step, connect_dots", [(0.5, 1e-4, True), (2.0, 1e-4, False),
+# (0.3, 1e-2, True) (kernels of its own; also in the slow grid test below) and (2.0, 1e-4, False)
+# (a support and kernels of its own) are slow; default siblings: (0.5, 1e-4, True), dp-accounting's
+# defaults (the same import read through beta, advantage, epsilon and mu against the closed forms), and
+# test_directions_against_exact_curves (sigma 2's PLD at grid 1e-4 against its exact curve)
+@pytest.mark.parametrize("sigma, step, connect_dots", [(0.5, 1e-4, True),
+                                                       pytest.param(2.0, 1e-4, False, marks=pytest.mark.slow),
                                                        pytest.param(0.3, 1e-2, True, marks=pytest.mark.slow)])
 def test_dp_accounting_default_gaussian_plds_keep_their_meaning(sigma, step, connect_dots):
     """dp-accounting's Gaussian PLDs at its defaults (from_gaussian_mechanism(0.5), and sigma 2
