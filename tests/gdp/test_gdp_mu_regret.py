@@ -309,14 +309,18 @@ def test_a_curve_under_the_box_corner_gets_the_box_limit():
     corner = 2.0 * norm.isf(1e-10)
     mu, regret = gdp.mu_and_regret(g)
     assert mu == pytest.approx(corner, rel=1e-12) and regret == 0.0
-    # a curve inside the box is unchanged: gaussian(0.2) stays 5-GDP
-    assert gdp.mu_and_regret(dpax.gaussian(0.2, grid_step=0.01))[0] == pytest.approx(5.0, rel=1e-5)
 
 
-@pytest.mark.slow  # the companion's kernels of its own; default sibling: the test above (the safe side)
+# the companion's kernels of its own, and gaussian(0.2)'s mu kernel (16384 points); default siblings: the
+# test above (the safe side at the corner) and, for a curve inside the box keeping its own mu,
+# tests/engine/test_companion_tails.py::test_mu_bracket_holds_the_truth_and_is_narrow (the 4-GDP composed
+# Gaussian) and test_composed_gaussian_regret_is_zero
+@pytest.mark.slow
 def test_the_box_corner_bracket_and_a_smaller_tail():
     g = dpax.gaussian(0.07, grid_step=0.01)
     corner = 2.0 * norm.isf(1e-10)
+    # a curve inside the box is unchanged: gaussian(0.2) stays 5-GDP
+    assert gdp.mu_and_regret(dpax.gaussian(0.2, grid_step=0.01))[0] == pytest.approx(5.0, rel=1e-5)
     bracket = gdp.mu_and_regret(g, bounds=True)[0]
     assert bracket.safe == pytest.approx(corner, rel=1e-12) and bracket.optimistic == pytest.approx(corner, rel=1e-12)
     assert gdp.mu_and_regret(g, tail=1e-30)[0] == pytest.approx(1.0 / 0.07, rel=1e-4)
