@@ -266,7 +266,13 @@ def test_options_a_figure_does_not_use_are_refused(capsys):
         plot.calibration_comparison(0.01, 50, tprs=[0.5])
     with pytest.raises(ValueError, match=r"advantages is not used with target='err_rates'"):
         plot.calibration_comparison(0.01, 50, target="err_rates", advantages=[0.1])
-    res = dpax.calibrate_dpsgd(sample_rate=0.01, num_steps=50, target=dpax.targets.Advantage(0.3), grid_step=1e-2)
+    # a result as calibrate_dpsgd(sample_rate=0.01, num_steps=50, target=Advantage(0.3), grid_step=1e-2)
+    # returns it (noise 0.75): the options are refused before it is read (its calibration compiled
+    # ~16 kernels of its own)
+    res = dpax.CalibrationResult(
+        noise_multiplier=0.75, noise_multiplier_failing=0.7499, achieved={"advantage": 0.2999}, delta=1e-5,
+        standard_epsilon=2.0, standard_noise_multiplier=1.5, status="calibrated", target=dpax.targets.Advantage(0.3),
+        grid_step=1e-2, rtol=1e-4, reason="", sample_rate=0.01, num_steps=50)
     with pytest.raises(TypeError, match=r"takes no advantages, delta: the result holds"):
         plot.calibration_comparison(res, advantages=[0.1], delta=1e-6)
     base = ["--sample-rate", "0.01", "--num-steps", "50", "--grid-step", "1e-2", "--no-cache", "-o", "x.png"]
