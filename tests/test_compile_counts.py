@@ -52,7 +52,7 @@ CASES = {
     # tests/engine/test_work.py: in a full run its kernels are in the store, loaded (and counted) here
     "mu and regret": (
         "", "dpax.gdp.mu_and_regret(dpax.dpsgd(9.4, 16384 / 50000, 2000, grid_step=1e-3))",
-        "dpax.gdp.mu_and_regret(dpax.dpsgd(9.4, 16384 / 50000, 2000, grid_step=1e-3))", 5),
+        "dpax.gdp.mu_and_regret(dpax.dpsgd(9.4, 16384 / 50000, 2000, grid_step=1e-3))", 6),
     "accountant": (
         "from dpax.accountants import PLDAccountant\na = PLDAccountant(grid_step=1e-3)\n"
         "for _ in range(100): a.step(noise_multiplier=1.1, sample_rate=0.01)",

@@ -231,7 +231,7 @@ def test_branch_and_bound_kernel_equals_full_evaluation(monkeypatch, which):
             dpax.PrivacyLoss([0.6, 0.0, 0.4], [0.4, 0.0, 0.6], -2, 0.0, 0.0, 0.2),  # shorter than a block
         ]
         tails = (1e-10, 0.0, 1e-3)
-    raw = engine_mu_regret.mu_regret_kernel.__wrapped__
+    raw = engine_mu_regret.mu_regret
     with jax.enable_x64(True):
         pruned_kernel = jax.jit(lambda *a: raw(*a))
         pruned = [[np.asarray(v) for v in pruned_kernel(pl.pair, jnp.float64(t))] for pl in cases for t in tails]
