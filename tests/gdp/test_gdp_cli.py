@@ -16,9 +16,11 @@ def test_cli_gdp(capsys):
     from dpax import cli
 
     assert cli.main(["gdp", "--noise-multiplier", "1", "--sample-rate", "0.3", "--num-steps", "100",
-                     "--grid-step", "1e-3", "--json", "--no-cache", "--no-bounds"]) == 0
+                     "--grid-step", "1e-3", "--json", "--no-bounds"]) == 0
     # (--no-bounds: the plumbing here; the brackets:
-    # tests/cli/test_gdp_command.py::test_gdp_brackets_hold_the_gaussian_truth)
+    # tests/cli/test_gdp_command.py::test_gdp_brackets_hold_the_gaussian_truth. The run's kernel store on:
+    # this DP-SGD's kernels are tests/gdp/test_gdp_mu_regret.py::test_dpsgd_matches_gdpnum's, loaded, not
+    # compiled again; --no-cache: tests/cli/test_parsing.py)
     out = json.loads(capsys.readouterr().out)
     mu, regret = gdp.mu_and_regret(_dpsgd(1.0, 0.3, 100))
     assert out["mu"] == pytest.approx(mu) and out["regret"] == pytest.approx(regret)
