@@ -16,7 +16,8 @@ import argparse
 import collections
 import time
 
-OPTIONS = {"fusion": {}, "classic": {"xla_cpu_use_fusion_emitters": False}}
+#: the two ways, each with the rest of dpax's options (cache.compile_options)
+OPTIONS = ("fusion", "classic")
 
 
 def measure(names, repeat=40) -> dict:
@@ -48,7 +49,8 @@ def measure(names, repeat=40) -> dict:
         for kernel, jitted, args, static, fusion_emitters in calls:
             lowered = cache._fresh_jit(jitted, static).lower(*args, **static)
             row, executables = out[kernel], {}
-            for option, flags in OPTIONS.items():
+            for option in OPTIONS:
+                flags = cache.compile_options(option == "fusion")
                 t = time.perf_counter()
                 executables[option] = lowered.compile(flags)
                 row["compile_" + option] += time.perf_counter() - t

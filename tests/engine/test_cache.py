@@ -120,6 +120,40 @@ def test_a_long_loop_over_batch_sizes_stays_bounded(monkeypatch, sizes, checkpoi
     assert counts[1] - counts[0] < 20 * (checkpoints[1] - checkpoints[0])
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="Linux memory maps")
+def test_kernels_are_generated_in_few_parts_to_map_few_regions():
+    """On CPU every kernel's code is generated in CODEGEN_SPLIT parts (XLA's default is 32),
+    each part loaded as its own mapped object: the same kernel then takes far fewer of the
+    process's memory mappings (whose limit bounds how many executables the table may hold),
+    and computes the same numbers."""
+    if jax.default_backend() != "cpu":
+        pytest.skip("an XLA:CPU option")
+    assert cache.compile_options(True)["xla_cpu_parallel_codegen_split_count"] == cache.CODEGEN_SPLIT <= 8
+    assert cache.compile_options(False) == {**cache.compile_options(True), "xla_cpu_use_fusion_emitters": False}
+
+    def maps():
+        with open("/proc/self/maps") as fh:
+            return sum(1 for _ in fh)
+
+    cdf = np.linspace(0.01, 0.99, 2048)[None, :]
+    args = (np.arange(2048.0)[None, :] * 0.01, np.float64(0.01), np.log(cdf), np.log1p(-cdf), np.log(cdf),
+            np.log1p(-cdf))
+    from dpax._engine.construct import cells
+
+    with jax.enable_x64(True):
+        lowered = jax.jit(cells.split_cells).lower(*args)
+        added, outs, keep = [], [], []
+        for options in ({**cache.compile_options(False), "xla_cpu_parallel_codegen_split_count": 32},
+                        cache.compile_options(False)):
+            before = maps()
+            keep.append(lowered.compile(options))
+            added.append(maps() - before)
+            outs.append([np.asarray(a) for a in keep[-1](*args)])
+    assert added[1] < 0.75 * added[0], added  # observed at 2 parts: 48 against 122
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_nothing_is_stored_while_jax_persistent_cache_is_on(store, tmp_path):
     """An executable JAX's own cache served is itself deserialised; XLA:CPU does not
     serialise those faithfully (they fail to load: 'Function ... not found'), so the store
@@ -163,7 +197,8 @@ def test_an_executable_xla_refuses_is_dropped_from_memory_too(store, seeds):
 def test_kernels_compile_with_their_emitters_and_give_the_same_numbers_with_either(monkeypatch):
     """The query kernels and the cells' split compile on CPU with XLA's classic emitters
     (faster to compile, as fast to run), the construction's CDFs and the composition with its
-    fusion emitters: the numbers are the same bit for bit either way."""
+    fusion emitters, every kernel's code in CODEGEN_SPLIT parts: the numbers are the same bit
+    for bit as XLA's defaults give."""
     asked = []
     real = cache.compile_options
     monkeypatch.setattr(cache, "compile_options", lambda fusion_emitters: asked.append(fusion_emitters) or
@@ -173,7 +208,9 @@ def test_kernels_compile_with_their_emitters_and_give_the_same_numbers_with_eith
         chosen = _numbers()
         assert set(asked) == {True, False}  # construction and FFT / beta, advantage, epsilon, delta
         if jax.default_backend() == "cpu":
-            assert real(False) == {"xla_cpu_use_fusion_emitters": False} and real(True) == {}
+            assert real(False)["xla_cpu_use_fusion_emitters"] is False
+            assert "xla_cpu_use_fusion_emitters" not in real(True)
+        # XLA's defaults everywhere (the fusion emitters, code in 32 parts)
         monkeypatch.setattr(cache, "compile_options", lambda fusion_emitters: {})
         cache.clear(memory_only=True)
         fusion_everywhere = _numbers()

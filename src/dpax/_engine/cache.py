@@ -45,15 +45,23 @@ from . import grid as _grid
 from . import kernel_store as _store
 from .kernel_store import stats  # noqa: F401  (cache.stats: the counters, read by tests and benchmarks)
 
+#: XLA:CPU generates a kernel's code in this many parallel parts (its default is 32), each
+#: loaded as an object of three memory mappings (code, constants, data). On 2 cores 2 to 4
+#: parts compile as fast as 32 (the kernels of DP-SGD's beta and mu: 2.0 s against 2.2 s)
+#: and run as fast, with half the mappings (those kernels: 26 a kernel instead of 55; a small
+#: DP-SGD's construction, composition and beta: 47 instead of 94), so that
+#: :data:`MAX_IN_MEMORY` executables fit the process's mappings.
+CODEGEN_SPLIT = max(2, min(8, os.cpu_count() or 2))
 #: Executables kept loaded in memory (least recently used dropped first). A loaded kernel
-#: takes about 0.2 MiB (its serialised form ~0.16 MiB) and 75-100 of the process's memory
-#: mappings (its code and data sections): 1,024 of them took a process to 63,500 mappings,
-#: next to Linux's default limit of 65,530 (vm.max_map_count), past which LLVM cannot map the
-#: next compilation and the process crashed; 256 stay under ~26,000. A row-by-row loop of
-#: eleven unlike DP-SGD calibrations uses 103 kernels (239 once repeated calls compile their
-#: own shapes); a table smaller than a workload's kernels reloads them from disk on every
-#: call (5-10 ms each).
-MAX_IN_MEMORY = 256
+#: takes about 0.2 MiB (its serialised form ~0.16 MiB) and, in 2 parts, 25-50 of the
+#: process's memory mappings (in XLA's 32, 55-100: 1,024 kernels took a process to 63,500
+#: mappings, next to Linux's default limit of 65,530 (vm.max_map_count), past which LLVM
+#: cannot map the next compilation and the process crashed); 640 stay under ~32,000. A
+#: calibration repeated on 64 unlike DP-SGD rows uses 316 kernels once it compiles its own
+#: shapes (a row-by-row loop of eleven, 239); a table smaller than a workload's kernels
+#: reloads them from disk on every call (5-10 ms each: at 256, that calibration took ~20 s a
+#: call).
+MAX_IN_MEMORY = 640
 
 _lock = threading.RLock()
 _table: collections.OrderedDict[str, Any] = collections.OrderedDict()
@@ -186,11 +194,15 @@ def _single_default_device(leaves) -> bool:
 
 
 def compile_options(fusion_emitters: bool) -> dict[str, Any]:
-    """XLA options of one compilation on the default backend: on CPU, the fusion emitters
-    off unless ``fusion_emitters`` (see the module's docstring); elsewhere none."""
-    if fusion_emitters or jax.default_backend() != "cpu":
+    """XLA options of one compilation on the default backend: on CPU, code generated in
+    :data:`CODEGEN_SPLIT` parts, and the fusion emitters off unless ``fusion_emitters`` (see
+    the module's docstring); elsewhere none."""
+    if jax.default_backend() != "cpu":
         return {}
-    return {"xla_cpu_use_fusion_emitters": False}
+    options: dict[str, Any] = {"xla_cpu_parallel_codegen_split_count": CODEGEN_SPLIT}
+    if not fusion_emitters:
+        options["xla_cpu_use_fusion_emitters"] = False
+    return options
 
 
 def kernel(jitted, name: str, fusion_emitters: bool = True):
