@@ -272,8 +272,8 @@ def compile_ahead_of(jitted, name, fusion_emitters, args, static) -> None:
     :class:`jax.ShapeDtypeStruct` leaves of the shapes, dtypes and weak types the call will
     have) in a background thread, unless it is in memory or already under way; its first
     call then waits for it instead of compiling, or, where the thread has not begun it
-    (busy with earlier work ahead), takes it back and compiles it itself. Nothing where no core is spare
-    (:data:`AHEAD_WORKERS`), off a single default device, or while work is recorded (the
+    (busy with earlier work ahead), takes it back and compiles it itself. Nothing where no
+    core is spare (:data:`AHEAD_WORKERS`), off a single default device, or while work is recorded (the
     recorders count each call's own compilations). The executable is the one the call would
     compile itself, so answers do not depend on whether it came ahead. A failure in the
     background is left for the call to meet (it compiles again, and raises as it would)."""
