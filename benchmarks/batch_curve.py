@@ -15,7 +15,8 @@ times untimed first) over the first ``SINGLES`` (16) rows of the kind: the same 
 cheaper row mix in the baseline than in the batch would flatter the ratio). Per N: three untimed calls (a repeated
 search compiles its own sizes on its third call: dpax._engine.grid.repeated), then the median of
 ``--repeat`` timed calls (one timed call when N >= 256). Prints a Markdown table per kind and the
-verdicts of benchmarks/goals.toml; writes ``benchmarks/results/batch-curve.json``.
+verdicts of benchmarks/goals.toml; writes ``benchmarks/results/batch-curve.json``, again after
+every size (``meta.complete`` false until the last): an interrupted run keeps what it measured.
 """
 
 from __future__ import annotations
@@ -88,7 +89,9 @@ def single_row_cost(kind: str, count: int = SINGLES, grid: float = GRID) -> dict
     return dict(kind=kind, rows=int(len(p)), calls=count, times=times, mean_s=statistics.fmean(times))
 
 
-def curve(sizes=DEFAULT_SIZES, kinds=KINDS, repeat=3, singles=SINGLES, grid=GRID) -> dict:
+def curve(sizes=DEFAULT_SIZES, kinds=KINDS, repeat=3, singles=SINGLES, grid=GRID, on_point=None) -> dict:
+    """The curve's result (see the module's docstring); ``on_point(result)``, if given, is
+    called with the result so far after each kind's one-row baseline and every size measured."""
     import numpy as np
 
     import dpax
@@ -103,6 +106,8 @@ def curve(sizes=DEFAULT_SIZES, kinds=KINDS, repeat=3, singles=SINGLES, grid=GRID
         single = single_row_cost(kind, singles, grid)
         result["single"][kind] = single
         _log(f"{kind}: one row alone {single['mean_s']:.4f} s (mean of {singles})")
+        if on_point is not None:
+            on_point(result)
         for n in sizes:
             p, t, a, b = rows(kind, n)
             first, _ = _timed(lambda p=p, t=t, a=a, b=b: _call(p, t, a, b, grid))
@@ -121,6 +126,10 @@ def curve(sizes=DEFAULT_SIZES, kinds=KINDS, repeat=3, singles=SINGLES, grid=GRID
             result["points"].append(pt)
             _log(f"  {kind} N={n}: first {first:.3f} s, warm {total:.4f} s, {pt['per_row_s']:.5f} s/row, "
                  f"ratio {pt['ratio']:.3f}")
+            result["meta"]["duration_s"] = time.perf_counter() - t_start
+            result["meta"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+            if on_point is not None:
+                on_point(result)
     result["meta"]["duration_s"] = time.perf_counter() - t_start
     result["meta"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     return result
@@ -161,6 +170,21 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def write(result: dict, path: str, goal_list, complete: bool) -> None:
+    """``result`` with its goal verdicts and ``meta.complete`` to ``path``, replaced whole
+    (written beside it, then renamed: a reader never sees half a file)."""
+    from benchmarks import goals
+
+    result["meta"]["complete"] = complete
+    result["goals"] = goals.evaluate(goal_list, lookup_for(result))
+    result["goals_summary"] = goals.summary(result["goals"])
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path + ".tmp", "w") as fh:
+        json.dump(result, fh, indent=1, default=float)
+        fh.write("\n")
+    os.replace(path + ".tmp", path)
+
+
 def main(args) -> int:
     """The ``batch-curve`` subcommand (arguments parsed by benchmarks/__main__.py)."""
     from benchmarks import goals
@@ -168,18 +192,13 @@ def main(args) -> int:
     sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else list(DEFAULT_SIZES)
     kinds = KINDS if args.kind == "both" else (args.kind,)
     goal_list = goals.load()
-    try:
-        result = curve(sizes, kinds, repeat=args.repeat)
-    except KeyboardInterrupt:
-        _log("interrupted")
-        return 130
-    result["goals"] = goals.evaluate(goal_list, lookup_for(result))
-    result["goals_summary"] = goals.summary(result["goals"])
-    print(markdown(result))
     path = args.out or OUT
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w") as fh:
-        json.dump(result, fh, indent=1, default=float)
-        fh.write("\n")
+    try:
+        result = curve(sizes, kinds, repeat=args.repeat, on_point=lambda r: write(r, path, goal_list, False))
+    except KeyboardInterrupt:
+        _log(f"interrupted; {path} holds what was measured before (meta.complete false)")
+        return 130
+    write(result, path, goal_list, True)
+    print(markdown(result))
     _log(f"wrote {path}")
     return 1 if args.strict and result["goals_summary"]["FAIL"] else 0

@@ -138,6 +138,38 @@ def test_batch_curve_lookup_applies_min_rows():
     assert [(v["label"], v["status"]) for v in per_row] == [("unlike N=16", "ok"), ("unlike N=64", "FAIL")]
 
 
+def test_batch_curve_writes_every_size_as_it_goes(tmp_path, monkeypatch):
+    """The curve's JSON is rewritten after every size: an interrupted run keeps the sizes it
+    measured (meta.complete false), a finished one says complete (calls faked, no clock)."""
+    import argparse
+    import types
+
+    import numpy as np
+
+    sizes_called = []
+
+    def fake_call(p, t, a, b, grid):
+        n = int(np.size(p))
+        sizes_called.append(n)
+        if n == 4 and stop["at_4"]:
+            raise KeyboardInterrupt
+        return types.SimpleNamespace(status=np.array(["calibrated"] * n), evaluations=n)
+
+    monkeypatch.setattr(batch_curve, "_call", fake_call)
+    out = tmp_path / "curve.json"
+    args = argparse.Namespace(sizes="1,2,4", kind="unlike", repeat=1, out=str(out), strict=False)
+    stop = {"at_4": True}
+    assert batch_curve.main(args) == 130
+    partial = json.loads(out.read_text())
+    assert [pt["n"] for pt in partial["points"]] == [1, 2] and partial["meta"]["complete"] is False
+    assert "unlike" in partial["single"] and partial["goals_summary"]
+    stop["at_4"] = False
+    assert batch_curve.main(args) == 0
+    whole = json.loads(out.read_text())
+    assert [pt["n"] for pt in whole["points"]] == [1, 2, 4] and whole["meta"]["complete"] is True
+    assert not os.path.exists(str(out) + ".tmp")
+
+
 def test_unlike_rows_need_noise_and_are_nested():
     p, t, a, tpr = workloads.unlike_rows(40)
     assert len(p) == 40
