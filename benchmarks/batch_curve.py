@@ -12,7 +12,8 @@ Two kinds of rows:
 One row alone: the mean warm time of single-row calls (scalar arguments; each row called three
 times untimed first) over the first ``SINGLES`` (16) rows of the kind: the same rows as the
 16-row batch, and for larger N a sample of the distribution its rows are drawn from (a
-cheaper row mix in the baseline than in the batch would flatter the ratio). Per N: three untimed calls (a repeated
+cheaper row mix in the baseline than in the batch would flatter the ratio); each point
+records the baseline it was divided by (``single_s``). Per N: three untimed calls (a repeated
 search compiles its own sizes on its third call: dpax._engine.grid.repeated), then the median of
 ``--repeat`` timed calls (one timed call when N >= 256). Prints a Markdown table per kind and the
 verdicts of benchmarks/goals.toml; writes ``benchmarks/results/batch-curve.json``, again after
@@ -121,7 +122,8 @@ def curve(sizes=DEFAULT_SIZES, kinds=KINDS, repeat=3, singles=SINGLES, grid=GRID
             total = statistics.median(times)
             status = np.asarray(getattr(res, "status", np.array(["?"] * n)), dtype=str)
             pt = dict(kind=kind, n=n, first_s=first, third_s=third, times=times, warm_s=total, per_row_s=total / n,
-                      ratio=(total / n) / single["mean_s"], evaluations=getattr(res, "evaluations", None),
+                      single_s=single["mean_s"], ratio=(total / n) / single["mean_s"],
+                      evaluations=getattr(res, "evaluations", None),
                       statuses={s: int(c) for s, c in zip(*np.unique(status, return_counts=True))})
             result["points"].append(pt)
             _log(f"  {kind} N={n}: first {first:.3f} s, warm {total:.4f} s, {pt['per_row_s']:.5f} s/row, "
@@ -157,13 +159,15 @@ def markdown(result: dict) -> str:
              "Ratio = seconds per row / seconds of one row alone (< 1: batching pays).", ""]
     for kind, single in result["single"].items():
         lines += [f"## {kind} rows (one row alone: {single['mean_s']:.4f} s, mean of {single['calls']} warm calls)", "",
-                  "| N | first call (s) | third call (s) | total warm (s) | s per row | per row / one row | statuses |",
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
+                  "| N | first call (s) | third call (s) | total warm (s) | s per row | one row alone (s) "
+                  "| per row / one row | statuses |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for pt in result["points"]:
             if pt["kind"] == kind:
                 st = ", ".join(f"{k} {v}" for k, v in pt["statuses"].items())
+                alone = pt.get("single_s", single["mean_s"])  # a file merged from runs: each point's own
                 lines.append(f"| {pt['n']} | {pt['first_s']:.3f} | {pt.get('third_s', float('nan')):.3f} | "
-                             f"{pt['warm_s']:.4f} | {pt['per_row_s']:.5f} | "
+                             f"{pt['warm_s']:.4f} | {pt['per_row_s']:.5f} | {alone:.4f} | "
                              f"{pt['ratio']:.3f} | {st} |")
         lines.append("")
     lines.append(goals.markdown(result["goals"]))

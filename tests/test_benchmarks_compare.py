@@ -168,6 +168,9 @@ def test_batch_curve_writes_every_size_as_it_goes(tmp_path, monkeypatch):
     whole = json.loads(out.read_text())
     assert [pt["n"] for pt in whole["points"]] == [1, 2, 4] and whole["meta"]["complete"] is True
     assert not os.path.exists(str(out) + ".tmp")
+    alone = whole["single"]["unlike"]["mean_s"]
+    assert all(pt["single_s"] == alone and pt["ratio"] == pt["per_row_s"] / alone for pt in whole["points"])
+    assert "| one row alone (s) |" in batch_curve.markdown(whole)
 
 
 def test_unlike_rows_need_noise_and_are_nested():
