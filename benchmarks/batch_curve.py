@@ -197,10 +197,17 @@ def main(args) -> int:
     kinds = KINDS if args.kind == "both" else (args.kind,)
     goal_list = goals.load()
     path = args.out or OUT
+    written = []
+
+    def save(partial: dict) -> None:
+        write(partial, path, goal_list, False)
+        written.append(path)
+
     try:
-        result = curve(sizes, kinds, repeat=args.repeat, on_point=lambda r: write(r, path, goal_list, False))
+        result = curve(sizes, kinds, repeat=args.repeat, on_point=save)
     except KeyboardInterrupt:
-        _log(f"interrupted; {path} holds what was measured before (meta.complete false)")
+        _log(f"interrupted; {path} holds what was measured (meta.complete false)" if written
+             else "interrupted before the first baseline was measured: nothing written")
         return 130
     write(result, path, goal_list, True)
     print(markdown(result))
