@@ -194,26 +194,43 @@ def test_an_executable_xla_refuses_is_dropped_from_memory_too(store, seeds):
     assert cache.stats == before
 
 
+def _numbers_of_both_compositions():
+    """_numbers() (a self-composition: one factor) and a composition of two unlike factors,
+    queried."""
+    two = dpax.gaussian([1.0, 2.0], grid_step=0.05).compose(dpax.randomized_response(1.1, grid_step=0.05))
+    return np.concatenate([_numbers(), two.beta([0.01, 0.1]).ravel(), two.epsilon(1e-3)])
+
+
 def test_kernels_compile_with_their_emitters_and_give_the_same_numbers_with_either(monkeypatch):
-    """The query kernels and the cells' split compile on CPU with XLA's classic emitters
-    (faster to compile, as fast to run), the construction's CDFs and the composition with its
-    fusion emitters, every kernel's code in CODEGEN_SPLIT parts: the numbers are the same bit
-    for bit as XLA's defaults give."""
+    """The query kernels, the cells' split and a self-composition (one factor) compile on CPU
+    with XLA's classic emitters (faster to compile, as fast to run), the construction's CDFs
+    and a composition of several factors with its fusion emitters, every kernel's code in
+    CODEGEN_SPLIT parts: the numbers are the same bit for bit as XLA's defaults give."""
     asked = []
     real = cache.compile_options
     monkeypatch.setattr(cache, "compile_options", lambda fusion_emitters: asked.append(fusion_emitters) or
                         real(fusion_emitters))
+    composed = []
+    fft = cache._compile
+
+    def noting(jitted, key, args, static, call, store, fusion_emitters=True):
+        if call["kernel"] == "fft_compose":
+            composed.append(fusion_emitters)
+        return fft(jitted, key, args, static, call, store, fusion_emitters)
+
+    monkeypatch.setattr(cache, "_compile", noting)
     with cache.suspended():
         cache.clear(memory_only=True)
-        chosen = _numbers()
-        assert set(asked) == {True, False}  # construction and FFT / beta, advantage, epsilon, delta
+        chosen = _numbers_of_both_compositions()
+        assert set(asked) == {True, False}  # construction's CDFs, several factors / the rest
+        assert set(composed) == {False, True}  # one factor: classic; several: fusion
         if jax.default_backend() == "cpu":
             assert real(False)["xla_cpu_use_fusion_emitters"] is False
             assert "xla_cpu_use_fusion_emitters" not in real(True)
         # XLA's defaults everywhere (the fusion emitters, code in 32 parts)
         monkeypatch.setattr(cache, "compile_options", lambda fusion_emitters: {})
         cache.clear(memory_only=True)
-        fusion_everywhere = _numbers()
+        fusion_everywhere = _numbers_of_both_compositions()
         cache.clear(memory_only=True)
     np.testing.assert_array_equal(chosen, fusion_everywhere)
 

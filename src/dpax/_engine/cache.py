@@ -36,6 +36,7 @@ import contextlib
 import functools
 import os
 import threading
+from collections.abc import Callable
 from typing import Any, cast
 
 import jax
@@ -205,12 +206,17 @@ def compile_options(fusion_emitters: bool) -> dict[str, Any]:
     return options
 
 
-def kernel(jitted, name: str, fusion_emitters: bool = True):
+def kernel(jitted, name: str, fusion_emitters: bool | Callable[..., bool] = True):
     """Wrap a jitted kernel (positional arguments traced, keyword arguments static) so that
     its executables come from the in-memory table, then the on-disk store, then XLA.
 
     ``fusion_emitters=False``: compile it on CPU with XLA's classic emitters, for a kernel
-    whose run time they do not lengthen (:func:`compile_options`)."""
+    whose run time they do not lengthen (:func:`compile_options`); a function of the call's
+    ``(*args, **static)`` chooses per call (a choice that follows from the shapes, structure
+    and static arguments, which key the executable)."""
+
+    def emitters(args, static) -> bool:
+        return bool(fusion_emitters(*args, **static)) if callable(fusion_emitters) else fusion_emitters
 
     @functools.wraps(jitted)
     def call(*args, **static):
@@ -233,7 +239,7 @@ def kernel(jitted, name: str, fusion_emitters: bool = True):
             entry = _ahead_result(key, ahead)
         if entry is None:
             entry = _obtain(jitted, key, args, static, _store.signature(name, tree, leaves, static), leaves,
-                            fusion_emitters)
+                            emitters(args, static))
         if isinstance(entry, _store.Stored):
             try:
                 out = entry(leaves)
@@ -241,7 +247,7 @@ def kernel(jitted, name: str, fusion_emitters: bool = True):
                 if not _store.refused_by_xla(exc):
                     raise
                 out = _rebuild(jitted, key, args, static, _store.signature(name, tree, leaves, static), entry,
-                               exc, fusion_emitters)(*args)
+                               exc, emitters(args, static))(*args)
         else:
             out = entry(*args)
         if _recorders:
@@ -249,7 +255,7 @@ def kernel(jitted, name: str, fusion_emitters: bool = True):
         return out
 
     def ahead(*args, **static) -> None:
-        compile_ahead_of(jitted, name, fusion_emitters, args, static)
+        compile_ahead_of(jitted, name, emitters(args, static), args, static)
 
     cast(Any, call).jitted = jitted  # function attributes functools.wraps's type does not declare
     cast(Any, call).ahead = ahead
