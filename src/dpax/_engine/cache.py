@@ -23,10 +23,11 @@ On CPU each kernel says whether XLA compiles it with its MLIR fusion emitters (X
 default) or its classic LLVM emitters (``fusion_emitters=False``, passed to that one
 compilation as ``xla_cpu_use_fusion_emitters``). The classic emitters compile a kernel 20-35%
 faster; the fusion emitters' code is faster only where a kernel's time goes to elementwise
-transcendental or complex arithmetic (the construction's CDFs: 10-20% faster; the FFT
-composition's spectrum powers: 30-50%). So the query and mu/regret kernels and the cells'
-split, which run as fast either way, compile with the classic emitters (benchmarks/README.md,
-"Compile options").
+transcendental or complex arithmetic (the construction's CDFs: 10-20% faster), or where a
+loop's result is written over its operand (a product of spectra: 1.5x). So the query and
+mu/regret kernels, the cells' split and a self-composition of moderate size, which run as
+fast either way, compile with the classic emitters (benchmarks/README.md, "Compile
+options"); a kernel may choose per call, from its shapes and static arguments.
 """
 
 from __future__ import annotations

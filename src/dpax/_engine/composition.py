@@ -30,20 +30,42 @@ from .cumulative import first_max_index
 from .pair import Pair
 from .roundoff import big_sides_up, bounded_masses, close_bounded, roundoff, use_exact_ratio
 
+#: A row longer than the FFT is folded by adding its slices of the FFT's length, in order,
+#: up to this many slices; beyond, by a scatter that adds what wraps.
+_FOLD_SLICES = 4
+
 
 def _rfft_folded(pmf, length, shift=None):
     """Spectrum of each row's masses placed circularly from position 0: position j holds
     the loss (offset + j) * step, so a row's composed sum starts at sum(count * offset).
     A row longer than ``length`` wraps around (aliasing is exact); a shorter one is only
     zero-padded, which the FFT does itself. ``shift`` (rows,): place each row ``shift``
-    positions earlier instead (position j holds the loss (offset + shift + j) * step)."""
-    n = pmf.shape[-1]
-    if shift is not None:
+    positions earlier instead (position j holds the loss (offset + shift + j) * step).
+
+    Placed by slices and a gather, which XLA fuses into loops over the output: the wrapped
+    slices added in their order (the order of a scatter-add, the same bits), then the
+    shifted row read at each output position. On XLA:CPU's classic emitters a scatter is a
+    scalar loop (0.37 ms for two rows of 49,152 points), kept only for a row of at most a
+    quarter of the length (DP-SGD's single step against its composition), where it is
+    shorter than a loop over the output."""
+    rows, n = pmf.shape[0], pmf.shape[-1]
+    if n > length:
+        pieces = -(-n // length)
+        if pieces <= _FOLD_SLICES:
+            sliced = jnp.pad(pmf, [(0, 0), (0, pieces * length - n)]).reshape(rows, pieces, length)
+            folded = 0.0 + sliced[:, 0]
+            for piece in range(1, pieces):
+                folded = folded + sliced[:, piece]
+            pmf = folded
+        else:
+            pmf = jnp.zeros((rows, length), pmf.dtype).at[:, jnp.arange(n) % length].add(pmf)
+        n = length
+    if shift is not None and 4 * n <= length:  # a short row: scattered (a loop over its n points)
         pos = jnp.mod(jnp.arange(n)[None, :] - shift[:, None], length)
-        pmf = jnp.zeros(pmf.shape[:-1] + (length,), pmf.dtype).at[jnp.arange(pmf.shape[0])[:, None], pos].add(pmf)
-    elif n > length:
-        pos = jnp.arange(n) % length
-        pmf = jnp.zeros(pmf.shape[:-1] + (length,), pmf.dtype).at[:, pos].add(pmf)
+        pmf = jnp.zeros((rows, length), pmf.dtype).at[jnp.arange(rows)[:, None], pos].add(pmf)
+    elif shift is not None:  # gathered (a loop over the length)
+        source = jnp.mod(jnp.arange(length)[None, :] + shift[:, None], length)  # what lands at each position
+        pmf = jnp.where(source < n, jnp.take_along_axis(pmf, jnp.minimum(source, n - 1), -1), 0.0)
     return jnp.fft.rfft(pmf, n=length)
 
 
@@ -182,19 +204,30 @@ def _finish(spec, start, neglog_fin_y, neglog_fin_x, window: Window, grid_step, 
     return pair, Pair(xt, yt, offset, zero, zero), Pair(xd, yu, offset, zero, zero)
 
 
-def _several_factors(factors, *args, **static) -> bool:
-    """Whether a composition compiles with XLA's fusion emitters (:func:`dpax._engine.cache.kernel`):
-    one factor (a self-composition) runs as fast on the classic emitters, which compile it a
-    third faster, its spectrum's power written in real arithmetic beside the transform it
-    reads (see :func:`fft_compose_kernel`); the product of several factors' spectra in a loop
-    runs 1.5x slower there, written over its carry."""
-    return len(factors) > 1
+#: A self-composition of at most this many points (rows times FFT length) compiles on XLA's
+#: classic emitters (:func:`_on_classic_emitters`).
+CLASSIC_MAX_POINTS = 2**20
 
 
-@functools.partial(_cache.kernel, name="fft_compose", fusion_emitters=_several_factors)
+def _on_classic_emitters(factors, length) -> bool:
+    """Whether :func:`fft_compose_kernel` compiles on XLA:CPU's classic emitters, which
+    compile it a third faster: one factor (a self-composition) of at most
+    :data:`CLASSIC_MAX_POINTS` points. There it runs as fast as on the fusion emitters, its
+    spectrum's power written in real arithmetic beside the transform it reads, which the
+    kernel returns to keep it; a batch of more points pays for that buffer (32 rows of
+    196,608 points: ~8% slower), and the product of several factors' spectra, written over
+    its loop's carry, runs 1.5x slower on the classic emitters."""
+    return len(factors) == 1 and factors[0].pmf_x.shape[0] * length <= CLASSIC_MAX_POINTS
+
+
+def _fusion_emitters(factors, *args, length, **static) -> bool:
+    return not _on_classic_emitters(factors, length)
+
+
+@functools.partial(_cache.kernel, name="fft_compose", fusion_emitters=_fusion_emitters)
 @functools.partial(jax.jit, static_argnames=("length", "exact_ratio", "bits", "aligned", "closed"))
 def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window, grid_step, theta=None, *, length,
-                       exact_ratio, bits, aligned=False, closed=True) -> tuple[Any, jax.Array]:
+                       exact_ratio, bits, aligned=False, closed=True) -> tuple[Any, jax.Array | None]:
     """Convolution of ``counts[k]`` copies of each factor (rows, n_k) on the window, the
     spectra multiplied in a ``lax.scan`` over each group of equal-length factors.
 
@@ -205,11 +238,11 @@ def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window,
     batched FFT (:func:`tilted_laws`); returns (pair, small sides' tilted pair, big sides'
     tilted pair), the pair unclosed if not ``closed`` (see :func:`_finish`).
 
-    Returned beside the answer (and dropped by the caller): the first factor's transform,
-    kept so that its spectrum's power is written to a buffer of its own. Written over the
-    transform (XLA's in-place reuse of a dead operand), the power's loop on XLA:CPU's classic
-    emitters ran ~6x slower (327,680 points: 3.2 ms against 0.5 ms); beside it, as fast as
-    on the fusion emitters.
+    Returned beside the answer (and dropped by the caller): on the classic emitters
+    (:func:`_on_classic_emitters`) the factor's transform, kept so that its spectrum's power
+    is written to a buffer of its own; else None. Written over the transform (XLA's in-place
+    reuse of a dead operand), the power's loop on XLA:CPU's classic emitters ran ~6x slower
+    (327,680 points: 3.2 ms against 0.5 ms); beside it, as fast as on the fusion emitters.
     """
     def first(factor):  # the product of no spectra yet: the first factor's terms alone
         px, py, off, iy, nx, count = factor
@@ -238,7 +271,7 @@ def fft_compose_kernel(factors: tuple[Pair, ...], counts: tuple, window: Window,
     spec, start, neglog_fin_y, neglog_fin_x = carry
     steps = sum(jnp.asarray(c, jnp.float64) for c in counts)
     return _finish(spec, start, neglog_fin_y, neglog_fin_x, window, grid_step, length, exact_ratio, aligned,
-                   theta is not None, steps, closed), transform
+                   theta is not None, steps, closed), (transform if _on_classic_emitters(factors, length) else None)
 
 
 
