@@ -151,12 +151,3 @@ def test_device_script_records_the_card_and_each_workload(tmp_path, monkeypatch,
     table = capsys.readouterr().out
     assert "| beta4096 |" in table and "| mu | RuntimeError: no kernel |" in table
 
-
-def test_compile_options_names_the_emitters_dpax_chose():
-    """benchmarks.compile_options' last column: one kind of emitters, or how many of each for
-    a kernel that chooses per call (the FFT composition)."""
-    from benchmarks.compile_options import dpax_uses
-
-    assert dpax_uses({"dpax_fusion": 0, "dpax_classic": 3}) == "classic"
-    assert dpax_uses({"dpax_fusion": 2, "dpax_classic": 0}) == "fusion"
-    assert dpax_uses({"dpax_fusion": 2, "dpax_classic": 5}) == "classic 5, fusion 2"
