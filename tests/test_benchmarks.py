@@ -150,4 +150,3 @@ def test_device_script_records_the_card_and_each_workload(tmp_path, monkeypatch,
     assert lines[2]["error"] == "RuntimeError: no kernel"
     table = capsys.readouterr().out
     assert "| beta4096 |" in table and "| mu | RuntimeError: no kernel |" in table
-

@@ -227,6 +227,34 @@ def test_a_factor_longer_than_the_fft_wraps_around_exactly():
         np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=0, atol=1e-15)
 
 
+@pytest.mark.parametrize("rows,n,length,shifted", [(2, 300, 512, False), (2, 700, 512, False),
+                                                  (1, 2600, 512, False), (3, 300, 512, True),
+                                                  (2, 700, 512, True), (1, 2600, 512, True)])
+def test_rows_land_on_the_fft_circle_as_a_scatter_add_puts_them(rows, n, length, shifted):
+    """_rfft_folded's slices and gather place each mass where an in-order scatter-add
+    (NumPy's ``np.add.at``) puts it: position (j - shift) mod length, wrapped masses added
+    in their order; short rows, rows of 2 and of more than _FOLD_SLICES pieces, shifts of
+    either sign and past the length. The same placed array gives the same spectrum, bit for
+    bit; a shift off by one or a wrapped slice dropped or added twice fails."""
+    import jax.numpy as jnp
+
+    from dpax._engine import composition
+    from dpax._engine.x64 import float64
+
+    rng = np.random.default_rng(n + length + shifted)
+    pmf = rng.random((rows, n)) ** 6
+    shift = rng.integers(-3 * length, 3 * length, rows) if shifted else np.zeros(rows, np.int64)
+    placed = np.zeros((rows, length))
+    for r in range(rows):
+        np.add.at(placed[r], (np.arange(n) - shift[r]) % length, pmf[r])
+    assert (n > length * composition._FOLD_SLICES) == (n == 2600)  # both ways of folding are met
+
+    got, want = float64(lambda: (composition._rfft_folded(jnp.asarray(pmf), length,
+                                                          jnp.asarray(shift) if shifted else None),
+                                 jnp.fft.rfft(jnp.asarray(placed), n=length)))()
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
 def test_a_factor_placed_early_gives_the_rolled_composition(monkeypatch):
     """One factor whose count fits in the FFT's spare length is placed floor((lo - start) / T)
     positions early, so the composed window needs no roll (``aligned``); forcing the roll
