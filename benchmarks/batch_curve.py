@@ -9,15 +9,21 @@ Two kinds of rows:
   keeping those with sample rate 3e-4..0.05, steps 100..5000 and a target that needs noise
   (benchmarks/workloads.py, ``unlike_rows``); the N rows are the first N of one list.
 
-One row alone: the mean warm time of single-row calls (scalar arguments; each row called three
-times untimed first) over the first ``SINGLES`` (16) rows of the kind: the same rows as the
-16-row batch, and for larger N a sample of the distribution its rows are drawn from (a
-cheaper row mix in the baseline than in the batch would flatter the ratio); each point
-records the baseline it was divided by (``single_s``). Per N: three untimed calls (a repeated
-search compiles its own sizes on its third call: dpax._engine.grid.repeated), then the median of
-``--repeat`` timed calls (one timed call when N >= 256). Prints a Markdown table per kind and the
-verdicts of benchmarks/goals.toml; writes ``benchmarks/results/batch-curve.json``, again after
-every size (``meta.complete`` false until the last): an interrupted run keeps what it measured.
+One row alone: the mean warm time of single-row calls (scalar arguments) over the batch's
+first ``LOOP_ROWS`` (32) rows, all of them below 32 rows: at every size the rows are called
+one at a time (each row called three times untimed the first time it is seen), alternately
+with the batch, round by round, so that the machine's speed, which drifts by tens of percent
+over the minutes a curve takes on a shared 2-core machine, moves both sides alike (a baseline
+measured once, before the sizes, read 0.107 s a row and made the 16-row batch look 0.63x; timed
+alternately with it the same 16 rows cost 0.91x). Above 32 rows the baseline is a sample of
+the distribution the batch's rows are drawn from (rows nested: the first 32 of every larger
+batch): the mean of rows 16-63 and of rows 0-15 alone agreed within 5%. Per N: three untimed
+calls of the batch (a repeated search compiles its own sizes on its third call:
+dpax._engine.grid.repeated), then ``--repeat`` rounds of one timed batch call and one timed
+pass over the baseline rows (one round when N >= 256); the medians make the ratio. Prints a
+Markdown table per kind and the verdicts of benchmarks/goals.toml; writes
+``benchmarks/results/batch-curve.json``, again after every size (``meta.complete`` false
+until the last): an interrupted run keeps what it measured.
 """
 
 from __future__ import annotations
@@ -34,8 +40,8 @@ OUT = os.path.join(HERE, "results", "batch-curve.json")
 DEFAULT_SIZES = tuple(2**k for k in range(11))  # 1, 2, 4, ..., 1024
 KINDS = ("alike", "unlike")
 GRID = 1e-3
-#: rows whose single-row calls make the "one row alone" baseline
-SINGLES = 16
+#: at most this many of a batch's rows, called one at a time, make its "one row alone" baseline
+LOOP_ROWS = 32
 #: at or above this N each size is timed once (after three untimed calls)
 ONCE_FROM = 256
 
@@ -70,64 +76,68 @@ def _call(p, t, a, b, grid):
     return res
 
 
+def _now() -> float:
+    return time.perf_counter()
+
+
 def _timed(fn):
-    t0 = time.perf_counter()
+    t0 = _now()
     value = fn()
-    return time.perf_counter() - t0, value
+    return _now() - t0, value
 
 
-def single_row_cost(kind: str, count: int = SINGLES, grid: float = GRID) -> dict:
-    """Mean warm seconds of one row alone over the first ``count`` rows of ``kind`` (one row
-    for alike: the same call ``count`` times)."""
-    p, t, a, b = rows(kind, 1 if kind == "alike" else count)
-    times = []
-    for k in range(count):
-        i = 0 if kind == "alike" else k
-        call = lambda i=i: _call(float(p[i]), int(t[i]), float(a[i]), float(b[i]), grid)  # noqa: E731
-        if kind != "alike" or k == 0:
-            call(), call(), call()  # untimed: compilation / cache load, then the repeated call's own sizes
-        times.append(_timed(call)[0])
-    return dict(kind=kind, rows=int(len(p)), calls=count, times=times, mean_s=statistics.fmean(times))
+def _one_at_a_time(p, t, a, b, grid, warmed: set) -> float:
+    """Seconds to call each of these rows alone, one after the other (each row called three
+    times untimed first, the first time it is seen: its compilations and its repeated
+    search's own sizes)."""
+    calls = [lambda i=i: _call(float(p[i]), int(t[i]), float(a[i]), float(b[i]), grid) for i in range(len(p))]
+    for i, call in enumerate(calls):
+        key = (float(p[i]), int(t[i]), float(a[i]), float(b[i]))
+        if key not in warmed:
+            call(), call(), call()
+            warmed.add(key)
+    t0 = _now()
+    for call in calls:
+        call()
+    return _now() - t0
 
 
-def curve(sizes=DEFAULT_SIZES, kinds=KINDS, repeat=3, singles=SINGLES, grid=GRID, on_point=None) -> dict:
+def curve(sizes=DEFAULT_SIZES, kinds=KINDS, repeat=3, loop_rows=LOOP_ROWS, grid=GRID, on_point=None) -> dict:
     """The curve's result (see the module's docstring); ``on_point(result)``, if given, is
-    called with the result so far after each kind's one-row baseline and every size measured."""
+    called with the result so far after every size measured."""
     import numpy as np
 
     import dpax
 
     result = dict(meta=dict(started_utc=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                            grid_step=grid, repeat=repeat, once_from=ONCE_FROM, cpu_count=os.cpu_count(),
-                            python=sys.version.split()[0], dpax_file=dpax.__file__,
+                            grid_step=grid, repeat=repeat, once_from=ONCE_FROM, loop_rows=loop_rows,
+                            cpu_count=os.cpu_count(), python=sys.version.split()[0], dpax_file=dpax.__file__,
                             load_average_start=[round(x, 2) for x in os.getloadavg()]),
-                  single={}, points=[])
+                  points=[])
     t_start = time.perf_counter()
     for kind in kinds:
-        single = single_row_cost(kind, singles, grid)
-        result["single"][kind] = single
-        _log(f"{kind}: one row alone {single['mean_s']:.4f} s (mean of {singles})")
-        if on_point is not None:
-            on_point(result)
+        warmed: set = set()
         for n in sizes:
             p, t, a, b = rows(kind, n)
-            first, _ = _timed(lambda p=p, t=t, a=a, b=b: _call(p, t, a, b, grid))
-            _call(p, t, a, b, grid)
-            third, _ = _timed(lambda p=p, t=t, a=a, b=b: _call(p, t, a, b, grid))
-            k = 1 if n >= ONCE_FROM else repeat
-            times, res = [], None
-            for _ in range(k):
-                dt, res = _timed(lambda p=p, t=t, a=a, b=b: _call(p, t, a, b, grid))
+            m = min(n, loop_rows)
+            batch = lambda p=p, t=t, a=a, b=b: _call(p, t, a, b, grid)  # noqa: E731
+            first, _ = _timed(batch)
+            batch()
+            third, _ = _timed(batch)
+            times, alone, res = [], [], None
+            for _ in range(1 if n >= ONCE_FROM else repeat):  # alternately: drift moves both sides alike
+                dt, res = _timed(batch)
                 times.append(dt)
-            total = statistics.median(times)
+                alone.append(_one_at_a_time(p[:m], t[:m], a[:m], b[:m], grid, warmed))
+            total, alone_s = statistics.median(times), statistics.median(alone) / m
             status = np.asarray(getattr(res, "status", np.array(["?"] * n)), dtype=str)
             pt = dict(kind=kind, n=n, first_s=first, third_s=third, times=times, warm_s=total, per_row_s=total / n,
-                      single_s=single["mean_s"], ratio=(total / n) / single["mean_s"],
+                      alone_rows=m, alone_times=alone, single_s=alone_s, ratio=(total / n) / alone_s,
                       evaluations=getattr(res, "evaluations", None),
                       statuses={s: int(c) for s, c in zip(*np.unique(status, return_counts=True))})
             result["points"].append(pt)
             _log(f"  {kind} N={n}: first {first:.3f} s, warm {total:.4f} s, {pt['per_row_s']:.5f} s/row, "
-                 f"ratio {pt['ratio']:.3f}")
+                 f"one row alone {alone_s:.5f} s (mean of {m}), ratio {pt['ratio']:.3f}")
             result["meta"]["duration_s"] = time.perf_counter() - t_start
             result["meta"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
             if on_point is not None:
@@ -155,20 +165,22 @@ def markdown(result: dict) -> str:
     lines = [f"# dpax batch-cost curve: calibrate_dpsgd, grid {m['grid_step']:g}", "",
              f"Run {m['started_utc']} on {m['cpu_count']} CPU cores in {m['duration_s']:.0f} s; load average "
              f"{m['load_average_start']} at the start, {m['load_average_end']} at the end. Warm = median of "
-             f"{m['repeat']} timed calls after three untimed calls (one timed call from N = {m['once_from']}). "
+             f"{m['repeat']} timed calls after three untimed calls (one timed call from N = {m['once_from']}), each "
+             f"followed by one pass over the batch's first {m.get('loop_rows', 16)} rows (all of them in smaller "
+             "batches) called one at a time, whose mean per row is the cost of one row alone. "
              "Ratio = seconds per row / seconds of one row alone (< 1: batching pays).", ""]
-    for kind, single in result["single"].items():
-        lines += [f"## {kind} rows (one row alone: {single['mean_s']:.4f} s, mean of {single['calls']} warm calls)", "",
+    kinds = list(dict.fromkeys(pt["kind"] for pt in result["points"]))
+    for kind in kinds:
+        lines += [f"## {kind} rows", "",
                   "| N | first call (s) | third call (s) | total warm (s) | s per row | one row alone (s) "
-                  "| per row / one row | statuses |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+                  "| rows alone | per row / one row | statuses |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for pt in result["points"]:
             if pt["kind"] == kind:
                 st = ", ".join(f"{k} {v}" for k, v in pt["statuses"].items())
-                alone = pt.get("single_s", single["mean_s"])  # a file merged from runs: each point's own
                 lines.append(f"| {pt['n']} | {pt['first_s']:.3f} | {pt.get('third_s', float('nan')):.3f} | "
-                             f"{pt['warm_s']:.4f} | {pt['per_row_s']:.5f} | {alone:.4f} | "
-                             f"{pt['ratio']:.3f} | {st} |")
+                             f"{pt['warm_s']:.4f} | {pt['per_row_s']:.5f} | {pt['single_s']:.4f} | "
+                             f"{pt.get('alone_rows', '-')} | {pt['ratio']:.3f} | {st} |")
         lines.append("")
     lines.append(goals.markdown(result["goals"]))
     return "\n".join(lines)
@@ -207,7 +219,7 @@ def main(args) -> int:
         result = curve(sizes, kinds, repeat=args.repeat, on_point=save)
     except KeyboardInterrupt:
         _log(f"interrupted; {path} holds what was measured (meta.complete false)" if written
-             else "interrupted before the first baseline was measured: nothing written")
+             else "interrupted before the first size was measured: nothing written")
         return 130
     write(result, path, goal_list, True)
     print(markdown(result))

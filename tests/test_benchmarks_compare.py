@@ -5,6 +5,7 @@ in a child process the way ``python -m benchmarks compare`` runs it."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -140,37 +141,48 @@ def test_batch_curve_lookup_applies_min_rows():
 
 def test_batch_curve_writes_every_size_as_it_goes(tmp_path, monkeypatch):
     """The curve's JSON is rewritten after every size: an interrupted run keeps the sizes it
-    measured (meta.complete false), a finished one says complete (calls faked, no clock)."""
+    measured (meta.complete false), a finished one says complete. Each size's baseline is
+    its own first rows called one at a time, between its timed batch calls (calls and clock
+    faked: the batch of n rows takes n / 2 s, one row alone 1 s)."""
     import argparse
     import types
 
     import numpy as np
 
-    sizes_called = []
+    calls = []
+    clock = {"now": 0.0}
 
     def fake_call(p, t, a, b, grid):
         n = int(np.size(p))
-        sizes_called.append(n)
+        calls.append(n if np.ndim(p) else "row")
         if n == 4 and stop["at_4"]:
             raise KeyboardInterrupt
+        clock["now"] += n / 2 if np.ndim(p) else 1.0
         return types.SimpleNamespace(status=np.array(["calibrated"] * n), evaluations=n)
 
     monkeypatch.setattr(batch_curve, "_call", fake_call)
+    monkeypatch.setattr(batch_curve, "_now", lambda: clock["now"])
     out = tmp_path / "curve.json"
-    args = argparse.Namespace(sizes="1,2,4", kind="unlike", repeat=1, out=str(out), strict=False)
+    args = argparse.Namespace(sizes="1,2,4", kind="unlike", repeat=2, out=str(out), strict=False)
     stop = {"at_4": True}
+    monkeypatch.setattr(batch_curve, "curve", functools.partial(batch_curve.curve, loop_rows=2))
     assert batch_curve.main(args) == 130
     partial = json.loads(out.read_text())
     assert [pt["n"] for pt in partial["points"]] == [1, 2] and partial["meta"]["complete"] is False
-    assert "unlike" in partial["single"] and partial["goals_summary"]
+    assert partial["goals_summary"]
     stop["at_4"] = False
+    calls.clear()
     assert batch_curve.main(args) == 0
     whole = json.loads(out.read_text())
     assert [pt["n"] for pt in whole["points"]] == [1, 2, 4] and whole["meta"]["complete"] is True
     assert not os.path.exists(str(out) + ".tmp")
-    alone = whole["single"]["unlike"]["mean_s"]
-    assert all(pt["single_s"] == alone and pt["ratio"] == pt["per_row_s"] / alone for pt in whole["points"])
-    assert "| one row alone (s) |" in batch_curve.markdown(whole)
+    # N = 4: three untimed batch calls, then batch and its two rows alone, alternately, twice
+    # (the rows were warmed at N = 1 and 2: not called untimed again)
+    assert calls[-9:] == [4, 4, 4, 4, "row", "row", 4, "row", "row"]
+    for pt in whole["points"]:
+        assert pt["alone_rows"] == min(pt["n"], 2) and pt["single_s"] == 1.0
+        assert pt["per_row_s"] == 0.5 and pt["ratio"] == 0.5
+    assert "| one row alone (s) | rows alone |" in batch_curve.markdown(whole)
 
 
 def test_unlike_rows_need_noise_and_are_nested():
