@@ -10,20 +10,24 @@ Two kinds of rows:
   (benchmarks/workloads.py, ``unlike_rows``); the N rows are the first N of one list.
 
 One row alone: the mean warm time of single-row calls (scalar arguments) over the batch's
-first ``LOOP_ROWS`` (32) rows, all of them below 32 rows: at every size the rows are called
-one at a time (each row called three times untimed the first time it is seen), alternately
-with the batch, round by round, so that the machine's speed, which drifts by tens of percent
-over the minutes a curve takes on a shared 2-core machine, moves both sides alike (a baseline
-measured once, before the sizes, read 0.107 s a row and made the 16-row batch look 0.63x; timed
-alternately with it the same 16 rows cost 0.91x). Above 32 rows the baseline is a sample of
-the distribution the batch's rows are drawn from (rows nested: the first 32 of every larger
-batch): the mean of rows 16-63 and of rows 0-15 alone agreed within 5%. Per N: three untimed
-calls of the batch (a repeated search compiles its own sizes on its third call:
-dpax._engine.grid.repeated), then ``--repeat`` rounds of one timed batch call and one timed
-pass over the baseline rows (one round when N >= 256); the medians make the ratio. Prints a
-Markdown table per kind and the verdicts of benchmarks/goals.toml; writes
-``benchmarks/results/batch-curve.json``, again after every size (``meta.complete`` false
-until the last): an interrupted run keeps what it measured.
+first ``LOOP_ROWS`` (16) rows, all of them below 16 rows: at every size the rows are called
+one at a time, alternately with the batch, round by round, so that the machine's speed, which
+drifts by tens of percent over the minutes a curve takes on a shared 2-core machine, moves
+both sides alike (a baseline measured once, before the sizes, read 0.107 s a row and made the
+16-row batch look 0.63x; timed alternately with it the same 16 rows cost 0.91-0.99x). Above 16
+rows the baseline is a sample of the distribution the batch's rows are drawn from (rows
+nested: the first 16 of every larger batch; the mean of rows 16-63 alone and of rows 0-15
+alone agreed within 5%). Each side's timed call follows an untimed one: sixteen rows alone
+use ~350 kernel shapes (in their repeated calls each row has its own) and a batch up to
+~300, more together than dpax keeps in memory (``dpax._engine.cache.MAX_IN_MEMORY``), so
+each side reloads from the disk store what the other evicted (with 32 rows alone both sides
+ran 3-6x slower, reloading in their timed calls). Per N: three untimed calls of the batch (a
+repeated search compiles its own sizes on its third call: dpax._engine.grid.repeated), then
+``--repeat`` rounds (one when N >= 256) of a timed batch call and a timed pass over the
+baseline rows, each after its untimed call; the medians make the ratio. Prints a Markdown table
+per kind and the verdicts of benchmarks/goals.toml; writes ``benchmarks/results/batch-curve.json``,
+again after every size (``meta.complete`` false until the last): an interrupted run keeps what
+it measured.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ DEFAULT_SIZES = tuple(2**k for k in range(11))  # 1, 2, 4, ..., 1024
 KINDS = ("alike", "unlike")
 GRID = 1e-3
 #: at most this many of a batch's rows, called one at a time, make its "one row alone" baseline
-LOOP_ROWS = 32
+LOOP_ROWS = 16
 #: at or above this N each size is timed once (after three untimed calls)
 ONCE_FROM = 256
 
@@ -87,15 +91,15 @@ def _timed(fn):
 
 
 def _one_at_a_time(p, t, a, b, grid, warmed: set) -> float:
-    """Seconds to call each of these rows alone, one after the other (each row called three
-    times untimed first, the first time it is seen: its compilations and its repeated
-    search's own sizes)."""
+    """Seconds to call each of these rows alone, one after the other, after an untimed pass
+    (each row called three times the first time it is seen: its compilations and its
+    repeated search's own sizes; once after that, to load back the kernels a batch evicted)."""
     calls = [lambda i=i: _call(float(p[i]), int(t[i]), float(a[i]), float(b[i]), grid) for i in range(len(p))]
     for i, call in enumerate(calls):
         key = (float(p[i]), int(t[i]), float(a[i]), float(b[i]))
-        if key not in warmed:
-            call(), call(), call()
-            warmed.add(key)
+        for _ in range(1 if key in warmed else 3):
+            call()
+        warmed.add(key)
     t0 = _now()
     for call in calls:
         call()
@@ -125,7 +129,9 @@ def curve(sizes=DEFAULT_SIZES, kinds=KINDS, repeat=3, loop_rows=LOOP_ROWS, grid=
             batch()
             third, _ = _timed(batch)
             times, alone, res = [], [], None
-            for _ in range(1 if n >= ONCE_FROM else repeat):  # alternately: drift moves both sides alike
+            for r in range(1 if n >= ONCE_FROM else repeat):  # alternately: drift moves both sides alike
+                if r:
+                    batch()  # untimed: loads back the kernels the rows alone evicted
                 dt, res = _timed(batch)
                 times.append(dt)
                 alone.append(_one_at_a_time(p[:m], t[:m], a[:m], b[:m], grid, warmed))
@@ -167,7 +173,8 @@ def markdown(result: dict) -> str:
              f"{m['load_average_start']} at the start, {m['load_average_end']} at the end. Warm = median of "
              f"{m['repeat']} timed calls after three untimed calls (one timed call from N = {m['once_from']}), each "
              f"followed by one pass over the batch's first {m.get('loop_rows', 16)} rows (all of them in smaller "
-             "batches) called one at a time, whose mean per row is the cost of one row alone. "
+             "batches) called one at a time, whose mean per row is the cost of one row alone (each side's timed "
+             "call after an untimed one). "
              "Ratio = seconds per row / seconds of one row alone (< 1: batching pays).", ""]
     kinds = list(dict.fromkeys(pt["kind"] for pt in result["points"]))
     for kind in kinds:

@@ -176,9 +176,9 @@ def test_batch_curve_writes_every_size_as_it_goes(tmp_path, monkeypatch):
     whole = json.loads(out.read_text())
     assert [pt["n"] for pt in whole["points"]] == [1, 2, 4] and whole["meta"]["complete"] is True
     assert not os.path.exists(str(out) + ".tmp")
-    # N = 4: three untimed batch calls, then batch and its two rows alone, alternately, twice
-    # (the rows were warmed at N = 1 and 2: not called untimed again)
-    assert calls[-9:] == [4, 4, 4, 4, "row", "row", 4, "row", "row"]
+    # N = 4: three untimed batch calls, then the batch and its two rows alone, alternately,
+    # twice, each after an untimed call (the rows, warmed at N = 1 and 2, once each)
+    assert calls[-14:] == [4, 4, 4, 4, "row", "row", "row", "row", 4, 4, "row", "row", "row", "row"]
     for pt in whole["points"]:
         assert pt["alone_rows"] == min(pt["n"], 2) and pt["single_s"] == 1.0
         assert pt["per_row_s"] == 0.5 and pt["ratio"] == 0.5
