@@ -87,8 +87,9 @@ class _Evaluator:
     noise composed many times next to a large one) are split into groups by an estimated
     support width ``cost(params, rows)`` (a factor 4 apart at most); each group's row count
     is padded to a few fixed sizes and to a multiple of the device count (so it shards
-    evenly, see :mod:`dpax._engine.sharding`), and a group over the memory budget is split into
-    chunks. Rows are independent, so the grouping changes the cost, not the answers."""
+    evenly, see :mod:`dpax._engine.sharding`), and evaluated in calls of at most
+    :data:`dpax._engine.batching.SEARCH_CALL_ROWS` rows (fewer where the memory budget says
+    so). Rows are independent, so the grouping changes the cost, not the answers."""
 
     def __init__(self, build: _Build, target: _targets.Target, what: str,
                  cost: Callable[[np.ndarray, np.ndarray], ArrayLike] | None = None, lengths: dict | None = None,
@@ -126,7 +127,9 @@ class _Evaluator:
             margin, _ = self.target.take(rows[a:b]).margin(pl.pair)
             return margin
 
-        margins, self.chunk[key] = _sharding.map_chunks(run, params.size, self.chunk.get(key))
+        most = _sharding.pad_rows(_batching.SEARCH_CALL_ROWS)  # (a multiple of the device count)
+        chunk = min(self.chunk.get(key) or most, most)
+        margins, self.chunk[key] = _sharding.map_chunks(run, params.size, chunk)
         return margins[:n]
 
     def __call__(self, params: np.ndarray, rows: np.ndarray) -> np.ndarray:
