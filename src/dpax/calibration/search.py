@@ -110,7 +110,15 @@ class _Evaluator:
 
     def _run_shared(self, params: np.ndarray, rows: np.ndarray, key: int) -> np.ndarray:
         n = params.size
-        pad = _grid.shared_size(_batching.group_size(n), ("rows", self.step), _grid.SHARED_ROWS) - n
+        most = _sharding.pad_rows(_batching.SEARCH_CALL_ROWS)  # rows per call (a multiple of the device count)
+        size = _batching.group_size(n)
+        if _grid.repeated():  # this call's own sizes (shapes compiled once)
+            size = _grid.shared_size(size, ("rows", self.step), _grid.SHARED_ROWS)
+        elif size > most:  # whole calls of `most` rows: one row count for every round's calls
+            size = -(-size // most) * most
+        else:  # a row count of an earlier round, at most `most`
+            size = min(_grid.shared_size(size, ("rows", self.step), _grid.SHARED_ROWS), most)
+        pad = size - n
         if pad:
             params = np.concatenate([params, np.repeat(params[-1:], pad)])
             rows = np.concatenate([rows, np.repeat(rows[-1:], pad)])
@@ -127,7 +135,6 @@ class _Evaluator:
             margin, _ = self.target.take(rows[a:b]).margin(pl.pair)
             return margin
 
-        most = _sharding.pad_rows(_batching.SEARCH_CALL_ROWS)  # (a multiple of the device count)
         chunk = min(self.chunk.get(key) or most, most)
         margins, self.chunk[key] = _sharding.map_chunks(run, params.size, chunk)
         return margins[:n]
