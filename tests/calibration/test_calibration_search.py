@@ -124,3 +124,28 @@ def test_generic_calibrate_matches_calibrate_dpsgd():
     T = int(np.floor(steps))
     assert (dpax.dpsgd(1.0, 0.01, T, grid_step=STEP).beta(0.1) >= 0.6
             > dpax.dpsgd(1.0, 0.01, T + 2, grid_step=STEP).beta(0.1))
+
+
+def test_a_search_evaluates_at_most_sixteen_rows_per_call(monkeypatch):
+    """A search's kernel calls hold at most SEARCH_CALL_ROWS rows (a first call pads a larger
+    group to whole calls of that many); the chunking changes no answer."""
+    from dpax._engine import batching
+
+    sizes = []
+
+    def family(scale, sensitivity):
+        sizes.append(int(np.size(scale)))
+        return dpax.laplace(scale=scale, sensitivity=sensitivity, grid_step=1e-2)
+
+    sens = np.linspace(1.0, 2.0, 10)  # 10 rows x 4 candidates: 40 parameters a round at first
+    run = lambda: dpax.calibrate(family, Advantage(0.2), args=(sens,), candidates=4, param_bounds=(0.1, 100.0))
+    capped = run()
+    assert max(sizes) == 16 and set(sizes[:3]) == {16}  # 40 -> 48 rows: three calls of 16
+    sizes.clear()
+    monkeypatch.setattr(batching, "SEARCH_CALL_ROWS", 1024)
+    whole = run()
+    assert max(sizes) > 16
+    np.testing.assert_array_equal(capped, whole)
+    # Laplace's advantage is 1 - exp(-sensitivity / (2 scale)) at its best threshold: the
+    # answer is the scale where that is 0.2, within the search's tolerance and the grid's pessimism
+    np.testing.assert_allclose(capped, sens / (-2 * np.log(0.8)), rtol=2e-2)
