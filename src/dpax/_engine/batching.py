@@ -18,10 +18,10 @@ from .pair import Pair
 #: fewest rows worth a kernel call of their own (see :func:`merge_groups`)
 GROUP_MIN_ROWS = 32
 #: most rows a calibration search evaluates in one kernel call (a larger group is taken in
-#: calls of this many rows; :class:`dpax.calibration.search._Evaluator`): a call over a hundred DP-SGD rows of
-#: ~10^5 grid points sweeps arrays far larger than the processor's caches, and its rows cost
-#: more than the same rows in calls of 16 (256 unlike rows of the batch-curve benchmark on a
-#: 2-core CPU, warm: 33.0 s in whole groups, 21.2 s in calls of at most 16 rows, 23.2 s of 32)
+#: calls of this many rows; :class:`dpax.calibration.search._Evaluator`): a call over a hundred
+#: DP-SGD rows of ~10^5 grid points sweeps arrays far larger than the processor's caches (the
+#: 64-row table of the benchmarks, warm on a 2-core CPU, two runs of ``python -m benchmarks
+#: compare``: 5.02 and 4.43 s in whole groups, 4.12 and 3.71 s in calls of at most 16 rows)
 SEARCH_CALL_ROWS = 16
 #: the same in a repeated workload (:func:`dpax._engine.grid.repeated`), whose group shapes
 #: are compiled once: narrower groups, less padding to the widest row
