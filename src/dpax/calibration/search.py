@@ -115,7 +115,7 @@ class _Evaluator:
         if _grid.repeated():  # this call's own sizes (shapes compiled once)
             size = _grid.shared_size(size, ("rows", self.step), _grid.SHARED_ROWS)
         elif size > most:  # whole calls of `most` rows: one row count for every round's calls
-            size = -(-size // most) * most
+            size = _sharding.pad_rows(size, most)
         else:  # a row count of an earlier round, at most `most`
             size = min(_grid.shared_size(size, ("rows", self.step), _grid.SHARED_ROWS), most)
         pad = size - n
