@@ -2,6 +2,8 @@
 ``python -m benchmarks compare REF``: speed at a git revision against the working tree
 (benchmarks/compare.py); ``python -m benchmarks batch-curve``: cost per row of a calibration
 batch (benchmarks/batch_curve.py). All three end with the verdicts of benchmarks/goals.toml.
+``python -m benchmarks census [PYTEST ARGS]``: the default test run's time and XLA compilations
+per test module (benchmarks/census.py).
 
 --quick (default) takes a few minutes on a 2-core CPU; --full adds riskcal's grid-1e-4
 calibration, grid 1e-5 for the exact Gaussian, the num_steps series at grid 1e-4, more batch
@@ -19,7 +21,7 @@ import sys
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks",
-                                     description="dpax benchmarks: the suite (run), compare REF, batch-curve")
+                                     description="dpax benchmarks: the suite (run), compare REF, batch-curve, census")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the suite and write JSON + Markdown results")
     mode = run.add_mutually_exclusive_group()
@@ -53,7 +55,18 @@ def main(argv=None) -> int:
     bc.add_argument("--repeat", type=int, default=3, help="timed warm calls per size below 256 rows (default 3)")
     bc.add_argument("--out", default=None, help="JSON path (default benchmarks/results/batch-curve.json)")
     bc.add_argument("--strict", action="store_true", help="exit status 1 when a goal of benchmarks/goals.toml FAILs")
-    args = parser.parse_args(argv)
+
+    census = sub.add_parser("census", help="the test run's time and XLA compilations per test module "
+                                           "(benchmarks/census.py); other arguments go to pytest")
+    census.add_argument("--out", default=None, help="JSON path (default benchmarks/results/census.json)")
+    args, rest = parser.parse_known_args(argv)
+    if args.command != "census" and rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if args.command == "census":
+        from benchmarks import census as census_module
+
+        args.pytest_args = rest
+        return census_module.main(args)
 
     if args.command == "compare":
         from benchmarks import compare

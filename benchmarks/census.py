@@ -1,0 +1,156 @@
+"""``python -m benchmarks census [PYTEST ARGS]``: where a test run's time goes, module by module.
+
+Runs the README's test command (``python -m pytest``, the default run: two workers, slow
+tests left out; extra arguments are passed on) with this module loaded as a pytest plugin
+in every process of the run. Each test's time (setup, call and teardown) and the XLA
+compilations made while it ran (JAX's backend-compile events: dpax's kernels and JAX's own
+small computations alike; a kernel compiled ahead in a background thread counts for the test
+running at the time) are summed per test module. Prints a Markdown table, the modules with
+the most time first, with the run's wall time and the share of the tests' time spent
+compiling; writes the same as JSON (default ``benchmarks/results/census.json``).
+
+Why a census: the default run is bounded by compilation, not by the tests' arithmetic
+(each distinct kernel shape costs ~0.3-4 s of XLA's time, and the tests ask for over a
+thousand), so a slow module is slow for the kernels it is the first to need. A test moved
+to the slow set saves only the kernels no other default test compiles.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import pytest
+
+#: The per-process records of a census are written to this directory (set by the command for
+#: the pytest run; the plugin does nothing without it).
+DIR_ENV = "DPAX_CENSUS_DIR"
+#: JAX's event for one XLA backend compilation (``jax.monitoring`` duration events).
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# -- the plugin: runs inside each pytest process ------------------------------------------
+
+_lock = threading.Lock()
+_current: dict = {"test": None}
+#: nodeid -> {"seconds", "compile_s", "compiles"}
+_tests: dict = {}
+
+
+def _entry(nodeid: str) -> dict:
+    return _tests.setdefault(nodeid, {"seconds": 0.0, "compile_s": 0.0, "compiles": 0})
+
+
+def on_event_duration(event: str, duration: float, **_kwargs) -> None:
+    """JAX's duration listener: a backend compilation, booked on the test running now (or on
+    ``<outside tests>``: collection, session fixtures' teardown)."""
+    if event != COMPILE_EVENT:
+        return
+    with _lock:
+        entry = _entry(_current["test"] or "<outside tests>")
+        entry["compile_s"] += float(duration)
+        entry["compiles"] += 1
+
+
+def pytest_configure(config) -> None:
+    if os.environ.get(DIR_ENV):
+        import jax.monitoring
+
+        jax.monitoring.register_event_duration_secs_listener(on_event_duration)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Time the test (setup, call, teardown) and book the compilations meanwhile on it."""
+    with _lock:
+        _current["test"] = item.nodeid
+    start = time.perf_counter()
+    yield
+    with _lock:
+        _entry(item.nodeid)["seconds"] += time.perf_counter() - start
+        _current["test"] = None
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    directory = os.environ.get(DIR_ENV)
+    if not directory or not _tests:
+        return
+    name = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with _lock, open(os.path.join(directory, f"census-{name}-{os.getpid()}.json"), "w") as fh:
+        json.dump(_tests, fh)
+
+
+# -- the command ---------------------------------------------------------------------------
+
+
+def module_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def summarise(records: list[dict], wall: float) -> dict:
+    """Per-module sums (tests, seconds, compile seconds, compilations) of the processes'
+    records, modules by seconds (most first), and the run's totals."""
+    modules: dict[str, dict] = {}
+    for record in records:
+        for nodeid, entry in record.items():
+            m = modules.setdefault(module_of(nodeid), {"tests": 0, "seconds": 0.0, "compile_s": 0.0, "compiles": 0})
+            m["tests"] += not nodeid.startswith("<")
+            for key in ("seconds", "compile_s", "compiles"):
+                m[key] += entry[key]
+    ordered = dict(sorted(modules.items(), key=lambda kv: (-kv[1]["seconds"], -kv[1]["compile_s"], kv[0])))
+    seconds = sum(m["seconds"] for m in modules.values())
+    compile_s = sum(m["compile_s"] for m in modules.values())
+    return {"wall_s": wall, "processes": len(records), "tests": sum(m["tests"] for m in modules.values()),
+            "seconds": seconds, "compile_s": compile_s, "compiles": sum(m["compiles"] for m in modules.values()),
+            "modules": ordered}
+
+
+def markdown(summary: dict, top: int = 30) -> str:
+    """The census as a Markdown table (the ``top`` modules) under a line of totals."""
+    s = summary
+    share = s["compile_s"] / s["seconds"] if s["seconds"] else 0.0
+    lines = [f"Test run: {s['wall_s']:.0f} s wall, {s['processes']} process(es), {s['tests']} tests; "
+             f"{s['seconds']:.0f} s of test time, of which {s['compile_s']:.0f} s ({share:.0%}) in "
+             f"{s['compiles']} XLA compilations.", "",
+             "| module | tests | seconds | compiling (s) | compilations |", "| --- | --- | --- | --- | --- |"]
+    for name, m in list(s["modules"].items())[:top]:
+        lines.append(f"| {name} | {m['tests']} | {m['seconds']:.1f} | {m['compile_s']:.1f} | {m['compiles']} |")
+    rest = list(s["modules"].values())[top:]
+    if rest:
+        lines.append(f"| ({len(rest)} more) | {sum(m['tests'] for m in rest)} | {sum(m['seconds'] for m in rest):.1f}"
+                     f" | {sum(m['compile_s'] for m in rest):.1f} | {sum(m['compiles'] for m in rest)} |")
+    return "\n".join(lines) + "\n"
+
+
+def run(pytest_args: list[str], cwd: str = ROOT) -> tuple[int, dict]:
+    """Run ``python -m pytest`` with this plugin (and ``pytest_args``) in ``cwd``; (pytest's
+    exit status, :func:`summarise` of its processes' records)."""
+    with tempfile.TemporaryDirectory(prefix="dpax-census-") as directory:
+        env = {**os.environ, DIR_ENV: directory,
+               "PYTHONPATH": os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)}
+        start = time.perf_counter()
+        status = subprocess.call([sys.executable, "-m", "pytest", "-p", "benchmarks.census", *pytest_args],
+                                 cwd=cwd, env=env)
+        wall = time.perf_counter() - start
+        records = []
+        for name in sorted(os.listdir(directory)):
+            with open(os.path.join(directory, name)) as fh:
+                records.append(json.load(fh))
+    return status, summarise(records, wall)
+
+
+def main(args) -> int:
+    status, summary = run(list(args.pytest_args))
+    out = args.out or os.path.join(HERE, "results", "census.json")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w") as fh:
+        json.dump(summary, fh, indent=1)
+    print(markdown(summary))
+    print(f"wrote {out}", file=sys.stderr)
+    return status
