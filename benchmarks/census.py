@@ -7,7 +7,9 @@ compilations made while it ran (JAX's backend-compile events: dpax's kernels and
 small computations alike; a kernel compiled ahead in a background thread counts for the test
 running at the time) are summed per test module. Prints a Markdown table, the modules with
 the most time first, with the run's wall time and the share of the tests' time spent
-compiling; writes the same as JSON (default ``benchmarks/results/census.json``).
+compiling, then the verdicts of benchmarks/goals.toml (the default run's wall time against
+its goal, measured only when no pytest arguments are given); writes the same as JSON (default
+``benchmarks/results/census.json``, the verdicts under "goals").
 
 Why a census: the default run is bounded by compilation, not by the tests' arithmetic
 (each distinct kernel shape costs ~0.3-4 s of XLA's time, and the tests ask for over a
@@ -145,12 +147,29 @@ def run(pytest_args: list[str], cwd: str = ROOT) -> tuple[int, dict]:
     return status, summarise(records, wall)
 
 
+def lookup_for(summary: dict, default_run: bool):
+    """benchmarks/goals.toml lookup: the wall time, for the test-run goal, of a default run
+    only (a census given pytest arguments runs something else)."""
+
+    def lookup(goal):
+        if goal["metric"] == "test_run_seconds" and default_run:
+            return [("default run", summary["wall_s"])]
+        return []
+
+    return lookup
+
+
 def main(args) -> int:
+    from benchmarks import goals
+
     status, summary = run(list(args.pytest_args))
+    verdicts = goals.evaluate(goals.load(), lookup_for(summary, default_run=not args.pytest_args))
+    summary["goals"] = verdicts
     out = args.out or os.path.join(HERE, "results", "census.json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as fh:
         json.dump(summary, fh, indent=1)
     print(markdown(summary))
+    print(goals.markdown(verdicts))
     print(f"wrote {out}", file=sys.stderr)
     return status

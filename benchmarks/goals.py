@@ -1,6 +1,6 @@
 """dpax's speed goals (benchmarks/goals.toml): loading, checking, and the verdict lines that
-``python -m benchmarks run``, ``compare`` and ``batch-curve`` print at the end of their
-Markdown.
+``python -m benchmarks run``, ``compare``, ``batch-curve`` and ``census`` print at the end of
+their Markdown.
 
 A command evaluates every goal with a *lookup*, ``lookup(goal) -> [(label, value), ...]``: the
 measured values of the goal's quantity (several for a goal over every workload or every batch
@@ -26,8 +26,9 @@ METRICS = {
     "cold_second_over_anchor": ("fresh process, dpax's second run / {anchor}", "x"),
     "batch_per_row_over_single": ("warm s per row of an N-row batch / one row alone, N >= {min_rows}", "x"),
     "ref_over_head_warm": ("REF / HEAD, warm median", "x"),
+    "test_run_seconds": ("wall time of the default test run (python -m pytest)", " s"),
 }
-SECTIONS = ("warm", "cold", "batch", "compare")
+SECTIONS = ("warm", "cold", "batch", "compare", "tests")
 ALL = "*"
 
 

@@ -72,3 +72,17 @@ def test_only_census_passes_unknown_arguments_on():
     with pytest.raises(SystemExit) as exit_info:
         main(["compare", "HEAD", "--no-such-option"])
     assert exit_info.value.code == 2
+
+
+def test_the_default_run_is_held_to_its_goal_and_a_subset_is_not_measured():
+    from benchmarks import goals
+
+    (goal,) = [g for g in goals.load() if g["metric"] == "test_run_seconds"]
+    assert goal["section"] == "tests" and goal["max"] == 360
+    summary = {"wall_s": 420.0}
+    (verdict,) = [v for v in goals.evaluate([goal], census.lookup_for(summary, default_run=True))]
+    assert verdict["status"] == "FAIL" and verdict["line"].endswith("default run: 420 s")
+    (verdict,) = goals.evaluate([goal], census.lookup_for({"wall_s": 300.0}, default_run=True))
+    assert verdict["status"] == "ok"
+    (verdict,) = goals.evaluate([goal], census.lookup_for(summary, default_run=False))
+    assert verdict["status"] == "not measured"
