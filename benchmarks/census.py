@@ -39,53 +39,75 @@ ROOT = os.path.dirname(HERE)
 
 # -- the plugin: runs inside each pytest process ------------------------------------------
 
-_lock = threading.Lock()
-_current: dict = {"test": None}
-#: nodeid -> {"seconds", "compile_s", "compiles"}
-_tests: dict = {}
+
+class Census:
+    """One process's records: nodeid -> {"seconds", "compile_s", "compiles"}, and the test
+    running now (compilations outside tests are booked on ``<outside tests>``: collection,
+    session fixtures' teardown)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.current: str | None = None
+        self.tests: dict[str, dict] = {}
+
+    def _entry(self, nodeid: str) -> dict:
+        return self.tests.setdefault(nodeid, {"seconds": 0.0, "compile_s": 0.0, "compiles": 0})
+
+    def on_event_duration(self, event: str, duration: float, **_kwargs) -> None:
+        """JAX's duration listener: a backend compilation, booked on the running test."""
+        if event != COMPILE_EVENT:
+            return
+        with self.lock:
+            entry = self._entry(self.current or "<outside tests>")
+            entry["compile_s"] += float(duration)
+            entry["compiles"] += 1
+
+    def start(self, nodeid: str) -> None:
+        with self.lock:
+            self.current = nodeid
+
+    def finish(self, nodeid: str, seconds: float) -> None:
+        with self.lock:
+            self._entry(nodeid)["seconds"] += seconds
+            self.current = None
+
+    def write(self, directory: str, name: str) -> None:
+        """The records as JSON in ``directory``, written whole or not at all (a temporary
+        file renamed), so that the command never reads half a record."""
+        with self.lock:
+            text = json.dumps(self.tests)
+        path = os.path.join(directory, f"census-{name}-{os.getpid()}.json")
+        with open(path + ".part", "w") as fh:
+            fh.write(text)
+        os.replace(path + ".part", path)
 
 
-def _entry(nodeid: str) -> dict:
-    return _tests.setdefault(nodeid, {"seconds": 0.0, "compile_s": 0.0, "compiles": 0})
-
-
-def on_event_duration(event: str, duration: float, **_kwargs) -> None:
-    """JAX's duration listener: a backend compilation, booked on the test running now (or on
-    ``<outside tests>``: collection, session fixtures' teardown)."""
-    if event != COMPILE_EVENT:
-        return
-    with _lock:
-        entry = _entry(_current["test"] or "<outside tests>")
-        entry["compile_s"] += float(duration)
-        entry["compiles"] += 1
+#: this process's census (the plugin's hooks record into it)
+_CENSUS = Census()
 
 
 def pytest_configure(config) -> None:
     if os.environ.get(DIR_ENV):
         import jax.monitoring
 
-        jax.monitoring.register_event_duration_secs_listener(on_event_duration)
+        jax.monitoring.register_event_duration_secs_listener(_CENSUS.on_event_duration)
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """Time the test (setup, call, teardown) and book the compilations meanwhile on it."""
-    with _lock:
-        _current["test"] = item.nodeid
+    _CENSUS.start(item.nodeid)
     start = time.perf_counter()
-    yield
-    with _lock:
-        _entry(item.nodeid)["seconds"] += time.perf_counter() - start
-        _current["test"] = None
+    try:
+        return (yield)
+    finally:
+        _CENSUS.finish(item.nodeid, time.perf_counter() - start)
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
     directory = os.environ.get(DIR_ENV)
-    if not directory or not _tests:
-        return
-    name = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    with _lock, open(os.path.join(directory, f"census-{name}-{os.getpid()}.json"), "w") as fh:
-        json.dump(_tests, fh)
+    if directory and _CENSUS.tests:
+        _CENSUS.write(directory, os.environ.get("PYTEST_XDIST_WORKER", "main"))
 
 
 # -- the command ---------------------------------------------------------------------------
@@ -142,8 +164,9 @@ def run(pytest_args: list[str], cwd: str = ROOT) -> tuple[int, dict]:
         wall = time.perf_counter() - start
         records = []
         for name in sorted(os.listdir(directory)):
-            with open(os.path.join(directory, name)) as fh:
-                records.append(json.load(fh))
+            if name.endswith(".json"):  # (a ".part" file: a process stopped while writing)
+                with open(os.path.join(directory, name)) as fh:
+                    records.append(json.load(fh))
     return status, summarise(records, wall)
 
 

@@ -4,6 +4,7 @@ child process the way the command runs the test suite."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -38,16 +39,21 @@ def test_modules_are_summed_over_processes_and_ordered_by_time():
     assert "| (2 more) | 3 | 3.5 | 2.3 | 5 |" in table  # the rest summed in one row
 
 
-def test_compile_events_are_booked_on_the_running_test(monkeypatch):
-    monkeypatch.setattr(census, "_tests", {})
-    monkeypatch.setattr(census, "_current", {"test": "tests/c.py::test_it"})
-    census.on_event_duration(census.COMPILE_EVENT, 0.5, fun_name="f")
-    census.on_event_duration(census.COMPILE_EVENT, 0.25)
-    census.on_event_duration("/jax/some/other_event", 9.0)  # not a compilation: ignored
-    census._current["test"] = None
-    census.on_event_duration(census.COMPILE_EVENT, 1.0)
-    assert census._tests == {"tests/c.py::test_it": {"seconds": 0.0, "compile_s": 0.75, "compiles": 2},
-                             "<outside tests>": {"seconds": 0.0, "compile_s": 1.0, "compiles": 1}}
+def test_compile_events_are_booked_on_the_running_test(tmp_path):
+    c = census.Census()
+    c.start("tests/c.py::test_it")
+    c.on_event_duration(census.COMPILE_EVENT, 0.5, fun_name="f")
+    c.on_event_duration(census.COMPILE_EVENT, 0.25)
+    c.on_event_duration("/jax/some/other_event", 9.0)  # not a compilation: ignored
+    c.finish("tests/c.py::test_it", 2.0)
+    c.on_event_duration(census.COMPILE_EVENT, 1.0)  # between tests
+    want = {"tests/c.py::test_it": {"seconds": 2.0, "compile_s": 0.75, "compiles": 2},
+            "<outside tests>": {"seconds": 0.0, "compile_s": 1.0, "compiles": 1}}
+    assert c.tests == want
+    c.write(str(tmp_path), "gw9")
+    (written,) = os.listdir(tmp_path)  # renamed whole: no ".part" left
+    assert written.startswith("census-gw9-") and written.endswith(".json")
+    assert census.summarise([json.loads((tmp_path / written).read_text())], 3.0)["compiles"] == 3
 
 
 def test_a_census_of_a_small_run(tmp_path):
