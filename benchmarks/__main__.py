@@ -1,9 +1,9 @@
 """``python -m benchmarks run --quick|--full``: the dpax benchmark suite (benchmarks/suite.py);
 ``python -m benchmarks compare REF``: speed at a git revision against the working tree
 (benchmarks/compare.py); ``python -m benchmarks batch-curve``: cost per row of a calibration
-batch (benchmarks/batch_curve.py). All three end with the verdicts of benchmarks/goals.toml.
-``python -m benchmarks census [PYTEST ARGS]``: the default test run's time and XLA compilations
-per test module (benchmarks/census.py).
+batch (benchmarks/batch_curve.py); ``python -m benchmarks census [PYTEST ARGS]``: the default
+test run's time and XLA compilations per test module (benchmarks/census.py). All four end with
+the verdicts of benchmarks/goals.toml.
 
 --quick (default) takes a few minutes on a 2-core CPU; --full adds riskcal's grid-1e-4
 calibration, grid 1e-5 for the exact Gaussian, the num_steps series at grid 1e-4, more batch
