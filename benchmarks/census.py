@@ -63,10 +63,12 @@ class Census:
             entry["compiles"] += 1
 
     def start(self, nodeid: str) -> None:
+        """A test begins: compilations from now on are its own."""
         with self.lock:
             self.current = nodeid
 
     def finish(self, nodeid: str, seconds: float) -> None:
+        """A test ended after ``seconds`` (setup, call and teardown)."""
         with self.lock:
             self._entry(nodeid)["seconds"] += seconds
             self.current = None
@@ -114,6 +116,7 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 
 
 def module_of(nodeid: str) -> str:
+    """The test module of a pytest node id (``tests/a.py::test_x[1]`` -> ``tests/a.py``)."""
     return nodeid.split("::", 1)[0]
 
 
