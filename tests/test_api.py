@@ -288,8 +288,8 @@ def test_repr_is_informative():
     assert "gaussian" in rg and "noise_multiplier=2" in rg and "x 4" in rg
 
 
-# default siblings: tests/calibration/test_accuracy.py::test_the_noise_interval_holds_the_fine_grid_answer
-# (compare_standard=False: status, grid_step, noise), tests/calibration/test_calibration_dpsgd.py
+# default siblings: tests/calibration/test_accuracy.py::test_without_accuracy_nothing_changes
+# (compare_standard=False: grid_step, noise), tests/calibration/test_calibration_dpsgd.py
 # (achieved["epsilon"]) and
 # tests/cli/test_calibrate_command.py::test_calibrate_err_rates_meets_target (no comparison: standard noise NaN -> null)
 @pytest.mark.slow

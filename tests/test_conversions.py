@@ -120,6 +120,9 @@ def _brute_delta(f_beta, g_beta, n=200_001):
     return lo
 
 
+@pytest.mark.slow  # ~5s; default siblings: test_lemma_c1_perfect_privacy (the divergence against a closed form, a
+# PrivacyLoss included), tests/compat/test_compat.py::test_worst_case_regret (delta_divergence to f_mu against gdpnum)
+# and dpax.gdp.divergence's examples in tests/test_docs.py (Delta = 0 where f is already below g)
 def test_delta_divergence_against_definition():
     pairs = [
         (cv.epsilon_delta_curve(1.0, 0.0), cv.gdp_curve(cv.mu_from_epsilon_dp(1.0))),

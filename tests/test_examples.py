@@ -214,6 +214,9 @@ def test_calibrate_tpr_example_agrees_with_the_sweep(sweep_results, tmp_path, ca
     assert type(out["noise_reduction"]) is float and 0 < out["noise_reduction"] < 1
 
 
+@pytest.mark.slow  # ~2s; default siblings: tests/cli/test_epsilon_star_command.py (the command's numbers are
+# dpax.audit.epsilon_star's, goodness of fit), test_loss_files_are_small_and_what_make_losses_writes and
+# tests/test_readme.py's auditing-and-epsilon block (4.85 and 2.53 from the same losses)
 def test_epsilon_star_examples(tmp_path, capsys):
     train, test = make_losses.make_losses()
     expected = {m: dpax.audit.epsilon_star(train, test, delta=1e-5, method=m).value
@@ -236,6 +239,8 @@ def test_epsilon_star_examples(tmp_path, capsys):
             assert all(0.0 <= p <= 1.0 for p in g["train_pvalues"] + g["test_pvalues"])
 
 
+@pytest.mark.slow  # ~5s; default siblings: tests/cli/test_curve_command.py::test_curve_json_matches_api (dpax curve's
+# DP-SGD numbers are the API's for the same arguments) and ::test_curve_defaults_and_table
 def test_curve_example(tmp_path, capsys):
     command = next(c for c in DPAX_COMMANDS if c.startswith("dpax curve"))
     out, _ = _run(command, tmp_path, capsys)

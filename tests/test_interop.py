@@ -149,6 +149,9 @@ def test_dp_accounting_gaussian_plds_grid(sigma, step, connect_dots):
     _check_gaussian_import(sigma, step, connect_dots)
 
 
+@pytest.mark.slow  # ~9s; default siblings: test_directions_against_exact_curves (an asymmetric subsampled-Gaussian
+# PLD at grid 1e-4 against its exact curve and dpax's own pair), test_sparse_pmfs_and_mechanisms_only_dp_accounting_has
+# (a point mass at +inf) and test_dp_accounting_default_gaussian_plds_keep_their_meaning[0.5-0.0001-True] (safe side)
 def test_dp_accounting_subsampled_and_laplace_plds_against_native():
     """Asymmetric PMFs (two different ones) and a mechanism with a point mass: against
     dpax's native construction at the same grid, and the Laplace's closed form."""

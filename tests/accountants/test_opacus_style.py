@@ -44,6 +44,10 @@ def test_single_group_equals_dpsgd_exactly():
     assert acct.get_mu_and_regret() == dpax.gdp.mu_and_regret(pl)
 
 
+# ~3 s (the reference composition's kernels); default sibling: test_matches_riskcal_and_gdpnum_ctd_accountants (the
+# same heterogeneous SCHEDULE, composed as counted factors, against riskcal's and gdpnum's CTD accountants; it also
+# stands for this test in tests/engine/test_composition.py::test_factors_listed_one_by_one_equal_counted_factors)
+@pytest.mark.slow
 def test_heterogeneous_history_matches_compose():
     acct = _run(PLDAccountant(grid_step=STEP), SCHEDULE)
     a = dpax.subsampled_gaussian(1.0, 0.01, grid_step=STEP)

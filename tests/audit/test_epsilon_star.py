@@ -176,6 +176,9 @@ def simulation_table(reps=10, ns=(1_000, 10_000, 100_000), ds=(0, 1, 2, 3), seed
     return table
 
 
+# ~4 s; default siblings: tests/test_notebooks.py::test_notebook_executes_fast[03_epsilon_star_simulation] (the same
+# simulation's findings, n up to 1e4, 3 repetitions) and test_exact_epsilon_star_of_the_gamma_simulation
+@pytest.mark.slow
 def test_appendix_8_1_simulation():
     """d = 0 (identical losses, exact Epsilon* = 0): the parametric mean is below the empirical
     mean for every n and both shrink as n grows (the paper's Figure 4). d > 0: neither

@@ -43,6 +43,10 @@ def fine():
                                 compare_standard=False)
 
 
+@pytest.mark.slow  # ~2 s (the fine fixture's grid-1e-3 search); default siblings:
+# test_a_smaller_accuracy_refines_the_grid (the coarse noise interval holds the answer on a finer grid, 5e-3),
+# test_advantage_and_epsilon_brackets_are_oriented (optimistic < safe == the reported noise),
+# test_without_accuracy_nothing_changes (grid_step and noise, no comparison)
 def test_the_noise_interval_holds_the_fine_grid_answer(coarse, fine):
     ni = coarse.noise_interval
     assert coarse.grid_step == 1e-2 and coarse.accuracy == 1e-2 and coarse.status == "calibrated"
@@ -55,6 +59,9 @@ def test_the_noise_interval_holds_the_fine_grid_answer(coarse, fine):
     assert not brackets(dpax.Interval(ni.safe, ni.safe * (1 - RTOL)), fine.noise_multiplier, RTOL)
 
 
+@pytest.mark.slow  # ~2 s; default siblings: test_the_achieved_bracket_is_what_the_privacy_loss_reports (the bracket is
+# pl.beta(0.1, bounds=True) on the grid chosen), test_a_list_of_targets_brackets_each_quantity (width <= accuracy),
+# tests/test_bounds_interval.py's beta brackets (optimistic and safe sides hold the truth)
 def test_the_achieved_bracket_is_narrow_and_holds_the_fine_grid_value(coarse):
     b = coarse.achieved_interval["beta"]
     assert list(coarse.achieved_interval) == ["beta"]
@@ -101,7 +108,7 @@ def test_a_smaller_accuracy_refines_the_grid(coarse):
 
 
 @pytest.mark.slow  # ~24 s; default siblings: test_a_smaller_accuracy_refines_the_grid (refinement below
-# grid 1e-2 to the width asked), test_the_noise_interval_holds_the_fine_grid_answer, and
+# grid 1e-2 to the width asked, the coarse interval holding the finer answer), and
 # tests/engine/test_batch_independence.py (a row's answer does not depend on its batch)
 def test_a_batch_of_two_rows_shares_the_finest_grid():
     kw = dict(compare_standard=False, accuracy=1e-4)

@@ -6,7 +6,8 @@ tightness per row, per-row statuses.
 
 The 64-row table (sample rates 1e-4..0.1, steps 100..50,000, alpha in {0.01, 0.05, 0.1},
 TPR bounds 0.1..0.5) is calibrated in one call in every run; the default run calibrates 4 of its first 12 rows and
-compares the two that need noise with riskcal at grid 1e-2, the slow suite (``pytest -m slow``) all 64 rows.
+compares one of the two that need noise (row 5) with riskcal at grid 1e-2, the slow suite (``pytest -m slow``) both
+and all 64 rows.
 """
 
 from __future__ import annotations
@@ -196,6 +197,11 @@ def test_met_without_noise():
     assert res.standard_noise_multiplier == res.noise_multiplier and res.standard_epsilon == 1.0
 
 
+@pytest.mark.slow  # ~9 s; default siblings: test_table_in_one_call[4rows] and test_table_rows_are_tight[4rows] (a batch
+# of met_without_noise and calibrated rows: statuses exactly those, each calibrated row tight),
+# test_identical_rows_are_calibrated_once (a batch gives the rows' answers alone), and
+# tests/distributed/test_distributed_calibration.py::test_two_processes_calibrate_equal_one_process
+# (a batch with a met_without_noise row divided among processes: the same answers, bit for bit)
 def test_batch_mixes_statuses():
     """A batch: row 0 needs no noise, row 1 is calibrated; the same answers as one at a time."""
     # row 1 is the running example (P, T): the kernels of err_rates_1e3 serve
@@ -328,12 +334,13 @@ def test_table_rows_are_tight(table):
 
 ROWS_DEFAULT = [0, 5]  # p 8e-3 and 5e-2, alpha 0.01 and 0.05
 # rows 3 (p 1e-4, T = 34,893, alpha 0.01: riskcal ~3 s) and 9 (p 0.064, T = 37,706, alpha 0.1: riskcal's search
-# alone ~4 s) are slow, on the 64-row table (the default table leaves them out); default siblings: rows 0 and 5
-# here, and at alpha 0.1 test_err_rates_answer_is_tight above (riskcal's beta at dpax's answer)
+# alone ~4 s) are slow, on the 64-row table (the default table leaves them out); default siblings: row 5
+# here, and at alpha 0.1 test_err_rates_answer_is_tight above (riskcal's beta at dpax's answer).
+# Row 0 (riskcal's search ~4 s) is slow too; default sibling: row 5 (the same comparison on another row)
 
 
-@pytest.mark.parametrize("i", ROWS_DEFAULT + [pytest.param(3, marks=pytest.mark.slow),
-                                              pytest.param(9, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("i", [pytest.param(0, marks=pytest.mark.slow), 5, pytest.param(3, marks=pytest.mark.slow),
+                               pytest.param(9, marks=pytest.mark.slow)])
 def test_table_rows_match_riskcal(table, i):
     p, t, alpha, tpr, res = table
     if p.size == len(DEFAULT_ROWS):
@@ -381,7 +388,7 @@ def test_riskcal_advantage_and_accuracy_targets_in_one_batch():
     assert r2.noise_multiplier == pytest.approx(_riskcal_noise(0.05, 0.86, p, t, STEP), rel=5e-3)
 
 
-# statuses and infeasible rows also in test_batch_mixes_statuses / tests/targets/test_calibrating_to_targets.py
+# statuses and infeasible rows also in test_table_in_one_call[4rows] / tests/targets/test_calibrating_to_targets.py
 @pytest.mark.slow  # 33 s
 def test_mixed_targets_statuses_and_infeasible_rows():
     """One call, one row per target type; an infeasible row (noise bound too low) is marked

@@ -1,6 +1,6 @@
 """``dpax curve`` (:mod:`dpax.cli.curve_command`): the numbers it prints are exactly the
 ones the Python API returns for the same arguments, as a table or JSON, also through
-``python -m dpax``; each is printed with the optimistic side of its certified bracket
+``python -m dpax`` (-m slow); each is printed with the optimistic side of its certified bracket
 (``--no-bounds`` drops it, ``--accuracy`` chooses the grid); bad input is a clean error.
 
 The brackets' orientation is checked against a closed form: DP-SGD with sample rate 1 and one
@@ -78,6 +78,11 @@ def test_curve_defaults_and_table(capsys):
     assert f"{pl.epsilon(1e-5):.6g}" in out
 
 
+@pytest.mark.slow  # ~4 s (a new Python, JAX and kernels); default siblings: tests/cli/test_main.py::
+# test_output_into_a_closed_pipe_ends_quietly (`python -m dpax` runs the command line in a new process),
+# test_curve_json_matches_api (the JSON numbers are the API's), tests/cli/test_parsing.py::
+# test_no_cache_keeps_the_call_off_the_disk_and_touches_no_jax_setting (the command line's cache, in DPAX_CACHE_DIR),
+# tests/engine/test_cache.py::test_a_new_process_loads_the_store (a new process computes this one's numbers)
 def test_python_m_dpax_subprocess(tmp_path):
     cache = tmp_path / "subprocess-cache"
     env = dict(os.environ, DPAX_CACHE_DIR=str(cache))

@@ -90,6 +90,9 @@ def test_mu_bracket_holds_the_truth_and_is_narrow():
     assert mu_opt < 4.0 < mu_safe and mu_safe - mu_opt < 1e-4
 
 
+@pytest.mark.slow  # ~4 s; default siblings: test_mu_bracket_holds_the_truth_and_is_narrow (a composed companion's
+# mu bracket, 16 Gaussian steps), tests/gdp/test_gdp_mu_regret.py::test_subsampled_step_truth_inside (a subsampled
+# Gaussian step's mu bracket) and test_companion_batch_independence (this DP-SGD's companion, built and queried)
 def test_dpsgd_mu_bracket_is_narrow():
     """DP-SGD at a coarse grid: the mu bracket's width is the grid's effect (a ratio bound
     would leave 0.013 at grid 1e-3 with 10^4 steps; the slow test below runs sigma 1, p 1e-3,
@@ -112,6 +115,9 @@ def test_dpsgd_mu_bracket_at_grid_1e4():
     assert abs(mu_opt - 0.158344) < 1e-5 and mu_opt <= mu_safe and mu_safe - mu_opt < 3e-3
 
 
+@pytest.mark.slow  # ~2.5 s; default siblings: test_small_sides_over_estimate_the_exact_composition (the tilted
+# composition's far tails over the exact ones and within 0.1% at 1e-30: rates aimed at the tail, an exact tilt) and
+# test_far_tail_epsilon_brackets_the_truth[0.01]
 def test_tilt_rates_aim_at_the_tail():
     """Rates are >= 1 and follow the law (mu-GDP: X ~ N(-mu^2/2, mu^2), whose Chernoff point
     at 1e-10 has rate (s + mu^2/2) / mu^2 = 1.6 for mu = 4), and the tilt is exact: rate 1
@@ -156,7 +162,7 @@ def test_companion_batch_independence():
 
 
 def _alone_and_batch():
-    # the row alone is test_dpsgd_mu_bracket_is_narrow's DP-SGD (their kernels are shared); the
+    # the row alone is the DP-SGD of the slow test_dpsgd_mu_bracket_is_narrow (the same kernels); the
     # wider row (2048 points a step, 10240 composed, against 640 and 768) is sampling rate 1,
     # 16 steps: the composed Gaussian of the tests above, whose construction and FFTs it shares
     # (0.6, 0.2, 400 steps until 2026-11-27: the same differences, kernels of its own);

@@ -123,7 +123,7 @@ def test_dpsgd_noise_schedule_matches_dp_accounting():
     assert np.max(np.abs(pl.beta(ALPHAS) - oracle_beta)) <= 1e-4
     # the same run through dpax's own single-phase path, phase by phase: the phases as rows of
     # one DP-SGD batch (each row is its phase alone, tests/engine/test_batch_independence.py),
-    # whose kernels test_a_factor_placed_early_gives_the_rolled_composition shares (three
+    # whose kernels the slow test_a_factor_placed_early_gives_the_rolled_composition shares (three
     # separate dpsgd calls compiled 6 kernels of their own)
     rows = _phases_as_rows()
     chained = dpax.compose(*(rows[i] for i in range(len(PHASES))))
@@ -147,7 +147,7 @@ def test_indexing_a_batch():
 # tests/test_gaussian_exact.py::test_self_compose_equals_repeated_compose, many distinct factors
 # listed in test_forty_gaussians_compose_to_exact_gdp (closed form: a factor dropped or doubled
 # fails it), counted heterogeneous factors in test_dpsgd_noise_schedule_matches_dp_accounting and
-# tests/accountants/test_opacus_style.py::test_heterogeneous_history_matches_compose
+# tests/accountants/test_opacus_style.py::test_matches_riskcal_and_gdpnum_ctd_accountants
 @pytest.mark.slow
 def test_factors_listed_one_by_one_equal_counted_factors():
     """The composition kernels loop over stacked factors: a factor listed k times and the
@@ -168,7 +168,7 @@ def test_a_narrow_row_in_a_wide_batch_keeps_its_own_far_tails():
     """A narrow row beside a 50 times wider one must not pick up round-off beyond its own
     Chernoff window (which would make mu 16% too high, regret 0.0007 for ~0). Each row has
     its own support, window and FFT length: its numbers are those it has alone,
-    to 1e-12 (observed: identical). The narrow row (640 points) has the mu kernel of
+    to 1e-12 (observed: identical). The narrow row (640 points) has the mu kernel of the slow
     tests/engine/test_companion_tails.py::test_dpsgd_mu_bracket_is_narrow (1024 points, rows
     padded to a power of two; sample rate 0.001, 384 points, compiled one of its own), the wide
     one (81920 points) that of tests/gdp/test_gdp_mu_regret.py's chunked rows. The regret is 2.4e-4
@@ -255,6 +255,10 @@ def test_rows_land_on_the_fft_circle_as_a_scatter_add_puts_them(rows, n, length,
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
+@pytest.mark.slow  # ~4 s; default siblings: test_dpsgd_noise_schedule_matches_dp_accounting (these rows, each placed
+# early, chained equal the rolled one-call composition to 1e-9 in beta) and
+# tests/engine/test_companion_tails.py::test_small_sides_over_estimate_the_exact_composition (a placed self-composition
+# against direct convolution, point by point)
 def test_a_factor_placed_early_gives_the_rolled_composition(monkeypatch):
     """One factor whose count fits in the FFT's spare length is placed floor((lo - start) / T)
     positions early, so the composed window needs no roll (``aligned``); forcing the roll

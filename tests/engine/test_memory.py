@@ -179,6 +179,9 @@ print(json.dumps([status("VmHWM") - start, bool(np.array_equal(beta[::1000], sam
 """
 
 
+@pytest.mark.slow  # ~8 s; default siblings: test_query_arrays_split_under_the_budget_give_the_same_answers (query
+# arrays in blocks under the budget, every method's answers those of one call) and
+# test_the_budget_bounds_the_peak_before_the_error (a process's measured peak within the budget)
 @pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="Linux high-water mark")
 def test_a_query_array_is_answered_in_blocks_within_the_budget():
     """Ten million alphas under a 0.2 GiB budget: their answers and dpax's copy of them take

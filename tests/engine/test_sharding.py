@@ -129,6 +129,10 @@ def test_map_chunks_halves_until_it_fits():
         sharding.map_chunks(lambda a, b: (_ for _ in ()).throw(_grid.MemoryBudgetError("x")), 4)
 
 
+@pytest.mark.slow  # ~4 s; default siblings: test_map_chunks_halves_until_it_fits (map_chunks, through which a
+# calibration round runs its rows, halves the chunk until it fits: one call's answers) and tests/engine/test_memory.py::
+# test_construction_and_composition_run_in_chunks_bit_identically (a batch over the budget built and composed in
+# chunks of rows, bit for bit)
 def test_calibration_chunks_a_batch_that_does_not_fit(monkeypatch):
     # the two_devices subprocess's calibration: its single-device kernels are in the store
     kw = eval(KW, {"ErrRates": ErrRates, "Advantage": Advantage})

@@ -25,6 +25,12 @@ from dpax.accountants import DpEventAccountant  # noqa: E402
 REL = NeighboringRelation
 
 
+# ~4 s (kernels of its own); default siblings: tests/accountants/test_dp_events.py::test_integer_count_still_composes
+# (compose(event, 4) runs the event 4 times),
+# tests/events/test_tally.py::test_counts_multiply_through_nesting_and_add_over_equal_mechanisms (counts read alike
+# for every event) and the randomized_response case of
+# tests/events/test_build.py::test_every_event_agrees_with_dp_accounting_on_the_same_grid (its mechanism)
+@pytest.mark.slow
 def test_randomized_response_runs_count_times():
     """k runs of epsilon-DP randomized response reach k * epsilon at delta 0 (dp-accounting
     0.6's PLD accountant composes a RandomizedResponseDpEvent once whatever the count)."""
@@ -39,6 +45,12 @@ def test_randomized_response_runs_count_times():
     assert theirs.get_epsilon(0.0) == pytest.approx(eps, abs=2e-3)  # dp-accounting's: one run
 
 
+# ~2 s (kernels of its own); default siblings:
+# tests/events/test_tally.py::test_counts_multiply_through_nesting_and_add_over_equal_mechanisms (equal mechanisms
+# grouped, their counts added), tests/events/test_build.py::test_gaussians_compose_exactly_to_one_gaussian (the
+# accountant's runs composed as one mechanism) and the dpax.accountants.dp_events docstring examples (two compose
+# calls of 50 runs give the 100-run epsilon)
+@pytest.mark.slow
 def test_composition_is_lazy_and_grouped():
     acct = DpEventAccountant(value_discretization_interval=1e-3)
     steps = [E.PoissonSampledDpEvent(0.01, E.GaussianDpEvent(s)) for s in (1.0, 1.5)]
@@ -55,6 +67,9 @@ def test_composition_is_lazy_and_grouped():
                                              E.SelfComposedDpEvent(E.LaplaceDpEvent(10.0), 3)])
 
 
+# ~4 s (kernels of its own); default sibling: tests/test_docs.py::test_docstring_examples[dpax.accountants.dp_events]
+# (get_beta, get_advantage and get_mu_and_regret on the accountant give dpax's values)
+@pytest.mark.slow
 def test_dpax_answers_on_the_accountant():
     """beta, advantage and mu of a Gaussian event are dpax.gaussian's (1-GDP: mu 1, regret 0)."""
     acct = DpEventAccountant(value_discretization_interval=1e-2).compose(E.GaussianDpEvent(1.0))

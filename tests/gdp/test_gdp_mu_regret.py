@@ -398,9 +398,10 @@ def test_composed_gaussian_regret_is_zero(sigma, steps, step):
     assert mu.width < 1e-3 and regret.optimistic == 0.0 and 0.0 < regret.safe < 1e-5
 
 
-# (1.0, 0.01, 1e-2) is slow (kernels of its own): the default (1.0, 0.3, 1e-2) and (0.8, 0.1, 1e-3) keep both grids
-@pytest.mark.parametrize("sigma,p,step", [pytest.param(1.0, 0.01, 1e-2, marks=pytest.mark.slow), (1.0, 0.3, 1e-2),
-                                          (0.8, 0.1, 1e-3)])
+# (1.0, 0.01, 1e-2) and (1.0, 0.3, 1e-2) are slow (kernels of their own); default sibling: (0.8, 0.1, 1e-3), the
+# same checks at grid 1e-3 (grid 1e-2's mu and regret brackets: tests/cli/test_gdp_command.py's Gaussian)
+@pytest.mark.parametrize("sigma,p,step", [pytest.param(1.0, 0.01, 1e-2, marks=pytest.mark.slow),
+                                          pytest.param(1.0, 0.3, 1e-2, marks=pytest.mark.slow), (0.8, 0.1, 1e-3)])
 def test_subsampled_step_truth_inside(sigma, p, step):
     mu_true, regret_true = _truth(lambda a: subsampled_symmetrised_beta(a, sigma, p))
     assert regret_true > 1e-3  # a curve that is not GDP: the bracket has something to hold
@@ -428,7 +429,7 @@ def test_regret_upper_bound_reads_unsorted_labels():
     Gaussian's labels shuffled (a threshold curve that is not convex) give the same bound as
     the pair itself, and on a pair whose curve is its steep side mirrored (h = W1) the bound
     is the regret kernel's own Delta(h, f_m), so it is tight, not merely an upper bound."""
-    # the curve of test_subsampled_step_truth_inside[1.0-0.3-0.01]: its kernel shapes (no compilation of its own)
+    # the curve of the slow case test_subsampled_step_truth_inside[1.0-0.3-0.01] (its kernel shapes)
     pl = dpax.subsampled_gaussian(1.0, 0.3, grid_step=1e-2)
     x, y = (np.asarray(a)[0] for a in (pl.pair.pmf_x, pl.pair.pmf_y))
     perm = np.random.default_rng(3).permutation(x.size)

@@ -369,6 +369,9 @@ def mixture_loss(o, s, c, p):
     return np.logaddexp.reduce(terms, axis=-1)
 
 
+# ~4 s (analysis kernels of its own); default siblings: test_agrees_with_dp_accounting (the mixtures' epsilon and
+# delta against dp-accounting's from_mixture_gaussian_mechanism) and test_rows_are_their_single_calls
+@pytest.mark.slow
 def test_gaussian_and_subsampled_gaussian_are_special_cases():
     q = 0.9
     # one batch: row 0 one component (1, 1) (the sensitivity-0 entry has probability 0 and

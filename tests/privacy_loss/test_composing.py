@@ -24,6 +24,12 @@ def test_counted_composition_is_the_composed_gaussian():
     assert compose(pl) is pl
 
 
+# ~4 s (kernels of its own); default siblings: test_counted_composition_is_the_composed_gaussian (a composed
+# Gaussian's bracket and GDP bound), tests/engine/test_companion_tails.py::test_far_tail_epsilon_brackets_the_truth
+# (self_compose(16)'s companion bracket), tests/privacy_loss/test_tails.py::test_views_are_tightened_as_the_composition
+# (array num_steps broadcast: each row as alone) and tests/gdp/test_gdp_mu_regret.py::test_tail_zero_and_infinite_atoms
+# (DP-SGD's sqrt(T) / sigma bound through self_compose)
+@pytest.mark.slow
 def test_self_compose_broadcasts_steps_and_carries_the_companion():
     pl = dpax.gaussian(1.0, grid_step=1e-2)
     c = self_compose(pl, [1, 4])

@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import dpax
 from dpax.privacy_loss.fields import Fields
@@ -23,6 +24,10 @@ PRIVATE = {name for name in vars(Fields) if name.startswith("_") and not name.st
     "_no_companion", "_gdp_bound_rows", "_bracket", "_query", "_answers", "_check_queries"}
 
 
+# ~6 s (kernels of its own for the batch's bounded queries); default sibling:
+# tests/privacy_loss/test_companion.py::test_the_value_is_unchanged_by_its_companion (the same check: every field
+# the same object after a bounded query and the companion)
+@pytest.mark.slow
 def test_no_operation_changes_a_value():
     pl = dpax.gaussian([1.0, 2.0], grid_step=1e-2)
     before = dict(vars(pl))

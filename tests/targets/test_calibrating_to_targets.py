@@ -90,7 +90,10 @@ def test_blackbox_advantage_is_exact_from_delta_at_zero():
     assert exact * (1 - 1e-9) <= got <= exact * (1 + 2e-5)
 
 
-@pytest.mark.parametrize("kind", ["delta", "epsilon"])
+# "epsilon" is slow (~5 s of brentq calls); default siblings: "delta" here and
+# tests/calibration/test_calibration_blackbox.py::test_err_rates_through_the_eq20_bound_are_pessimistic (the same
+# ErrRates(0.1, 0.5) through an epsilon(delta) accountant)
+@pytest.mark.parametrize("kind", ["delta", pytest.param("epsilon", marks=pytest.mark.slow)])
 def test_blackbox_err_rates_is_safe_and_close(kind):
     """Eq. 20 lower-bounds the curve, so the noise is never below the exact answer."""
     kw = {"delta": _delta_acct} if kind == "delta" else {"epsilon": _eps_acct, "deltas": np.geomspace(1e-8, 0.9, 60)}

@@ -13,6 +13,11 @@ import dpax
 from dpax.targets import GDP, Advantage, All, ErrRates
 
 
+# ~3 s; default siblings: tests/calibration/test_calibration_blackbox.py::
+# test_rows_are_searched_together_and_a_list_of_targets_meets_all (a list is met where every part is: the largest
+# part's answer), the dpax.targets.combined and dpax.calibration.gaussian docstring examples (a list is All;
+# calibrate_gaussian of several targets takes the smallest mu*)
+@pytest.mark.slow
 def test_all_targets_meets_every_one():
     """Several targets on one row (a list or All): the answer is the largest single answer."""
     # the first binds, at TARGETS' noise (1/1.0002); the others need 0.2% and 0.5% less (TARGETS' ErrRates, and GDP

@@ -31,6 +31,8 @@ def test_get_mu_and_regret_for_dpsgd():
     assert regret <= regret_bound
 
 
+@pytest.mark.slow  # ~2 s; default siblings: tests/compat/test_compat.py::test_gdpnum_ctd_accountant (the same 2000
+# steps: mu, regret and get_beta against gdpnum's own accountant) and test_get_mu_and_regret_for_dpsgd (mu and regret)
 def test_accountant():
     acct = gdpnum.dpsgd.CTDAccountant()
     for _ in range(num_steps):

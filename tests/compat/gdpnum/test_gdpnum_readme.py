@@ -10,6 +10,9 @@ import pytest
 import dpax.compat.gdpnum as gdpnum
 
 
+@pytest.mark.slow  # ~5 s (grid 1e-4, p 0.328: kernels of its own); default siblings: tests/compat/test_compat.py::
+# test_mu_and_regret_for_dpsgd[cfg0] (the same call on the same DP-SGD, p 16384 / 50000, against gdpnum itself) and
+# test_gdpnum_dpsgd.py::test_get_mu_and_regret_for_dpsgd (the same call with these keywords: mu 1.567, regret <= 1e-2)
 def test_dpsgd_block():
     mu, regret = gdpnum.dpsgd.get_mu_and_regret_for_dpsgd(
         noise_multiplier=9.4,
@@ -28,6 +31,8 @@ def test_accountant_block():
     assert 0.0 < mu < 0.2 and regret >= 0.0
 
 
+@pytest.mark.slow  # ~2 s; default siblings: test_gdpnum_converter.py::test_gaussian_converter_has_no_regret[1.0]
+# (the same PLD, from_gaussian_mechanism(1.0): mu 1, regret < 1e-4) and test_get_beta[1.0] (its 8 default FPRs)
 def test_general_mechanism_block():
     from dp_accounting.pld.privacy_loss_distribution import from_gaussian_mechanism
 

@@ -95,6 +95,9 @@ def test_deprecated_get_beta_interface():
     )
 
 
+@pytest.mark.slow  # ~3 s (a 100,000-alpha kernel of its own); default siblings: tests/compat/test_compat.py::
+# test_pld_functions_on_the_same_pld (get_beta_from_pld and the advantage on a subsampled Gaussian PLD against
+# riskcal's own), tests/mechanisms/test_gaussian_family.py::test_symmetrised_curve_passes_through_both_ends_of_the_line
 def test_get_beta_symmetrized_in_the_middle():
     mu, pld, plrvs = get_subsampled_gaussian_plrv_data()
     analytic_advantage = pld.get_delta_for_epsilon(0)

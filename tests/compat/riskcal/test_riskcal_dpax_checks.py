@@ -134,6 +134,10 @@ def test_rdp_curve_is_the_boundary_of_the_divergence_constraints(order, eps):
         np.testing.assert_allclose(beta, dpax.conversions.rdp_tradeoff(order, eps, ALPHAS), atol=1e-12)
 
 
+@pytest.mark.slow  # ~2 s (240 orders one by one); default siblings: test_zcdp_against_riskcal (the curve and advantage
+# against riskcal's), analysis/test_rdp.py::test_max_rdp_tradeoff_is_the_maximum_of_the_one_order_curves (the pruned
+# maximum is the plain one) and ::test_zcdp_fixed_point, analysis/test_analysis_conversions.py::
+# test_zcdp_approximations_warn_and_are_the_exact_functions and ::test_closed_forms_at_their_edges (rho 0)
 def test_zcdp_against_dpax_engine_and_gdp():
     ours = riskcal.analysis.get_beta_from_zcdp(0.5, ALPHAS)
     # the pruned maximum equals the plain maximum over every order (dpax's engine, one by one)
@@ -182,6 +186,10 @@ def _randomized_response(eps):
                                   is_symmetric=True)
 
 
+@pytest.mark.slow  # ~2 s; default siblings: analysis/test_analysis_plrv.py (get_beta on a hand-made pair against its
+# closed form and riskcal, symmetric and symmetrised; to and from a PrivacyLoss),
+# analysis/test_analysis_conversions.py::test_pld_to_plrvs_reads_the_pld_and_its_symmetry_flag (a PLD's PLRVs give
+# its curve), test_plrvs_marked_symmetric_use_one_direction_as_riskcal (PLRVs built in riskcal's field order)
 def test_plrvs_closed_form_and_round_trip():
     a = np.linspace(0, 1, 41)
     exact = np.maximum.reduce([np.zeros_like(a), 1 - np.e * a, np.exp(-1) * (1 - a)])  # (1, 0)-DP

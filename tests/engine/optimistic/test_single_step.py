@@ -5,11 +5,17 @@ and its brackets stay on their sides of the truth."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import dpax
 from exact_refs import gdp_epsilon
 
 
+@pytest.mark.slow  # ~4 s; default siblings: tests/test_bounds_interval.py::
+# test_beta_at_zero_beyond_745_nats_keeps_the_optimistic_side_above_the_truth (the companion of a Gaussian with less
+# noise, 0.0376: its beta near alpha 0 and its trade-off points on their side of the truth) and
+# tests/mechanisms/test_gaussian_family.py::test_the_least_noise_stays_exact_on_a_grid_padded_past_709_nats
+# (noise 0.0377 to 0.0385: epsilon brackets around the closed form)
 def test_companion_of_a_gaussian_with_little_noise_is_finite():
     """Noise 0.05 (mu 20) at grid 0.1: the exponential-interpolation map's coefficient of
     N(2, s^2) in R = Q^2 / P, p^2 e^(1/s^2 - a), overflowed beside that law's cell masses,
