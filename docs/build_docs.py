@@ -69,7 +69,10 @@ def prepared(names: list[str]):
     from typing_extensions import TypeAliasType
 
     for name in names:
-        importlib.import_module(name)
+        module = importlib.import_module(name)
+        for member in getattr(module, "__all__", ()):  # subpackages dpax loads on first access
+            if importlib.util.find_spec(f"{name}.{member}") is not None:
+                importlib.import_module(f"{name}.{member}")
     undo: list = []
     aliases: dict = {}
     for mod in _dpax_modules():
