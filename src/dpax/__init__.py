@@ -28,8 +28,8 @@ process's devices); :mod:`dpax.distributed` divides a batch among the processes 
 
 >>> import dpax
 >>> pl = dpax.dpsgd(noise_multiplier=[1.0, 2.0], sample_rate=0.01, num_steps=100, grid_step=1e-3)
->>> pl.epsilon(1e-5).round(3), pl.advantage().round(4)
-(array([0.718, 0.19 ]), array([0.0507, 0.0212]))
+>>> pl.epsilon(1e-5).round(3), pl.beta(0.1).round(4)
+(array([0.718, 0.19 ]), array([0.8729, 0.89  ]))
 """
 
 # ruff: noqa: I001 - the imports follow the pipeline, section by section

@@ -72,10 +72,10 @@ def from_dp_accounting(pld: Any, description: str | None = None) -> PrivacyLoss:
 
     >>> import dpax
     >>> from dp_accounting.pld import privacy_loss_distribution as pld_lib
-    >>> pld = pld_lib.from_gaussian_mechanism(1.0, value_discretization_interval=1e-2)
+    >>> pld = pld_lib.from_gaussian_mechanism(1.0, value_discretization_interval=2e-2)
     >>> pl = dpax.from_dp_accounting(pld)
-    >>> pl.grid_step, round(pl.epsilon(1e-5), 2)
-    (0.01, 4.38)
+    >>> pl.grid_step, pl.epsilon([1e-5, 1e-3]).round(2)
+    (0.02, array([4.38, 3.14]))
     """
     _pld.require_dp_accounting()
     for attr in ("_pmf_remove", "_pmf_add"):

@@ -207,8 +207,8 @@ class DpEventAccounting:
         >>> from dpax.accountants import DpEventAccountant
         >>> acct = DpEventAccountant(value_discretization_interval=1e-3)
         >>> _ = acct.compose(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)), 100)
-        >>> acct.get_beta([0.01, 0.1]).round(4)
-        array([0.9849, 0.8729])
+        >>> acct.get_beta([0.01, 0.05, 0.1]).round(4)
+        array([0.9849, 0.933 , 0.8729])
         """
         return self.privacy_loss(grid_step).beta(alpha, bounds=bounds)
 

@@ -341,8 +341,8 @@ class PLDAccountant(_StepHistory):
                 >>> from dpax.accountants import PLDAccountant
         >>> acct = PLDAccountant(grid_step=1e-3)
         >>> acct.load_state_dict({"history": [(1.0, 0.01, 100)], "mechanism": "dpax_pld"})
-        >>> acct.get_beta([0.01, 0.1]).round(4)
-        array([0.9849, 0.8729])
+        >>> acct.get_beta([0.01, 0.05, 0.1]).round(4)
+        array([0.9849, 0.933 , 0.8729])
         """
         a = _v.probabilities("alpha", alpha)
         return cast("float | np.ndarray", self._recorded("get_beta", grid_step).beta(a))

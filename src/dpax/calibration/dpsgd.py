@@ -231,9 +231,12 @@ def calibrate_dpsgd(
     ...                          grid_step=1e-2, compare_standard=False)
     >>> round(r.noise_multiplier, 3), r.status, round(r.achieved["advantage"], 4)
     (0.538, 'calibrated', 0.3)
-    >>> a = dpax.calibrate_dpsgd(sample_rate=0.1, num_steps=10, target=dpax.targets.Advantage(0.3),
+
+    With ``accuracy``, dpax chooses the grid: here beta at FPR 0.1 is bracketed to 0.01.
+
+    >>> a = dpax.calibrate_dpsgd(sample_rate=0.05, num_steps=50, target=dpax.targets.ErrRates(0.1, 0.5),
     ...                          accuracy=1e-2, compare_standard=False)
-    >>> a.grid_step, a.achieved_interval["advantage"].width <= 1e-2, a.noise_interval.lower <= a.noise_multiplier
+    >>> a.grid_step, a.achieved_interval["beta"].width <= 1e-2, a.noise_interval.lower <= a.noise_multiplier
     (0.01, True, True)
     """
     target = _targets.as_target(target)

@@ -294,13 +294,14 @@ def calibrate(
             is infeasible and ``on_infeasible`` is 'raise'.
 
     >>> import dpax
-    >>> round(dpax.calibrate(lambda s: dpax.gaussian(s, grid_step=1e-3), dpax.targets.Advantage(0.2)), 3)
+    >>> family = lambda s: dpax.gaussian(s, grid_step=1e-3)
+    >>> round(dpax.calibrate(family, dpax.targets.Advantage(0.2), param_bounds=(0.05, 45)), 3)
     1.974
 
     Randomized response is less private as its epsilon grows; its advantage is
     tanh(epsilon / 2), so the largest epsilon meeting advantage 0.2 is 2 artanh(0.2) = 0.405465:
 
-    >>> r = dpax.calibrate(lambda e: dpax.randomized_response(e, k=2), dpax.targets.Advantage(0.2),
+    >>> r = dpax.calibrate(lambda e: dpax.randomized_response(e, k=2, grid_step=1e-2), dpax.targets.Advantage(0.2),
     ...                    privacy="decreasing", param_bounds=(0.01, 10.0), full_output=True)
     >>> round(r.noise_multiplier, 4), r.status, r.achieved["advantage"] <= 0.2
     (0.4054, 'calibrated', True)

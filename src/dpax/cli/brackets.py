@@ -84,7 +84,7 @@ def risk_brackets(pl: PrivacyLoss, alpha: ArrayLike, delta: ArrayLike) -> dict[s
     """The certified brackets of beta at each ``alpha``, the advantage and epsilon at each ``delta``.
 
     >>> import dpax
-    >>> b = risk_brackets(dpax.gaussian(1.0, grid_step=1e-2), [0.1], [1e-5])
+    >>> b = risk_brackets(dpax.gaussian(1.0, grid_step=1e-2), [0.1], [1e-5, 1e-6])
     >>> sorted(b), bool(b["beta"].safe[0] <= b["beta"].optimistic[0])
     (['advantage', 'beta', 'epsilon'], True)
     """

@@ -104,8 +104,8 @@ def from_dp_event(event: DpEvent | list[DpEvent] | tuple[DpEvent, ...], grid_ste
     >>> import dpax
     >>> from dp_accounting import dp_event
     >>> pl = dpax.from_dp_event(dp_event.ComposedDpEvent(
-    ...     [dp_event.GaussianDpEvent(2.0), dp_event.GaussianDpEvent(2.0)]), grid_step=1e-2)
-    >>> round(pl.advantage(), 4) == round(dpax.gaussian(2 ** 0.5, grid_step=1e-2).advantage(), 4)
+    ...     [dp_event.GaussianDpEvent(1.0), dp_event.GaussianDpEvent(1.0)]), grid_step=1e-2)
+    >>> round(pl.advantage(), 4) == round(dpax.gaussian(2 ** -0.5, grid_step=1e-2).advantage(), 4)
     True
     """
     step = _v.grid_step(grid_step)

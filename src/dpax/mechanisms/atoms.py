@@ -277,8 +277,8 @@ def discrete_gaussian(sigma: ArrayLike, sensitivity: ArrayLike = 1, grid_step: f
         A :class:`PrivacyLoss` with the broadcast shape of the arguments as batch shape.
 
     >>> import dpax
-    >>> round(dpax.discrete_gaussian(1.7, grid_step=1e-2).advantage(), 4)
-    0.2347
+    >>> round(dpax.discrete_gaussian(4.0, sensitivity=2).epsilon(1e-5), 4)
+    1.9889
     """
     s = _v.real_array("sigma", sigma, low=0.0, low_open=True)
     sens = _int_sensitivity(sensitivity, neighbouring)

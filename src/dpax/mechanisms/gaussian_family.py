@@ -225,10 +225,12 @@ def mixture_of_gaussians(standard_deviation: ArrayLike, sensitivities: ArrayLike
     Returns:
         A :class:`PrivacyLoss` with the broadcast batch shape.
 
+    Noise 2 on a query whose sensitivity is 0, 2 or 3 with probabilities 0.33, 0.34, 0.33:
+
     >>> import dpax
-    >>> pl = dpax.mixture_of_gaussians(1.0, [0.0, 1.0, 2.0], [0.81, 0.18, 0.01], grid_step=1e-2)
+    >>> pl = dpax.mixture_of_gaussians(2.0, [0.0, 2.0, 3.0], [0.33, 0.34, 0.33], grid_step=1e-2)
     >>> round(pl.epsilon(1e-5), 3)
-    3.618
+    5.712
     """
     sd = _v.real_array("standard_deviation", standard_deviation, low=0.0, low_open=True)
     sens = _v.real_array("sensitivities", sensitivities, low=0.0)

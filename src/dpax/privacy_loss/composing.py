@@ -207,8 +207,8 @@ def compose_with(pl: V, other: V | tuple[V, ArrayLike], grid_step: float | str |
 
     >>> import dpax
     >>> pl = dpax.gaussian(1.0, grid_step=1e-2)
-    >>> compose_with(pl, (pl, 2)).description
-    'gaussian(noise_multiplier=1, sensitivity=1) + gaussian(noise_multiplier=1, sensitivity=1) x 2'
+    >>> compose_with(pl, (pl, 3)).description
+    'gaussian(noise_multiplier=1, sensitivity=1) + gaussian(noise_multiplier=1, sensitivity=1) x 3'
     """
     pair = isinstance(other, tuple) and len(other) == 2 and isinstance(other[0], Fields)
     if not (isinstance(other, Fields) or pair):

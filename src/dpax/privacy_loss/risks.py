@@ -298,8 +298,8 @@ def delta(pl: Fields, epsilon: ArrayLike, bounds: bool = False) -> float | np.nd
 
     >>> import dpax
     >>> pl = dpax.gaussian(1.0, grid_step=1e-2)
-    >>> round(delta(pl, 1.0), 4), delta(pl, [0.0, 1.0]).round(4)
-    (0.1269, array([0.3829, 0.1269]))
+    >>> round(delta(pl, 1.0), 4), delta(pl, [0.0, 0.5, 1.0]).round(4)
+    (0.1269, array([0.3829, 0.2384, 0.1269]))
     """
     want = _v.flag("bounds", bounds)
     check_queries(pl, _analyse.delta_kernel, epsilon, "epsilon", want)

@@ -224,9 +224,9 @@ class PrivacyLoss(Fields):
             ``batch_shape + (2 support_length + 2,)`` (some repeated) when ``symmetric``.
 
         >>> import dpax
-        >>> alpha, beta = dpax.dpsgd(1.0, 0.01, 100, grid_step=1e-3).tradeoff_points(symmetric=True)
+        >>> alpha, beta = dpax.gaussian(1.0, grid_step=1e-2).tradeoff_points(symmetric=True)
         >>> alpha.shape, round(float(alpha[0]), 6), round(float(beta[0]), 6)
-        ((12290,), 0.0, 1.0)
+        ((4098,), 0.0, 1.0)
         """
         return _risks.tradeoff_points(self, symmetric)
 
@@ -310,8 +310,8 @@ class PrivacyLoss(Fields):
 
         >>> import dpax
         >>> pl = dpax.gaussian(1.0, grid_step=1e-2)
-        >>> round(pl.compose(pl).advantage(), 4)
-        0.5205
+        >>> round(pl.compose((pl, 3)).advantage(), 4)   # four steps: mu = 2, advantage 2 Phi(1) - 1
+        0.6827
         """
         return _composing.compose_with(self, other, grid_step)
 

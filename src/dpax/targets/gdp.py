@@ -79,9 +79,10 @@ class GDP(Target):
 
         >>> import dpax
         >>> from dpax.targets import GDP
-        >>> margin, _ = GDP([0.5, 1.01]).flat((2,)).margin(dpax.gaussian([1.0, 1.0], grid_step=1e-2).pair)
-        >>> margin.round(4), bool(margin[1] >= 0)
-        (array([-0.1974,  0.    ]), True)
+        >>> pair = dpax.gaussian(1.0, grid_step=1e-2).pair   # 1-GDP: meets GDP(1.01), not GDP(0.5)
+        >>> (low, _), (high, _) = GDP(0.5).margin(pair), GDP(1.01).margin(pair)
+        >>> low.round(4), high.round(4), bool(high[0] >= 0)
+        (array([-0.1974]), array([0.]), True)
         """
         m = np.asarray(gdp_margin_kernel(pair, jnp.asarray(self.mu.reshape(-1), jnp.float64)))
         return m, {"gdp_margin": m}
