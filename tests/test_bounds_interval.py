@@ -382,11 +382,13 @@ def test_no_companion_says_why():
         assert why in str(err.value)
         with pytest.raises(ValueError, match="no optimistic companion"):
             pl.beta(ALPHAS, bounds=True)  # the ALPHAS queries: from_atoms' and approximate_dp's support is Laplace's
-    # a factor built from the Gaussian's own arrays (no companion): the window kernel of the
-    # two 2048-point factors of test_companion_follows_indexing_broadcast_and_composition
+    # a factor built from the Gaussian's own arrays (no companion; declared exact_ratio, which
+    # they satisfy, and counts 1 and 3): the window and composition kernels of the two 2048-point
+    # factors of test_companion_follows_indexing_broadcast_and_composition's heterogeneous composition
     g = dpax.gaussian(1.0, grid_step=1e-2)
-    arrays = dpax.PrivacyLoss(g.pmf_x, g.pmf_y, g.offset, g.inf_mass_y, g.neginf_mass_x, g.grid_step)
-    mixed = dpax.compose(g, arrays)
+    arrays = dpax.PrivacyLoss(g.pmf_x, g.pmf_y, g.offset, g.inf_mass_y, g.neginf_mass_x, g.grid_step,
+                              exact_ratio=True)
+    mixed = dpax.compose((g, 1), (arrays, 3))
     with pytest.raises(ValueError, match="compose argument 1 has none"):
         mixed.optimistic_companion()
     with pytest.raises(ValueError, match="cannot mix optimistic"):
@@ -439,14 +441,15 @@ def test_refine_checks_what_build_returns():
     (both sides optimistic) that met any accuracy at once; a pair on another grid reported a
     grid_step it was not built on; a batch that changed shape between rounds was compared
     with the wrong rows. Each is refused with a message naming build. (One Gaussian step at
-    grid 1e-2, read at the ALPHAS queries: the kernels of test_refine_says_how_far_it_got; the
-    second round's pair is built from arrays, no kernel of its own.)"""
+    grid 1e-2, read at the ALPHAS queries, also for the Interval that build wrongly returns:
+    the kernels of test_refine_says_how_far_it_got; the second round's pair is built from
+    arrays, no kernel of its own.)"""
     one = dpax.gaussian(1.0, grid_step=1e-2)
     evaluate = lambda pl: pl.beta(ALPHAS, bounds=True)
     with pytest.raises(TypeError, match=r"build must return a dpax.PrivacyLoss .* got float"):
         dpax.refine(lambda h: 0.5, evaluate, 1e-3)
     with pytest.raises(TypeError, match=r"build must return a dpax.PrivacyLoss .* got Interval"):
-        dpax.refine(lambda h: one.advantage(bounds=True), evaluate, 1e-3)
+        dpax.refine(lambda h: evaluate(one), evaluate, 1e-3)
     with pytest.raises(ValueError, match=r"build returned an optimistic companion"):
         dpax.refine(lambda h: dpax.gaussian(1.0, grid_step=h).optimistic_companion(), evaluate, 1e-3)
     with pytest.raises(ValueError, match=r"build\(grid_step=0.01\) returned a PrivacyLoss on grid_step=0.02"):
@@ -518,8 +521,9 @@ def test_beta_at_zero_beyond_745_nats_keeps_the_optimistic_side_above_the_truth(
     for symmetric in (False, True):  # no companion point below the truth (alpha = 0 included)
         alpha, beta = pl.optimistic_companion().tradeoff_points(symmetric=symmetric)
         assert np.all(beta >= norm.cdf(norm.isf(alpha) - mu)), symmetric
-    # the safe side unchanged: its kernel reads the computed sums
-    assert pl.beta(0.0) == b.safe[0]
+    # the safe side unchanged: its kernel reads the computed sums, and the bracket keeps them (the
+    # plain beta at the same alphas: b's kernel)
+    np.testing.assert_array_equal(pl.beta(alphas), b.safe)
 
 
 # slow (~6 s: a composition and companion of their own); default sibling: the test above (the same
@@ -596,7 +600,11 @@ def test_randomized_response_beta_near_alpha_one_on_both_sides():
     mpmath = pytest.importorskip("mpmath")
     alphas = np.array([1e-15, 0.5, 1.0 - 1e-10, 1.0 - 1e-15])
     for epsilon, k in RR_MANY_VALUES:
-        beta = dpax.randomized_response(epsilon, k, grid_step=0.1).beta(alphas, bounds=True)
+        # read off the ALPHAS queries with these four after them (128 padded queries: the beta
+        # kernels of test_randomized_response_inside_bracket's support; every query is answered
+        # on its own, so the four answers are those of a call with only them)
+        beta = dpax.randomized_response(epsilon, k, grid_step=0.1).beta(np.concatenate([ALPHAS, alphas]), bounds=True)
+        beta = Interval(beta.safe[ALPHAS.size:], beta.optimistic[ALPHAS.size:])
         with mpmath.workdps(50):
             tol = 16 * mpmath.mpf(2) ** -53
             p, q = _mp_randomized_response(epsilon, k)
@@ -630,7 +638,9 @@ def test_randomized_response_with_many_values_keeps_its_optimistic_side():
     mpmath = pytest.importorskip("mpmath")
     for epsilon, k in RR_MANY_VALUES:
         pl = dpax.randomized_response(epsilon, k, grid_step=0.1)
-        eps_grid = np.array([-1.0, 0.0, epsilon / 2])
+        # thresholds -1, 0 and epsilon / 2, and EPSILONS' others (8 queries: the delta kernels of
+        # test_laplace_inside_bracket's support; at epsilon and above the truth is 0)
+        eps_grid = np.array([-1.0, 0.0, epsilon / 2, *EPSILONS[1:]])
         got, adv = pl.delta(eps_grid, bounds=True).optimistic, pl.advantage(bounds=True).optimistic
         with mpmath.workdps(50):
             tol = 16 * mpmath.mpf(2) ** -53
@@ -640,6 +650,7 @@ def test_randomized_response_with_many_values_keeps_its_optimistic_side():
             assert mpmath.mpf(float(adv)) <= delta(0) * (1 + tol), (epsilon, k, adv)
             # epsilon at delta: at or below the truth where delta there is at or above the query's
             deltas = np.array([1e-20, float(delta(0) / 2)])
-            for d, opt in zip(deltas, pl.epsilon(deltas, bounds=True).optimistic):
+            # one query a call: the epsilon kernels of test_laplace_inside_bracket's epsilon(0.0)
+            for d, opt in zip(deltas, [pl.epsilon(d, bounds=True).optimistic for d in deltas]):
                 assert opt <= epsilon * (1 + 1e-15), (epsilon, k, d, opt)
                 assert delta(mpmath.mpf(float(opt))) >= d * (1 - tol), (epsilon, k, d, opt)

@@ -101,7 +101,10 @@ def test_eq29_block_bounds_hold_and_are_tight(which, dpsgd_corner):
     with jax.enable_x64(True):
         for case, pl in enumerate(cases):
             px, py = (np.asarray(a) for a in pl.pair[:2])
-            cx, cy, _, _ = (np.asarray(a) for a in _analyse.breakpoints(pl.pair._replace(inf_y=jnp.zeros(px.shape[0]))))
+            # jitted, as in test_kappa_block_bounds_hold_and_are_tight (which reuses this compilation):
+            # the same bits as its ~70 operations run one by one, each of them compiled
+            cx, cy, _, _ = (np.asarray(a) for a in
+                            jax.jit(_analyse.breakpoints)(pl.pair._replace(inf_y=jnp.zeros(px.shape[0]))))
             n1 = cx.shape[-1]
             err = gdp_bounds._table_error(n1)
             inside = (cx >= 1e-10) & (1 - cx >= 1e-10) & (cy >= 1e-10) & (1 - cy >= 1e-10)
