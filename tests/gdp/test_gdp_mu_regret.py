@@ -169,9 +169,14 @@ def test_dpsgd_matches_gdpnum(cfg):
 @pytest.mark.parametrize("cfg", [(1.0, 0.3, 100), pytest.param((1.0, 0.01, 100), marks=pytest.mark.slow),
                                  pytest.param((2.0, 0.1, 400), marks=pytest.mark.slow)])
 def test_mu_never_below_finer_grid(cfg):
+    """The mu of grid 1e-2 against that of grid 1e-3. For (1.0, 0.3, 100) these are the curves
+    (and kernels) of test_mu_reads_tightened_tails_where_the_booking_could_move_it's DP-SGD at
+    sample rate 0.3 and of test_dpsgd_matches_gdpnum's default case (grid 5e-4 as the finer
+    one compiled a 163840-point mu and regret of its own). Observed: the coarse mu 5.2e-5
+    relative above the fine one for (1.0, 0.3, 100), 2.8e-3 and 2.4e-3 for the slow cases."""
     sigma, p, steps = cfg
-    coarse = _dpsgd(sigma, p, steps)
-    fine = dpax.dpsgd(sigma, p, steps, grid_step=5e-4)
+    coarse = dpax.dpsgd(sigma, p, steps, grid_step=1e-2)
+    fine = _dpsgd(sigma, p, steps)
     mu_c, _ = gdp.mu_and_regret(coarse)
     mu_f, _ = gdp.mu_and_regret(fine)
     assert mu_c >= mu_f - 1e-12
@@ -203,14 +208,17 @@ def test_gdpnum_mu_is_optimistic_where_its_fnr_rounds_to_one():
 
 
 def test_regret_where_gdpnum_grid_misses_the_point():
-    """sigma=0.5, p=0.1, T=1000 (grid 2e-3): the regret is attained at an FPR below 1e-4, between
+    """sigma=0.5, p=0.1, T=1000 (grid 1e-2): the regret is attained at an FPR below 1e-4, between
     gdpnum's first two grid points (0 and 1/9999). With the same curve and mu, gdpnum's
-    algorithm returns a smaller regret; at dpax's witness FPR it violates Eq. 8. (Grid 2e-3,
-    not 1e-3: the construction kernels of _dpsgd(1.0, 0.3, 100) and the mu kernel shape of
-    test_mu_never_below_finer_grid; observed: witness FPR 7.7e-7, regret 1.6e-6 above gdpnum's.)"""
+    algorithm returns a smaller regret; at dpax's witness FPR it violates Eq. 8. (Grid 1e-2:
+    32768 points, whose mu, regret and breakpoint kernels tests/compat's 32768-point curves
+    compile, the mu and regret ones also test_mu_bracket_far_past_700_nats_and_at_tiny_tails'
+    composed Gaussian; its single step's construction kernels are those of 2048 points, shared
+    widely. Grid 2e-3 compiled a 163840-point mu and regret. Observed at grid 1e-2: witness FPR
+    7.7e-7, regret 1.6e-6 above gdpnum's, as at grids 2e-3 and 4e-3.)"""
     from gdpnum.converter import get_worst_case_regret
 
-    pl = _dpsgd(0.5, 0.1, 1000, 2e-3)
+    pl = _dpsgd(0.5, 0.1, 1000, 1e-2)
     mu, regret = gdp.mu_and_regret(pl)
     alpha_w = gdp.regret_witness(pl)
     a, b = _symmetrised_points(pl)
@@ -304,8 +312,10 @@ def test_a_curve_under_the_box_corner_gets_the_box_limit():
     """gaussian(0.07) is 14.3-GDP; its curve passes under the corner (tail, tail) of the box
     at tail 1e-10 and never enters it. The attack at the corner is achievable and in the box,
     so mu is the largest the box certifies, 2 Phi^-1(1 - tail), never 0; a smaller tail reaches
-    the mechanism's own mu. Both sides of the bracket agree."""
-    g = dpax.gaussian(0.07, grid_step=0.01)
+    the mechanism's own mu. Both sides of the bracket agree. (Grid 0.05: its 10240 points are
+    gaussian(1.0, grid_step=2e-3)'s, so its mu and regret kernels are those of
+    test_composed_gaussian_regret_is_zero[1.0-1-0.002]; grid 0.01 compiled 5 of its own.)"""
+    g = dpax.gaussian(0.07, grid_step=0.05)
     corner = 2.0 * norm.isf(1e-10)
     mu, regret = gdp.mu_and_regret(g)
     assert mu == pytest.approx(corner, rel=1e-12) and regret == 0.0
@@ -429,11 +439,13 @@ def test_regret_upper_bound_reads_unsorted_labels():
     Gaussian's labels shuffled (a threshold curve that is not convex) give the same bound as
     the pair itself, and on a pair whose curve is its steep side mirrored (h = W1) the bound
     is the regret kernel's own Delta(h, f_m), so it is tight, not merely an upper bound."""
-    # the curve of the slow case test_subsampled_step_truth_inside[1.0-0.3-0.01] (its kernel shapes)
-    pl = dpax.subsampled_gaussian(1.0, 0.3, grid_step=1e-2)
+    # grid 9e-3: 1024 points, no padding, so its construction, mu, regret and upper-end kernels
+    # are those of test_small_mu_is_exact_to_the_grid's default case and tests/cli/test_gdp_command.py
+    # (grid 1e-2, the slow case test_subsampled_step_truth_inside[1.0-0.3-0.01]'s curve: 896 points)
+    pl = dpax.subsampled_gaussian(1.0, 0.3, grid_step=9e-3)
     x, y = (np.asarray(a)[0] for a in (pl.pair.pmf_x, pl.pair.pmf_y))
     perm = np.random.default_rng(3).permutation(x.size)
-    shuffled = dpax.PrivacyLoss(x[perm], y[perm], 0, 0.0, 0.0, 1e-2)
+    shuffled = dpax.PrivacyLoss(x[perm], y[perm], 0, 0.0, 0.0, 9e-3)
     for m in (0.3, 0.8, 2.0):
         upper = _mu_regret.regret_upper_rows(pl, m)
         assert _mu_regret.regret_upper_rows(shuffled, m) == pytest.approx(upper, abs=1e-15)
@@ -490,7 +502,9 @@ def test_mu_bracket_far_past_700_nats_and_at_tiny_tails():
     mu, regret = gdp.mu_and_regret(pl, tail=0.0, bounds=True)
     assert mu.optimistic <= 30.0 <= mu.safe <= 30.0 * (1 + 1e-14) and mu.optimistic > 29.99
     assert 0.0 <= regret.optimistic <= regret.safe
-    one = dpax.gaussian(1.0, grid_step=0.05)
+    # grid 2e-3: the support (10240 points) and companion of test_composed_gaussian_regret_is_zero's
+    # default case, so its mu, regret and companion kernels are that test's (grid 0.05 compiled 4 of its own)
+    one = dpax.gaussian(1.0, grid_step=2e-3)
     for tail in (0.0, 1e-320, 1e-300, 1e-10):
         m = gdp.mu_and_regret(one, tail=tail, bounds=True)[0]
         assert m.optimistic <= 1.0 <= m.safe <= 1.0 + 1e-14, (tail, m)
